@@ -1,0 +1,114 @@
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import Fastify from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import addFormats from 'ajv-formats';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Config } from './config.js';
+import type { App, AppContext } from './context.js';
+import { openDatabase } from './db/database.js';
+import { TEMP_PREFIX } from './files/atomic.js';
+import { MediaRoot } from './files/media-root.js';
+import { installErrorHandling } from './http/errors.js';
+import { installGuard } from './http/guard.js';
+import { JobRunner } from './jobs/runner.js';
+import { registerJobRoutes } from './jobs/routes.js';
+import { Tools } from './tools/locate.js';
+import { BoardEvents } from './boards/events.js';
+import { BoardService } from './boards/service.js';
+import { MediaProber } from './boards/probe.js';
+import { registerBoardRoutes } from './boards/routes.js';
+import { registerServingRoutes } from './serving/routes.js';
+import { registerUploadRoutes } from './uploads/routes.js';
+import { registerHealthRoutes } from './health/routes.js';
+import { FEATURES } from './features.js';
+import { SERVICE_VERSION } from './version.js';
+
+export interface Service {
+  app: App;
+  ctx: AppContext;
+  /** Graceful stop: stop accepting, let in-flight requests finish, stop jobs, close the database. */
+  close(): Promise<void>;
+}
+
+/** Temp files left by a crash (a write that never reached its rename) are removed at start. */
+async function removeStaleTemps(dir: string): Promise<void> {
+  const entries = await fsp.readdir(dir, { withFileTypes: true }).catch(() => []);
+  for (const e of entries) {
+    const full = path.join(dir, e.name);
+    if (e.isDirectory()) await removeStaleTemps(full);
+    else if (e.name.startsWith(TEMP_PREFIX)) await fsp.rm(full, { force: true });
+  }
+}
+
+/** Builds one isolated service instance: its database, media root, tools, jobs and every feature's routes. */
+export async function buildService(config: Config, opts: { logger?: boolean } = {}): Promise<Service> {
+  await fsp.mkdir(config.dataDir, { recursive: true });
+  await fsp.rm(path.join(config.dataDir, 'tmp'), { recursive: true, force: true });
+
+  const app = Fastify({
+    logger: opts.logger === false ? false : { level: config.logLevel },
+    bodyLimit: 32 * 1024 * 1024,
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', allErrors: false }, plugins: [addFormats as never] },
+    forceCloseConnections: false,
+    return503OnClosing: true,
+  }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
+
+  const db = openDatabase(path.join(config.dataDir, 'board-media.sqlite'));
+  const events = new BoardEvents();
+  const boards = new BoardService(db, config.dataDir, events, app.log);
+  const media = new MediaRoot(config.dataDir, (id) => boards.folderOf(id));
+  boards.attachMedia(media);
+  await removeStaleTemps(media.root);
+  const tools = new Tools(config.env);
+  const jobs = new JobRunner(db, config.jobConcurrency, app.log);
+  const prober = new MediaProber(boards, media, tools, events, app.log);
+  boards.probeLater = (el) => prober.enqueue(el);
+
+  const closers: (() => Promise<void> | void)[] = [];
+  const ctx: AppContext = { config, db, log: app.log, media, tools, jobs, boards, events, onClose: (fn) => closers.push(fn) };
+
+  installErrorHandling(app);
+  installGuard(app, config);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: {
+        title: 'Board Media Service',
+        version: SERVICE_VERSION,
+        description: 'Local backend of a desktop moodboard application. Every error answers `{error: {code, message, details?}}`.',
+      },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'Only when API_TOKEN is set' } } },
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/api/docs' });
+  app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  registerHealthRoutes(app, ctx, SERVICE_VERSION);
+  registerBoardRoutes(app, ctx);
+  registerServingRoutes(app, ctx);
+  await registerUploadRoutes(app, ctx);
+  registerJobRoutes(app, ctx);
+  for (const feature of FEATURES) await feature(app, ctx);
+
+  await app.ready();
+  jobs.recover();
+
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= (async () => {
+      await app.close();
+      await jobs.shutdown();
+      await prober.idle();
+      for (const fn of closers.reverse()) {
+        try {
+          await fn();
+        } catch (err) {
+          app.log.error({ err }, 'error while closing');
+        }
+      }
+      db.close();
+    })());
+  return { app, ctx, close };
+}

@@ -1,0 +1,116 @@
+import type { Db } from '../db/database.js';
+import { migrate } from '../db/database.js';
+import type { Board, BoardSummary, Element, ElementType } from './types.js';
+
+const MIGRATIONS = [
+  `CREATE TABLE boards (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    connected_folder TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+  );
+  CREATE TABLE elements (
+    id TEXT PRIMARY KEY,
+    board_id TEXT NOT NULL REFERENCES boards(id) ON DELETE CASCADE,
+    type TEXT NOT NULL,
+    url TEXT,
+    name TEXT,
+    data TEXT NOT NULL DEFAULT '{}',
+    x REAL NOT NULL DEFAULT 0,
+    y REAL NOT NULL DEFAULT 0,
+    width REAL,
+    height REAL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+  );
+  CREATE INDEX elements_board ON elements(board_id, created_at);`,
+];
+
+interface ElementRow extends Omit<Element, 'data'> {
+  data: string;
+}
+
+const toElement = (r: ElementRow): Element => ({ ...r, data: JSON.parse(r.data) as Record<string, unknown> });
+
+/** SQL for boards and elements. */
+export class BoardStore {
+  constructor(private readonly db: Db) {
+    migrate(db, 'boards', MIGRATIONS);
+  }
+
+  transaction<T>(fn: () => T): T {
+    return this.db.transaction(fn)();
+  }
+
+  listBoards(): BoardSummary[] {
+    return this.db
+      .prepare(
+        `SELECT b.id, b.name, b.created_at, b.updated_at, COUNT(e.id) AS element_count
+         FROM boards b LEFT JOIN elements e ON e.board_id = b.id GROUP BY b.id ORDER BY b.updated_at DESC, b.id`,
+      )
+      .all() as BoardSummary[];
+  }
+
+  getBoard(id: string): Board | undefined {
+    return this.db.prepare('SELECT id, name, connected_folder, created_at, updated_at FROM boards WHERE id = ?').get(id) as Board | undefined;
+  }
+
+  insertBoard(b: Board): void {
+    this.db
+      .prepare('INSERT INTO boards (id, name, connected_folder, created_at, updated_at) VALUES (@id, @name, @connected_folder, @created_at, @updated_at)')
+      .run(b);
+  }
+
+  updateBoard(id: string, fields: Partial<Pick<Board, 'name' | 'connected_folder' | 'updated_at'>>): void {
+    const keys = Object.keys(fields) as (keyof typeof fields)[];
+    if (keys.length === 0) return;
+    this.db.prepare(`UPDATE boards SET ${keys.map((k) => `${k} = @${k}`).join(', ')} WHERE id = @id`).run({ ...fields, id });
+  }
+
+  deleteBoard(id: string): void {
+    this.db.prepare('DELETE FROM boards WHERE id = ?').run(id);
+  }
+
+  touchBoard(id: string, at: string): void {
+    this.db.prepare('UPDATE boards SET updated_at = ? WHERE id = ?').run(at, id);
+  }
+
+  listElements(boardId: string, type?: ElementType): Element[] {
+    const rows = this.db
+      .prepare('SELECT * FROM elements WHERE board_id = ? AND (? IS NULL OR type = ?) ORDER BY created_at, rowid')
+      .all(boardId, type ?? null, type ?? null) as ElementRow[];
+    return rows.map(toElement);
+  }
+
+  getElement(id: string): Element | undefined {
+    const row = this.db.prepare('SELECT * FROM elements WHERE id = ?').get(id) as ElementRow | undefined;
+    return row ? toElement(row) : undefined;
+  }
+
+  insertElement(e: Element): void {
+    this.db
+      .prepare(
+        `INSERT INTO elements (id, board_id, type, url, name, data, x, y, width, height, created_at, updated_at)
+         VALUES (@id, @board_id, @type, @url, @name, @data, @x, @y, @width, @height, @created_at, @updated_at)`,
+      )
+      .run({ ...e, data: JSON.stringify(e.data) });
+  }
+
+  updateElement(e: Element): void {
+    this.db
+      .prepare(
+        `UPDATE elements SET url = @url, name = @name, data = @data, x = @x, y = @y, width = @width, height = @height,
+         updated_at = @updated_at WHERE id = @id`,
+      )
+      .run({ ...e, data: JSON.stringify(e.data) });
+  }
+
+  deleteElement(id: string): void {
+    this.db.prepare('DELETE FROM elements WHERE id = ?').run(id);
+  }
+
+  countElementsWithUrl(url: string): number {
+    return (this.db.prepare('SELECT COUNT(*) AS n FROM elements WHERE url = ?').get(url) as { n: number }).n;
+  }
+}

@@ -1,0 +1,7 @@
+import type { Feature } from './context.js';
+
+/**
+ * Every feature folder exposes one register function; this list is the only place that names them all.
+ * Order matters only where a feature reuses another's logic at register time.
+ */
+export const FEATURES: Feature[] = [];

@@ -1,0 +1,106 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import type { Readable } from 'node:stream';
+import { numberedName } from './names.js';
+
+/** Temp files start with this, so listings and cleanup can tell them from users' files. */
+export const TEMP_PREFIX = '.tmp-';
+
+export function tempPathIn(dir: string, filename: string): string {
+  return path.join(dir, `${TEMP_PREFIX}${crypto.randomBytes(6).toString('hex')}-${filename}`);
+}
+
+/**
+ * Moves a finished temp file to `dir/filename`, or `filename (n)` when that name is taken, never replacing an
+ * existing file: `link` fails with EEXIST instead of overwriting, which makes the check and the claim one atomic step.
+ * Returns the name it got.
+ */
+export async function commitUnique(tempPath: string, dir: string, filename: string): Promise<string> {
+  for (let n = 0; n < 10_000; n++) {
+    const candidate = n === 0 ? filename : numberedName(filename, n);
+    const target = path.join(dir, candidate);
+    try {
+      await fsp.link(tempPath, target);
+      await fsp.unlink(tempPath);
+      return candidate;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'EEXIST') continue;
+      if (code === 'EPERM' || code === 'ENOTSUP' || code === 'EXDEV' || code === 'EOPNOTSUPP') {
+        // Filesystems without hard links: claim the name exclusively, then rename over our own placeholder.
+        try {
+          await (await fsp.open(target, 'wx')).close();
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code === 'EEXIST') continue;
+          throw e;
+        }
+        await fsp.rename(tempPath, target);
+        return candidate;
+      }
+      throw err;
+    }
+  }
+  throw new Error(`no free name for ${filename} in ${dir}`);
+}
+
+/** Atomically replaces `target` with `data` (temp file in the same folder, fsync, rename). For files we own. */
+export async function replaceFileAtomic(target: string, data: string | Buffer): Promise<void> {
+  const dir = path.dirname(target);
+  await fsp.mkdir(dir, { recursive: true });
+  const temp = tempPathIn(dir, path.basename(target));
+  try {
+    const handle = await fsp.open(temp, 'wx');
+    try {
+      await handle.writeFile(data);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await fsp.rename(temp, target);
+  } catch (err) {
+    await fsp.rm(temp, { force: true });
+    throw err;
+  }
+}
+
+/** Writes new content under a unique name in `dir` without ever overwriting; returns the chosen filename. */
+export async function writeNewFile(dir: string, filename: string, data: string | Buffer | Readable): Promise<string> {
+  await fsp.mkdir(dir, { recursive: true });
+  const temp = tempPathIn(dir, filename);
+  try {
+    if (typeof data === 'string' || Buffer.isBuffer(data)) {
+      await fsp.writeFile(temp, data, { flag: 'wx' });
+    } else {
+      await pipeline(data, fs.createWriteStream(temp, { flags: 'wx' }));
+    }
+    return await commitUnique(temp, dir, filename);
+  } catch (err) {
+    await fsp.rm(temp, { force: true });
+    throw err;
+  }
+}
+
+/**
+ * Moves an existing file (for example a finished upload in DATA_DIR/tmp) into `dir` under a unique name.
+ * Across filesystems (a connected folder on another disk) it copies into a temp file beside the target first.
+ */
+export async function moveIntoUnique(source: string, dir: string, filename: string): Promise<string> {
+  await fsp.mkdir(dir, { recursive: true });
+  const temp = tempPathIn(dir, filename);
+  try {
+    await fsp.rename(source, temp);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
+    await fsp.copyFile(source, temp, fs.constants.COPYFILE_EXCL);
+    await fsp.rm(source, { force: true });
+  }
+  try {
+    return await commitUnique(temp, dir, filename);
+  } catch (err) {
+    await fsp.rm(temp, { force: true });
+    throw err;
+  }
+}

@@ -1,0 +1,130 @@
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { ApiError, badRequest, notFound } from '../http/errors.js';
+
+/** Where a `/media/...` URL points on disk. */
+export interface ResolvedMedia {
+  /** Absolute, symlink-free path of the file. */
+  path: string;
+  /** The board whose folder holds the file, when it is a board file. */
+  boardId?: string;
+  /** Path of the file relative to its board folder (or to the media root). */
+  relative: string;
+  size: number;
+  mtime: Date;
+}
+
+/**
+ * The media root (`DATA_DIR/media`) and the mapping between `/media/...` URLs and files. Board folders are
+ * `media/admin/<board_id>/` unless the board has a connected folder; `boardFolder` tells which (undefined: no board).
+ * Every path that comes from a request goes through `resolveUrl`, which refuses anything that could leave its base.
+ */
+export class MediaRoot {
+  readonly root: string;
+  readonly boardsRoot: string;
+
+  constructor(
+    dataDir: string,
+    private readonly boardFolder: (boardId: string) => string | null | undefined,
+  ) {
+    this.root = path.join(dataDir, 'media');
+    this.boardsRoot = path.join(this.root, 'admin');
+    fs.mkdirSync(this.boardsRoot, { recursive: true });
+  }
+
+  /** The folder holding a board's files (created on demand). Throws 404 for an unknown board. */
+  async boardDir(boardId: string): Promise<string> {
+    const dir = this.boardDirSync(boardId);
+    await fsp.mkdir(dir, { recursive: true });
+    return dir;
+  }
+
+  private boardDirSync(boardId: string): string {
+    const connected = this.boardFolder(boardId);
+    if (connected === undefined) throw notFound(`Board ${boardId} not found`);
+    return connected ?? path.join(this.boardsRoot, boardId);
+  }
+
+  /** Default folder of a board inside the media root (its files when it has no connected folder). */
+  defaultBoardDir(boardId: string): string {
+    return path.join(this.boardsRoot, boardId);
+  }
+
+  /** Public URL of a board file, in the short form the spec uses. */
+  urlFor(boardId: string, relative: string): string {
+    return `/media/${encodeURIComponent(boardId)}/${relative.split(/[\\/]/).map(encodeURIComponent).join('/')}`;
+  }
+
+  /** Public URL of a file stored directly under the media root (share archives, thumbnails). */
+  rootUrl(relative: string): string {
+    return `/media/${relative.split(/[\\/]/).map(encodeURIComponent).join('/')}`;
+  }
+
+  /**
+   * Splits a `/media/...` URL (absolute URLs and query strings are tolerated) into its base folder and the
+   * decoded, validated segments inside it. No file-system access beyond the board lookup.
+   */
+  locate(url: string): { base: string; segments: string[]; boardId?: string } {
+    let pathname = url;
+    if (/^[a-z][a-z0-9+.-]*:/i.test(url)) {
+      try {
+        pathname = new URL(url).pathname;
+      } catch {
+        throw badRequest(`"${url}" is not a valid URL`);
+      }
+    }
+    pathname = pathname.split(/[?#]/)[0];
+    if (!pathname.startsWith('/media/')) throw badRequest(`"${url}" is not a /media/... URL`);
+    const segments = pathname
+      .slice('/media/'.length)
+      .split('/')
+      .map((raw) => {
+        let seg: string;
+        try {
+          seg = decodeURIComponent(raw);
+        } catch {
+          throw badRequest('Malformed percent-encoding in media path');
+        }
+        if (seg === '' || seg === '.' || seg === '..' || seg.startsWith('.') || /[\\/\u0000]/.test(seg) || /^[a-z]:/i.test(seg)) {
+          throw badRequest('Media path contains a forbidden segment');
+        }
+        return seg;
+      });
+    if (segments.length === 0) throw badRequest('Empty media path');
+    if (segments[0] === 'admin' && segments.length >= 3) {
+      return { base: this.boardDirSync(segments[1]), segments: segments.slice(2), boardId: segments[1] };
+    }
+    if (segments.length >= 2 && this.boardFolder(segments[0]) !== undefined) {
+      return { base: this.boardDirSync(segments[0]), segments: segments.slice(1), boardId: segments[0] };
+    }
+    return { base: this.root, segments };
+  }
+
+  /** Resolves a `/media/...` URL to an existing regular file inside its base folder, or throws 400/404. */
+  async resolveUrl(url: string): Promise<ResolvedMedia> {
+    const { base, segments, boardId } = this.locate(url);
+    const candidate = path.join(base, ...segments);
+    let real: string;
+    let realBase: string;
+    try {
+      [real, realBase] = await Promise.all([fsp.realpath(candidate), fsp.realpath(base)]);
+    } catch {
+      throw notFound(`No media file at ${url.split('?')[0]}`);
+    }
+    if (!real.startsWith(realBase + path.sep)) throw notFound(`No media file at ${url.split('?')[0]}`);
+    const stat = await fsp.stat(real);
+    if (!stat.isFile()) throw notFound(`No media file at ${url.split('?')[0]}`);
+    return { path: real, boardId, relative: segments.join('/'), size: stat.size, mtime: stat.mtime };
+  }
+
+  /** Like resolveUrl, but a missing file is a 400 naming the field (for request bodies that reference media). */
+  async resolveField(url: string, field: string): Promise<ResolvedMedia> {
+    try {
+      return await this.resolveUrl(url);
+    } catch (err) {
+      if (err instanceof ApiError) throw new ApiError(err.status, err.code, `${field}: ${err.message}`);
+      throw err;
+    }
+  }
+}

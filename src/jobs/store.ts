@@ -1,0 +1,85 @@
+import type { Db } from '../db/database.js';
+import { migrate } from '../db/database.js';
+
+export type JobStatus = 'queued' | 'running' | 'complete' | 'error' | 'cancelled';
+
+export interface JobRecord {
+  id: string;
+  kind: string;
+  board_id: string | null;
+  status: JobStatus;
+  progress: number;
+  eta_seconds: number | null;
+  output_url: string | null;
+  error: string | null;
+  params: unknown;
+  result: unknown;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+}
+
+const MIGRATIONS = [
+  `CREATE TABLE jobs (
+    id TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    board_id TEXT,
+    status TEXT NOT NULL CHECK (status IN ('queued','running','complete','error','cancelled')),
+    progress REAL NOT NULL DEFAULT 0,
+    eta_seconds REAL,
+    output_url TEXT,
+    error TEXT,
+    params TEXT NOT NULL DEFAULT '{}',
+    result TEXT,
+    created_at TEXT NOT NULL,
+    started_at TEXT,
+    finished_at TEXT
+  );
+  CREATE INDEX jobs_status ON jobs(status, created_at);`,
+];
+
+interface Row extends Omit<JobRecord, 'params' | 'result'> {
+  params: string;
+  result: string | null;
+}
+
+const fromRow = (r: Row): JobRecord => ({ ...r, params: JSON.parse(r.params), result: r.result ? JSON.parse(r.result) : null });
+
+/** SQL for the jobs table; the runner is its only user. */
+export class JobStore {
+  constructor(private readonly db: Db) {
+    migrate(db, 'jobs', MIGRATIONS);
+  }
+
+  insert(job: Pick<JobRecord, 'id' | 'kind' | 'board_id' | 'params' | 'created_at'>): void {
+    this.db
+      .prepare(`INSERT INTO jobs (id, kind, board_id, status, params, created_at) VALUES (?, ?, ?, 'queued', ?, ?)`)
+      .run(job.id, job.kind, job.board_id, JSON.stringify(job.params ?? {}), job.created_at);
+  }
+
+  get(id: string): JobRecord | undefined {
+    const row = this.db.prepare('SELECT * FROM jobs WHERE id = ?').get(id) as Row | undefined;
+    return row ? fromRow(row) : undefined;
+  }
+
+  update(id: string, fields: Partial<Omit<JobRecord, 'id' | 'kind' | 'params' | 'created_at'>>): void {
+    const entries = Object.entries(fields).map(([k, v]) => [k, k === 'result' && v !== null && v !== undefined ? JSON.stringify(v) : v] as const);
+    if (entries.length === 0) return;
+    const sql = `UPDATE jobs SET ${entries.map(([k]) => `${k} = ?`).join(', ')} WHERE id = ?`;
+    this.db.prepare(sql).run(...entries.map(([, v]) => v ?? null), id);
+  }
+
+  byStatus(status: JobStatus): JobRecord[] {
+    return (this.db.prepare('SELECT * FROM jobs WHERE status = ? ORDER BY created_at').all(status) as Row[]).map(fromRow);
+  }
+
+  list(filter: { kind?: string; board_id?: string; limit: number }): JobRecord[] {
+    const rows = this.db
+      .prepare(
+        `SELECT * FROM jobs WHERE (@kind IS NULL OR kind = @kind) AND (@board IS NULL OR board_id = @board)
+         ORDER BY created_at DESC LIMIT @limit`,
+      )
+      .all({ kind: filter.kind ?? null, board: filter.board_id ?? null, limit: filter.limit }) as Row[];
+    return rows.map(fromRow);
+  }
+}

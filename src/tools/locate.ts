@@ -1,0 +1,190 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { ApiError } from '../http/errors.js';
+
+const execFileAsync = promisify(execFile);
+const require = createRequire(import.meta.url);
+
+export type ToolName = 'ffmpeg' | 'ffprobe' | 'chromium' | 'ytdlp' | 'aerender';
+
+export interface ToolInfo {
+  name: ToolName;
+  found: boolean;
+  path?: string;
+  /** env: from the *_PATH variable; system: PATH or a usual install location; npm: shipped inside an npm package */
+  source?: 'env' | 'system' | 'npm';
+  version?: string;
+  /** What to install when it is missing. */
+  hint: string;
+}
+
+interface ToolSpec {
+  env: string;
+  commands: string[];
+  usual: (platform: NodeJS.Platform) => string[];
+  npm?: () => Promise<string | undefined>;
+  versionArgs: string[];
+  hint: string;
+}
+
+const programFiles = (p: string) => [process.env.ProgramFiles, process.env['ProgramFiles(x86)'], process.env.LOCALAPPDATA]
+  .filter((d): d is string => !!d)
+  .map((d) => path.join(d, p));
+
+const SPECS: Record<ToolName, ToolSpec> = {
+  ffmpeg: {
+    env: 'FFMPEG_PATH',
+    commands: ['ffmpeg'],
+    usual: (pl) => (pl === 'darwin' ? ['/opt/homebrew/bin/ffmpeg', '/usr/local/bin/ffmpeg'] : ['/usr/bin/ffmpeg', '/usr/local/bin/ffmpeg']),
+    npm: async () => (require('@ffmpeg-installer/ffmpeg') as { path: string }).path,
+    versionArgs: ['-version'],
+    hint: 'ffmpeg was not found: run `npm ci` (ships it in @ffmpeg-installer/ffmpeg), install it (`apt-get install ffmpeg`, `brew install ffmpeg`), or set FFMPEG_PATH',
+  },
+  ffprobe: {
+    env: 'FFPROBE_PATH',
+    commands: ['ffprobe'],
+    usual: (pl) => (pl === 'darwin' ? ['/opt/homebrew/bin/ffprobe', '/usr/local/bin/ffprobe'] : ['/usr/bin/ffprobe', '/usr/local/bin/ffprobe']),
+    npm: async () => (require('@ffprobe-installer/ffprobe') as { path: string }).path,
+    versionArgs: ['-version'],
+    hint: 'ffprobe was not found: run `npm ci` (ships it in @ffprobe-installer/ffprobe), install ffmpeg (`apt-get install ffmpeg`), or set FFPROBE_PATH',
+  },
+  chromium: {
+    env: 'CHROMIUM_PATH',
+    commands: ['chromium', 'chromium-browser', 'google-chrome', 'google-chrome-stable'],
+    usual: (pl) =>
+      pl === 'darwin'
+        ? [
+            '/Applications/Google Chrome.app/Contents/MacOS/Google Chrome',
+            '/Applications/Chromium.app/Contents/MacOS/Chromium',
+            path.join(os.homedir(), 'Applications/Google Chrome.app/Contents/MacOS/Google Chrome'),
+          ]
+        : pl === 'win32'
+          ? [...programFiles('Google\\Chrome\\Application\\chrome.exe'), ...programFiles('Chromium\\Application\\chrome.exe')]
+          : ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome', '/snap/bin/chromium'],
+    npm: async () => {
+      if (process.platform !== 'linux' || process.arch !== 'x64') return undefined;
+      const mod = (await import('@sparticuz/chromium')) as unknown as { default: { executablePath(): Promise<string> } };
+      return mod.default.executablePath();
+    },
+    versionArgs: ['--version'],
+    hint: 'Chromium was not found: run `npm ci` (ships it in @sparticuz/chromium on Linux x64), install Chromium or Chrome (`apt-get install chromium`), or set CHROMIUM_PATH',
+  },
+  ytdlp: {
+    env: 'YTDLP_PATH',
+    commands: ['yt-dlp'],
+    usual: (pl) => (pl === 'darwin' ? ['/opt/homebrew/bin/yt-dlp', '/usr/local/bin/yt-dlp'] : ['/usr/bin/yt-dlp', '/usr/local/bin/yt-dlp']),
+    versionArgs: ['--version'],
+    hint: 'yt-dlp was not found: install it (`apt-get install yt-dlp`, `brew install yt-dlp`) or set YTDLP_PATH',
+  },
+  aerender: {
+    env: 'AERENDER_PATH',
+    commands: ['aerender'],
+    usual: (pl) =>
+      pl === 'darwin'
+        ? ['2026', '2025', '2024', '2023'].map((y) => `/Applications/Adobe After Effects ${y}/aerender`)
+        : pl === 'win32'
+          ? ['2026', '2025', '2024', '2023'].flatMap((y) => programFiles(`Adobe\\Adobe After Effects ${y}\\Support Files\\aerender.exe`))
+          : [],
+    versionArgs: ['-version'],
+    hint: 'The motion editor (aerender) was not found: install it or set AERENDER_PATH',
+  },
+};
+
+function isExecutable(file: string): boolean {
+  try {
+    const st = fs.statSync(file);
+    if (!st.isFile()) return false;
+    if (process.platform !== 'win32') fs.accessSync(file, fs.constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function onPath(command: string, envPath: string | undefined): string | undefined {
+  const exts = process.platform === 'win32' ? ['.exe', '.cmd', ''] : [''];
+  for (const dir of (envPath ?? '').split(path.delimiter).filter(Boolean)) {
+    for (const ext of exts) {
+      const candidate = path.join(dir, command + ext);
+      if (isExecutable(candidate)) return candidate;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Finds the external programs the service drives. Order: the *_PATH override, then PATH and the usual install
+ * locations, then a binary shipped inside an npm package. Results are cached; a tool installed later is found after
+ * `refresh()`. Nothing here throws at start: a missing tool is reported by `require` at the endpoint that needs it.
+ */
+export class Tools {
+  private cache = new Map<ToolName, Promise<ToolInfo>>();
+
+  constructor(private readonly env: NodeJS.ProcessEnv) {}
+
+  info(name: ToolName): Promise<ToolInfo> {
+    let p = this.cache.get(name);
+    if (!p) {
+      p = this.locate(name);
+      this.cache.set(name, p);
+    }
+    return p;
+  }
+
+  /** The tool's path, or a 503 naming what to install. */
+  async require(name: ToolName): Promise<ToolInfo & { path: string }> {
+    const info = await this.info(name);
+    if (!info.found || !info.path) throw new ApiError(503, 'tool_missing', info.hint, { tool: name });
+    return info as ToolInfo & { path: string };
+  }
+
+  async all(): Promise<ToolInfo[]> {
+    return Promise.all((Object.keys(SPECS) as ToolName[]).map((n) => this.info(n)));
+  }
+
+  refresh(): void {
+    this.cache.clear();
+  }
+
+  private async locate(name: ToolName): Promise<ToolInfo> {
+    const spec = SPECS[name];
+    const found = await this.find(spec);
+    if (!found) return { name, found: false, hint: spec.hint };
+    return { name, found: true, path: found.path, source: found.source, version: await this.version(found.path, spec), hint: spec.hint };
+  }
+
+  private async find(spec: ToolSpec): Promise<{ path: string; source: ToolInfo['source'] } | undefined> {
+    const override = this.env[spec.env];
+    if (override) {
+      // An explicit override that is wrong is reported as missing rather than silently replaced by another binary.
+      return isExecutable(override) ? { path: override, source: 'env' } : undefined;
+    }
+    for (const cmd of spec.commands) {
+      const p = onPath(cmd, this.env.PATH);
+      if (p) return { path: p, source: 'system' };
+    }
+    for (const p of spec.usual(process.platform)) if (isExecutable(p)) return { path: p, source: 'system' };
+    if (spec.npm) {
+      try {
+        const p = await spec.npm();
+        if (p && isExecutable(p)) return { path: p, source: 'npm' };
+      } catch {
+        // package not installed for this platform
+      }
+    }
+    return undefined;
+  }
+
+  private async version(file: string, spec: ToolSpec): Promise<string | undefined> {
+    try {
+      const { stdout } = await execFileAsync(file, spec.versionArgs, { timeout: 10_000 });
+      return stdout.split('\n')[0].trim() || undefined;
+    } catch {
+      return undefined;
+    }
+  }
+}

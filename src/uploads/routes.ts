@@ -1,0 +1,105 @@
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import multipart from '@fastify/multipart';
+import { Type } from 'typebox';
+import type { App, AppContext } from '../context.js';
+import { moveIntoUnique, tempPathIn } from '../files/atomic.js';
+import { extensionForMime, kindOfFile } from '../files/media-types.js';
+import { sanitizeFilename } from '../files/names.js';
+import { ApiError, badRequest, ErrorBody, errorResponses } from '../http/errors.js';
+import { ElementSchema } from '../boards/types.js';
+
+const UploadResponse = Type.Object({
+  filename: Type.String(),
+  url: Type.String({ description: '/media/<board_id>/<filename>' }),
+  element: Type.Optional(ElementSchema),
+});
+
+function parseDataField(value: string): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    throw badRequest('data must be a JSON object');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw badRequest('data must be a JSON object');
+  return parsed as Record<string, unknown>;
+}
+
+/**
+ * POST /api/upload: the file part is streamed to DATA_DIR/tmp (constant memory, fields may come in any order),
+ * then moved into the board folder under a unique sanitised name. Over MAX_UPLOAD_BYTES the upload is 413 and the
+ * partial file is removed.
+ */
+export async function registerUploadRoutes(app: App, ctx: AppContext): Promise<void> {
+  const tmpDir = path.join(ctx.config.dataDir, 'tmp');
+  await fsp.mkdir(tmpDir, { recursive: true });
+  await app.register(multipart, {
+    limits: { fileSize: ctx.config.maxUploadBytes, files: 1, fields: 16, fieldSize: 1024 * 1024, parts: 20 },
+  });
+
+  app.post(
+    '/api/upload',
+    {
+      schema: {
+        tags: ['media'],
+        summary: 'Upload a file to a board',
+        description:
+          'multipart/form-data with `board_id` and `file`; optional `add_to_board=true` also adds it as an element ' +
+          '(returned as `element`) and optional `data` (a JSON object) is stored in that element.',
+        consumes: ['multipart/form-data'],
+        response: { 200: UploadResponse, ...errorResponses, 413: ErrorBody },
+      },
+    },
+    async (req) => {
+      if (!req.isMultipart()) throw new ApiError(415, 'unsupported_media_type', 'Send the upload as multipart/form-data');
+      const fields: Record<string, string> = {};
+      let upload: { temp: string; filename: string; mimetype: string } | undefined;
+      try {
+        for await (const part of req.parts()) {
+          if (part.type === 'file') {
+            if (part.fieldname !== 'file') {
+              part.file.resume();
+              throw badRequest(`unexpected file field "${part.fieldname}"; the file goes in "file"`);
+            }
+            const temp = tempPathIn(tmpDir, 'upload');
+            upload = { temp, filename: part.filename, mimetype: part.mimetype };
+            await pipeline(part.file, fs.createWriteStream(temp, { flags: 'wx' }));
+          } else {
+            fields[part.fieldname] = String(part.value);
+          }
+        }
+        const boardId = fields.board_id;
+        if (!boardId) throw badRequest('board_id is required');
+        if (!upload) throw badRequest('file is required');
+        const board = ctx.boards.requireBoard(boardId);
+        const data = fields.data !== undefined ? parseDataField(fields.data) : undefined;
+        let filename = sanitizeFilename(upload.filename || 'upload');
+        if (!path.extname(filename)) {
+          const ext = extensionForMime(upload.mimetype);
+          if (ext) filename += `.${ext}`;
+        }
+        const stored = await moveIntoUnique(upload.temp, await ctx.media.boardDir(board.id), filename);
+        const url = ctx.media.urlFor(board.id, stored);
+        if (fields.add_to_board === 'true' || fields.add_to_board === '1') {
+          const kind = kindOfFile(stored, upload.mimetype);
+          const element = await ctx.boards.addElement(board.id, { type: kind, url, name: stored, data });
+          return { filename: stored, url, element };
+        }
+        return { filename: stored, url };
+      } catch (err) {
+        if (upload) await fsp.rm(upload.temp, { force: true });
+        const code = (err as { code?: string }).code;
+        if (code === 'FST_REQ_FILE_TOO_LARGE') {
+          throw new ApiError(413, 'payload_too_large', `The file is larger than the upload limit of ${ctx.config.maxUploadBytes} bytes`);
+        }
+        if (code && code.startsWith('FST_') && (err as { statusCode?: number }).statusCode === 413) {
+          throw new ApiError(413, 'payload_too_large', (err as Error).message);
+        }
+        throw err;
+      }
+    },
+  );
+}

@@ -1,0 +1,86 @@
+import { execFile } from 'node:child_process';
+import fsp from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { Tools } from '../../src/tools/locate.js';
+import { probe, type ProbeResult } from '../../src/tools/ffprobe.js';
+
+const run = promisify(execFile);
+const tools = new Tools(process.env);
+
+export async function ffmpegPath(): Promise<string> {
+  return (await tools.require('ffmpeg')).path;
+}
+
+export async function tempDir(prefix = 'bms-fx-'): Promise<string> {
+  return fsp.mkdtemp(path.join(os.tmpdir(), prefix));
+}
+
+/** Runs ffmpeg with the located binary (test fixtures only). */
+export async function ffmpeg(args: string[]): Promise<void> {
+  await run(await ffmpegPath(), ['-hide_banner', '-loglevel', 'error', '-y', ...args], { maxBuffer: 16 * 1024 * 1024 });
+}
+
+export interface VideoFixture {
+  width?: number;
+  height?: number;
+  fps?: number;
+  duration?: number;
+  /** Sine tone frequency; omit or 0 for no audio track. */
+  tone?: number;
+  /** lavfi source, testsrc2 by default; `color=c=red` style sources are accepted. */
+  source?: string;
+  codec?: string[];
+}
+
+/** A test-pattern video (with an optional tone) written by ffmpeg. */
+export async function makeVideo(file: string, o: VideoFixture = {}): Promise<string> {
+  const w = o.width ?? 320;
+  const h = o.height ?? 240;
+  const fps = o.fps ?? 25;
+  const d = o.duration ?? 2;
+  const src = o.source ?? 'testsrc2';
+  const args = ['-f', 'lavfi', '-i', `${src}:size=${w}x${h}:rate=${fps}:duration=${d}`];
+  if (o.tone) args.push('-f', 'lavfi', '-i', `sine=frequency=${o.tone}:sample_rate=48000:duration=${d}`);
+  const ext = path.extname(file).slice(1);
+  const codec = o.codec ?? (ext === 'webm' ? ['-c:v', 'libvpx-vp9', '-deadline', 'realtime', '-cpu-used', '8'] : ['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p']);
+  args.push(...codec);
+  if (o.tone) args.push(...(ext === 'webm' ? ['-c:a', 'libopus'] : ['-c:a', 'aac']), '-shortest');
+  args.push(file);
+  await ffmpeg(args);
+  return file;
+}
+
+/** A tone as an audio file. */
+export async function makeAudio(file: string, o: { duration?: number; tone?: number } = {}): Promise<string> {
+  await ffmpeg(['-f', 'lavfi', '-i', `sine=frequency=${o.tone ?? 440}:sample_rate=44100:duration=${o.duration ?? 2}`, file]);
+  return file;
+}
+
+/** A test-pattern still image (png/jpg/webp by extension). */
+export async function makeImage(file: string, o: { width?: number; height?: number; source?: string } = {}): Promise<string> {
+  await ffmpeg(['-f', 'lavfi', '-i', `${o.source ?? 'testsrc2'}:size=${o.width ?? 320}x${o.height ?? 240}`, '-frames:v', '1', file]);
+  return file;
+}
+
+/** A file that claims to be media but is not decodable. */
+export async function makeCorrupt(file: string): Promise<string> {
+  await fsp.writeFile(file, Buffer.concat([Buffer.from('0000001866747970', 'hex'), Buffer.alloc(4096, 7)]));
+  return file;
+}
+
+export async function probeFile(file: string): Promise<ProbeResult> {
+  return probe(tools, file);
+}
+
+/** RGB of one pixel of a video frame at `t` seconds (decoded by ffmpeg). */
+export async function pixelAt(file: string, t: number, x: number, y: number): Promise<[number, number, number]> {
+  const { stdout } = await run(
+    await ffmpegPath(),
+    ['-hide_banner', '-loglevel', 'error', '-ss', String(t), '-i', file, '-frames:v', '1', '-vf', `crop=1:1:${x}:${y}`, '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'],
+    { encoding: 'buffer', maxBuffer: 1024 * 1024 },
+  );
+  const b = stdout as unknown as Buffer;
+  return [b[0], b[1], b[2]];
+}

@@ -1,0 +1,93 @@
+import fsp from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { loadConfig } from '../../src/config.js';
+import { buildService, type Service } from '../../src/app.js';
+
+export interface TestService {
+  service: Service;
+  baseUrl: string;
+  port: number;
+  dataDir: string;
+  /** JSON request helper: parses JSON answers, keeps the raw text otherwise. */
+  api<T = any>(method: string, url: string, body?: unknown, headers?: Record<string, string>): Promise<ApiAnswer<T>>;
+  /** Creates a board and returns its id. */
+  createBoard(name?: string): Promise<string>;
+  /** Uploads a file from disk (or a buffer) to a board; `addToBoard` also creates the element. */
+  upload(boardId: string, file: string | { name: string; data: Buffer | string }, opts?: { addToBoard?: boolean; data?: Record<string, unknown> }): Promise<ApiAnswer<any>>;
+  close(): Promise<void>;
+}
+
+export interface ApiAnswer<T> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+/**
+ * Starts a real service on 127.0.0.1 with an ephemeral port and a fresh DATA_DIR. `env` is layered over the
+ * process environment, so FFMPEG_PATH/CHROMIUM_PATH overrides from the outside still apply.
+ */
+export async function startService(env: Record<string, string | undefined> = {}, opts: { dataDir?: string } = {}): Promise<TestService> {
+  const dataDir = opts.dataDir ?? (await fsp.mkdtemp(path.join(os.tmpdir(), 'bms-test-')));
+  const config = loadConfig({ ...process.env, HOST: '127.0.0.1', PORT: '0', API_TOKEN: '', ALLOWED_ORIGINS: '', LOG_LEVEL: 'silent', ...env, DATA_DIR: dataDir });
+  const service = await buildService(config, { logger: false });
+  await service.app.listen({ host: config.host, port: 0 });
+  const port = (service.app.server.address() as AddressInfo).port;
+  const baseUrl = `http://127.0.0.1:${port}`;
+
+  const api = async <T,>(method: string, url: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiAnswer<T>> => {
+    const init: RequestInit = { method, headers: { ...headers } };
+    if (body !== undefined) {
+      init.body = typeof body === 'string' ? body : JSON.stringify(body);
+      (init.headers as Record<string, string>)['content-type'] ??= 'application/json';
+    }
+    const res = await fetch(baseUrl + url, init);
+    const text = await res.text();
+    let parsed: unknown = text;
+    if ((res.headers.get('content-type') ?? '').includes('json') && text) parsed = JSON.parse(text);
+    return { status: res.status, headers: res.headers, body: parsed as T, text };
+  };
+
+  const t: TestService = {
+    service,
+    baseUrl,
+    port,
+    dataDir,
+    api,
+    async createBoard(name = 'Test board') {
+      const res = await api<{ id: string }>('POST', '/api/moodboards', { name });
+      if (res.status !== 201) throw new Error(`createBoard failed: ${res.status} ${res.text}`);
+      return res.body.id;
+    },
+    async upload(boardId, file, o = {}) {
+      const form = new FormData();
+      form.set('board_id', boardId);
+      if (o.addToBoard) form.set('add_to_board', 'true');
+      if (o.data) form.set('data', JSON.stringify(o.data));
+      if (typeof file === 'string') form.set('file', new Blob([await fsp.readFile(file)]), path.basename(file));
+      else form.set('file', new Blob([file.data]), file.name);
+      const res = await fetch(`${baseUrl}/api/upload`, { method: 'POST', body: form });
+      const text = await res.text();
+      return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined, text };
+    },
+    async close() {
+      await service.close();
+      if (!opts.dataDir) await fsp.rm(dataDir, { recursive: true, force: true });
+    },
+  };
+  return t;
+}
+
+/** Polls until `check` returns a value (not undefined), or fails after `timeoutMs`. */
+export async function eventually<T>(check: () => Promise<T | undefined> | T | undefined, timeoutMs = 20_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
