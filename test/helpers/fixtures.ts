@@ -22,6 +22,9 @@ export async function ffmpeg(args: string[]): Promise<void> {
   await run(await ffmpegPath(), ['-hide_banner', '-loglevel', 'error', '-y', ...args], { maxBuffer: 16 * 1024 * 1024 });
 }
 
+/** `testsrc2` -> `testsrc2=`, `color=c=red` -> `color=c=red:`, ready for more options. */
+const withOptions = (source: string) => (source.includes('=') ? `${source}:` : `${source}=`);
+
 export interface VideoFixture {
   width?: number;
   height?: number;
@@ -41,7 +44,7 @@ export async function makeVideo(file: string, o: VideoFixture = {}): Promise<str
   const fps = o.fps ?? 25;
   const d = o.duration ?? 2;
   const src = o.source ?? 'testsrc2';
-  const args = ['-f', 'lavfi', '-i', `${src}:size=${w}x${h}:rate=${fps}:duration=${d}`];
+  const args = ['-f', 'lavfi', '-i', `${withOptions(src)}size=${w}x${h}:rate=${fps}:duration=${d}`];
   if (o.tone) args.push('-f', 'lavfi', '-i', `sine=frequency=${o.tone}:sample_rate=48000:duration=${d}`);
   const ext = path.extname(file).slice(1);
   const codec = o.codec ?? (ext === 'webm' ? ['-c:v', 'libvpx-vp9', '-deadline', 'realtime', '-cpu-used', '8'] : ['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p']);
@@ -60,7 +63,7 @@ export async function makeAudio(file: string, o: { duration?: number; tone?: num
 
 /** A test-pattern still image (png/jpg/webp by extension). */
 export async function makeImage(file: string, o: { width?: number; height?: number; source?: string } = {}): Promise<string> {
-  await ffmpeg(['-f', 'lavfi', '-i', `${o.source ?? 'testsrc2'}:size=${o.width ?? 320}x${o.height ?? 240}`, '-frames:v', '1', file]);
+  await ffmpeg(['-f', 'lavfi', '-i', `${withOptions(o.source ?? 'testsrc2')}size=${o.width ?? 320}x${o.height ?? 240}`, '-frames:v', '1', file]);
   return file;
 }
 
