@@ -1,0 +1,123 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { startService, type TestService } from '../helpers/service.js';
+import { rawRequest } from '../helpers/raw-http.js';
+
+let svc: TestService;
+let board: string;
+let url: string;
+const bytes = crypto.randomBytes(10_000);
+
+before(async () => {
+  svc = await startService();
+  board = await svc.createBoard();
+  url = (await svc.upload(board, { name: 'data.mp4', data: bytes })).body.url;
+});
+after(() => svc.close());
+
+const get = (headers: Record<string, string> = {}, method = 'GET') => rawRequest(svc.port, method, url, headers);
+
+test('full GET: 200, length, type, validators, Accept-Ranges', async () => {
+  const r = await get();
+  assert.equal(r.status, 200);
+  assert.ok(r.body.equals(bytes));
+  assert.equal(r.headers['content-length'], '10000');
+  assert.equal(r.headers['content-type'], 'video/mp4');
+  assert.equal(r.headers['accept-ranges'], 'bytes');
+  assert.ok(r.headers.etag);
+  assert.ok(r.headers['last-modified']);
+  assert.match(String(r.headers['content-security-policy']), /sandbox/);
+});
+
+test('single, open-ended and suffix ranges answer 206 with Content-Range', async () => {
+  const single = await get({ range: 'bytes=100-199' });
+  assert.equal(single.status, 206);
+  assert.equal(single.headers['content-range'], 'bytes 100-199/10000');
+  assert.ok(single.body.equals(bytes.subarray(100, 200)));
+
+  const open = await get({ range: 'bytes=9990-' });
+  assert.equal(open.status, 206);
+  assert.equal(open.headers['content-range'], 'bytes 9990-9999/10000');
+  assert.ok(open.body.equals(bytes.subarray(9990)));
+
+  const suffix = await get({ range: 'bytes=-10' });
+  assert.equal(suffix.status, 206);
+  assert.equal(suffix.headers['content-range'], 'bytes 9990-9999/10000');
+
+  const clamped = await get({ range: 'bytes=9000-20000' });
+  assert.equal(clamped.status, 206);
+  assert.equal(clamped.headers['content-range'], 'bytes 9000-9999/10000');
+  assert.equal(clamped.body.length, 1000);
+});
+
+test('unsatisfiable ranges answer 416 with bytes */size; other range units are ignored (200)', async () => {
+  const r = await get({ range: 'bytes=20000-30000' });
+  assert.equal(r.status, 416);
+  assert.equal(r.headers['content-range'], 'bytes */10000');
+  assert.equal(r.json().error.code, 'range_not_satisfiable');
+  const otherUnit = await get({ range: 'items=0-5' });
+  assert.equal(otherUnit.status, 200);
+  assert.equal(otherUnit.body.length, 10000);
+});
+
+test('HEAD gives the headers without a body', async () => {
+  const r = await get({}, 'HEAD');
+  assert.equal(r.status, 200);
+  assert.equal(r.headers['content-length'], '10000');
+  assert.equal(r.body.length, 0);
+});
+
+test('conditional requests: If-None-Match and If-Modified-Since give 304; a stale If-Range gives the whole file', async () => {
+  const first = await get();
+  const etag = String(first.headers.etag);
+  assert.equal((await get({ 'if-none-match': etag })).status, 304);
+  assert.equal((await get({ 'if-modified-since': String(first.headers['last-modified']) })).status, 304);
+  assert.equal((await get({ 'if-none-match': 'W/"other"' })).status, 200);
+  const fresh = await get({ range: 'bytes=0-9', 'if-range': etag });
+  assert.equal(fresh.status, 206);
+  const stale = await get({ range: 'bytes=0-9', 'if-range': 'W/"stale"' });
+  assert.equal(stale.status, 200);
+  assert.equal(stale.body.length, 10000);
+});
+
+test('files at the media root are served at /media/<name>', async () => {
+  fs.writeFileSync(path.join(svc.dataDir, 'media', 'share-archive-x.zip'), 'zipbytes');
+  const r = await rawRequest(svc.port, 'GET', '/media/share-archive-x.zip');
+  assert.equal(r.status, 200);
+  assert.equal(r.body.toString(), 'zipbytes');
+  assert.equal(r.headers['content-type'], 'application/zip');
+});
+
+test('no request can leave the media root', async () => {
+  fs.writeFileSync(path.join(svc.dataDir, 'secret.txt'), 'secret');
+  const outside = path.join(path.dirname(svc.dataDir), `outside-${Date.now()}.txt`);
+  fs.writeFileSync(outside, 'outside');
+  fs.symlinkSync(outside, path.join(svc.dataDir, 'media', 'admin', board, 'link.txt'));
+  fs.symlinkSync(path.join(svc.dataDir), path.join(svc.dataDir, 'media', 'admin', board, 'dirlink'));
+  const attempts = [
+    '/media/../secret.txt',
+    '/media/%2e%2e/secret.txt',
+    `/media/${board}/..%2f..%2f..%2fsecret.txt`,
+    `/media/${board}/%2e%2e%2f%2e%2e%2f%2e%2e%2fsecret.txt`,
+    `/media/${board}/..%5c..%5csecret.txt`,
+    `/media/${board}/%00secret.txt`,
+    `/media/${board}/data.mp4%00.txt`,
+    `/media/${encodeURIComponent(path.join(svc.dataDir, 'secret.txt'))}`,
+    '/media//etc/passwd',
+    '/media/C:%5cWindows%5cwin.ini',
+    `/media/${board}/link.txt`,
+    `/media/${board}/dirlink/secret.txt`,
+    `/media/admin/${board}/../../../secret.txt`,
+    '/media/%zz',
+  ];
+  for (const p of attempts) {
+    const r = await rawRequest(svc.port, 'GET', p);
+    assert.ok(r.status === 400 || r.status === 404, `${p} -> ${r.status}`);
+    assert.ok(!r.body.toString().includes('secret') || r.headers['content-type']?.includes('json'), p);
+    assert.ok(!r.body.toString().includes('outside'), p);
+  }
+  fs.rmSync(outside);
+});
