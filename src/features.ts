@@ -1,7 +1,10 @@
 import type { Feature } from './context.js';
+import { registerSounds } from './sounds/routes.js';
 
 /**
  * Every feature folder exposes one register function; this list is the only place that names them all.
  * Order matters only where a feature reuses another's logic at register time.
  */
-export const FEATURES: Feature[] = [];
+export const FEATURES: Feature[] = [
+  registerSounds,
+];

@@ -1,0 +1,98 @@
+import { Type } from 'typebox';
+import type { Feature } from '../context.js';
+import { ApiError, errorResponses, notFound } from '../http/errors.js';
+import { findSound, SOUNDS } from './catalog.js';
+import { SoundService } from './service.js';
+
+const SoundName = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]*$',
+  description: 'A sound name such as `notice` or `error`; unknown names play `notice`',
+});
+
+const PlayResponse = Type.Object({
+  ok: Type.Boolean({ description: 'false when this host has no usable sound player' }),
+  sound: Type.String({ description: 'the sound that plays (the default for an unknown name)' }),
+  queued: Type.Boolean({ description: 'whether this sound will play' }),
+  reason: Type.Optional(Type.Enum(['no_player', 'queue_full'], { description: 'why it will not play, when queued is false' })),
+});
+
+const SoundList = Type.Object({
+  sounds: Type.Array(
+    Type.Object({
+      name: Type.String(),
+      description: Type.String(),
+      duration: Type.Number({ description: 'seconds' }),
+      url: Type.String({ description: 'the WAV file, for previews' }),
+    }),
+  ),
+  default: Type.String({ description: 'what unknown names play' }),
+  player: Type.Object({
+    available: Type.Boolean(),
+    name: Type.Optional(Type.String({ description: 'the player program in use' })),
+    reason: Type.Optional(Type.String({ description: 'why no player is available' })),
+  }),
+});
+
+const invalidSound = (message: string) => new ApiError(400, 'invalid_request', `body.sound ${message}`, [{ field: 'body.sound', message }]);
+
+export const registerSounds: Feature = (app, ctx) => {
+  const sounds = new SoundService(ctx.config.dataDir, ctx.config.env, ctx.log);
+  ctx.onClose(() => sounds.close());
+  const tags = ['sounds'];
+  const names = SOUNDS.map((s) => s.name).join(', ');
+
+  app.get('/api/sounds', { schema: { tags, summary: 'The notification sounds and the host player', response: { 200: SoundList } } }, async () => {
+    const list = sounds.list();
+    return { ...list, sounds: list.sounds.map((s) => ({ ...s, url: `/api/sounds/${s.name}.wav` })) };
+  });
+
+  app.get(
+    '/api/sounds/:sound.wav',
+    {
+      schema: {
+        tags,
+        summary: 'The WAV file of a sound (404 for an unknown name: no fallback for an explicit file)',
+        params: Type.Object({ sound: SoundName }),
+        response: { 200: Type.Unsafe<Buffer>({ type: 'string', format: 'binary', description: '16-bit PCM WAV' }), 304: Type.Null(), ...errorResponses },
+      },
+    },
+    async (req, reply) => {
+      const spec = findSound(req.params.sound);
+      if (!spec) throw notFound(`No sound named "${req.params.sound}"; sounds: ${names}`);
+      const wav = sounds.library.wav(spec);
+      reply.header('etag', wav.etag).header('cache-control', 'no-cache');
+      if (req.headers['if-none-match'] === wav.etag) return reply.status(304).send(null);
+      return reply.type('audio/wav').send(wav.bytes);
+    },
+  );
+
+  const play = {
+    tags,
+    response: { 200: PlayResponse, ...errorResponses },
+  };
+
+  app.post(
+    '/api/sounds/play',
+    {
+      schema: {
+        ...play,
+        summary: 'Play a notification sound on the host (queued; answers at once)',
+        body: Type.Object({ sound: SoundName }, { additionalProperties: false }),
+      },
+      // The shared validator coerces scalars (5 -> "5", ["x"] -> "x"); a sound name must really be a string.
+      preValidation: async (req) => {
+        const sound = (req.body as { sound?: unknown } | null | undefined)?.sound;
+        if (sound !== undefined && typeof sound !== 'string') throw invalidSound('must be a string');
+      },
+    },
+    async (req) => sounds.play(req.body.sound),
+  );
+
+  app.post(
+    '/api/sounds/:sound/play',
+    { schema: { ...play, summary: 'Play the named notification sound on the host (queued; answers at once)', params: Type.Object({ sound: SoundName }) } },
+    async (req) => sounds.play(req.params.sound),
+  );
+};

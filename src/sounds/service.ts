@@ -1,0 +1,82 @@
+import path from 'node:path';
+import type { FastifyBaseLogger } from 'fastify';
+import { soundFor, DEFAULT_SOUND } from './catalog.js';
+import { SoundLibrary, type SoundInfo } from './library.js';
+import { PlaybackQueue } from './playback-queue.js';
+import { findPlayer, type PlayerLookup } from './player-command.js';
+
+/** Sounds that may wait while one plays (the one playing is not counted). */
+export const MAX_WAITING = 32;
+const DEFAULT_TIMEOUT_MS = 10_000;
+
+export type NotPlayedReason = 'no_player' | 'queue_full';
+
+export interface PlayResult {
+  ok: boolean;
+  /** The sound that plays: the one asked for, or the default for an unknown name. */
+  sound: string;
+  queued: boolean;
+  reason?: NotPlayedReason;
+}
+
+export interface PlayerStatus {
+  available: boolean;
+  name?: string;
+  reason?: string;
+}
+
+/** SOUND_PLAYER_TIMEOUT_MS, or the default with a warning when it is not a sane number of milliseconds. */
+function timeoutFrom(env: NodeJS.ProcessEnv, log: FastifyBaseLogger): number {
+  const raw = env.SOUND_PLAYER_TIMEOUT_MS?.trim();
+  if (!raw) return DEFAULT_TIMEOUT_MS;
+  const value = Number(raw);
+  if (/^\d+$/.test(raw) && value >= 100 && value <= 600_000) return value;
+  log.warn(`SOUND_PLAYER_TIMEOUT_MS must be a whole number of milliseconds from 100 to 600000, got "${raw}"; using ${DEFAULT_TIMEOUT_MS}`);
+  return DEFAULT_TIMEOUT_MS;
+}
+
+/** Notification sounds: synthesis, the host player and the playback queue of one service instance. */
+export class SoundService {
+  readonly library: SoundLibrary;
+  private readonly lookup: PlayerLookup;
+  private readonly queue: PlaybackQueue | undefined;
+  private missingLogged = false;
+
+  constructor(dataDir: string, env: NodeJS.ProcessEnv, private readonly log: FastifyBaseLogger) {
+    this.library = new SoundLibrary(path.join(dataDir, 'sounds'));
+    this.lookup = findPlayer(env);
+    if (this.lookup.found) {
+      this.queue = new PlaybackQueue({
+        player: this.lookup.player,
+        fileFor: (name) => this.library.file(soundFor(name)),
+        maxWaiting: MAX_WAITING,
+        timeoutMs: timeoutFrom(env, log),
+        env,
+        log,
+      });
+    }
+  }
+
+  list(): { sounds: SoundInfo[]; default: string; player: PlayerStatus } {
+    return { sounds: this.library.list(), default: DEFAULT_SOUND, player: this.player() };
+  }
+
+  player(): PlayerStatus {
+    return this.lookup.found ? { available: true, name: this.lookup.player.name } : { available: false, reason: this.lookup.reason };
+  }
+
+  /** Queues a sound and answers at once; unknown names play the default sound. */
+  play(requested: string): PlayResult {
+    const sound = soundFor(requested).name;
+    if (!this.queue) {
+      if (!this.missingLogged && !this.lookup.found) this.log.warn(`notification sounds cannot play: ${this.lookup.reason}`);
+      this.missingLogged = true;
+      return { ok: false, sound, queued: false, reason: 'no_player' };
+    }
+    return this.queue.enqueue(sound) ? { ok: true, sound, queued: true } : { ok: true, sound, queued: false, reason: 'queue_full' };
+  }
+
+  close(): Promise<void> {
+    return this.queue?.close() ?? Promise.resolve();
+  }
+}
