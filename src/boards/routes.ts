@@ -10,6 +10,16 @@ const Data = Type.Record(Type.String(), Type.Unknown());
 const Coord = Type.Number({ minimum: -1e7, maximum: 1e7 });
 const Size = Type.Union([Type.Number({ minimum: 0, maximum: 1e7 }), Type.Null()]);
 
+/** Fields a client may set on an element, shared by POST (plus type and url) and PATCH. */
+const EditableElementFields = {
+  name: Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()])),
+  data: Type.Optional(Data),
+  x: Type.Optional(Coord),
+  y: Type.Optional(Coord),
+  width: Type.Optional(Size),
+  height: Type.Optional(Size),
+};
+
 const BoardRecord = Type.Object({
   id: Type.String(),
   name: Type.String(),
@@ -100,12 +110,7 @@ export function registerBoardRoutes(app: App, ctx: AppContext): void {
           {
             type: ElementTypeSchema,
             url: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 4096 }), Type.Null()])),
-            name: Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()])),
-            data: Type.Optional(Data),
-            x: Type.Optional(Coord),
-            y: Type.Optional(Coord),
-            width: Type.Optional(Size),
-            height: Type.Optional(Size),
+            ...EditableElementFields,
           },
           { additionalProperties: false },
         ),
@@ -128,17 +133,7 @@ export function registerBoardRoutes(app: App, ctx: AppContext): void {
         tags,
         summary: 'Move, resize, rename an element or merge keys into its data (a key set to null is removed)',
         params: ElementParams,
-        body: Type.Object(
-          {
-            name: Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()])),
-            data: Type.Optional(Data),
-            x: Type.Optional(Coord),
-            y: Type.Optional(Coord),
-            width: Type.Optional(Size),
-            height: Type.Optional(Size),
-          },
-          { additionalProperties: false },
-        ),
+        body: Type.Object(EditableElementFields, { additionalProperties: false }),
         response: { 200: ElementSchema, ...errorResponses },
       },
     },
