@@ -1,5 +1,6 @@
 import type { Feature } from './context.js';
 import { registerSounds } from './sounds/routes.js';
+import { registerBridge } from './bridge/routes.js';
 
 /**
  * Every feature folder exposes one register function; this list is the only place that names them all.
@@ -7,4 +8,5 @@ import { registerSounds } from './sounds/routes.js';
  */
 export const FEATURES: Feature[] = [
   registerSounds,
+  registerBridge,
 ];

@@ -1,0 +1,264 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { BoardService } from '../boards/service.js';
+import { MEDIA_TYPES, type Board, type Element } from '../boards/types.js';
+import type { MediaRoot } from '../files/media-root.js';
+import { ApiError } from '../http/errors.js';
+import { nowIso } from '../ids.js';
+import { stripAnsi } from './ansi.js';
+import { mediaItem, pathItem, textItem, type BridgeItem } from './items.js';
+import { ItemQueue } from './queue.js';
+import type { BridgeStore } from './store.js';
+
+/** Items kept per queue while nobody collects them; beyond this the oldest are dropped. */
+export const QUEUE_CAPACITY = 1000;
+
+export interface BridgeStatus {
+  bot_id: string;
+  session_enabled: boolean;
+  chat_linked: boolean;
+  board_id: string | null;
+  active: boolean;
+  session_id: string | null;
+  chat_id: number | null;
+}
+
+export type QueueResult = { queued: true; bot_id: string; item: BridgeItem } | { queued: false; bot_id: string; reason: 'inactive' | 'empty' };
+
+/** One bot's half of the bridge: armed session, chat link and its two queues. Nothing here is shared between bots. */
+class BotBridge {
+  session: { sessionId: string; boardId: string } | null = null;
+  chatId: number | null = null;
+  readonly toMessenger = new ItemQueue<BridgeItem>(QUEUE_CAPACITY);
+  readonly toTerminal = new ItemQueue<BridgeItem>(QUEUE_CAPACITY);
+
+  constructor(readonly id: string) {}
+
+  get active(): boolean {
+    return this.session !== null && this.chatId !== null;
+  }
+}
+
+/**
+ * The terminal bridge's per-bot state machine (spec "Terminal bridge per bot"): a bot is active when a terminal
+ * session is armed AND a chat is linked; items are queued only while active; disarming or unlinking drains both
+ * queues and forgets which media were sent. Arming and linking are persisted, queues are not.
+ */
+export class Bridge {
+  private readonly bots = new Map<string, BotBridge>();
+
+  constructor(
+    private readonly store: BridgeStore,
+    private readonly boards: BoardService,
+    private readonly media: MediaRoot,
+    private readonly log: FastifyBaseLogger,
+  ) {
+    for (const s of store.sessions()) this.bot(s.bot_id).session = { sessionId: s.session_id, boardId: s.board_id };
+    for (const c of store.chats()) this.bot(c.bot_id).chatId = c.chat_id;
+  }
+
+  private bot(id: string): BotBridge {
+    let bot = this.bots.get(id);
+    if (!bot) {
+      bot = new BotBridge(id);
+      this.bots.set(id, bot);
+    }
+    return bot;
+  }
+
+  status(botId: string): BridgeStatus {
+    const bot = this.bots.get(botId) ?? new BotBridge(botId);
+    return {
+      bot_id: botId,
+      session_enabled: bot.session !== null,
+      chat_linked: bot.chatId !== null,
+      board_id: bot.session?.boardId ?? null,
+      active: bot.active,
+      session_id: bot.session?.sessionId ?? null,
+      chat_id: bot.chatId,
+    };
+  }
+
+  /** Name of the board the bot's armed session works on (null when not armed). */
+  boardName(botId: string): string | null {
+    const boardId = this.bots.get(botId)?.session?.boardId;
+    return boardId ? (this.boards.store.getBoard(boardId)?.name ?? null) : null;
+  }
+
+  /** Arms a terminal session for the bot. Another session taking over starts a fresh conversation (queues drained). */
+  arm(botId: string, sessionId: string, boardId: string): BridgeStatus {
+    this.boards.requireBoard(boardId);
+    const bot = this.bot(botId);
+    if (bot.session?.sessionId !== sessionId || bot.session.boardId !== boardId) {
+      if (bot.session) this.drain(bot);
+      bot.session = { sessionId, boardId };
+      this.store.saveSession({ bot_id: botId, session_id: sessionId, board_id: boardId }, nowIso());
+    }
+    return this.status(botId);
+  }
+
+  /** Disarms; a session_id naming another session than the armed one changes nothing (a stale terminal exiting). */
+  disarm(botId: string, sessionId?: string): BridgeStatus {
+    const bot = this.bots.get(botId);
+    if (bot?.session && (sessionId === undefined || bot.session.sessionId === sessionId)) {
+      bot.session = null;
+      this.store.deleteSession(botId);
+      this.drain(bot);
+    }
+    return this.status(botId);
+  }
+
+  /** Links a chat; another chat taking over starts a fresh conversation (queues drained). */
+  link(botId: string, chatId: number): BridgeStatus {
+    const bot = this.bot(botId);
+    if (bot.chatId !== chatId) {
+      if (bot.chatId !== null) this.drain(bot);
+      bot.chatId = chatId;
+      this.store.saveChat({ bot_id: botId, chat_id: chatId }, nowIso());
+    }
+    return this.status(botId);
+  }
+
+  /** Unlinks; a chat_id naming another chat than the linked one changes nothing. */
+  unlink(botId: string, chatId?: number): BridgeStatus {
+    const bot = this.bots.get(botId);
+    if (bot && bot.chatId !== null && (chatId === undefined || bot.chatId === chatId)) {
+      bot.chatId = null;
+      this.store.deleteChat(botId);
+      this.drain(bot);
+    }
+    return this.status(botId);
+  }
+
+  /** Terminal output for the chat, stored without escape sequences. */
+  queueToMessenger(botId: string, text: string): QueueResult {
+    const bot = this.bots.get(botId);
+    if (!bot?.active) return { queued: false, bot_id: botId, reason: 'inactive' };
+    const clean = stripAnsi(text);
+    if (clean.trim() === '') return { queued: false, bot_id: botId, reason: 'empty' };
+    return this.push(bot.toMessenger, bot, textItem(clean));
+  }
+
+  /** A chat message to type into the terminal; control characters are removed so a message cannot drive the terminal. */
+  queueTextToTerminal(botId: string, text: string): QueueResult {
+    const bot = this.bots.get(botId);
+    if (!bot?.active) return { queued: false, bot_id: botId, reason: 'inactive' };
+    const clean = stripAnsi(text);
+    if (clean.trim() === '') return { queued: false, bot_id: botId, reason: 'empty' };
+    return this.push(bot.toTerminal, bot, textItem(clean));
+  }
+
+  /** A board file handed to the terminal as its absolute path (404 when the file is missing). */
+  async queuePathToTerminal(botId: string, url: string): Promise<QueueResult> {
+    const file = await this.media.resolveUrl(url);
+    const bot = this.bots.get(botId);
+    if (!bot?.active) return { queued: false, bot_id: botId, reason: 'inactive' };
+    return this.push(bot.toTerminal, bot, pathItem(this.canonicalUrl(file), file.path));
+  }
+
+  /**
+   * send-media: the file goes to exactly one bot, never broadcast. With session_id, the bot whose armed session it
+   * is; else the explicitly named bot; else the only live bot. Each failure is a 409 that says which case it is.
+   */
+  async sendMedia(input: { url: string; caption?: string; sessionId?: string; botId?: string }): Promise<QueueResult> {
+    const file = await this.media.resolveUrl(input.url);
+    const bot = this.routeMedia(input.sessionId, input.botId);
+    this.store.markSent(bot.id, file.path, nowIso());
+    return this.push(bot.toMessenger, bot, mediaItem(this.canonicalUrl(file), input.caption));
+  }
+
+  private routeMedia(sessionId: string | undefined, botId: string | undefined): BotBridge {
+    if (sessionId !== undefined) {
+      const bot = [...this.bots.values()].find((b) => b.session?.sessionId === sessionId);
+      if (!bot) {
+        throw new ApiError(409, 'terminal_not_connected', `Terminal session ${sessionId} is not connected to any bot; arm the bridge for it first`, {
+          session_id: sessionId,
+        });
+      }
+      if (botId !== undefined && botId !== bot.id) {
+        throw new ApiError(409, 'terminal_not_connected', `Terminal session ${sessionId} is connected to bot ${bot.id}, not to bot ${botId}`, {
+          session_id: sessionId,
+          bot_id: botId,
+        });
+      }
+      return this.requireActive(bot);
+    }
+    if (botId !== undefined) return this.requireActive(this.bots.get(botId) ?? new BotBridge(botId));
+    const live = [...this.bots.values()].filter((b) => b.active);
+    if (live.length === 1) return live[0];
+    if (live.length === 0) {
+      throw new ApiError(409, 'no_live_bridge', 'No bot is live: no terminal session is armed with a linked chat, so there is nowhere to send the file');
+    }
+    throw new ApiError(409, 'ambiguous_bridge', `${live.length} bots are live; pass session_id (or bot_id) to say which one gets the file`, {
+      bot_ids: live.map((b) => b.id),
+    });
+  }
+
+  private requireActive(bot: BotBridge): BotBridge {
+    if (bot.active) return bot;
+    const missing = bot.session === null ? 'no terminal session is armed' : 'no chat is linked';
+    throw new ApiError(409, 'terminal_not_connected', `Bot ${bot.id} is not live: ${missing}`, this.status(bot.id));
+  }
+
+  /**
+   * Board media hook: a media element added to the board of an active bot goes to that bot's chat, unless it came
+   * from the chat (loop guard) or that bot already got the file. Runs after the element is stored; never throws.
+   */
+  async onElementAdded(element: Element, board: Board): Promise<void> {
+    if (!element.url || !MEDIA_TYPES.includes(element.type)) return;
+    const targets = [...this.bots.values()].filter((b) => b.active && b.session?.boardId === board.id);
+    if (targets.length === 0) return;
+    const fromChat = element.data.bridge_origin === 'messenger';
+    let file;
+    try {
+      file = await this.media.resolveUrl(element.url);
+    } catch (err) {
+      this.log.warn({ err, element: element.id }, 'bridge media hook: element file not found');
+      return;
+    }
+    for (const bot of targets) {
+      // Re-checked after the await: the bot may have been disarmed meanwhile.
+      if (!bot.active || bot.session?.boardId !== board.id) continue;
+      // A file from the chat is recorded as sent, so a later copy of the same file is not echoed back either.
+      const first = this.store.markSent(bot.id, file.path, nowIso());
+      if (first && !fromChat) this.push(bot.toMessenger, bot, mediaItem(this.canonicalUrl(file)));
+    }
+  }
+
+  /** A deleted board takes its armed sessions with it (the rows go by cascade). */
+  onBoardDeleted(board: Board): void {
+    for (const bot of this.bots.values()) {
+      if (bot.session?.boardId === board.id) {
+        bot.session = null;
+        this.drain(bot);
+      }
+    }
+  }
+
+  queue(botId: string, direction: 'to-messenger' | 'to-terminal'): ItemQueue<BridgeItem> {
+    const bot = this.bot(botId);
+    return direction === 'to-messenger' ? bot.toMessenger : bot.toTerminal;
+  }
+
+  /** Answers every waiting long poll (service shutdown). */
+  wakeAll(): void {
+    for (const bot of this.bots.values()) {
+      bot.toMessenger.wakeAll();
+      bot.toTerminal.wakeAll();
+    }
+  }
+
+  private push(queue: ItemQueue<BridgeItem>, bot: BotBridge, item: BridgeItem): QueueResult {
+    if (!queue.push(item)) this.log.warn({ bot_id: bot.id }, 'bridge queue full: its oldest item was dropped');
+    return { queued: true, bot_id: bot.id, item };
+  }
+
+  private drain(bot: BotBridge): void {
+    bot.toMessenger.clear();
+    bot.toTerminal.clear();
+    this.store.forgetSent(bot.id);
+  }
+
+  private canonicalUrl(file: { boardId?: string; relative: string }): string {
+    return file.boardId ? this.media.urlFor(file.boardId, file.relative) : this.media.rootUrl(file.relative);
+  }
+}

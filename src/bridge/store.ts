@@ -1,0 +1,89 @@
+import type { Db } from '../db/database.js';
+import { migrate } from '../db/database.js';
+
+const MIGRATIONS = [
+  `CREATE TABLE bridge_sessions (
+     bot_id TEXT PRIMARY KEY,
+     session_id TEXT NOT NULL,
+     board_id TEXT NOT NULL REFERENCES boards(id) ON DELETE CASCADE,
+     armed_at TEXT NOT NULL
+   );
+   CREATE TABLE bridge_chats (
+     bot_id TEXT PRIMARY KEY,
+     chat_id INTEGER NOT NULL,
+     linked_at TEXT NOT NULL
+   );
+   CREATE TABLE bridge_sent_media (
+     bot_id TEXT NOT NULL,
+     file_path TEXT NOT NULL,
+     sent_at TEXT NOT NULL,
+     PRIMARY KEY (bot_id, file_path)
+   );`,
+];
+
+export interface SessionRow {
+  bot_id: string;
+  session_id: string;
+  board_id: string;
+}
+
+export interface ChatRow {
+  bot_id: string;
+  chat_id: number;
+}
+
+/**
+ * The bridge's durable state: armed sessions, chat links and the media already sent per bot, so a restart keeps
+ * them. The queues themselves live only in memory.
+ */
+export class BridgeStore {
+  constructor(private readonly db: Db) {
+    migrate(db, 'bridge', MIGRATIONS);
+  }
+
+  sessions(): SessionRow[] {
+    return this.db.prepare('SELECT bot_id, session_id, board_id FROM bridge_sessions').all() as SessionRow[];
+  }
+
+  chats(): ChatRow[] {
+    return this.db.prepare('SELECT bot_id, chat_id FROM bridge_chats').all() as ChatRow[];
+  }
+
+  saveSession(row: SessionRow, at: string): void {
+    this.db
+      .prepare(
+        `INSERT INTO bridge_sessions (bot_id, session_id, board_id, armed_at) VALUES (?, ?, ?, ?)
+         ON CONFLICT(bot_id) DO UPDATE SET session_id = excluded.session_id, board_id = excluded.board_id, armed_at = excluded.armed_at`,
+      )
+      .run(row.bot_id, row.session_id, row.board_id, at);
+  }
+
+  deleteSession(botId: string): void {
+    this.db.prepare('DELETE FROM bridge_sessions WHERE bot_id = ?').run(botId);
+  }
+
+  saveChat(row: ChatRow, at: string): void {
+    this.db
+      .prepare(
+        `INSERT INTO bridge_chats (bot_id, chat_id, linked_at) VALUES (?, ?, ?)
+         ON CONFLICT(bot_id) DO UPDATE SET chat_id = excluded.chat_id, linked_at = excluded.linked_at`,
+      )
+      .run(row.bot_id, row.chat_id, at);
+  }
+
+  deleteChat(botId: string): void {
+    this.db.prepare('DELETE FROM bridge_chats WHERE bot_id = ?').run(botId);
+  }
+
+  /** Records that a file went to a bot; false when it had already been sent (the caller then skips it). */
+  markSent(botId: string, filePath: string, at: string): boolean {
+    const result = this.db
+      .prepare('INSERT OR IGNORE INTO bridge_sent_media (bot_id, file_path, sent_at) VALUES (?, ?, ?)')
+      .run(botId, filePath, at);
+    return result.changes > 0;
+  }
+
+  forgetSent(botId: string): void {
+    this.db.prepare('DELETE FROM bridge_sent_media WHERE bot_id = ?').run(botId);
+  }
+}
