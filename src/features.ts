@@ -1,4 +1,5 @@
 import type { Feature } from './context.js';
+import { registerMedia } from './media/routes.js';
 import { registerSounds } from './sounds/routes.js';
 import { registerBridge } from './bridge/routes.js';
 
@@ -7,6 +8,7 @@ import { registerBridge } from './bridge/routes.js';
  * Order matters only where a feature reuses another's logic at register time.
  */
 export const FEATURES: Feature[] = [
+  registerMedia,
   registerSounds,
   registerBridge,
 ];

@@ -1,0 +1,97 @@
+import type { AppContext } from '../context.js';
+import { badRequest } from '../http/errors.js';
+import { runFfmpeg } from '../tools/ffmpeg.js';
+import { probe } from '../tools/ffprobe.js';
+import { loadSource, produceElement, type NewMediaResult } from './new-element.js';
+
+export const VIDEO_FORMATS = ['mp4', 'webm', 'mov'] as const;
+export const VIDEO_CODECS = ['h264', 'h265', 'vp9', 'av1', 'prores'] as const;
+export type VideoFormat = (typeof VIDEO_FORMATS)[number];
+export type VideoCodec = (typeof VIDEO_CODECS)[number];
+
+/** Which codecs each container can hold (as players expect them, not every combination ffmpeg would mux). */
+export const CONTAINER_CODECS: Record<VideoFormat, readonly VideoCodec[]> = {
+  mp4: ['h264', 'h265', 'av1'],
+  webm: ['vp9', 'av1'],
+  mov: ['h264', 'h265', 'prores'],
+};
+
+const MIN_BITRATE = 50_000;
+const MAX_BITRATE = 500_000_000;
+
+/** `2M`, `800k`, `1.5M` or plain bits per second -> bits per second; 400 outside 50 kbit/s .. 500 Mbit/s. */
+export function parseBitrate(text: string): number {
+  const m = /^(\d+(?:\.\d+)?)([kKmM]?)$/.exec(text.trim());
+  if (!m) throw badRequest(`bitrate "${text}" is not a bitrate like 2M or 800k`);
+  const value = Number(m[1]) * (m[2] === '' ? 1 : m[2].toLowerCase() === 'k' ? 1e3 : 1e6);
+  if (value < MIN_BITRATE || value > MAX_BITRATE) throw badRequest(`bitrate must be between 50k and 500M, got ${text}`);
+  return Math.round(value);
+}
+
+export interface ConvertVideoRequest {
+  board_id: string;
+  element_id: string;
+  format: VideoFormat;
+  codec: VideoCodec;
+  bitrate?: string | null;
+}
+
+/** Checks everything that needs no file: the container x codec pair and the bitrate. */
+export function validateConvertVideo(req: ConvertVideoRequest): number | undefined {
+  const allowed = CONTAINER_CODECS[req.format];
+  if (!allowed.includes(req.codec)) {
+    const pairs = Object.entries(CONTAINER_CODECS).flatMap(([f, cs]) => cs.map((c) => `${f}/${c}`));
+    throw badRequest(`A ${req.format} file cannot hold ${req.codec}; ${req.format} takes ${allowed.join(', ')}. Valid pairs: ${pairs.join(', ')}`, {
+      valid_pairs: CONTAINER_CODECS,
+    });
+  }
+  if (!req.bitrate) return undefined;
+  if (req.codec === 'prores') throw badRequest('prores has fixed-quality profiles and takes no bitrate; omit bitrate');
+  return parseBitrate(req.bitrate);
+}
+
+/** Encoder arguments; without a bitrate each codec runs at a constant quality. */
+function videoArgs(codec: VideoCodec, bitrate: number | undefined): string[] {
+  const rate = bitrate ? ['-b:v', String(bitrate), '-maxrate', String(Math.round(bitrate * 1.5)), '-bufsize', String(bitrate * 2)] : [];
+  // Cropping to even sizes (at most one pixel) because the 4:2:0 / 4:2:2 encoders below reject odd dimensions.
+  const even = ['-vf', 'crop=trunc(iw/2)*2:trunc(ih/2)*2:0:0'];
+  switch (codec) {
+    case 'h264':
+      return [...even, '-c:v', 'libx264', '-preset', 'veryfast', '-pix_fmt', 'yuv420p', ...(bitrate ? rate : ['-crf', '21'])];
+    case 'h265':
+      return [...even, '-c:v', 'libx265', '-preset', 'veryfast', '-pix_fmt', 'yuv420p', '-tag:v', 'hvc1', '-x265-params', 'log-level=error', ...(bitrate ? rate : ['-crf', '26'])];
+    case 'vp9':
+      return ['-c:v', 'libvpx-vp9', '-deadline', 'good', '-cpu-used', '4', '-row-mt', '1', '-pix_fmt', 'yuv420p', ...(bitrate ? rate : ['-crf', '32', '-b:v', '0'])];
+    case 'av1':
+      return ['-c:v', 'libaom-av1', '-strict', 'experimental', '-cpu-used', '8', '-row-mt', '1', '-pix_fmt', 'yuv420p', ...(bitrate ? ['-b:v', String(bitrate)] : ['-crf', '34', '-b:v', '0'])];
+    case 'prores':
+      return [...even, '-c:v', 'prores_ks', '-profile:v', '2', '-pix_fmt', 'yuv422p10le'];
+  }
+}
+
+/** Audio that fits the container: Opus in WebM, PCM beside ProRes (what editors expect), AAC otherwise. */
+function audioArgs(format: VideoFormat, codec: VideoCodec): string[] {
+  if (format === 'webm') return ['-c:a', 'libopus', '-b:a', '128k'];
+  if (codec === 'prores') return ['-c:a', 'pcm_s16le'];
+  return ['-c:a', 'aac', '-b:a', '160k'];
+}
+
+export async function convertVideo(
+  ctx: AppContext,
+  req: ConvertVideoRequest,
+  opts: { signal?: AbortSignal; onProgress?: (fraction: number) => void } = {},
+): Promise<NewMediaResult> {
+  const bitrate = validateConvertVideo(req);
+  const src = await loadSource(ctx, req.board_id, req.element_id);
+  const info = await probe(ctx.tools, src.path);
+  if (!info.video) throw badRequest(`Element ${req.element_id} has no video stream`);
+  const args = ['-i', src.path, '-map', '0:v:0', '-map', '0:a:0?', ...videoArgs(req.codec, bitrate), ...audioArgs(req.format, req.codec)];
+  if (req.format !== 'webm') args.push('-movflags', '+faststart');
+  return produceElement(ctx, req.board_id, `${src.stem} (${req.codec}).${req.format}`, (temp) =>
+    runFfmpeg(ctx.tools, [...args, temp], {
+      signal: opts.signal,
+      durationSeconds: info.duration,
+      onProgress: (p) => p.fraction !== undefined && opts.onProgress?.(p.fraction),
+    }),
+  );
+}

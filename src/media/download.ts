@@ -1,0 +1,240 @@
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import type { AppContext } from '../context.js';
+import { commitUnique, moveIntoUnique, tempPathIn } from '../files/atomic.js';
+import { extensionForMime, kindOfFile } from '../files/media-types.js';
+import { sanitizeFilename, withExtension } from '../files/names.js';
+import { ApiError, badRequest } from '../http/errors.js';
+import { ytdlpDownload } from '../tools/ytdlp.js';
+import { SNIFF_BYTES, sniff, type Sniffed } from './sniff.js';
+
+export const MAX_REDIRECTS = 5;
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+export interface DownloadLimits {
+  maxBytes: number;
+  timeoutMs: number;
+}
+
+/** DOWNLOAD_MAX_BYTES (default: MAX_UPLOAD_BYTES) and DOWNLOAD_TIMEOUT_MS (default 10 minutes, whole transfer). */
+export function downloadLimits(ctx: AppContext): DownloadLimits {
+  const num = (name: string, fallback: number) => {
+    const raw = ctx.config.env[name];
+    return raw && /^\d+$/.test(raw.trim()) && Number(raw) > 0 ? Number(raw) : fallback;
+  };
+  return { maxBytes: num('DOWNLOAD_MAX_BYTES', ctx.config.maxUploadBytes), timeoutMs: num('DOWNLOAD_TIMEOUT_MS', 10 * 60_000) };
+}
+
+export interface DownloadedElement {
+  id: string;
+  type: string;
+  url: string;
+  name: string | null;
+}
+
+export function parseHttpUrl(text: string): URL {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw badRequest(`"${text}" is not an absolute URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw badRequest(`Only http and https URLs can be downloaded, not ${url.protocol}`);
+  return url;
+}
+
+const tooLarge = (max: number) => new ApiError(413, 'payload_too_large', `The file is larger than the download limit of ${max} bytes`);
+
+/** Follows at most MAX_REDIRECTS redirects by hand, so each hop's scheme is checked and the count is ours. */
+async function fetchFollowing(start: URL, signal: AbortSignal): Promise<{ res: Response; url: URL }> {
+  let url = start;
+  for (let hop = 0; ; hop++) {
+    const res = await fetch(url, { redirect: 'manual', signal, headers: { accept: '*/*', 'user-agent': 'board-media-service' } });
+    if (!REDIRECTS.has(res.status)) {
+      if (!res.ok) {
+        await res.body?.cancel();
+        throw new ApiError(502, 'upstream_error', `${url.host} answered ${res.status} ${res.statusText}`.trim(), { status: res.status });
+      }
+      return { res, url };
+    }
+    await res.body?.cancel();
+    const location = res.headers.get('location');
+    if (!location) throw new ApiError(502, 'upstream_error', `${url.host} answered ${res.status} without a Location`);
+    if (hop >= MAX_REDIRECTS) throw new ApiError(502, 'too_many_redirects', `More than ${MAX_REDIRECTS} redirects starting at ${start.href}`);
+    const next = new URL(location, url);
+    if (next.protocol !== 'http:' && next.protocol !== 'https:') {
+      throw new ApiError(502, 'bad_redirect', `${url.host} redirected to a ${next.protocol} URL, only http and https are followed`);
+    }
+    url = next;
+  }
+}
+
+/** A name for the file: Content-Disposition, else the last path segment, with the extension of the detected type. */
+function fileNameFor(res: Response, url: URL, ext: string): string {
+  const cd = res.headers.get('content-disposition') ?? '';
+  const star = /filename\*\s*=\s*[^']*'[^']*'([^;]+)/i.exec(cd);
+  const plain = /filename\s*=\s*"?([^";]+)"?/i.exec(cd);
+  let name = '';
+  try {
+    name = star ? decodeURIComponent(star[1].trim()) : plain ? plain[1].trim() : decodeURIComponent(url.pathname.split('/').pop() ?? '');
+  } catch {
+    name = '';
+  }
+  return withExtension(sanitizeFilename(name || 'download', 'download'), ext);
+}
+
+/** The type to store the body as: the sniffed bytes, else a media Content-Type; undefined when it is not media. */
+function mediaTypeOf(sniffed: Sniffed | 'html' | undefined, contentType: string, url: URL): Sniffed | 'html' | undefined {
+  if (sniffed) return sniffed;
+  const mime = contentType.split(';')[0].trim().toLowerCase();
+  const major = mime.split('/')[0];
+  if (major !== 'image' && major !== 'video' && major !== 'audio') return mime === 'text/html' || mime === 'application/xhtml+xml' ? 'html' : undefined;
+  const ext = extensionForMime(mime) ?? path.extname(url.pathname).slice(1).toLowerCase();
+  if (!ext || kindOfFile(`x.${ext}`) !== major) return undefined;
+  return { kind: major, ext, mime };
+}
+
+interface Fetched {
+  temp: string;
+  type: Sniffed | 'html' | undefined;
+  res: Response;
+  url: URL;
+}
+
+/** Streams the body into a temp file in `dir`, counting bytes against the limit and keeping the head for sniffing. */
+async function fetchToTemp(start: URL, dir: string, limits: DownloadLimits, signal: AbortSignal, onProgress?: (f: number) => void): Promise<Fetched> {
+  const { res, url } = await fetchFollowing(start, signal);
+  const contentType = res.headers.get('content-type') ?? '';
+  const declared = Number(res.headers.get('content-length') ?? NaN);
+  if (Number.isFinite(declared) && declared > limits.maxBytes) {
+    await res.body?.cancel();
+    throw tooLarge(limits.maxBytes);
+  }
+  // A page announced as HTML is not fetched whole: it is a page, not media.
+  const mime = contentType.split(';')[0].trim().toLowerCase();
+  if (mime === 'text/html' || mime === 'application/xhtml+xml') {
+    await res.body?.cancel();
+    return { temp: '', type: 'html', res, url };
+  }
+  const temp = tempPathIn(dir, 'download');
+  let head = Buffer.alloc(0);
+  let received = 0;
+  const meter = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      received += chunk.length;
+      if (received > limits.maxBytes) return done(tooLarge(limits.maxBytes));
+      if (head.length < SNIFF_BYTES) head = Buffer.concat([head, chunk.subarray(0, SNIFF_BYTES - head.length)]);
+      if (Number.isFinite(declared) && declared > 0) onProgress?.(received / declared);
+      done(null, chunk);
+    },
+  });
+  try {
+    const body = res.body ? Readable.fromWeb(res.body as WebReadableStream<Uint8Array>) : Readable.from([]);
+    await pipeline(body, meter, fs.createWriteStream(temp, { flags: 'wx' }), { signal });
+  } catch (err) {
+    await fsp.rm(temp, { force: true });
+    throw err;
+  }
+  return { temp, type: mediaTypeOf(sniff(head), contentType, url), res, url };
+}
+
+/** Maps fetch's failures to the service's errors: our timeout is 504, a client/job abort stays an abort, the rest 502. */
+function transferError(err: unknown, timeout: AbortSignal, outer: AbortSignal | undefined, url: URL, limits: DownloadLimits): unknown {
+  if (outer?.aborted) return outer.reason instanceof ApiError ? outer.reason : new ApiError(499, 'aborted', 'The download was cancelled');
+  if (timeout.aborted) return new ApiError(504, 'timeout', `Downloading ${url.href} took longer than ${limits.timeoutMs} ms`);
+  if (err instanceof ApiError) return err;
+  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+  const why = cause?.code ?? cause?.message ?? (err instanceof Error ? err.message : String(err));
+  return new ApiError(502, 'unreachable', `Could not fetch ${url.href}: ${why}`);
+}
+
+/**
+ * Downloads a URL onto a board. A direct media file is streamed to a temp file in the board folder (size and time
+ * limited, type from its bytes and headers). A web page goes to yt-dlp when it is installed (social-media posts give
+ * one element per image/video); without yt-dlp a page is a 415.
+ */
+export async function downloadToBoard(
+  ctx: AppContext,
+  req: { board_id: string; url: string },
+  opts: { signal?: AbortSignal; onProgress?: (fraction: number) => void } = {},
+): Promise<{ elements: DownloadedElement[] }> {
+  const start = parseHttpUrl(req.url);
+  ctx.boards.requireBoard(req.board_id);
+  const dir = await ctx.media.boardDir(req.board_id);
+  const limits = downloadLimits(ctx);
+  const timeout = AbortSignal.timeout(limits.timeoutMs);
+  const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
+  let fetched: Fetched;
+  try {
+    fetched = await fetchToTemp(start, dir, limits, signal, opts.onProgress);
+  } catch (err) {
+    throw transferError(err, timeout, opts.signal, start, limits);
+  }
+  if (fetched.type === 'html') {
+    if (fetched.temp) await fsp.rm(fetched.temp, { force: true });
+    return { elements: await extractWithYtdlp(ctx, req.board_id, fetched.url, dir, limits, signal, timeout, opts.signal) };
+  }
+  if (!fetched.type) {
+    await fsp.rm(fetched.temp, { force: true });
+    const declared = fetched.res.headers.get('content-type') || 'no Content-Type';
+    throw new ApiError(415, 'not_media', `${fetched.url.href} is not an image, video or audio file (${declared}, unrecognised content)`);
+  }
+  let stored: string;
+  try {
+    stored = await commitUnique(fetched.temp, dir, fileNameFor(fetched.res, fetched.url, fetched.type.ext));
+  } catch (err) {
+    await fsp.rm(fetched.temp, { force: true });
+    throw err;
+  }
+  return { elements: [await addElement(ctx, req.board_id, stored, fetched.type.kind, req.url)] };
+}
+
+async function addElement(ctx: AppContext, boardId: string, stored: string, kind: Sniffed['kind'], source: string): Promise<DownloadedElement> {
+  const el = await ctx.boards.addElement(boardId, { type: kind, url: ctx.media.urlFor(boardId, stored), name: stored, data: { source_url: source } });
+  return { id: el.id, type: el.type, url: el.url!, name: el.name };
+}
+
+async function extractWithYtdlp(
+  ctx: AppContext,
+  boardId: string,
+  page: URL,
+  dir: string,
+  limits: DownloadLimits,
+  signal: AbortSignal,
+  timeout: AbortSignal,
+  outer: AbortSignal | undefined,
+): Promise<DownloadedElement[]> {
+  const ytdlp = await ctx.tools.info('ytdlp');
+  if (!ytdlp.found) {
+    throw new ApiError(415, 'not_media', `${page.href} is a web page, not a media file; install yt-dlp to extract media from pages`, { hint: ytdlp.hint });
+  }
+  const tmpRoot = path.join(ctx.config.dataDir, 'tmp');
+  await fsp.mkdir(tmpRoot, { recursive: true });
+  const outDir = await fsp.mkdtemp(path.join(tmpRoot, 'ytdlp-'));
+  try {
+    let files: string[];
+    try {
+      files = await ytdlpDownload(ctx.tools, page.href, outDir, { signal, maxBytes: limits.maxBytes });
+    } catch (err) {
+      throw transferError(err, timeout, outer, page, limits);
+    }
+    const elements: DownloadedElement[] = [];
+    for (const file of files) {
+      const handle = await fsp.open(file, 'r');
+      const head = Buffer.alloc(SNIFF_BYTES);
+      const { bytesRead } = await handle.read(head, 0, SNIFF_BYTES, 0).finally(() => handle.close());
+      const type = sniff(head.subarray(0, bytesRead));
+      if (!type || type === 'html') continue; // yt-dlp's side files (descriptions, info json)
+      const stored = await moveIntoUnique(file, dir, withExtension(sanitizeFilename(path.basename(file).replace(/^\d{3}-/, ''), 'download'), type.ext));
+      elements.push(await addElement(ctx, boardId, stored, type.kind, page.href));
+    }
+    if (elements.length === 0) throw new ApiError(422, 'no_media', `yt-dlp found no image, video or audio at ${page.href}`);
+    return elements;
+  } finally {
+    await fsp.rm(outDir, { recursive: true, force: true });
+  }
+}
