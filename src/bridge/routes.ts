@@ -56,9 +56,7 @@ export const registerBridge: Feature = (app: App, ctx: AppContext) => {
   const bridge = new Bridge(new BridgeStore(ctx.db), ctx.boards, ctx.media, ctx.log);
   const shutdown = new AbortController();
 
-  const onAdded = (...args: Parameters<Bridge['onElementAdded']>) => {
-    bridge.onElementAdded(...args).catch((err) => ctx.log.error({ err }, 'bridge media hook failed'));
-  };
+  const onAdded = (...args: Parameters<Bridge['onElementAdded']>) => bridge.onElementAdded(...args);
   const onBoardDeleted = (...args: Parameters<Bridge['onBoardDeleted']>) => bridge.onBoardDeleted(...args);
   ctx.events.on('element-added', onAdded);
   ctx.events.on('board-deleted', onBoardDeleted);

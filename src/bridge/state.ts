@@ -162,8 +162,9 @@ export class Bridge {
   async sendMedia(input: { url: string; caption?: string; sessionId?: string; botId?: string }): Promise<QueueResult> {
     const file = await this.media.resolveUrl(input.url);
     const bot = this.routeMedia(input.sessionId, input.botId);
-    this.store.markSent(bot.id, file.path, nowIso());
-    return this.push(bot.toMessenger, bot, mediaItem(this.canonicalUrl(file), input.caption));
+    const url = this.canonicalUrl(file);
+    this.store.markSent(bot.id, url, nowIso());
+    return this.push(bot.toMessenger, bot, mediaItem(url, input.caption));
   }
 
   private routeMedia(sessionId: string | undefined, botId: string | undefined): BotBridge {
@@ -201,26 +202,17 @@ export class Bridge {
 
   /**
    * Board media hook: a media element added to the board of an active bot goes to that bot's chat, unless it came
-   * from the chat (loop guard) or that bot already got the file. Runs after the element is stored; never throws.
+   * from the chat (loop guard) or that bot already got the file. Synchronous, so the item is queued before the
+   * request that added the element is answered. The element's url is already validated and canonical (addElement).
    */
-  async onElementAdded(element: Element, board: Board): Promise<void> {
+  onElementAdded(element: Element, board: Board): void {
     if (!element.url || !MEDIA_TYPES.includes(element.type)) return;
-    const targets = [...this.bots.values()].filter((b) => b.active && b.session?.boardId === board.id);
-    if (targets.length === 0) return;
     const fromChat = element.data.bridge_origin === 'messenger';
-    let file;
-    try {
-      file = await this.media.resolveUrl(element.url);
-    } catch (err) {
-      this.log.warn({ err, element: element.id }, 'bridge media hook: element file not found');
-      return;
-    }
-    for (const bot of targets) {
-      // Re-checked after the await: the bot may have been disarmed meanwhile.
+    for (const bot of this.bots.values()) {
       if (!bot.active || bot.session?.boardId !== board.id) continue;
-      // A file from the chat is recorded as sent, so a later copy of the same file is not echoed back either.
-      const first = this.store.markSent(bot.id, file.path, nowIso());
-      if (first && !fromChat) this.push(bot.toMessenger, bot, mediaItem(this.canonicalUrl(file)));
+      // A file from the chat is recorded as sent, so a later element for the same file is not echoed back either.
+      const first = this.store.markSent(bot.id, element.url, nowIso());
+      if (first && !fromChat) this.push(bot.toMessenger, bot, mediaItem(element.url));
     }
   }
 

@@ -15,9 +15,9 @@ const MIGRATIONS = [
    );
    CREATE TABLE bridge_sent_media (
      bot_id TEXT NOT NULL,
-     file_path TEXT NOT NULL,
+     media_url TEXT NOT NULL,
      sent_at TEXT NOT NULL,
-     PRIMARY KEY (bot_id, file_path)
+     PRIMARY KEY (bot_id, media_url)
    );`,
 ];
 
@@ -75,11 +75,11 @@ export class BridgeStore {
     this.db.prepare('DELETE FROM bridge_chats WHERE bot_id = ?').run(botId);
   }
 
-  /** Records that a file went to a bot; false when it had already been sent (the caller then skips it). */
-  markSent(botId: string, filePath: string, at: string): boolean {
+  /** Records that a file (by its canonical url) went to a bot; false when it had already been sent. */
+  markSent(botId: string, mediaUrl: string, at: string): boolean {
     const result = this.db
-      .prepare('INSERT OR IGNORE INTO bridge_sent_media (bot_id, file_path, sent_at) VALUES (?, ?, ?)')
-      .run(botId, filePath, at);
+      .prepare('INSERT OR IGNORE INTO bridge_sent_media (bot_id, media_url, sent_at) VALUES (?, ?, ?)')
+      .run(botId, mediaUrl, at);
     return result.changes > 0;
   }
 
