@@ -2,6 +2,7 @@ import type { Feature } from './context.js';
 import { registerMedia } from './media/routes.js';
 import { registerSounds } from './sounds/routes.js';
 import { registerBridge } from './bridge/routes.js';
+import { registerTimeline } from './timeline/routes.js';
 
 /**
  * Every feature folder exposes one register function; this list is the only place that names them all.
@@ -11,4 +12,5 @@ export const FEATURES: Feature[] = [
   registerMedia,
   registerSounds,
   registerBridge,
+  registerTimeline,
 ];

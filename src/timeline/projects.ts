@@ -1,0 +1,90 @@
+import type { BoardService } from '../boards/service.js';
+import type { Db } from '../db/database.js';
+import { badRequest, notFound } from '../http/errors.js';
+import { newId, nowIso } from '../ids.js';
+import { migrateProjectData, newProjectData, validateProjectData, type ProjectData } from './project.js';
+import { ProjectStore, type ProjectRow } from './store.js';
+import { timelineDuration } from './timeline.js';
+
+export interface ProjectSummary {
+  id: string;
+  name: string;
+  last_modified: string;
+  duration: number;
+}
+
+export interface Project extends ProjectSummary {
+  data: ProjectData;
+}
+
+/** A timestamp later than `previous`, so last_modified changes on every save even within one millisecond. */
+function laterThan(previous: string | undefined): string {
+  const now = nowIso();
+  if (!previous || now > previous) return now;
+  return new Date(Date.parse(previous) + 1).toISOString();
+}
+
+/** Video projects of a board: stored as given, read in the current layout. */
+export class ProjectService {
+  private readonly store: ProjectStore;
+
+  constructor(
+    db: Db,
+    private readonly boards: BoardService,
+  ) {
+    this.store = new ProjectStore(db);
+  }
+
+  private view(row: ProjectRow): Project {
+    const data = migrateProjectData(JSON.parse(row.data) as ProjectData, () => newId('ch_'));
+    return { id: row.id, name: row.name, last_modified: row.last_modified, duration: timelineDuration(data), data };
+  }
+
+  list(boardId: string): ProjectSummary[] {
+    this.boards.requireBoard(boardId);
+    return this.store.list(boardId).map((row) => {
+      const { data: _data, ...summary } = this.view(row);
+      return summary;
+    });
+  }
+
+  get(boardId: string, id: string): Project {
+    this.boards.requireBoard(boardId);
+    const row = this.store.get(boardId, id);
+    if (!row) throw notFound(`Video project ${id} not found on board ${boardId}`);
+    return this.view(row);
+  }
+
+  create(boardId: string, name: string): Project {
+    this.boards.requireBoard(boardId);
+    const trimmed = name.trim();
+    if (!trimmed) throw badRequest('name must not be empty', { field: 'name' });
+    const at = nowIso();
+    const row: ProjectRow = {
+      id: newId('vp_'),
+      board_id: boardId,
+      name: trimmed,
+      data: JSON.stringify(newProjectData(newId('ch_'))),
+      created_at: at,
+      last_modified: at,
+    };
+    this.store.insert(row);
+    return this.view(row);
+  }
+
+  /** Replaces the whole project state; `name` may be left out to keep the current one. */
+  replace(boardId: string, id: string, body: { id?: string; name?: string; data: unknown }): Project {
+    const current = this.get(boardId, id);
+    if (body.id !== undefined && body.id !== id) throw badRequest(`id ${body.id} does not match the project ${id} in the path`, { field: 'id' });
+    const name = body.name === undefined ? current.name : body.name.trim();
+    if (!name) throw badRequest('name must not be empty', { field: 'name' });
+    const data = validateProjectData(body.data);
+    this.store.replace(boardId, id, name, JSON.stringify(data), laterThan(current.last_modified));
+    return this.get(boardId, id);
+  }
+
+  delete(boardId: string, id: string): void {
+    this.boards.requireBoard(boardId);
+    if (!this.store.delete(boardId, id)) throw notFound(`Video project ${id} not found on board ${boardId}`);
+  }
+}

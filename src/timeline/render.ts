@@ -1,0 +1,91 @@
+import fsp from 'node:fs/promises';
+import type { AppContext } from '../context.js';
+import { commitUnique, tempPathIn } from '../files/atomic.js';
+import { filenameFromTitle } from '../files/names.js';
+import { ApiError } from '../http/errors.js';
+import type { JobContext, JobOutcome } from '../jobs/runner.js';
+import { runFfmpeg } from '../tools/ffmpeg.js';
+import { probe } from '../tools/ffprobe.js';
+import { compilePlan, type ClipInput } from './compile.js';
+import type { ProjectData } from './project.js';
+import { outputSize, type RenderSettings } from './render-options.js';
+import { buildRenderPlan, timelineError, type Layer } from './timeline.js';
+
+export const RENDER_JOB = 'video-project-render';
+
+export interface RenderParams extends RenderSettings {
+  boardId: string;
+  projectId: string;
+  projectName: string;
+  /** Snapshot taken when the render was asked for: later saves do not change a queued render. */
+  data: ProjectData;
+}
+
+/** Resolves and probes the media of every clip the layers use; a missing or unreadable file names the item. */
+async function probeInputs(ctx: AppContext, layers: Layer[]): Promise<Record<string, ClipInput>> {
+  const inputs: Record<string, ClipInput> = {};
+  for (const layer of layers) {
+    if (inputs[layer.clipId]) continue;
+    const url = layer.clip.url as string;
+    let file: string;
+    try {
+      file = (await ctx.media.resolveUrl(url)).path;
+    } catch (err) {
+      throw timelineError(`${layer.label}: media ${url} of clip "${layer.clipId}" is missing (${err instanceof Error ? err.message : String(err)})`);
+    }
+    const info = await probe(ctx.tools, file).catch((err: unknown) => {
+      throw timelineError(`${layer.label}: media ${url} cannot be read (${err instanceof Error ? err.message : String(err)})`);
+    });
+    if (!info.video) throw timelineError(`${layer.label}: media ${url} has no picture`);
+    const quarter = Math.abs(info.video.rotation ?? 0) % 180 === 90;
+    const still = layer.clip.mediaType === 'image' || /^(image2|png_pipe|jpeg_pipe|webp_pipe|gif)/.test(info.formatName);
+    inputs[layer.clipId] = {
+      path: file,
+      width: quarter ? info.video.height : info.video.width,
+      height: quarter ? info.video.width : info.video.height,
+      hasAudio: !!info.audio,
+      still,
+    };
+  }
+  return inputs;
+}
+
+/**
+ * The render job: checks the snapshot, probes the media, runs the one compiled ffmpeg command into a temp file in
+ * the board folder (progress from ffmpeg's own progress output), then gives it a unique name and adds it to the
+ * board as a video element. A cancelled or failed render leaves no partial file behind.
+ */
+export async function renderProject(ctx: AppContext, job: JobContext<RenderParams>): Promise<JobOutcome> {
+  const p = job.params;
+  const plan = buildRenderPlan(p.data);
+  if (plan.layers.length === 0) throw timelineError('the timeline has no visible items to render');
+  const inputs = await probeInputs(ctx, plan.layers);
+  const size = outputSize(p.size_preset, p.data.videoSize);
+  const dir = await ctx.media.boardDir(p.boardId);
+  const filename = filenameFromTitle(p.projectName, 'render', p.format);
+  const temp = tempPathIn(dir, filename);
+  const compiled = compilePlan(plan, inputs, { path: temp, width: size.w, height: size.h, fps: p.fps, format: p.format, codec: p.codec, crf: p.crf });
+  try {
+    await runFfmpeg(ctx.tools, compiled.args, {
+      signal: job.signal,
+      durationSeconds: compiled.duration,
+      timeoutMs: Math.max(30 * 60_000, compiled.duration * 60_000),
+      onProgress: (pr) => {
+        if (pr.fraction !== undefined) job.progress(pr.fraction);
+      },
+    });
+    const name = await commitUnique(temp, dir, filename);
+    const element = await ctx.boards.addElement(p.boardId, {
+      type: 'video',
+      url: ctx.media.urlFor(p.boardId, name),
+      name,
+      data: { video_project_id: p.projectId, render_job_id: job.id },
+    });
+    return { output_url: element.url ?? undefined, result: { element_id: element.id, filename: name } };
+  } catch (err) {
+    if (err instanceof ApiError && err.code === 'ffmpeg_failed') throw new ApiError(422, 'render_failed', `Render failed: ${err.message}`);
+    throw err;
+  } finally {
+    await fsp.rm(temp, { force: true });
+  }
+}

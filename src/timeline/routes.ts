@@ -1,0 +1,155 @@
+import { Type } from 'typebox';
+import type { Feature } from '../context.js';
+import { badRequest, errorResponses, notFound } from '../http/errors.js';
+import { ProjectService } from './projects.js';
+import { CODECS, FORMATS, SIZE_PRESETS, renderSettings } from './render-options.js';
+import { RENDER_JOB, renderProject, type RenderParams } from './render.js';
+import { timelineDuration } from './timeline.js';
+
+const BoardParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
+const ProjectParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }), pid: Type.String({ minLength: 1, maxLength: 64 }) });
+const JobParams = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 64 }),
+  pid: Type.String({ minLength: 1, maxLength: 64 }),
+  job_id: Type.String({ minLength: 1, maxLength: 64 }),
+});
+
+const Summary = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  last_modified: Type.String({ description: 'ISO 8601, changes on every save' }),
+  duration: Type.Number({ description: 'seconds: end of the last item of a visible channel' }),
+});
+const ProjectSchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  last_modified: Type.String(),
+  duration: Type.Number(),
+  data: Type.Record(Type.String(), Type.Unknown(), { description: 'the project state in the current layout (see docs/timeline.md)' }),
+});
+const RenderStatus = Type.Object({
+  job_id: Type.String(),
+  status: Type.Enum(['queued', 'running', 'complete', 'error', 'cancelled']),
+  progress: Type.Number({ description: 'fraction 0..1' }),
+  eta_seconds: Type.Union([Type.Number(), Type.Null()]),
+  output_url: Type.Union([Type.String(), Type.Null()], { description: '/media/<board_id>/<file> once complete' }),
+  error: Type.Optional(Type.String()),
+  element_id: Type.Optional(Type.String({ description: 'the board element the finished video was added as' })),
+});
+
+/** Video timeline projects of a board and their render jobs. */
+export const registerTimeline: Feature = async (app, ctx) => {
+  const projects = new ProjectService(ctx.db, ctx.boards);
+  ctx.jobs.define<RenderParams>(RENDER_JOB, (job) => renderProject(ctx, job));
+  const tags = ['video projects'];
+  const base = '/api/moodboards/:id/video-projects';
+
+  app.get(
+    base,
+    { schema: { tags, summary: 'Project summaries of a board, most recently saved first', params: BoardParams, response: { 200: Type.Array(Summary), ...errorResponses } } },
+    async (req) => projects.list(req.params.id),
+  );
+
+  app.post(
+    base,
+    {
+      schema: {
+        tags,
+        summary: 'Create a project with an empty timeline and default settings',
+        params: BoardParams,
+        body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) }),
+        response: { 201: ProjectSchema, ...errorResponses },
+      },
+    },
+    async (req, reply) => reply.status(201).send(projects.create(req.params.id, req.body.name)),
+  );
+
+  app.get(
+    `${base}/:pid`,
+    { schema: { tags, summary: 'A project with its data (older layouts migrated)', params: ProjectParams, response: { 200: ProjectSchema, ...errorResponses } } },
+    async (req) => projects.get(req.params.id, req.params.pid),
+  );
+
+  app.put(
+    `${base}/:pid`,
+    {
+      schema: {
+        tags,
+        summary: 'Replace the whole project state; answers the saved project',
+        params: ProjectParams,
+        body: Type.Object({
+          id: Type.Optional(Type.String({ description: 'must match the path when given' })),
+          name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'kept when left out' })),
+          data: Type.Unknown({ description: 'the full project data; unknown fields are kept' }),
+        }),
+        response: { 200: ProjectSchema, ...errorResponses },
+      },
+    },
+    async (req) => projects.replace(req.params.id, req.params.pid, req.body as { id?: string; name?: string; data: unknown }),
+  );
+
+  app.delete(
+    `${base}/:pid`,
+    { schema: { tags, summary: 'Delete a project (rendered videos stay on the board)', params: ProjectParams, response: { 204: Type.Null(), ...errorResponses } } },
+    async (req, reply) => {
+      projects.delete(req.params.id, req.params.pid);
+      return reply.status(204).send(null);
+    },
+  );
+
+  app.post(
+    `${base}/:pid/render`,
+    {
+      schema: {
+        tags,
+        summary: 'Render the project to a video file in the board folder (a job)',
+        params: ProjectParams,
+        body: Type.Object(
+          {
+            format: Type.Optional(Type.Enum(FORMATS)),
+            codec: Type.Optional(Type.Enum(CODECS)),
+            crf: Type.Optional(Type.Integer({ minimum: 0, maximum: 51 })),
+            size_preset: Type.Optional(Type.Enum(SIZE_PRESETS)),
+            fps: Type.Optional(Type.Integer({ minimum: 1, maximum: 120 })),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 202: Type.Object({ job_id: Type.String(), status: Type.Literal('queued') }), ...errorResponses },
+      },
+    },
+    async (req, reply) => {
+      const project = projects.get(req.params.id, req.params.pid);
+      if (timelineDuration(project.data) <= 0) throw badRequest('The project has no visible items to render');
+      const params: RenderParams = {
+        ...renderSettings(req.body ?? {}),
+        boardId: req.params.id,
+        projectId: project.id,
+        projectName: project.name,
+        data: project.data,
+      };
+      const job = ctx.jobs.enqueue(RENDER_JOB, params, { boardId: req.params.id, idPrefix: 'render_' });
+      return reply.status(202).send({ job_id: job.id, status: 'queued' as const });
+    },
+  );
+
+  app.get(
+    `${base}/:pid/render/:job_id`,
+    { schema: { tags, summary: 'Poll a render job', params: JobParams, response: { 200: RenderStatus, ...errorResponses } } },
+    async (req) => {
+      projects.get(req.params.id, req.params.pid);
+      const job = ctx.jobs.require(req.params.job_id, RENDER_JOB);
+      const params = job.params as RenderParams;
+      if (params.projectId !== req.params.pid || params.boardId !== req.params.id) throw notFound(`Job ${req.params.job_id} not found`);
+      const result = job.result as { element_id?: string } | null;
+      return {
+        job_id: job.id,
+        status: job.status,
+        progress: job.progress,
+        eta_seconds: job.eta_seconds,
+        output_url: job.output_url,
+        ...(job.error ? { error: job.error } : {}),
+        ...(result?.element_id ? { element_id: result.element_id } : {}),
+      };
+    },
+  );
+};
