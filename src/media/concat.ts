@@ -107,7 +107,7 @@ export async function concatVideos(
       onProgress: (p) => p.fraction !== undefined && opts.onProgress?.(p.fraction),
     });
   const name = `${sources[0].stem} (concat ${sources.length})`;
-  if (!canCopy(inputs)) return produceElement(ctx, req.board_id, `${name}.mp4`, run(reencodeArgs(inputs)));
+  if (!canCopy(inputs)) return produceElement(ctx, req.board_id, `${name}.mp4`, run(reencodeArgs(inputs)), { concat_mode: 'reencode' });
 
   const ext = path.extname(sources[0].path).slice(1).toLowerCase() || 'mp4';
   const tmpRoot = path.join(ctx.config.dataDir, 'tmp');
@@ -116,7 +116,7 @@ export async function concatVideos(
   try {
     const listFile = path.join(listDir, 'list.ffconcat');
     await fsp.writeFile(listFile, `ffconcat version 1.0\n${inputs.map((i) => concatListLine(i.path)).join('\n')}\n`);
-    return await produceElement(ctx, req.board_id, `${name}.${ext}`, run(copyArgs(listFile, ext)));
+    return await produceElement(ctx, req.board_id, `${name}.${ext}`, run(copyArgs(listFile, ext)), { concat_mode: 'copy' });
   } finally {
     await fsp.rm(listDir, { recursive: true, force: true });
   }

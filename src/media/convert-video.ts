@@ -50,6 +50,11 @@ export function validateConvertVideo(req: ConvertVideoRequest): number | undefin
   return parseBitrate(req.bitrate);
 }
 
+export function checkVideoElement(ctx: AppContext, req: { board_id: string; element_id: string }): void {
+  const el = ctx.boards.requireElement(req.board_id, req.element_id);
+  if (el.type !== 'video') throw badRequest(`Element ${req.element_id} is not a video (it is ${el.type})`);
+}
+
 /** Encoder arguments; without a bitrate each codec runs at a constant quality. */
 function videoArgs(codec: VideoCodec, bitrate: number | undefined): string[] {
   const rate = bitrate ? ['-b:v', String(bitrate), '-maxrate', String(Math.round(bitrate * 1.5)), '-bufsize', String(bitrate * 2)] : [];
@@ -82,6 +87,7 @@ export async function convertVideo(
   opts: { signal?: AbortSignal; onProgress?: (fraction: number) => void } = {},
 ): Promise<NewMediaResult> {
   const bitrate = validateConvertVideo(req);
+  checkVideoElement(ctx, req);
   const src = await loadSource(ctx, req.board_id, req.element_id);
   const info = await probe(ctx.tools, src.path);
   if (!info.video) throw badRequest(`Element ${req.element_id} has no video stream`);

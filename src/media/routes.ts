@@ -5,7 +5,7 @@ import { ErrorBody, errorResponses } from '../http/errors.js';
 import { abortOnDisconnect } from './client-abort.js';
 import { checkConcatRequest, concatVideos } from './concat.js';
 import { convertImage, IMAGE_FORMATS } from './convert-image.js';
-import { convertVideo, validateConvertVideo, VIDEO_CODECS, VIDEO_FORMATS, type ConvertVideoRequest } from './convert-video.js';
+import { checkVideoElement, convertVideo, validateConvertVideo, VIDEO_CODECS, VIDEO_FORMATS, type ConvertVideoRequest } from './convert-video.js';
 import { downloadToBoard, parseHttpUrl } from './download.js';
 import { extractAudio } from './extract-audio.js';
 import type { NewMediaResult } from './new-element.js';
@@ -182,7 +182,7 @@ export const registerMedia: Feature = (app: App, ctx: AppContext) => {
       const { async: isAsync, ...params } = req.body;
       if (isAsync) {
         validateConvertVideo(params);
-        ctx.boards.requireElement(params.board_id, params.element_id);
+        checkVideoElement(ctx, params);
         return reply.status(202).send(queued(JOB_CONVERT, params, params.board_id));
       }
       return convertVideo(ctx, params, { signal: abortOnDisconnect(reply) });

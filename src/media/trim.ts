@@ -48,6 +48,9 @@ export async function trimMedia(
   signal?: AbortSignal,
 ): Promise<NewMediaResult> {
   const src = await loadSource(ctx, req.board_id, req.element_id);
+  if (src.element.type !== 'video' && src.element.type !== 'audio') {
+    throw badRequest(`Element ${req.element_id} is ${src.element.type === 'image' ? 'an image' : `a ${src.element.type} element`}; only video and audio can be trimmed`);
+  }
   const info = await probe(ctx.tools, src.path);
   if (!info.video && !info.audio) throw badRequest(`Element ${req.element_id} is neither video nor audio`);
   const duration = info.duration;
