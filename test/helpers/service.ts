@@ -67,8 +67,8 @@ export async function startService(env: Record<string, string | undefined> = {},
       form.set('board_id', boardId);
       if (o.addToBoard) form.set('add_to_board', 'true');
       if (o.data) form.set('data', JSON.stringify(o.data));
-      if (typeof file === 'string') form.set('file', new Blob([await fsp.readFile(file)]), path.basename(file));
-      else form.set('file', new Blob([file.data]), file.name);
+      if (typeof file === 'string') form.set('file', new Blob([new Uint8Array(await fsp.readFile(file))]), path.basename(file));
+      else form.set('file', new Blob([typeof file.data === 'string' ? file.data : new Uint8Array(file.data)]), file.name);
       const res = await fetch(`${baseUrl}/api/upload`, { method: 'POST', body: form });
       const text = await res.text();
       return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined, text };
