@@ -10,7 +10,7 @@ import { extensionForMime, kindOfFile } from '../files/media-types.js';
 import { sanitizeFilename, withExtension } from '../files/names.js';
 import { ApiError, badRequest } from '../http/errors.js';
 import { ytdlpDownload } from '../tools/ytdlp.js';
-import { SNIFF_BYTES, sniff, type Sniffed } from './sniff.js';
+import { SNIFF_BYTES, SNIFFABLE, sniff, type Sniffed } from './sniff.js';
 
 export const MAX_REDIRECTS = 5;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
@@ -87,14 +87,17 @@ function fileNameFor(res: Response, url: URL, ext: string): string {
   return withExtension(sanitizeFilename(name || 'download', 'download'), ext);
 }
 
-/** The type to store the body as: the sniffed bytes, else a media Content-Type; undefined when it is not media. */
+/**
+ * The type to store the body as: the sniffed bytes, else a media Content-Type for a format the sniffer does not know
+ * (bmp, tiff, aac...). A body claiming a format we can recognise but whose bytes are not that format is not media.
+ */
 function mediaTypeOf(sniffed: Sniffed | 'html' | undefined, contentType: string, url: URL): Sniffed | 'html' | undefined {
   if (sniffed) return sniffed;
   const mime = contentType.split(';')[0].trim().toLowerCase();
   const major = mime.split('/')[0];
   if (major !== 'image' && major !== 'video' && major !== 'audio') return mime === 'text/html' || mime === 'application/xhtml+xml' ? 'html' : undefined;
   const ext = extensionForMime(mime) ?? path.extname(url.pathname).slice(1).toLowerCase();
-  if (!ext || kindOfFile(`x.${ext}`) !== major) return undefined;
+  if (!ext || SNIFFABLE.has(ext) || kindOfFile(`x.${ext}`) !== major) return undefined;
   return { kind: major, ext, mime };
 }
 

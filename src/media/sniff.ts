@@ -9,6 +9,9 @@ export interface Sniffed {
 /** Bytes of a file's head that `sniff` needs to tell every format it knows. */
 export const SNIFF_BYTES = 512;
 
+/** Extensions `sniff` recognises from bytes: a file claiming one of these whose bytes do not match is not that format. */
+export const SNIFFABLE = new Set(['png', 'jpg', 'gif', 'webp', 'wav', 'avi', 'webm', 'mkv', 'avif', 'heic', 'mov', 'm4a', 'mp4', 'ogg', 'flac', 'mp3', 'svg']);
+
 const ascii = (b: Buffer, at: number, text: string) => b.length >= at + text.length && b.toString('latin1', at, at + text.length) === text;
 
 /** ISO base media files (mp4, mov, avif, heic, m4a) by the major brand of their `ftyp` box. */
