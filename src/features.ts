@@ -3,6 +3,7 @@ import { registerMedia } from './media/routes.js';
 import { registerSounds } from './sounds/routes.js';
 import { registerBridge } from './bridge/routes.js';
 import { registerTimeline } from './timeline/routes.js';
+import { registerHtml } from './html/routes.js';
 
 /**
  * Every feature folder exposes one register function; this list is the only place that names them all.
@@ -13,4 +14,5 @@ export const FEATURES: Feature[] = [
   registerSounds,
   registerBridge,
   registerTimeline,
+  registerHtml,
 ];

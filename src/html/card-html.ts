@@ -1,0 +1,219 @@
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import type { AppContext } from '../context.js';
+import type { ElementInitializer } from '../boards/service.js';
+import type { Element } from '../boards/types.js';
+import { replaceFileAtomic, writeNewFile } from '../files/atomic.js';
+import { filenameFromTitle } from '../files/names.js';
+import { ApiError, badRequest, notFound } from '../http/errors.js';
+import { KeyedQueue } from './keyed-queue.js';
+
+/** The backing file of a new card created without a url. */
+export const EMPTY_CARD = '<!doctype html>\n<html>\n<head>\n<meta charset="utf-8">\n</head>\n<body>\n</body>\n</html>\n';
+
+export interface HtmlWriteResult {
+  htmlUrl: string;
+  htmlVersion: number;
+  element: Element;
+}
+
+export interface HtmlVersionInfo {
+  version: number;
+  size: number;
+  created_at: string;
+  current: boolean;
+}
+
+interface Card {
+  element: Element;
+  url: string;
+  file: string;
+  version: number;
+}
+
+/**
+ * Card HTML with versions. The card's backing file (`data.htmlUrl`, in the board folder) always holds the current
+ * version; a copy of every version is kept in `DATA_DIR/html-versions/<element_id>/<n>.html`, outside the media
+ * root (not served, not in the user's folder). All writes to one card go through one queue, so concurrent writers
+ * each get their own version number and the file always ends with the content of the highest version.
+ */
+export class CardHtml {
+  private readonly queue = new KeyedQueue();
+  private readonly versionsRoot: string;
+
+  constructor(private readonly ctx: AppContext) {
+    this.versionsRoot = path.join(ctx.config.dataDir, 'html-versions');
+  }
+
+  /** Fills in a new html element: creates its empty backing file, or adopts the uploaded `.html` file it names. */
+  readonly initialize: ElementInitializer = async (board, input) => {
+    let url: string;
+    if (input.url) {
+      const resolved = await this.ctx.media.resolveField(input.url, 'url');
+      if (!/\.html?$/i.test(resolved.path)) throw badRequest('url: the backing file of an html card must be an .html file');
+      url = resolved.boardId ? this.ctx.media.urlFor(resolved.boardId, resolved.relative) : this.ctx.media.rootUrl(resolved.relative);
+    } else {
+      const dir = await this.ctx.media.boardDir(board.id);
+      const filename = await writeNewFile(dir, filenameFromTitle(input.name ?? undefined, 'card', 'html'), EMPTY_CARD);
+      url = this.ctx.media.urlFor(board.id, filename);
+    }
+    return { ...input, url, data: { ...(input.data ?? {}), htmlUrl: url, htmlVersion: 1 } };
+  };
+
+  /** Keeps the first version of a card that was just added (its id exists only now). */
+  keepInitialVersion(element: Element): void {
+    if (element.type !== 'html') return;
+    this.queue
+      .run(element.id, async () => {
+        const card = await this.card(element.board_id, element.id);
+        await this.ensureSnapshot(card);
+      })
+      .catch((err: unknown) => this.ctx.log.warn({ err, element: element.id }, 'could not keep the first version of an html card'));
+  }
+
+  /**
+   * The one write-and-bump: stores `html` as the card's next version and as its backing file, then records the
+   * version in the element. Used by PUT .../html, by restore, and by the agent action `update_element_html`.
+   */
+  write(boardId: string, elementId: string, html: string): Promise<HtmlWriteResult> {
+    return this.queue.run(elementId, () => this.writeNow(boardId, elementId, html));
+  }
+
+  /** The backing file was edited directly: its content becomes the next version. */
+  changed(boardId: string, elementId: string): Promise<HtmlWriteResult> {
+    return this.queue.run(elementId, async () => {
+      const card = await this.card(boardId, elementId);
+      const html = await fsp.readFile(card.file, 'utf8').catch(() => {
+        throw notFound(`The backing file of card ${elementId} (${card.url}) is missing`);
+      });
+      const next = (await this.highest(elementId, card.version)) + 1;
+      await this.saveSnapshot(elementId, next, html);
+      return this.record(card, next);
+    });
+  }
+
+  async list(boardId: string, elementId: string): Promise<{ htmlUrl: string; htmlVersion: number; versions: HtmlVersionInfo[] }> {
+    const card = await this.card(boardId, elementId);
+    const versions: HtmlVersionInfo[] = [];
+    for (const n of await this.snapshotNumbers(elementId)) {
+      const st = await fsp.stat(this.snapshotPath(elementId, n)).catch(() => undefined);
+      if (st) versions.push({ version: n, size: st.size, created_at: st.mtime.toISOString(), current: n === card.version });
+    }
+    return { htmlUrl: card.url, htmlVersion: card.version, versions };
+  }
+
+  async read(boardId: string, elementId: string, version: number): Promise<{ version: number; html: string }> {
+    await this.card(boardId, elementId);
+    return { version, html: await this.readSnapshot(elementId, version) };
+  }
+
+  /** Writes version `version` back as a new version. */
+  restore(boardId: string, elementId: string, version: number): Promise<HtmlWriteResult> {
+    return this.queue.run(elementId, async () => {
+      await this.card(boardId, elementId);
+      return this.writeNow(boardId, elementId, await this.readSnapshot(elementId, version));
+    });
+  }
+
+  /** Resolves once every queued write has finished (service shutdown). */
+  idle(): Promise<void> {
+    return this.queue.idle();
+  }
+
+  private async writeNow(boardId: string, elementId: string, html: string): Promise<HtmlWriteResult> {
+    const card = await this.card(boardId, elementId);
+    await this.ensureSnapshot(card);
+    const next = (await this.highest(elementId, card.version)) + 1;
+    // Copy first, then the file, then the record: a crash in between leaves a higher copy, never a lost version.
+    await this.saveSnapshot(elementId, next, html);
+    await replaceFileAtomic(card.file, html);
+    return this.record(card, next);
+  }
+
+  private record(card: Card, version: number): HtmlWriteResult {
+    const element = this.ctx.boards.mutateElementData(card.element.id, (data) => ({ ...data, htmlUrl: card.url, htmlVersion: version }));
+    return { htmlUrl: card.url, htmlVersion: version, element };
+  }
+
+  private async card(boardId: string, elementId: string): Promise<Card> {
+    const element = this.ctx.boards.requireElement(boardId, elementId);
+    if (element.type !== 'html') throw badRequest(`Element ${elementId} is of type ${element.type}, not html`);
+    const url = typeof element.data.htmlUrl === 'string' ? element.data.htmlUrl : element.url;
+    if (!url) throw badRequest(`Element ${elementId} has no backing file`);
+    const version = Number.isInteger(element.data.htmlVersion) ? (element.data.htmlVersion as number) : 1;
+    return { element, url, file: await this.backingPath(url), version };
+  }
+
+  /** The backing file's path; a file that was deleted is recreated at its old place by the next write. */
+  private async backingPath(url: string): Promise<string> {
+    try {
+      return (await this.ctx.media.resolveUrl(url)).path;
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.status !== 404) throw err;
+      const { base, segments } = this.ctx.media.locate(url);
+      return path.join(base, ...segments);
+    }
+  }
+
+  private async ensureSnapshot(card: Card): Promise<void> {
+    const target = this.snapshotPath(card.element.id, card.version);
+    if (await exists(target)) return;
+    const html = await fsp.readFile(card.file, 'utf8').catch(() => undefined);
+    if (html !== undefined) await this.saveSnapshot(card.element.id, card.version, html);
+  }
+
+  private snapshotPath(elementId: string, version: number): string {
+    return path.join(this.versionsRoot, elementId, `${version}.html`);
+  }
+
+  private async saveSnapshot(elementId: string, version: number, html: string): Promise<void> {
+    await replaceFileAtomic(this.snapshotPath(elementId, version), html);
+  }
+
+  private async readSnapshot(elementId: string, version: number): Promise<string> {
+    try {
+      return await fsp.readFile(this.snapshotPath(elementId, version), 'utf8');
+    } catch {
+      throw notFound(`Card ${elementId} has no version ${version}`);
+    }
+  }
+
+  private async snapshotNumbers(elementId: string): Promise<number[]> {
+    const names = await fsp.readdir(path.join(this.versionsRoot, elementId)).catch(() => [] as string[]);
+    return names
+      .map((n) => /^(\d+)\.html$/.exec(n)?.[1])
+      .filter((n): n is string => n !== undefined)
+      .map(Number)
+      .sort((a, b) => a - b);
+  }
+
+  /** The highest version known, from the record or the copies (whichever is ahead after an interrupted write). */
+  private async highest(elementId: string, recorded: number): Promise<number> {
+    const numbers = await this.snapshotNumbers(elementId);
+    return Math.max(recorded, numbers.at(-1) ?? 0);
+  }
+}
+
+async function exists(file: string): Promise<boolean> {
+  return fsp.access(file).then(
+    () => true,
+    () => false,
+  );
+}
+
+const services = new WeakMap<AppContext, CardHtml>();
+
+/** The card-HTML service of a service instance (the html feature creates it at registration). */
+export function cardHtml(ctx: AppContext): CardHtml {
+  let service = services.get(ctx);
+  if (!service) {
+    service = new CardHtml(ctx);
+    services.set(ctx, service);
+  }
+  return service;
+}
+
+/** Write-and-bump for other features (the agent action `update_element_html`). */
+export function writeCardHtml(ctx: AppContext, boardId: string, elementId: string, html: string): Promise<HtmlWriteResult> {
+  return cardHtml(ctx).write(boardId, elementId, html);
+}

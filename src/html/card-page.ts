@@ -1,0 +1,103 @@
+import type { CDPSession } from 'puppeteer-core';
+import type { MediaRoot } from '../files/media-root.js';
+import { ApiError } from '../http/errors.js';
+import type { BrowserPage, BrowserPool } from '../tools/browser.js';
+import { RENDER_LIMITS } from './limits.js';
+import { CARD_URL, installSandbox } from './sandbox.js';
+import { VIRTUAL_CLOCK_SCRIPT } from './virtual-clock.js';
+
+export interface CardSpec {
+  html: string;
+  width: number;
+  height: number;
+  fps: number;
+}
+
+export interface CardEnv {
+  pool: BrowserPool;
+  media: MediaRoot;
+  /** Origins of this service whose absolute /media URLs the card may use. */
+  serviceOrigins: string[];
+}
+
+/** A card loaded in a sandboxed page, on the virtual clock, ready to be stepped frame by frame. */
+export interface CardPage {
+  /** Moves the virtual clock forward to frame `index` (never backwards), running every frame in between. */
+  seek(index: number): Promise<void>;
+  /** The viewport as a PNG. */
+  capture(): Promise<Buffer>;
+  /** Requests of the card that were refused. */
+  blocked: string[];
+}
+
+/** Rejects as soon as `signal` aborts, with the signal's reason; the work itself is stopped by closing the page. */
+export function abortable<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
+}
+
+async function evaluate(cdp: CDPSession, expression: string): Promise<unknown> {
+  const res = await cdp.send('Runtime.evaluate', { expression, awaitPromise: true, returnByValue: true });
+  if (res.exceptionDetails) {
+    throw new ApiError(422, 'render_failed', `The virtual clock failed: ${res.exceptionDetails.exception?.description ?? res.exceptionDetails.text}`);
+  }
+  return res.result.value;
+}
+
+/**
+ * Opens a page from the pool, installs the sandbox and the virtual clock, loads the card and waits for its fonts,
+ * images and media, then hands the card to `fn`. Everything is bounded by `signal` (the render's time limit and the
+ * client going away); the page and its context are closed afterwards in every case.
+ */
+export async function withCardPage<T>(env: CardEnv, spec: CardSpec, signal: AbortSignal, fn: (card: CardPage) => Promise<T>): Promise<T> {
+  return env.pool.withPage(
+    { width: spec.width, height: spec.height },
+    async (lent: BrowserPage) => {
+      const { page, cdp } = lent;
+      let crashed: Error | undefined;
+      page.on('error', (err) => (crashed = err));
+      const sandbox = await abortable(installSandbox(page, { html: spec.html, media: env.media, serviceOrigins: env.serviceOrigins }), signal);
+      await abortable(page.evaluateOnNewDocument(VIRTUAL_CLOCK_SCRIPT), signal);
+      try {
+        await abortable(page.goto(CARD_URL, { waitUntil: 'load', timeout: RENDER_LIMITS.loadTimeoutMs }), signal);
+      } catch (err) {
+        if (signal.aborted || err instanceof ApiError) throw err;
+        throw new ApiError(422, 'render_failed', `The card did not load: ${(err as Error).message.split('\n')[0]}`);
+      }
+      await abortable(evaluate(cdp, `window.__bmsClock.ready(${RENDER_LIMITS.loadTimeoutMs})`), signal);
+      let frame = -1;
+      const check = () => {
+        if (crashed) throw new ApiError(422, 'render_failed', `The card's page crashed: ${crashed.message}`);
+      };
+      const card: CardPage = {
+        blocked: sandbox.blocked,
+        async seek(index: number) {
+          while (frame < index) {
+            frame++;
+            check();
+            await abortable(evaluate(cdp, `window.__bmsClock.advanceTo(${(frame * 1000) / spec.fps})`), signal);
+          }
+        },
+        async capture() {
+          check();
+          return abortable(lent.capture({ format: 'png' }), signal);
+        },
+      };
+      return fn(card);
+    },
+    signal,
+  );
+}

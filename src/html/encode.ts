@@ -1,0 +1,96 @@
+import { once } from 'node:events';
+import type { Tools } from '../tools/locate.js';
+import { runFfmpeg } from '../tools/ffmpeg.js';
+
+export type VideoFormat = 'mp4' | 'webm';
+
+/**
+ * Settings that make the same frames give the same bytes: bit-exact muxing (no encoder version string, no creation
+ * time, fixed container ids), no copied metadata, and single-threaded encoders (their output depends on the thread
+ * count, which would otherwise follow the machine's cores).
+ */
+const BITEXACT = ['-fflags', '+bitexact', '-flags:v', '+bitexact', '-map_metadata', '-1'];
+
+const ENCODERS: Record<VideoFormat, string[]> = {
+  mp4: ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '18', '-pix_fmt', 'yuv420p', '-threads', '1', '-movflags', '+faststart', '-f', 'mp4'],
+  webm: ['-c:v', 'libvpx-vp9', '-deadline', 'good', '-cpu-used', '5', '-row-mt', '0', '-threads', '1', '-crf', '32', '-b:v', '0', '-pix_fmt', 'yuv420p', '-f', 'webm'],
+};
+
+const PROXY = ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '26', '-pix_fmt', 'yuv420p', '-threads', '1', '-movflags', '+faststart', '-f', 'mp4'];
+
+export interface EncodeOptions {
+  fps: number;
+  format: VideoFormat;
+  /** Path of the video to write (a fresh temp path). */
+  output: string;
+  /** A second, smaller H.264 video of the same frames, this many pixels high. */
+  proxy?: { output: string; height: number };
+  frameCount: number;
+  signal: AbortSignal;
+  timeoutMs: number;
+  onProgress?: (fraction: number) => void;
+}
+
+/** Where frames go: `write` resolves once ffmpeg has room for more (back-pressure). */
+export type FrameSink = (png: Buffer) => Promise<void>;
+
+/**
+ * Starts ffmpeg reading PNG frames from its stdin, lets `produce` push every frame into it, and resolves when the
+ * file(s) are complete. No frame touches the disk. A failure on either side stops the other.
+ */
+export async function encodeFrames(tools: Tools, opts: EncodeOptions, produce: (sink: FrameSink) => Promise<void>): Promise<void> {
+  const args = ['-loglevel', 'error', '-f', 'image2pipe', '-framerate', String(opts.fps), '-c:v', 'png', '-i', 'pipe:0'];
+  if (opts.proxy) {
+    args.push('-filter_complex', `[0:v]split=2[main][small];[small]scale=-2:${opts.proxy.height}:flags=bicubic[proxy]`);
+    args.push('-map', '[main]', ...ENCODERS[opts.format], ...BITEXACT, opts.output);
+    args.push('-map', '[proxy]', ...PROXY, ...BITEXACT, opts.proxy.output);
+  } else {
+    args.push('-map', '0:v', ...ENCODERS[opts.format], ...BITEXACT, opts.output);
+  }
+
+  const stop = new AbortController();
+  const onOuterAbort = () => stop.abort(opts.signal.reason);
+  opts.signal.addEventListener('abort', onOuterAbort, { once: true });
+  let stdin: NodeJS.WritableStream | undefined;
+  let spawned!: () => void;
+  const started = new Promise<void>((resolve) => (spawned = resolve));
+  const finished = runFfmpeg(tools, args, {
+    stdin: 'pipe',
+    signal: stop.signal,
+    timeoutMs: opts.timeoutMs,
+    durationSeconds: opts.frameCount / opts.fps,
+    onProgress: (p) => p.fraction !== undefined && opts.onProgress?.(p.fraction),
+    onSpawn: (s) => {
+      stdin = s ?? undefined;
+      // ffmpeg exiting early turns writes into EPIPE; the exit itself is reported by `finished`.
+      stdin?.on('error', () => undefined);
+      spawned();
+    },
+  });
+  const exited = finished.then(
+    () => {
+      throw new Error('ffmpeg exited before all frames were written');
+    },
+    (err: unknown) => {
+      throw err;
+    },
+  );
+  exited.catch(() => undefined);
+
+  try {
+    await Promise.race([started, exited]);
+    const pipe = stdin;
+    if (!pipe) throw new Error('ffmpeg has no stdin');
+    await produce(async (png) => {
+      if (!pipe.write(png)) await Promise.race([once(pipe, 'drain'), exited]);
+    });
+    pipe.end();
+    await finished;
+  } catch (err) {
+    stop.abort(err);
+    await finished.catch(() => undefined);
+    throw err;
+  } finally {
+    opts.signal.removeEventListener('abort', onOuterAbort);
+  }
+}

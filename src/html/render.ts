@@ -1,0 +1,165 @@
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import sharp from 'sharp';
+import type { AppContext } from '../context.js';
+import type { Element } from '../boards/types.js';
+import { commitUnique, tempPathIn, writeNewFile } from '../files/atomic.js';
+import { filenameFromTitle } from '../files/names.js';
+import { ApiError } from '../http/errors.js';
+import { browserPool } from '../tools/browser.js';
+import { withCardPage, type CardEnv, type CardSpec } from './card-page.js';
+import { encodeFrames, type VideoFormat } from './encode.js';
+import { RENDER_LIMITS, renderTimeoutMs } from './limits.js';
+
+export interface VideoRequest extends CardSpec {
+  duration: number;
+  format: VideoFormat;
+  title?: string;
+  boardId: string;
+}
+
+export interface FrameRequest extends CardSpec {
+  frame: number;
+  title?: string;
+  boardId: string;
+}
+
+export interface VideoResult {
+  type: 'video';
+  filename: string;
+  url: string;
+  proxy_url?: string;
+  thumbnail_url?: string;
+  element: Element;
+  frames: number;
+  blocked_requests: string[];
+}
+
+export interface FrameResult {
+  type: 'image';
+  filename: string;
+  url: string;
+  blocked_requests: string[];
+}
+
+/** Folder under the media root for the proxies and thumbnails of renders: `media/html-renders/<board_id>/`. */
+const SIDE_FILES = 'html-renders';
+
+/** Frames of a video of `duration` seconds at `fps` (at least one). */
+export const frameCount = (fps: number, duration: number): number => Math.max(1, Math.round(fps * duration));
+
+/**
+ * Renders HTML cards: a video of every frame, or one frame as a PNG. Each render runs under its own time limit and
+ * stops when the caller's signal aborts (the client went away); partial files are removed.
+ */
+export class HtmlRenderer {
+  private readonly timeoutMs: number;
+
+  constructor(
+    private readonly ctx: AppContext,
+    private readonly serviceOrigins: () => string[],
+  ) {
+    this.timeoutMs = renderTimeoutMs(ctx.config.env);
+  }
+
+  private env(): CardEnv {
+    return { pool: browserPool(this.ctx), media: this.ctx.media, serviceOrigins: this.serviceOrigins() };
+  }
+
+  /** Runs `fn` with a signal that aborts on the caller's signal or after the render time limit (504). */
+  private async limited<T>(signal: AbortSignal | undefined, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const limit = new AbortController();
+    const timer = setTimeout(
+      () => limit.abort(new ApiError(504, 'render_timeout', `The render took longer than its limit of ${Math.round(this.timeoutMs / 1000)} s`)),
+      this.timeoutMs,
+    );
+    const onAbort = () => limit.abort(new ApiError(499, 'aborted', 'The request was cancelled'));
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      return await fn(limit.signal);
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  async renderFrame(req: FrameRequest, signal?: AbortSignal): Promise<FrameResult> {
+    this.ctx.boards.requireBoard(req.boardId);
+    const { png, blocked } = await this.limited(signal, (s) =>
+      withCardPage(this.env(), req, s, async (card) => {
+        await card.seek(req.frame);
+        return { png: await card.capture(), blocked: card.blocked };
+      }),
+    );
+    const dir = await this.ctx.media.boardDir(req.boardId);
+    const filename = await writeNewFile(dir, filenameFromTitle(req.title, 'HTML frame', 'png'), png);
+    return { type: 'image', filename, url: this.ctx.media.urlFor(req.boardId, filename), blocked_requests: blocked };
+  }
+
+  async renderVideo(req: VideoRequest, signal?: AbortSignal): Promise<VideoResult> {
+    this.ctx.boards.requireBoard(req.boardId);
+    const frames = frameCount(req.fps, req.duration);
+    const dir = await this.ctx.media.boardDir(req.boardId);
+    const filename = filenameFromTitle(req.title, 'HTML render', req.format);
+    const sideDir = path.join(this.ctx.media.root, SIDE_FILES, req.boardId);
+    await fsp.mkdir(sideDir, { recursive: true });
+    const temp = tempPathIn(dir, filename);
+    const wantProxy = req.height > RENDER_LIMITS.proxyHeight;
+    const proxyTemp = wantProxy ? tempPathIn(sideDir, 'proxy.mp4') : undefined;
+    const thumbAt = Math.floor(frames / 2);
+    let thumbPng: Buffer | undefined;
+    let blocked: string[] = [];
+    try {
+      await this.limited(signal, (s) =>
+        withCardPage(this.env(), req, s, async (card) => {
+          blocked = card.blocked;
+          await encodeFrames(
+            this.ctx.tools,
+            {
+              fps: req.fps,
+              format: req.format,
+              output: temp,
+              proxy: proxyTemp ? { output: proxyTemp, height: RENDER_LIMITS.proxyHeight } : undefined,
+              frameCount: frames,
+              signal: s,
+              timeoutMs: this.timeoutMs,
+            },
+            async (write) => {
+              for (let f = 0; f < frames; f++) {
+                await card.seek(f);
+                const png = await card.capture();
+                if (f === thumbAt) thumbPng = png;
+                await write(png);
+              }
+            },
+          );
+        }),
+      );
+      const stored = await commitUnique(temp, dir, filename);
+      const stem = path.parse(stored).name;
+      const url = this.ctx.media.urlFor(req.boardId, stored);
+      const proxyUrl = proxyTemp ? this.ctx.media.rootUrl(path.join(SIDE_FILES, req.boardId, await commitUnique(proxyTemp, sideDir, `${stem}.proxy.mp4`))) : undefined;
+      const thumbnailUrl = thumbPng ? this.ctx.media.rootUrl(path.join(SIDE_FILES, req.boardId, await this.writeThumbnail(thumbPng, sideDir, `${stem}.jpg`))) : undefined;
+      const element = await this.ctx.boards.addElement(req.boardId, {
+        type: 'video',
+        url,
+        name: stored,
+        data: {
+          source: 'html-render',
+          proxy_url: proxyUrl,
+          render: { width: req.width, height: req.height, fps: req.fps, duration: req.duration, format: req.format, frames },
+        },
+      });
+      return { type: 'video', filename: stored, url, proxy_url: proxyUrl, thumbnail_url: thumbnailUrl, element, frames, blocked_requests: blocked };
+    } finally {
+      await fsp.rm(temp, { force: true });
+      if (proxyTemp) await fsp.rm(proxyTemp, { force: true });
+    }
+  }
+
+  private async writeThumbnail(png: Buffer, dir: string, filename: string): Promise<string> {
+    const size = RENDER_LIMITS.thumbnailSize;
+    const jpeg = await sharp(png).resize(size, size, { fit: 'inside', withoutEnlargement: true }).jpeg({ quality: 82 }).toBuffer();
+    return writeNewFile(dir, filename, jpeg);
+  }
+}

@@ -1,0 +1,108 @@
+import fsp from 'node:fs/promises';
+import send from '@fastify/send';
+import type { HTTPRequest, Page } from 'puppeteer-core';
+import type { MediaRoot } from '../files/media-root.js';
+
+/**
+ * The card is loaded from this made-up origin (a `.localhost` name, so it counts as a secure context) and every
+ * request it makes is answered here: the document itself, this service's `/media/...` files read from disk, and
+ * nothing else. The browser itself is offline (see tools/browser.ts), so this is the only way anything loads.
+ */
+export const CARD_ORIGIN = 'http://card.localhost';
+export const CARD_URL = `${CARD_ORIGIN}/card.html`;
+
+/** An open-ended range (`bytes=0-`, as media elements ask) is answered in pieces of at most this size. */
+const MAX_RANGE_BYTES = 8 * 1024 * 1024;
+/** A whole-file answer (images, fonts) is read into memory; larger files must be asked for by range. */
+const MAX_WHOLE_FILE_BYTES = 64 * 1024 * 1024;
+
+export interface SandboxOptions {
+  html: string;
+  media: MediaRoot;
+  /** Origins (scheme://host:port) of this service, whose absolute `/media/...` URLs the card may also use. */
+  serviceOrigins: string[];
+}
+
+export interface Sandbox {
+  /** URLs the card asked for that were refused. */
+  blocked: string[];
+}
+
+/** Turns on request interception for a page so that it can reach only its own document, /media files and inline data. */
+export async function installSandbox(page: Page, opts: SandboxOptions): Promise<Sandbox> {
+  const blocked: string[] = [];
+  let documentServed = false;
+  const mediaOrigins = new Set([CARD_ORIGIN, ...opts.serviceOrigins]);
+
+  const refuse = (req: HTTPRequest) => {
+    if (blocked.length < 100) blocked.push(req.url().slice(0, 300));
+    // ERR_ABORTED keeps the card on screen when it tries to navigate away; other codes would show an error page.
+    return req.abort(req.isNavigationRequest() ? 'aborted' : 'blockedbyclient');
+  };
+
+  const answer = async (req: HTTPRequest): Promise<void> => {
+    const raw = req.url();
+    if (raw.startsWith('data:') || raw.startsWith('blob:')) return req.continue();
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      return refuse(req);
+    }
+    if (raw === CARD_URL && req.isNavigationRequest() && req.frame() === page.mainFrame() && !documentServed) {
+      documentServed = true;
+      return req.respond({ status: 200, contentType: 'text/html; charset=utf-8', body: opts.html });
+    }
+    if (req.isNavigationRequest() && req.frame() === page.mainFrame()) return refuse(req);
+    if (!mediaOrigins.has(url.origin) || !url.pathname.startsWith('/media/') || !['GET', 'HEAD'].includes(req.method())) return refuse(req);
+    let file;
+    try {
+      file = await opts.media.resolveUrl(url.pathname);
+    } catch {
+      return req.respond({ status: 404, contentType: 'text/plain', body: 'not found' });
+    }
+    const contentType = send.mime.getType(file.path) ?? 'application/octet-stream';
+    const range = /^bytes=(\d*)-(\d*)$/.exec(req.headers().range ?? '');
+    if (range && (range[1] !== '' || range[2] !== '')) {
+      let start: number;
+      let end: number;
+      if (range[1] === '') {
+        start = Math.max(0, file.size - Number(range[2]));
+        end = file.size - 1;
+      } else {
+        start = Number(range[1]);
+        end = range[2] === '' ? file.size - 1 : Math.min(Number(range[2]), file.size - 1);
+      }
+      end = Math.min(end, start + MAX_RANGE_BYTES - 1);
+      if (start >= file.size || end < start) {
+        return req.respond({ status: 416, headers: { 'content-range': `bytes */${file.size}` }, body: '' });
+      }
+      const body = await readSlice(file.path, start, end - start + 1);
+      return req.respond({
+        status: 206,
+        contentType,
+        headers: { 'accept-ranges': 'bytes', 'content-range': `bytes ${start}-${end}/${file.size}` },
+        body,
+      });
+    }
+    if (file.size > MAX_WHOLE_FILE_BYTES) return refuse(req);
+    return req.respond({ status: 200, contentType, headers: { 'accept-ranges': 'bytes' }, body: await fsp.readFile(file.path) });
+  };
+
+  await page.setRequestInterception(true);
+  page.on('request', (req) => {
+    answer(req).catch(() => req.abort('failed').catch(() => undefined));
+  });
+  return { blocked };
+}
+
+async function readSlice(file: string, start: number, length: number): Promise<Buffer> {
+  const handle = await fsp.open(file, 'r');
+  try {
+    const buf = Buffer.alloc(length);
+    const { bytesRead } = await handle.read(buf, 0, length, start);
+    return buf.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
+}

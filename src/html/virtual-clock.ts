@@ -1,0 +1,283 @@
+/**
+ * The virtual clock injected into every frame of a card before its own scripts run. Chromium's own virtual-time
+ * policy does not drive requestAnimationFrame or CSS animations, so the page's clocks are replaced instead:
+ *
+ * - `Date`, `performance.now`, `setTimeout`/`setInterval`, `requestAnimationFrame` and `requestIdleCallback` read or
+ *   fire on virtual time that only moves when the renderer calls `__bmsClock.advanceTo(ms)`.
+ * - Every animation in `document.getAnimations()` (CSS animations and transitions, Web Animations) is paused and its
+ *   `currentTime` set from the virtual time at which it appeared; `play`, `pause` and `currentTime` writes by the page
+ *   are honoured on that clock.
+ * - SVG documents are paused and seeked (`setCurrentTime`), `<video>`/`<audio>` are paused and seeked to their position,
+ *   and the advance waits for their `seeked` event.
+ * - `Math.random` is a seeded generator, so a card that uses it still draws the same frames on every run.
+ *
+ * It is a string rather than a function so that no build step (TypeScript helpers, minifier renames) can touch it.
+ */
+export const VIRTUAL_CLOCK_SCRIPT = String.raw`(() => {
+  if (window.__bmsClock) return;
+  const EPOCH = Date.UTC(2025, 0, 1);
+  const MAX_CALLBACKS_PER_ADVANCE = 100000;
+  const MEDIA_SEEK_TIMEOUT_MS = 5000;
+  const RealDate = Date;
+  const realSetTimeout = window.setTimeout.bind(window);
+  const realClearTimeout = window.clearTimeout.bind(window);
+  let now = 0;
+  let errors = 0;
+  const report = (err) => { errors++; console.error(err); };
+
+  // Date: no argument means "now" on the virtual clock; everything else is the real Date.
+  function VDate(...args) {
+    if (!new.target) return new RealDate(EPOCH + now).toString();
+    return args.length === 0 ? new RealDate(EPOCH + now) : new RealDate(...args);
+  }
+  VDate.prototype = RealDate.prototype;
+  VDate.now = () => EPOCH + now;
+  VDate.parse = RealDate.parse;
+  VDate.UTC = RealDate.UTC;
+  window.Date = VDate;
+  Object.defineProperty(performance, 'now', { value: () => now, configurable: true });
+
+  let seed = 0x2545f491;
+  Math.random = () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+
+  // Timers, with the browser's clamp of deeply nested timers to 4 ms so self-rescheduling zero-delay loops end.
+  const timers = new Map();
+  let nextTimerId = 1;
+  let order = 0;
+  let nesting = 0;
+  const addTimer = (fn, delay, args, repeat) => {
+    let d = Number(delay) || 0;
+    if (d < 0) d = 0;
+    const level = nesting + 1;
+    if (level > 5 && d < 4) d = 4;
+    if (repeat && d < 1) d = 1;
+    const id = nextTimerId++;
+    timers.set(id, { id, due: now + d, fn, args, repeat: repeat ? d : -1, order: order++, level });
+    return id;
+  };
+  window.setTimeout = (fn, delay, ...args) => addTimer(fn, delay, args, false);
+  window.setInterval = (fn, delay, ...args) => addTimer(fn, delay, args, true);
+  window.clearTimeout = window.clearInterval = (id) => { timers.delete(id); };
+
+  let rafs = new Map();
+  let nextRafId = 1;
+  window.requestAnimationFrame = (cb) => { const id = nextRafId++; rafs.set(id, cb); return id; };
+  window.cancelAnimationFrame = (id) => { rafs.delete(id); };
+  window.requestIdleCallback = (cb) => addTimer(() => cb({ didTimeout: false, timeRemaining: () => 50 }), 1, [], false);
+  window.cancelIdleCallback = window.clearTimeout;
+  window.open = () => null;
+
+  // A real macrotask lets the page's promise chains settle between callbacks, as they would in a browser.
+  const channel = new MessageChannel();
+  const ticks = [];
+  channel.port1.onmessage = () => ticks.shift()();
+  const settle = () => new Promise((resolve) => { ticks.push(resolve); channel.port2.postMessage(0); });
+
+  // Animations (CSS animations, CSS transitions, Web Animations) on the virtual clock.
+  const A = Animation.prototype;
+  const realPause = A.pause, realPlay = A.play, realFinish = A.finish;
+  const currentTime = Object.getOwnPropertyDescriptor(A, 'currentTime');
+  const anims = new WeakMap();
+  const localTime = (a, st) => (st.held !== null ? st.held : (now - st.origin) * a.playbackRate);
+  const endOf = (a) => (a.effect ? a.effect.getComputedTiming().endTime : Infinity);
+  A.pause = function () {
+    const st = anims.get(this);
+    if (st && st.held === null) st.held = localTime(this, st);
+    return realPause.call(this);
+  };
+  A.play = function () {
+    const st = anims.get(this);
+    if (st) {
+      let l = localTime(this, st);
+      if (this.playbackRate > 0 && (l >= endOf(this) || l < 0)) l = 0;
+      st.origin = now - l / (this.playbackRate || 1);
+      st.held = null;
+    }
+    return realPlay.call(this);
+  };
+  Object.defineProperty(A, 'currentTime', {
+    configurable: true,
+    get() { return currentTime.get.call(this); },
+    set(v) {
+      const st = anims.get(this);
+      if (st && v !== null) {
+        if (st.held !== null) st.held = v;
+        else st.origin = now - v / (this.playbackRate || 1);
+      }
+      currentTime.set.call(this, v);
+    },
+  });
+  const adopt = () => {
+    for (const a of document.getAnimations()) {
+      if (anims.has(a)) continue;
+      anims.set(a, a.playState === 'paused' ? { origin: now, held: currentTime.get.call(a) || 0 } : { origin: now, held: null });
+    }
+  };
+  const syncAnimations = () => {
+    adopt();
+    for (const a of document.getAnimations()) {
+      const st = anims.get(a);
+      if (a.playState === 'idle') continue;
+      if (st.held !== null) {
+        if (a.playState !== 'paused') realPause.call(a);
+        currentTime.set.call(a, st.held);
+        continue;
+      }
+      const t = localTime(a, st);
+      const end = endOf(a);
+      if (a.playbackRate > 0 && t >= end) {
+        // Finishing (rather than holding at the end) resolves 'finished' and fires 'finish' for the page's scripts.
+        if (a.playState !== 'finished') {
+          currentTime.set.call(a, end);
+          realFinish.call(a);
+        }
+        continue;
+      }
+      if (a.playState !== 'paused') realPause.call(a);
+      currentTime.set.call(a, t);
+    }
+  };
+
+  // SVG (SMIL): each outermost <svg> runs its own document time from when it appeared.
+  const svgs = new WeakMap();
+  const syncSvg = () => {
+    for (const s of document.querySelectorAll('svg')) {
+      if (s.ownerSVGElement || typeof s.setCurrentTime !== 'function') continue;
+      let origin = svgs.get(s);
+      if (origin === undefined) { origin = now; svgs.set(s, origin); }
+      s.pauseAnimations();
+      s.setCurrentTime((now - origin) / 1000);
+    }
+  };
+
+  // <video> and <audio>: never really playing; their position follows the virtual clock and is seeked each frame.
+  const M = HTMLMediaElement.prototype;
+  const realMediaPause = M.pause;
+  const media = new WeakMap();
+  const mediaPosition = (el, st) => (st.held !== null ? st.held : ((now - st.origin) / 1000) * el.playbackRate);
+  const mediaState = (el) => {
+    let st = media.get(el);
+    if (!st) {
+      st = el.autoplay ? { origin: now - el.currentTime * 1000, held: null } : { origin: now, held: el.currentTime };
+      media.set(el, st);
+    }
+    return st;
+  };
+  M.play = function () {
+    const st = mediaState(this);
+    if (st.held !== null) {
+      let pos = st.held;
+      if (this.ended || (Number.isFinite(this.duration) && pos >= this.duration)) pos = 0;
+      st.origin = now - (pos * 1000) / (this.playbackRate || 1);
+      st.held = null;
+      this.dispatchEvent(new Event('play'));
+      this.dispatchEvent(new Event('playing'));
+    }
+    return Promise.resolve();
+  };
+  M.pause = function () {
+    const st = mediaState(this);
+    if (st.held === null) {
+      st.held = mediaPosition(this, st);
+      this.dispatchEvent(new Event('pause'));
+    }
+    realMediaPause.call(this);
+  };
+  Object.defineProperty(M, 'paused', { configurable: true, get() { const st = media.get(this); return st ? st.held !== null : !this.autoplay; } });
+  const seekTo = (el, t) =>
+    new Promise((resolve) => {
+      const done = () => { realClearTimeout(timer); el.removeEventListener('seeked', done); el.removeEventListener('error', done); resolve(); };
+      const timer = realSetTimeout(done, MEDIA_SEEK_TIMEOUT_MS);
+      el.addEventListener('seeked', done);
+      el.addEventListener('error', done);
+      el.currentTime = t;
+    });
+  const syncMedia = () => {
+    const seeks = [];
+    for (const el of document.querySelectorAll('video, audio')) {
+      const st = mediaState(el);
+      realMediaPause.call(el);
+      let t = Math.max(0, mediaPosition(el, st));
+      const d = el.duration;
+      if (Number.isFinite(d) && d > 0) t = el.loop ? t % d : Math.min(t, d);
+      if (el.readyState >= 1 && Math.abs(el.currentTime - t) > 1e-6) seeks.push(seekTo(el, t));
+    }
+    return Promise.all(seeks);
+  };
+
+  const nextDueTimer = (limit) => {
+    let next = null;
+    for (const t of timers.values()) {
+      if (t.due <= limit && (!next || t.due < next.due || (t.due === next.due && t.order < next.order))) next = t;
+    }
+    return next;
+  };
+
+  const runTimer = async (t) => {
+    now = Math.max(now, t.due);
+    if (t.repeat >= 0) {
+      t.due = now + Math.max(t.repeat, t.level >= 5 ? 4 : 0);
+      t.order = order++;
+      t.level++;
+    } else {
+      timers.delete(t.id);
+    }
+    nesting = t.level;
+    try {
+      if (typeof t.fn === 'function') t.fn(...t.args);
+      else (0, eval)(String(t.fn));
+    } catch (err) {
+      report(err);
+    } finally {
+      nesting = 0;
+    }
+    await settle();
+    adopt();
+  };
+
+  const advanceTo = async (target) => {
+    let callbacks = 0;
+    for (let t = nextDueTimer(target); t && callbacks < MAX_CALLBACKS_PER_ADVANCE; t = nextDueTimer(target)) {
+      callbacks++;
+      await runTimer(t);
+    }
+    now = Math.max(now, target);
+    syncAnimations();
+    const due = rafs;
+    rafs = new Map();
+    for (const cb of due.values()) {
+      try { cb(now); } catch (err) { report(err); }
+    }
+    if (due.size) await settle();
+    syncAnimations();
+    syncSvg();
+    await syncMedia();
+    return errors;
+  };
+
+  /** Waits (in real time) until fonts, images and media metadata have loaded, so frame 0 is complete. */
+  const ready = async (timeoutMs) => {
+    const deadline = new Promise((resolve) => realSetTimeout(resolve, timeoutMs));
+    const mediaReady = (el) =>
+      el.readyState >= 2 || el.error ? Promise.resolve() : new Promise((resolve) => {
+        el.addEventListener('loadeddata', resolve, { once: true });
+        el.addEventListener('error', resolve, { once: true });
+      });
+    const all = Promise.all([
+      document.fonts.ready,
+      ...Array.from(document.images, (img) => img.decode().catch(() => undefined)),
+      ...Array.from(document.querySelectorAll('video, audio'), (el) => {
+        if (el.preload === 'none') el.preload = 'auto';
+        return mediaReady(el);
+      }),
+    ]);
+    await Promise.race([all, deadline]);
+  };
+
+  Object.defineProperty(window, '__bmsClock', { value: Object.freeze({ advanceTo, ready }), enumerable: false });
+})();`;

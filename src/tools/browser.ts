@@ -1,0 +1,317 @@
+import fsp from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import puppeteer, { type Browser, type BrowserContext, type CDPSession, type Page } from 'puppeteer-core';
+import type { FastifyBaseLogger } from 'fastify';
+import type { AppContext } from '../context.js';
+import { ApiError } from '../http/errors.js';
+import type { Tools } from './locate.js';
+
+/**
+ * The shared headless-Chromium adapter: one warm browser process, at most `maxPages` pages at once, each page in a
+ * fresh isolated BrowserContext (own cookies, storage, cache) that is disposed after use.
+ *
+ * The browser is offline by construction: every request is sent to a proxy address where nothing listens, so only
+ * what a feature serves itself through request interception (and data:/blob: URLs) can load, including WebSockets,
+ * which interception does not see. Downloads are denied per context, popups are closed as soon as they appear.
+ *
+ * With a headless-shell build (the npm @sparticuz/chromium binary) pages are created under begin-frame control: the
+ * page draws only when `capture()` asks it to (HeadlessExperimental.beginFrame), which is about twice as fast as
+ * screenshots. Other builds cannot do that and capture with Page.captureScreenshot.
+ */
+
+export interface PageOptions {
+  width: number;
+  height: number;
+}
+
+export interface CaptureOptions {
+  format: 'png' | 'jpeg';
+  /** JPEG quality 0..100. */
+  quality?: number;
+}
+
+/** A page lent to a caller for the duration of `withPage`. */
+export interface BrowserPage {
+  page: Page;
+  /** A DevTools session attached to the page, for protocol calls puppeteer does not wrap. */
+  cdp: CDPSession;
+  /** True when frames are produced by begin-frame control rather than screenshots. */
+  beginFrameControl: boolean;
+  /** The current viewport as an image. */
+  capture(opts: CaptureOptions): Promise<Buffer>;
+}
+
+export interface BrowserPoolOptions {
+  /** Pages open at once; further callers wait. */
+  maxPages?: number;
+  /** A browser is restarted after this many pages, which bounds slow leaks in a long-running service. */
+  recycleAfter?: number;
+  /** V8 heap limit of each renderer in MiB. */
+  rendererHeapMiB?: number;
+}
+
+/** @sparticuz/chromium's defaults target AWS Lambda; these of them would weaken isolation or stability here. */
+const UNSAFE_NPM_ARGS = new Set([
+  '--disable-web-security',
+  '--allow-running-insecure-content',
+  '--disable-site-isolation-trials',
+  '--single-process',
+  '--no-zygote',
+]);
+
+const SYSTEM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-dev-shm-usage',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-quic',
+];
+
+const BEGIN_FRAME_ARGS = [
+  '--enable-begin-frame-control',
+  '--run-all-compositor-stages-before-draw',
+  '--disable-new-content-rendering-timeout',
+  '--disable-threaded-animation',
+  '--disable-threaded-scrolling',
+  '--disable-checker-imaging',
+];
+
+/** Nothing listens on the discard port; with no proxy bypass (not even loopback) every real request fails there. */
+const OFFLINE_ARGS = ['--proxy-server=http://127.0.0.1:9', '--proxy-bypass-list=<-loopback>', '--force-webrtc-ip-handling-policy=disable_non_proxied_udp'];
+
+const COMMON_ARGS = [
+  '--mute-audio',
+  '--autoplay-policy=no-user-gesture-required',
+  '--hide-scrollbars',
+  '--font-render-hinting=none',
+  '--disable-background-timer-throttling',
+  '--disable-renderer-backgrounding',
+  '--disable-backgrounding-occluded-windows',
+  '--disable-extensions',
+  '--disable-notifications',
+  '--deny-permission-prompts',
+];
+
+interface Running {
+  browser: Browser;
+  beginFrameControl: boolean;
+  userDataDir: string;
+  pagesOpened: number;
+  pagesOpen: number;
+  retiring: boolean;
+}
+
+const BEGIN_FRAME_ATTEMPTS = 8;
+
+export class BrowserPool {
+  private current?: Promise<Running>;
+  private active = 0;
+  private readonly waiting: (() => void)[] = [];
+  private closed = false;
+  private readonly maxPages: number;
+  private readonly recycleAfter: number;
+  private readonly heapMiB: number;
+
+  constructor(
+    private readonly tools: Tools,
+    private readonly log: FastifyBaseLogger,
+    opts: BrowserPoolOptions = {},
+  ) {
+    this.maxPages = opts.maxPages ?? 2;
+    this.recycleAfter = opts.recycleAfter ?? 100;
+    this.heapMiB = opts.rendererHeapMiB ?? 512;
+  }
+
+  /** Starts the browser ahead of the first request (optional; `withPage` starts it on demand). */
+  async warm(): Promise<void> {
+    await this.browser();
+  }
+
+  /**
+   * Lends a page of the given size in a fresh BrowserContext, runs `fn`, then disposes the context whatever happens.
+   * Waits for a free slot first; `signal` abandons the wait and is the caller's to honour inside `fn`.
+   */
+  async withPage<T>(opts: PageOptions, fn: (page: BrowserPage) => Promise<T>, signal?: AbortSignal): Promise<T> {
+    await this.slot(signal);
+    try {
+      const running = await this.browser();
+      running.pagesOpened++;
+      running.pagesOpen++;
+      let context: BrowserContext | undefined;
+      try {
+        context = await running.browser.createBrowserContext({ downloadBehavior: { policy: 'deny' } });
+        const lent = await this.openPage(running, context, opts);
+        return await fn(lent);
+      } finally {
+        await context?.close().catch(() => undefined);
+        running.pagesOpen--;
+        if (running.pagesOpened >= this.recycleAfter) this.retire(running);
+      }
+    } finally {
+      this.release();
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const current = this.current;
+    this.current = undefined;
+    if (current) await this.shutdown(await current.catch(() => undefined));
+  }
+
+  private async openPage(running: Running, context: BrowserContext, opts: PageOptions): Promise<BrowserPage> {
+    let page: Page;
+    if (running.beginFrameControl) {
+      // puppeteer's newPage cannot ask for begin-frame control; the fresh context holds no other page to confuse.
+      const browserCdp = await running.browser.target().createCDPSession();
+      try {
+        const [target] = await Promise.all([
+          context.waitForTarget((t) => t.type() === 'page', { timeout: 30_000 }),
+          browserCdp.send('Target.createTarget', { url: 'about:blank', browserContextId: context.id, enableBeginFrameControl: true }),
+        ]);
+        const p = await target.page();
+        if (!p) throw new Error('the new target has no page');
+        page = p;
+      } finally {
+        await browserCdp.detach().catch(() => undefined);
+      }
+    } else {
+      page = await context.newPage();
+    }
+    // A popup (window.open, target=_blank) becomes a new target in this context: close it at once.
+    context.on('targetcreated', (t) => {
+      if (t.type() === 'page') void t.page().then((p) => (p && p !== page ? p.close() : undefined)).catch(() => undefined);
+    });
+    await page.setViewport({ width: opts.width, height: opts.height, deviceScaleFactor: 1 });
+    await page.setBypassServiceWorker(true);
+    const cdp = await page.createCDPSession();
+    const capture = running.beginFrameControl ? (o: CaptureOptions) => this.beginFrame(cdp, o) : (o: CaptureOptions) => this.screenshot(cdp, o);
+    return { page, cdp, beginFrameControl: running.beginFrameControl, capture };
+  }
+
+  /**
+   * One drawn frame. A begin-frame without damage, or now and then one whose image was not ready, comes back
+   * without data; asking again draws the same state, so retrying is safe.
+   */
+  private async beginFrame(cdp: CDPSession, o: CaptureOptions): Promise<Buffer> {
+    for (let attempt = 0; attempt < BEGIN_FRAME_ATTEMPTS; attempt++) {
+      const res = await cdp.send('HeadlessExperimental.beginFrame', {
+        screenshot: { format: o.format, quality: o.quality, optimizeForSpeed: true },
+      });
+      if (res.screenshotData) return Buffer.from(res.screenshotData, 'base64');
+    }
+    throw new ApiError(500, 'capture_failed', `Chromium returned no image after ${BEGIN_FRAME_ATTEMPTS} begin-frame attempts`);
+  }
+
+  private async screenshot(cdp: CDPSession, o: CaptureOptions): Promise<Buffer> {
+    const res = await cdp.send('Page.captureScreenshot', { format: o.format, quality: o.quality, optimizeForSpeed: true, captureBeyondViewport: false });
+    return Buffer.from(res.data, 'base64');
+  }
+
+  private browser(): Promise<Running> {
+    if (this.closed) return Promise.reject(new ApiError(503, 'shutting_down', 'The service is shutting down'));
+    if (!this.current) {
+      const launching = this.launch();
+      this.current = launching;
+      launching.catch(() => {
+        if (this.current === launching) this.current = undefined;
+      });
+    }
+    return this.current;
+  }
+
+  private async launch(): Promise<Running> {
+    const chromium = await this.tools.require('chromium');
+    const beginFrameControl = chromium.source === 'npm';
+    const userDataDir = await fsp.mkdtemp(path.join(os.tmpdir(), 'bms-chromium-'));
+    const base = beginFrameControl
+      ? [...((await import('@sparticuz/chromium')).default.args.filter((a) => !UNSAFE_NPM_ARGS.has(a) && !a.startsWith('--headless'))), ...BEGIN_FRAME_ARGS]
+      : SYSTEM_ARGS;
+    const args = [...base, ...COMMON_ARGS, ...OFFLINE_ARGS, `--js-flags=--max-old-space-size=${this.heapMiB}`, `--user-data-dir=${userDataDir}`];
+    if (process.getuid?.() === 0 && !args.includes('--no-sandbox')) args.push('--no-sandbox');
+    let browser: Browser;
+    try {
+      browser = await puppeteer.launch({
+        executablePath: chromium.path,
+        headless: beginFrameControl ? 'shell' : true,
+        args,
+        pipe: true,
+        protocolTimeout: 120_000,
+        handleSIGINT: false,
+        handleSIGTERM: false,
+        handleSIGHUP: false,
+      });
+    } catch (err) {
+      await fsp.rm(userDataDir, { recursive: true, force: true });
+      throw new ApiError(503, 'tool_failed', `Chromium could not be started: ${(err as Error).message.split('\n')[0]}`, { tool: 'chromium' });
+    }
+    const running: Running = { browser, beginFrameControl, userDataDir, pagesOpened: 0, pagesOpen: 0, retiring: false };
+    browser.on('disconnected', () => {
+      if (!running.retiring) this.log.warn('Chromium exited; the next page starts a new one');
+      if (this.current) void this.current.then((r) => r === running && (this.current = undefined), () => undefined);
+      void fsp.rm(userDataDir, { recursive: true, force: true }).catch(() => undefined);
+    });
+    return running;
+  }
+
+  /** Stops handing out this browser; it closes once its last page is done. */
+  private retire(running: Running): void {
+    if (!running.retiring) {
+      running.retiring = true;
+      if (this.current) void this.current.then((r) => r === running && (this.current = undefined), () => undefined);
+    }
+    if (running.pagesOpen === 0) void this.shutdown(running);
+  }
+
+  private async shutdown(running: Running | undefined): Promise<void> {
+    if (!running) return;
+    running.retiring = true;
+    await running.browser.close().catch(() => running.browser.process()?.kill('SIGKILL'));
+    await fsp.rm(running.userDataDir, { recursive: true, force: true }).catch(() => undefined);
+  }
+
+  private slot(signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted) return Promise.reject(new ApiError(499, 'aborted', 'The request was cancelled'));
+    if (this.active < this.maxPages) {
+      this.active++;
+      return Promise.resolve();
+    }
+    return new Promise((resolve, reject) => {
+      const grant = () => {
+        signal?.removeEventListener('abort', onAbort);
+        this.active++;
+        resolve();
+      };
+      const onAbort = () => {
+        const i = this.waiting.indexOf(grant);
+        if (i >= 0) this.waiting.splice(i, 1);
+        reject(new ApiError(499, 'aborted', 'The request was cancelled'));
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.waiting.push(grant);
+    });
+  }
+
+  private release(): void {
+    this.active--;
+    this.waiting.shift()?.();
+  }
+}
+
+const pools = new WeakMap<AppContext, BrowserPool>();
+
+/** The one browser pool of a service instance (created on first use, closed with the service). */
+export function browserPool(ctx: AppContext): BrowserPool {
+  let pool = pools.get(ctx);
+  if (!pool) {
+    const created = new BrowserPool(ctx.tools, ctx.log);
+    pool = created;
+    pools.set(ctx, created);
+    ctx.onClose(() => created.close());
+  }
+  return pool;
+}
