@@ -37,7 +37,9 @@ const MARGIN = 2;
 /** Motion blur renders this many sub-frames per second at most (sub-frames per frame = budget / fps, 2..16). */
 const SUBFRAME_BUDGET = 240;
 
-const even = (n: number) => Math.max(2, 2 * Math.round(n / 2));
+/** Sizes and offsets on the 4:2:0 chroma grid; a size is at least 2 pixels. */
+const even = (n: number) => 2 * Math.round(n / 2);
+const evenSize = (n: number) => Math.max(2, even(n));
 const staticValue = (c: Curve) => (c.keys.length ? c.keys[0].v : c.base);
 const quote = (expr: string) => `'${expr}'`;
 
@@ -66,8 +68,8 @@ interface Geometry {
 function placeGeometry(layer: Layer, fw: number, fh: number, W: number, H: number, local: string, needsAlpha: boolean): Geometry | null {
   const { props, origin } = layer;
   const s = staticValue(props.zoom) * staticValue(props.scale);
-  const lw = even(fw * s);
-  const lh = even(fh * s);
+  const lw = evenSize(fw * s);
+  const lh = evenSize(fh * s);
   const x0 = (W - fw) / 2 + origin.x * fw - origin.x * lw;
   const y0 = (H - fh) / 2 + origin.y * fh - origin.y * lh;
   const filters = [`scale=${lw}:${lh}`];
@@ -96,13 +98,14 @@ function placeGeometry(layer: Layer, fw: number, fh: number, W: number, H: numbe
  * Keyframed zoom/scale/rotation: the clip, fitted, sits on a transparent canvas the size of the frame (plus a
  * margin) and `perspective` (eval=frame, destination sense) moves the canvas corners where the affine transform
  * `pivot + s*R(rotation)*(p - pivot) + pan` sends them, frame by frame. perspective has no time variable, so the
- * item time is its frame counter over the layer's constant rate. Works on the 2018 static build and current ffmpeg.
+ * item time is its frame counter (from 1) over the layer's constant rate. Works on the 2018 static build and current ffmpeg.
  */
 function warpGeometry(layer: Layer, fw: number, fh: number, W: number, H: number, rate: number): Geometry {
   const { props, origin } = layer;
-  const t = `in/${rate}`;
-  const lw = even(fw);
-  const lh = even(fh);
+  // perspective's frame counter `in` starts at 1.
+  const t = `(in-1)/${rate}`;
+  const lw = Math.min(evenSize(fw), W);
+  const lh = Math.min(evenSize(fh), H);
   const ax = even((W - lw) / 2) + MARGIN;
   const ay = even((H - lh) / 2) + MARGIN;
   const Wp = W + 2 * MARGIN;

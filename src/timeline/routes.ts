@@ -119,9 +119,10 @@ export const registerTimeline: Feature = async (app, ctx) => {
     },
     async (req, reply) => {
       const project = projects.get(req.params.id, req.params.pid);
+      const settings = renderSettings(req.body ?? {});
       if (timelineDuration(project.data) <= 0) throw badRequest('The project has no visible items to render');
       const params: RenderParams = {
-        ...renderSettings(req.body ?? {}),
+        ...settings,
         boardId: req.params.id,
         projectId: project.id,
         projectName: project.name,
