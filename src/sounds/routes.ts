@@ -68,16 +68,13 @@ export const registerSounds: Feature = (app, ctx) => {
     },
   );
 
-  const play = {
-    tags,
-    response: { 200: PlayResponse, ...errorResponses },
-  };
+  const playSchema = { tags, response: { 200: PlayResponse, ...errorResponses } };
 
   app.post(
     '/api/sounds/play',
     {
       schema: {
-        ...play,
+        ...playSchema,
         summary: 'Play a notification sound on the host (queued; answers at once)',
         body: Type.Object({ sound: SoundName }, { additionalProperties: false }),
       },
@@ -92,7 +89,7 @@ export const registerSounds: Feature = (app, ctx) => {
 
   app.post(
     '/api/sounds/:sound/play',
-    { schema: { ...play, summary: 'Play the named notification sound on the host (queued; answers at once)', params: Type.Object({ sound: SoundName }) } },
+    { schema: { ...playSchema, summary: 'Play the named notification sound on the host (queued; answers at once)', params: Type.Object({ sound: SoundName }) } },
     async (req) => sounds.play(req.params.sound),
   );
 };
