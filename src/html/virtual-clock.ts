@@ -163,7 +163,8 @@ export const VIRTUAL_CLOCK_SCRIPT = String.raw`(() => {
   const mediaState = (el) => {
     let st = media.get(el);
     if (!st) {
-      st = el.autoplay ? { origin: now - el.currentTime * 1000, held: null } : { origin: now, held: el.currentTime };
+      // An autoplaying element may already have played a little in real time while the card loaded: it starts at 0.
+      st = el.autoplay ? { origin: now, held: null } : { origin: now, held: el.currentTime };
       media.set(el, st);
     }
     return st;
@@ -248,6 +249,8 @@ export const VIRTUAL_CLOCK_SCRIPT = String.raw`(() => {
     }
     now = Math.max(now, target);
     syncAnimations();
+    // Media first, so rAF callbacks that read video.currentTime see this frame's time.
+    await syncMedia();
     const due = rafs;
     rafs = new Map();
     for (const cb of due.values()) {
