@@ -40,6 +40,7 @@ const SUBFRAME_BUDGET = 240;
 /** Sizes and offsets on the 4:2:0 chroma grid; a size is at least 2 pixels. */
 const even = (n: number) => 2 * Math.round(n / 2);
 const evenSize = (n: number) => Math.max(2, even(n));
+const floorEven = (n: number) => 2 * Math.floor(n / 2);
 const staticValue = (c: Curve) => (c.keys.length ? c.keys[0].v : c.base);
 const quote = (expr: string) => `'${expr}'`;
 
@@ -85,13 +86,16 @@ function placeGeometry(layer: Layer, fw: number, fh: number, W: number, H: numbe
   }
   const x = Math.round(x0 + staticValue(props.panX) * W);
   const y = Math.round(y0 + staticValue(props.panY) * H);
-  const cx = Math.max(0, -x);
-  const cy = Math.max(0, -y);
-  const cw = Math.min(lw - cx, W - Math.max(0, x));
-  const ch = Math.min(lh - cy, H - Math.max(0, y));
+  // Crop offsets and sizes stay on the chroma grid: ffmpeg rounds odd ones down, which would desync the mask size.
+  const cx = floorEven(Math.max(0, -x));
+  const cy = floorEven(Math.max(0, -y));
+  const cw = floorEven(Math.min(lw - cx, W - Math.max(0, x)));
+  const ch = floorEven(Math.min(lh - cy, H - Math.max(0, y)));
   if (cw <= 0 || ch <= 0) return null;
   if (cw < lw || ch < lh) filters.push(`crop=${cw}:${ch}:${cx}:${cy}`);
-  return { filters, maskSize: { w: cw, h: ch }, opacityAt: filters.length, x: String(Math.max(0, x)), y: String(Math.max(0, y)) };
+  // A layer cut on the left/top is placed where its first kept column/row falls (at most one pixel before the edge).
+  const at = (pos: number, cut: number) => String(pos < 0 ? pos + cut : pos);
+  return { filters, maskSize: { w: cw, h: ch }, opacityAt: filters.length, x: at(x, cx), y: at(y, cy) };
 }
 
 /**

@@ -84,7 +84,7 @@ export function curveExpr(curve: Curve, t: string): string {
     const a = keys[i];
     const b = keys[i + 1];
     if (b.t <= a.t) continue;
-    const u = `((${t})-${num(a.t)})/${num(b.t - a.t)}`;
+    const u = `(((${t})-${num(a.t)})/${num(b.t - a.t)})`;
     const segment = a.v === b.v || a.easing === 'Hold' ? num(a.v) : `(${num(a.v)}+${num(b.v - a.v)}*(${easedExpr(a.easing, u)}))`;
     expr = `if(lt(${t},${num(b.t)}),${segment},${expr})`;
   }
