@@ -93,12 +93,13 @@ export async function concatVideos(
   checkConcatRequest(ctx, req);
   const sources: SourceFile[] = [];
   for (const id of req.element_ids) sources.push(await loadSource(ctx, req.board_id, id));
-  const inputs: ConcatInput[] = [];
-  for (const src of sources) {
-    const info = await probe(ctx.tools, src.path);
-    if (!info.video) throw badRequest(`Element ${src.element.id} has no video stream`);
-    inputs.push({ path: src.path, info });
-  }
+  const inputs: ConcatInput[] = await Promise.all(
+    sources.map(async (src) => {
+      const info = await probe(ctx.tools, src.path);
+      if (!info.video) throw badRequest(`Element ${src.element.id} has no video stream`);
+      return { path: src.path, info };
+    }),
+  );
   const total = inputs.reduce((s, i) => s + (i.info.duration ?? 0), 0);
   const run = (args: string[]) => (temp: string) =>
     runFfmpeg(ctx.tools, [...args, temp], {
