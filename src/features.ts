@@ -3,6 +3,7 @@ import { registerMedia } from './media/routes.js';
 import { registerSounds } from './sounds/routes.js';
 import { registerBridge } from './bridge/routes.js';
 import { registerTimeline } from './timeline/routes.js';
+import { registerCameraPresets } from './camera-presets/routes.js';
 import { registerHtml } from './html/routes.js';
 
 /**
@@ -14,5 +15,6 @@ export const FEATURES: Feature[] = [
   registerSounds,
   registerBridge,
   registerTimeline,
+  registerCameraPresets,
   registerHtml,
 ];

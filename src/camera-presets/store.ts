@@ -1,0 +1,114 @@
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import type { FastifyBaseLogger } from 'fastify';
+import { replaceFileAtomic } from '../files/atomic.js';
+import { badRequest, notFound } from '../http/errors.js';
+import { newId, nowIso } from '../ids.js';
+
+export const PRESET_EASINGS = ['Linear', 'Smooth', 'EaseIn', 'EaseOut', 'Hold'] as const;
+
+export interface PresetKeyframe {
+  position: number;
+  easing: (typeof PRESET_EASINGS)[number];
+  properties: Record<string, string>;
+}
+
+export interface CameraPreset {
+  id: string;
+  name: string;
+  description: string;
+  /** Seconds; null: the length of whatever the preset is applied to (positions are percentages). */
+  duration: number | null;
+  keyframes: PresetKeyframe[];
+  base?: Record<string, number>;
+  updated_at: string;
+}
+
+export interface PresetInput {
+  id?: string;
+  name: string;
+  description?: string;
+  duration?: number | null;
+  keyframes?: PresetKeyframe[];
+  base?: Record<string, number>;
+}
+
+/** Preset ids are file names: a safe charset only, so an id can never be a path. */
+export const PRESET_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+
+/**
+ * Global camera presets, one JSON file per preset in `<media root>/camera-presets/` (separate from
+ * `video-presets/`), each written atomically. Files that do not parse are skipped by the list, not fatal.
+ */
+export class CameraPresetStore {
+  readonly dir: string;
+
+  constructor(
+    mediaRoot: string,
+    private readonly log: FastifyBaseLogger,
+  ) {
+    this.dir = path.join(mediaRoot, 'camera-presets');
+  }
+
+  private file(id: string): string {
+    if (!PRESET_ID.test(id)) throw badRequest('id must be 1-64 letters, digits, "-" or "_"', { field: 'id' });
+    return path.join(this.dir, `${id}.json`);
+  }
+
+  private async read(file: string): Promise<CameraPreset | undefined> {
+    try {
+      return JSON.parse(await fsp.readFile(file, 'utf8')) as CameraPreset;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.log.warn({ err, file }, 'unreadable camera preset skipped');
+      return undefined;
+    }
+  }
+
+  /** Every preset, most recently updated first. */
+  async list(): Promise<CameraPreset[]> {
+    const names = await fsp.readdir(this.dir).catch(() => [] as string[]);
+    const presets = await Promise.all(names.filter((n) => n.endsWith('.json') && PRESET_ID.test(n.slice(0, -5))).map((n) => this.read(path.join(this.dir, n))));
+    return presets
+      .filter((p): p is CameraPreset => !!p)
+      .sort((a, b) => (a.updated_at === b.updated_at ? a.id.localeCompare(b.id) : a.updated_at < b.updated_at ? 1 : -1));
+  }
+
+  /**
+   * Creates a preset, or replaces the one with the given id (its `updated_at` always moves forward).
+   * `created` tells which happened.
+   */
+  async save(input: PresetInput): Promise<{ preset: CameraPreset; created: boolean }> {
+    const keyframes = input.keyframes ?? [];
+    const base = input.base;
+    if (keyframes.length === 0 && (!base || Object.keys(base).length === 0)) {
+      throw badRequest('A camera preset needs keyframes or base', { field: 'keyframes' });
+    }
+    const id = input.id ?? newId('cam_');
+    const file = this.file(id);
+    const previous = input.id ? await this.read(file) : undefined;
+    let updated = nowIso();
+    if (previous && updated <= previous.updated_at) updated = new Date(Date.parse(previous.updated_at) + 1).toISOString();
+    const preset: CameraPreset = {
+      id,
+      name: input.name.trim(),
+      description: input.description ?? '',
+      duration: input.duration ?? null,
+      keyframes: [...keyframes].sort((a, b) => a.position - b.position),
+      ...(base ? { base } : {}),
+      updated_at: updated,
+    };
+    if (!preset.name) throw badRequest('name must not be empty', { field: 'name' });
+    await replaceFileAtomic(file, JSON.stringify(preset, null, 2));
+    return { preset, created: !previous };
+  }
+
+  async delete(id: string): Promise<void> {
+    if (!PRESET_ID.test(id)) throw notFound(`Camera preset ${id} not found`);
+    try {
+      await fsp.unlink(this.file(id));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw notFound(`Camera preset ${id} not found`);
+      throw err;
+    }
+  }
+}
