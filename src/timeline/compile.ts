@@ -1,4 +1,4 @@
-import { curveExpr, isAnimated, num, type Curve } from './curves.js';
+import { curveExpr, isAnimated, num, range, type Curve } from './curves.js';
 import { encoderArgs, hasAlpha, type Codec, type Format } from './render-options.js';
 import { buildRenderPlan, timelineError, type Layer, type RenderPlan } from './timeline.js';
 import type { ProjectData } from './project.js';
@@ -55,9 +55,12 @@ export function motionBlurSampling(plan: RenderPlan, fps: number): { subframes: 
 interface Geometry {
   /** Filters after `fps`, producing the layer (with alpha where needed). */
   filters: string[];
-  /** Size of the layer the opacity mask must match; the mask is blended in at `opacityAt` in `filters`. */
-  maskSize: { w: number; h: number };
+  /**
+   * Where in `filters` the opacity goes: a point where the layer is still opaque (its alpha can be replaced by the
+   * opacity mask) and has the size `maskSize`.
+   */
   opacityAt: number;
+  maskSize: { w: number; h: number };
   x: string;
   y: string;
 }
@@ -135,10 +138,50 @@ function warpGeometry(layer: Layer, fw: number, fh: number, W: number, H: number
   const [x1, y1] = corner(Wp, 0);
   const [x2, y2] = corner(0, Hp);
   const [x3, y3] = corner(Wp, Hp);
-  const filters = [`scale=${lw}:${lh}`, 'format=yuva420p', `pad=${Wp}:${Hp}:${ax}:${ay}:color=black@0`];
-  const opacityAt = filters.length;
-  filters.push(`perspective=x0=${x0}:y0=${y0}:x1=${x1}:y1=${y1}:x2=${x2}:y2=${y2}:x3=${x3}:y3=${y3}:sense=destination:eval=frame`);
-  return { filters, maskSize: { w: Wp, h: Hp }, opacityAt, x: String(-MARGIN), y: String(-MARGIN) };
+  const filters = [
+    `scale=${lw}:${lh}`,
+    'format=yuva420p',
+    `pad=${Wp}:${Hp}:${ax}:${ay}:color=black@0`,
+    `perspective=x0=${x0}:y0=${y0}:x1=${x1}:y1=${y1}:x2=${x2}:y2=${y2}:x3=${x3}:y3=${y3}:sense=destination:eval=frame`,
+  ];
+  return { filters, opacityAt: 2, maskSize: { w: lw, h: lh }, x: String(-MARGIN), y: String(-MARGIN) };
+}
+
+/**
+ * Can `zoompan` do this layer's motion? Only a pure zoom of a layer that fills the frame, never below 1 (zoompan
+ * crops into the picture; it cannot show past its edges): the Ken Burns move. Then it is much cheaper than warping.
+ */
+function zoompanFits(layer: Layer, fw: number, fh: number, W: number, H: number): boolean {
+  const { props } = layer;
+  const [zoomMin, zoomMax] = range(props.zoom);
+  const [scaleMin, scaleMax] = range(props.scale);
+  return (
+    Math.abs(fw - W) < 1 &&
+    Math.abs(fh - H) < 1 &&
+    zoomMin * scaleMin >= 1 &&
+    zoomMax * scaleMax <= 10 &&
+    !isAnimated(props.rotation) &&
+    staticValue(props.rotation) === 0 &&
+    !isAnimated(props.panX) &&
+    !isAnimated(props.panY) &&
+    staticValue(props.panX) === 0 &&
+    staticValue(props.panY) === 0
+  );
+}
+
+/**
+ * Keyframed zoom of a frame-filling layer: zoompan crops the part of the source that stays in view (the pivot keeps
+ * its place) and scales it to the frame. Its output frame counter `on` starts at 0, one output frame per input frame.
+ */
+function zoompanGeometry(layer: Layer, W: number, H: number, rate: number, needsAlpha: boolean): Geometry {
+  const { props, origin } = layer;
+  const t = `on/${rate}`;
+  const z = quote(`(${curveExpr(props.zoom, t)})*(${curveExpr(props.scale, t)})`);
+  const x = quote(`${num(origin.x)}*iw*(1-1/zoom)`);
+  const y = quote(`${num(origin.y)}*ih*(1-1/zoom)`);
+  const filters = [`zoompan=z=${z}:x=${x}:y=${y}:d=1:s=${W}x${H}:fps=${rate}`];
+  if (needsAlpha) filters.push('format=yuva420p');
+  return { filters, opacityAt: filters.length, maskSize: { w: W, h: H }, x: '0', y: '0' };
 }
 
 /**
@@ -191,17 +234,25 @@ export function compilePlan(plan: RenderPlan, inputs: Record<string, ClipInput>,
     const warp = isAnimated(props.zoom) || isAnimated(props.scale) || isAnimated(props.rotation) || staticValue(props.rotation) !== 0;
     const needsAlpha = opacityAnimated || opacity < 100;
     const local = `(t-${num(layer.start)})`;
-    const geometry = warp ? warpGeometry(layer, fw, fh, W, H, rate) : placeGeometry(layer, fw, fh, W, H, local, needsAlpha);
+    const geometry = !warp
+      ? placeGeometry(layer, fw, fh, W, H, local, needsAlpha)
+      : zoompanFits(layer, fw, fh, W, H)
+        ? zoompanGeometry(layer, W, H, rate, needsAlpha)
+        : warpGeometry(layer, fw, fh, W, H, rate);
     if (!geometry) return;
 
     const filters = [...geometry.filters];
     if (opacityAnimated) {
       const { w, h } = geometry.maskSize;
+      // The opacity of each frame, computed once on a 2x2 gray frame and stretched to the layer (nearest: it is flat),
+      // becomes the alpha of the still opaque layer. The mask runs a second longer: the 2018 alphamerge pairs frames
+      // in order and must not run out first; newer builds pair by timestamp.
       const level = `clip(255*(${curveExpr(props.opacity, 'T')})/100,0,255)`;
-      chains.push(`color=c=black:s=2x2:r=${rate}:d=${len},format=yuva420p,geq=lum=16:cb=128:cr=128:a=${quote(level)},scale=${w}:${h}[m${k}]`);
-      chains.push(`[${k}:v]setpts=PTS-STARTPTS,fps=${rate},${filters.slice(0, geometry.opacityAt).join(',')}[p${k}]`);
+      chains.push(`color=c=black:s=2x2:r=${rate}:d=${num(layer.duration + 1)},format=gray,geq=lum=${quote(level)},scale=${w}:${h}:flags=neighbor[m${k}]`);
+      const head = [...filters.slice(0, geometry.opacityAt).filter((f) => f !== 'format=yuva420p'), 'format=yuva420p'];
+      chains.push(`[${k}:v]setpts=PTS-STARTPTS,fps=${rate},${head.join(',')}[p${k}]`);
       const rest = filters.slice(geometry.opacityAt);
-      chains.push(`[p${k}][m${k}]blend=c3_mode=multiply${rest.length ? ',' + rest.join(',') : ''},setpts=PTS+${num(layer.start)}/TB[v${k}]`);
+      chains.push(`[p${k}][m${k}]alphamerge${rest.length ? ',' + rest.join(',') : ''},setpts=PTS+${num(layer.start)}/TB[v${k}]`);
     } else {
       if (opacity < 100) filters.splice(geometry.opacityAt, 0, `lut=y=val:u=val:v=val:a=val*${num(opacity / 100)}`);
       chains.push(`[${k}:v]setpts=PTS-STARTPTS,fps=${rate},${filters.join(',')},setpts=PTS+${num(layer.start)}/TB[v${k}]`);

@@ -81,7 +81,7 @@ export async function renderProject(ctx: AppContext, job: JobContext<RenderParam
       name,
       data: { video_project_id: p.projectId, render_job_id: job.id },
     });
-    return { output_url: element.url ?? undefined, result: { element_id: element.id, filename: name } };
+    return { output_url: element.url ?? undefined, result: { element_id: element.id, filename: name, filter_complex: compiled.graph } };
   } catch (err) {
     if (err instanceof ApiError && err.code === 'ffmpeg_failed') throw new ApiError(422, 'render_failed', `Render failed: ${err.message}`);
     throw err;

@@ -111,8 +111,19 @@ describe('timeline compiler', () => {
     assert.match(graph, /tmix=frames=4/);
     assert.match(graph, /fps=30,format=yuva420p\[vout\]/);
     assert.match(graph, /perspective=.*eval=frame/);
-    assert.match(graph, /geq=.*blend=c3_mode=multiply/s);
+    assert.match(graph, /format=gray,geq=.*alphamerge/s);
     assert.match(graph, /color=c=black@0\.0/, 'vp9 keeps gaps transparent');
+  });
+
+  it('zooms a frame-filling layer with zoompan and anything else with perspective', () => {
+    const zoom = (clipId: string, from: string, to: string): ProjectData => ({
+      clips,
+      channels: [{ id: 'c', items: [{ id: 'z', clipId, trimStart: 0, trimEnd: 2, propertyKeyframes: { zoom: [{ position: 0, value: from }, { position: 2, value: to }] } }] }],
+    });
+    assert.match(compileTimeline(zoom('b', '1', '1.5'), inputs, out).graph, /zoompan=z=.*:d=1:s=1920x1080:fps=30/);
+    assert.doesNotMatch(compileTimeline(zoom('b', '1', '1.5'), inputs, out).graph, /perspective/);
+    assert.match(compileTimeline(zoom('b', '0.5', '1.5'), inputs, out).graph, /perspective/, 'zooming out below fit shows past the edges');
+    assert.match(compileTimeline(zoom('a', '1', '1.5'), inputs, out).graph, /perspective/, 'a 4:3 clip does not fill a 16:9 frame');
   });
 
   it('names the item when a clip is unknown or has no media', () => {

@@ -34,6 +34,7 @@ describe('video project render', () => {
       ['red', 'color=c=red', 440],
       ['green', 'color=c=green'],
       ['white', 'color=c=white'],
+      ['bars', 'smptebars'],
     ];
     await Promise.all(
       sources.map(async ([name, source, tone]) => {
@@ -174,6 +175,22 @@ describe('video project render', () => {
     assert.ok(gray(r.at(80, 45)) > 200, 'centre of the rotated box');
     assert.ok(gray(r.at(80, 19)) > 200, `above the centre, reached only when rotated: ${r.at(80, 19)}`);
     assert.ok(gray(r.at(116, 26)) < 40, `the upright box corner is empty: ${r.at(116, 26)}`);
+  });
+
+  it('zooms a frame-filling clip in (Ken Burns) about its origin', async () => {
+    const pid = await project('KenBurns', {
+      channels: [{ id: 'k', visible: true, items: [item('kb', 'bars', { trimEnd: 1, keyframeTransformOrigin: 'top-left', propertyKeyframes: { zoom: [key(0, '1'), key(0.5, '2')] } })] }],
+    });
+    const done = await render(pid);
+    assert.equal(done.status, 'complete', done.error);
+    const file = fileOf(done.output_url!);
+    // SMPTE bars: seven bars of about 23 px across the top. Unzoomed, x = 100 is in the magenta bar; zoomed 2x
+    // about the top-left corner it shows source x = 50, the cyan bar.
+    const [before, after] = await Promise.all([frameAt(file, 0, W, H), frameAt(file, 0.8, W, H)]);
+    const [r0, g0, b0] = before.at(100, 20);
+    assert.ok(r0 > 150 && g0 < 60 && b0 > 150, `magenta before the zoom: ${before.at(100, 20)}`);
+    const [r1, g1, b1] = after.at(100, 20);
+    assert.ok(r1 < 60 && g1 > 150 && b1 > 150, `cyan after zooming 2x: ${after.at(100, 20)}`);
   });
 
   it('motion blur smears a moving edge over the shutter', async () => {
