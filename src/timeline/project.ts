@@ -72,9 +72,9 @@ export function newProjectData(channelId: string): ProjectData {
  * Brings stored data to the current layout. Version 1 (or no version) predates per-property keyframes and the
  * render settings: missing settings get their defaults, channels default to visible, items get an empty
  * `propertyKeyframes`. The legacy flat `keyframes` array is left where it is (and ignored). A newer version than
- * this build knows is returned as stored.
+ * this build knows is returned as stored. A channel created here gets a fixed id, so repeated reads agree on it.
  */
-export function migrateProjectData(data: ProjectData, newChannelId: () => string): ProjectData {
+export function migrateProjectData(data: ProjectData): ProjectData {
   const version = typeof data.version === 'number' ? data.version : 1;
   if (version >= CURRENT_VERSION) return data;
   const out: ProjectData = { ...data, version: CURRENT_VERSION };
@@ -83,8 +83,7 @@ export function migrateProjectData(data: ProjectData, newChannelId: () => string
   out.motionBlurShutter ??= 180;
   out.clips ??= [];
   if (!out.channels || out.channels.length === 0) {
-    const id = newChannelId();
-    out.channels = [{ id, name: 'Channel 1', visible: true, items: [] }];
+    out.channels = [{ id: 'channel-1', name: 'Channel 1', visible: true, items: [] }];
   }
   out.channels = out.channels.map((c) => ({
     ...c,

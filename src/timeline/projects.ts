@@ -36,7 +36,7 @@ export class ProjectService {
   }
 
   private view(row: ProjectRow): Project {
-    const data = migrateProjectData(JSON.parse(row.data) as ProjectData, () => newId('ch_'));
+    const data = migrateProjectData(JSON.parse(row.data) as ProjectData);
     return { id: row.id, name: row.name, last_modified: row.last_modified, duration: timelineDuration(data), data };
   }
 

@@ -120,6 +120,9 @@ describe('video projects', () => {
     const bare = await t.api('PUT', `${base()}/${id}`, { name: 'Old', data: {} });
     assert.equal(bare.body.data.version, 2);
     assert.equal(bare.body.data.channels.length, 1, 'a project without channels gets one empty visible channel');
+    const reread = await t.api('GET', `${base()}/${id}`);
+    assert.deepEqual(reread.body.data.channels, bare.body.data.channels, 'the migrated channel keeps its id across reads');
+    assert.equal(reread.body.data.activeChannelId, reread.body.data.channels[0].id);
   });
 
   it('answers 404 for unknown ids and for a project of another board, 204 on delete', async () => {
