@@ -1,10 +1,9 @@
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import type { AppContext } from '../context.js';
 import { badRequest } from '../http/errors.js';
 import { runFfmpeg } from '../tools/ffmpeg.js';
-import { probe, type ProbeResult } from '../tools/ffprobe.js';
-import { loadSource, produceElement, type NewMediaResult, type SourceFile } from './new-element.js';
+import type { ProbeResult } from '../tools/ffprobe.js';
+import { loadSource, produceElement, type NewMediaResult, type SourceFile, type MediaContext } from './new-element.js';
 
 export interface ConcatInput {
   path: string;
@@ -76,7 +75,7 @@ export function reencodeArgs(inputs: ConcatInput[]): string[] {
 }
 
 /** Checks what needs no file: at least two ids, each a video element of the board. */
-export function checkConcatRequest(ctx: AppContext, req: { board_id: string; element_ids: string[] }): void {
+export function checkConcatRequest(ctx: MediaContext, req: { board_id: string; element_ids: string[] }): void {
   if (req.element_ids.length < 2) throw badRequest('element_ids needs at least 2 videos');
   for (const id of req.element_ids) {
     const el = ctx.boards.requireElement(req.board_id, id);
@@ -86,7 +85,7 @@ export function checkConcatRequest(ctx: AppContext, req: { board_id: string; ele
 
 /** Joins video elements in order. Returns the new element; the sources are untouched. */
 export async function concatVideos(
-  ctx: AppContext,
+  ctx: MediaContext,
   req: { board_id: string; element_ids: string[] },
   opts: { signal?: AbortSignal; onProgress?: (fraction: number) => void } = {},
 ): Promise<NewMediaResult> {
@@ -95,7 +94,7 @@ export async function concatVideos(
   for (const id of req.element_ids) sources.push(await loadSource(ctx, req.board_id, id));
   const inputs: ConcatInput[] = await Promise.all(
     sources.map(async (src) => {
-      const info = await probe(ctx.tools, src.path);
+      const info = await ctx.probes.probe(src.path);
       if (!info.video) throw badRequest(`Element ${src.element.id} has no video stream`);
       return { path: src.path, info };
     }),

@@ -1,8 +1,6 @@
-import type { AppContext } from '../context.js';
 import { badRequest } from '../http/errors.js';
 import { runFfmpeg } from '../tools/ffmpeg.js';
-import { probe } from '../tools/ffprobe.js';
-import { loadSource, produceElement, type NewMediaResult } from './new-element.js';
+import { loadSource, produceElement, type NewMediaResult, type MediaContext } from './new-element.js';
 
 export const VIDEO_FORMATS = ['mp4', 'webm', 'mov'] as const;
 export const VIDEO_CODECS = ['h264', 'h265', 'vp9', 'av1', 'prores'] as const;
@@ -50,7 +48,7 @@ export function validateConvertVideo(req: ConvertVideoRequest): number | undefin
   return parseBitrate(req.bitrate);
 }
 
-export function checkVideoElement(ctx: AppContext, req: { board_id: string; element_id: string }): void {
+export function checkVideoElement(ctx: MediaContext, req: { board_id: string; element_id: string }): void {
   const el = ctx.boards.requireElement(req.board_id, req.element_id);
   if (el.type !== 'video') throw badRequest(`Element ${req.element_id} is not a video (it is ${el.type})`);
 }
@@ -82,14 +80,14 @@ function audioArgs(format: VideoFormat, codec: VideoCodec): string[] {
 }
 
 export async function convertVideo(
-  ctx: AppContext,
+  ctx: MediaContext,
   req: ConvertVideoRequest,
   opts: { signal?: AbortSignal; onProgress?: (fraction: number) => void } = {},
 ): Promise<NewMediaResult> {
   const bitrate = validateConvertVideo(req);
   checkVideoElement(ctx, req);
   const src = await loadSource(ctx, req.board_id, req.element_id);
-  const info = await probe(ctx.tools, src.path);
+  const info = await ctx.probes.probe(src.path);
   if (!info.video) throw badRequest(`Element ${req.element_id} has no video stream`);
   const args = ['-i', src.path, '-map', '0:v:0', '-map', '0:a:0?', ...videoArgs(req.codec, bitrate), ...audioArgs(req.format, req.codec)];
   if (req.format !== 'webm') args.push('-movflags', '+faststart');

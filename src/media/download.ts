@@ -4,13 +4,13 @@ import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
-import type { AppContext } from '../context.js';
 import { commitUnique, moveIntoUnique, tempPathIn } from '../files/atomic.js';
 import { extensionForMime, kindOfFile } from '../files/media-types.js';
 import { sanitizeFilename, withExtension } from '../files/names.js';
 import { ApiError, badRequest } from '../http/errors.js';
 import { ytdlpDownload } from '../tools/ytdlp.js';
 import { SNIFF_BYTES, SNIFFABLE, sniff, type Sniffed } from './sniff.js';
+import type { MediaContext } from './new-element.js';
 
 export const MAX_REDIRECTS = 5;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
@@ -21,7 +21,7 @@ export interface DownloadLimits {
 }
 
 /** DOWNLOAD_MAX_BYTES (default: MAX_UPLOAD_BYTES) and DOWNLOAD_TIMEOUT_MS (default 10 minutes, whole transfer). */
-export function downloadLimits(ctx: AppContext): DownloadLimits {
+export function downloadLimits(ctx: MediaContext): DownloadLimits {
   const num = (name: string, fallback: number) => {
     const raw = ctx.config.env[name];
     return raw && /^\d+$/.test(raw.trim()) && Number(raw) > 0 ? Number(raw) : fallback;
@@ -161,7 +161,7 @@ function transferError(err: unknown, timeout: AbortSignal, outer: AbortSignal | 
  * one element per image/video); without yt-dlp a page is a 415.
  */
 export async function downloadToBoard(
-  ctx: AppContext,
+  ctx: MediaContext,
   req: { board_id: string; url: string },
   opts: { signal?: AbortSignal; onProgress?: (fraction: number) => void } = {},
 ): Promise<{ elements: DownloadedElement[] }> {
@@ -196,13 +196,13 @@ export async function downloadToBoard(
   return { elements: [await addElement(ctx, req.board_id, stored, fetched.type.kind, req.url)] };
 }
 
-async function addElement(ctx: AppContext, boardId: string, stored: string, kind: Sniffed['kind'], source: string): Promise<DownloadedElement> {
+async function addElement(ctx: MediaContext, boardId: string, stored: string, kind: Sniffed['kind'], source: string): Promise<DownloadedElement> {
   const el = await ctx.boards.addElement(boardId, { type: kind, url: ctx.media.urlFor(boardId, stored), name: stored, data: { source_url: source } });
   return { id: el.id, type: el.type, url: el.url!, name: el.name };
 }
 
 async function extractWithYtdlp(
-  ctx: AppContext,
+  ctx: MediaContext,
   boardId: string,
   page: URL,
   dir: string,

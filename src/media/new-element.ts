@@ -5,6 +5,12 @@ import { commitUnique, tempPathIn } from '../files/atomic.js';
 import { kindOfFile } from '../files/media-types.js';
 import { sanitizeFilename } from '../files/names.js';
 import type { Element } from '../boards/types.js';
+import type { ProbeCache } from './probe-cache.js';
+
+/** The service context plus what the media operations share (built once in registerMedia). */
+export interface MediaContext extends AppContext {
+  probes: ProbeCache;
+}
 
 /** What every media operation answers: the new element, plus `filename`/`url` at the top level for upload-style clients. */
 export interface NewMediaResult {

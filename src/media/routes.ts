@@ -8,7 +8,8 @@ import { convertImage, IMAGE_FORMATS } from './convert-image.js';
 import { checkVideoElement, convertVideo, validateConvertVideo, VIDEO_CODECS, VIDEO_FORMATS, type ConvertVideoRequest } from './convert-video.js';
 import { downloadToBoard, parseHttpUrl } from './download.js';
 import { extractAudio } from './extract-audio.js';
-import type { NewMediaResult } from './new-element.js';
+import type { MediaContext, NewMediaResult } from './new-element.js';
+import { ProbeCache } from './probe-cache.js';
 import { SimilarityService } from './similarity.js';
 import { trimMedia } from './trim.js';
 
@@ -62,7 +63,7 @@ interface DownloadParams {
   url: string;
 }
 
-function defineJobs(ctx: AppContext): void {
+function defineJobs(ctx: MediaContext): void {
   const outcome = (r: NewMediaResult) => ({ output_url: r.url, result: r });
   ctx.jobs.define<ConvertVideoRequest>(JOB_CONVERT, async (job) =>
     outcome(await convertVideo(ctx, job.params, { signal: job.signal, onProgress: job.progress })),
@@ -76,8 +77,9 @@ function defineJobs(ctx: AppContext): void {
   });
 }
 
-export const registerMedia: Feature = (app: App, ctx: AppContext) => {
+export const registerMedia: Feature = (app: App, appCtx: AppContext) => {
   const tags = ['media'];
+  const ctx: MediaContext = { ...appCtx, probes: new ProbeCache(appCtx.tools) };
   const similarity = new SimilarityService(ctx);
   similarity.listen();
   defineJobs(ctx);

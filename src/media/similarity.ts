@@ -1,13 +1,12 @@
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import type { AppContext } from '../context.js';
 import type { Element } from '../boards/types.js';
 import { badRequest } from '../http/errors.js';
 import { runFfmpeg } from '../tools/ffmpeg.js';
-import { probe } from '../tools/ffprobe.js';
 import { HashIndex } from './hash-index.js';
 import { hashImageFile, type PerceptualHash } from './perceptual-hash.js';
 import { MediaHashStore } from './store.js';
+import type { MediaContext } from './new-element.js';
 
 export const MAX_MATCHES = 50;
 /**
@@ -40,7 +39,7 @@ export class SimilarityService {
   private chain: Promise<unknown> = Promise.resolve();
   private closed = false;
 
-  constructor(private readonly ctx: AppContext) {
+  constructor(private readonly ctx: MediaContext) {
     this.store = new MediaHashStore(ctx.db);
     let current: { id: string; board: string; hashes: PerceptualHash[] } | undefined;
     for (const row of this.store.all()) {
@@ -95,7 +94,7 @@ export class SimilarityService {
 
   /** A few frames spread over the video, extracted as PNG and hashed like images. */
   private async hashVideo(file: string): Promise<PerceptualHash[]> {
-    const info = await probe(this.ctx.tools, file);
+    const info = await this.ctx.probes.probe(file);
     if (!info.video) return [];
     const duration = info.duration ?? 0;
     const tmpRoot = path.join(this.ctx.config.dataDir, 'tmp');

@@ -1,9 +1,8 @@
 import path from 'node:path';
-import type { AppContext } from '../context.js';
 import { badRequest } from '../http/errors.js';
 import { runFfmpeg } from '../tools/ffmpeg.js';
-import { probe, type ProbeResult } from '../tools/ffprobe.js';
-import { loadSource, produceElement, type NewMediaResult } from './new-element.js';
+import type { ProbeResult } from '../tools/ffprobe.js';
+import { loadSource, produceElement, type NewMediaResult, type MediaContext } from './new-element.js';
 
 /** Slack for floating-point durations: an end given as the probed duration, rounded by the client, is accepted. */
 const DURATION_SLACK = 0.001;
@@ -43,7 +42,7 @@ const fmt = (s: number) => (Number.isInteger(s) ? s.toFixed(1) : String(Math.rou
  * `start` (ffmpeg's accurate seek), which is exact and much faster than decoding from the beginning.
  */
 export async function trimMedia(
-  ctx: AppContext,
+  ctx: MediaContext,
   req: { board_id: string; element_id: string; start_seconds: number; end_seconds: number },
   signal?: AbortSignal,
 ): Promise<NewMediaResult> {
@@ -51,7 +50,7 @@ export async function trimMedia(
   if (src.element.type !== 'video' && src.element.type !== 'audio') {
     throw badRequest(`Element ${req.element_id} is ${src.element.type === 'image' ? 'an image' : `a ${src.element.type} element`}; only video and audio can be trimmed`);
   }
-  const info = await probe(ctx.tools, src.path);
+  const info = await ctx.probes.probe(src.path);
   if (!info.video && !info.audio) throw badRequest(`Element ${req.element_id} is neither video nor audio`);
   const duration = info.duration;
   if (duration === undefined) throw badRequest(`The duration of element ${req.element_id} is unknown, it cannot be trimmed`);
