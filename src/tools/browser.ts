@@ -198,6 +198,9 @@ export class BrowserPool {
    * without data; asking again draws the same state, so retrying is safe.
    */
   private async beginFrame(cdp: CDPSession, o: CaptureOptions): Promise<Buffer> {
+    // A begin-frame that reaches the compositor before the page's own request for a main frame draws the previous
+    // page state, and from then on every frame lags one behind. A first frame without a screenshot absorbs that.
+    await cdp.send('HeadlessExperimental.beginFrame', {});
     for (let attempt = 0; attempt < BEGIN_FRAME_ATTEMPTS; attempt++) {
       const res = await cdp.send('HeadlessExperimental.beginFrame', {
         screenshot: { format: o.format, quality: o.quality, optimizeForSpeed: true },
