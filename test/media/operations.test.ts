@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
 import fsp from 'node:fs/promises';
+import { execFile } from 'node:child_process';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
 import { eventually, startService, type TestService } from '../helpers/service.js';
-import { makeAudio, makeCorrupt, makeVideo, probeFile, tempDir } from '../helpers/fixtures.js';
+import { ffmpeg, ffmpegPath, makeAudio, makeCorrupt, makeVideo, probeFile, tempDir } from '../helpers/fixtures.js';
 
 const FRAME = 1 / 25;
 
@@ -21,6 +23,16 @@ async function streamDuration(file: string, kind: 'video' | 'audio'): Promise<nu
   const info = await probeFile(file);
   const s = info.raw.streams?.find((x) => x.codec_type === kind);
   return Number(s?.duration ?? info.duration);
+}
+
+/** Luma at the centre of a frame at `t` seconds (converted to grey before cropping: 4:2:0 cannot crop 1 pixel). */
+async function lumaAt(file: string, t: number): Promise<number> {
+  const { stdout } = await promisify(execFile)(
+    await ffmpegPath(),
+    ['-hide_banner', '-loglevel', 'error', '-ss', String(t), '-i', file, '-frames:v', '1', '-vf', 'format=gray,crop=1:1:32:32', '-f', 'rawvideo', 'pipe:1'],
+    { encoding: 'buffer' },
+  );
+  return (stdout as Buffer)[0];
 }
 
 async function post(url: string, body: unknown) {
@@ -103,6 +115,23 @@ describe('trim-media', () => {
     const info = await probeFile(file);
     assert.equal(info.video?.codec, 'h264');
     assert.equal(info.audio?.codec, 'aac');
+  });
+
+  it('starts on the exact frame, even far from a key frame', async () => {
+    // Brightness rises 5 levels per frame and the only key frame is the first, so a cut that snapped to a key frame
+    // or to a neighbouring frame shows in the first output pixel.
+    const ramp = path.join(fx, 'ramp.mp4');
+    await ffmpeg(['-f', 'lavfi', '-i', 'color=c=black:s=64x64:r=25:d=2', '-vf', "geq=lum='N*5':cb=128:cr=128", '-c:v', 'libx264', '-preset', 'ultrafast', '-g', '100', '-pix_fmt', 'yuv420p', ramp]);
+    const up = await t.upload(board, ramp, { addToBoard: true });
+    const res = await post('/api/trim-media', { board_id: board, element_id: up.body.element.id, start_seconds: 0.52, end_seconds: 1.2 });
+    assert.equal(res.status, 200, res.text);
+    const first = await lumaAt(fileOf(res.body.url), 0);
+    const frame13 = await lumaAt(ramp, 13 / 25);
+    const frame12 = await lumaAt(ramp, 12 / 25);
+    assert.ok(Math.abs(first - frame13) <= 2, `first frame ${first}, source frame 13 ${frame13}`);
+    assert.ok(frame13 - frame12 >= 4, 'the ramp tells neighbouring frames apart');
+    const v = await streamDuration(fileOf(res.body.url), 'video');
+    assert.ok(Math.abs(v - 0.68) <= FRAME + 1e-6, `video duration ${v}`);
   });
 
   it('keeps odd dimensions and trims audio files', async () => {
