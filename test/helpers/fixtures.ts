@@ -81,7 +81,7 @@ export async function probeFile(file: string): Promise<ProbeResult> {
 export async function pixelAt(file: string, t: number, x: number, y: number): Promise<[number, number, number]> {
   const { stdout } = await run(
     await ffmpegPath(),
-    ['-hide_banner', '-loglevel', 'error', '-ss', String(t), '-i', file, '-frames:v', '1', '-vf', `crop=1:1:${x}:${y}`, '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'],
+    ['-hide_banner', '-loglevel', 'error', '-ss', String(t), '-i', file, '-frames:v', '1', '-vf', `format=rgb24,crop=1:1:${x}:${y}`, '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'],
     { encoding: 'buffer', maxBuffer: 1024 * 1024 },
   );
   const b = stdout as unknown as Buffer;
