@@ -77,13 +77,30 @@ export async function probeFile(file: string): Promise<ProbeResult> {
   return probe(tools, file);
 }
 
-/** RGB of one pixel of a video frame at `t` seconds (decoded by ffmpeg). */
-export async function pixelAt(file: string, t: number, x: number, y: number): Promise<[number, number, number]> {
+export interface Frame {
+  width: number;
+  height: number;
+  /** RGB of one pixel. */
+  at(x: number, y: number): [number, number, number];
+}
+
+/**
+ * One decoded frame at `t` seconds, scaled to width x height, as RGB. The whole frame is converted before sampling:
+ * a 1x1 crop of a 4:2:0 frame is refused by older ffmpeg builds (crop rounds down to the chroma grid).
+ */
+export async function frameAt(file: string, t: number, width: number, height: number): Promise<Frame> {
   const { stdout } = await run(
     await ffmpegPath(),
-    ['-hide_banner', '-loglevel', 'error', '-ss', String(t), '-i', file, '-frames:v', '1', '-vf', `format=rgb24,crop=1:1:${x}:${y}`, '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'],
-    { encoding: 'buffer', maxBuffer: 1024 * 1024 },
+    ['-hide_banner', '-loglevel', 'error', '-ss', String(t), '-i', file, '-frames:v', '1', '-vf', `scale=${width}:${height},format=rgb24`, '-f', 'rawvideo', 'pipe:1'],
+    { encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 },
   );
-  const b = stdout as unknown as Buffer;
-  return [b[0], b[1], b[2]];
+  const buf = stdout as unknown as Buffer;
+  return {
+    width,
+    height,
+    at(x, y) {
+      const i = (Math.round(y) * width + Math.round(x)) * 3;
+      return [buf[i], buf[i + 1], buf[i + 2]];
+    },
+  };
 }

@@ -3,8 +3,7 @@ import assert from 'node:assert/strict';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { eventually, startService, type TestService } from '../helpers/service.js';
-import { makeImage, makeVideo, probeFile, tempDir } from '../helpers/fixtures.js';
-import { frameAt } from './frames.js';
+import { frameAt, makeImage, makeVideo, probeFile, tempDir } from '../helpers/fixtures.js';
 
 const W = 160;
 const H = 90;
