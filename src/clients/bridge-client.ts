@@ -1,3 +1,5 @@
+import http from 'node:http';
+import https from 'node:https';
 import type { BridgeItem } from '../bridge/items.js';
 import type { BridgeStatus, QueueResult } from '../bridge/state.js';
 
@@ -19,16 +21,28 @@ export class BridgeHttpError extends Error {
   }
 }
 
-/** The service's terminal-bridge endpoints as seen by the two client programs (the chat bot and the terminal side). */
+/**
+ * The service's terminal-bridge endpoints as seen by the two client programs (the chat bot and the terminal side).
+ * JSON calls and long polls go through node:http with this client's own keep-alive agent rather than fetch:
+ * aborting a fetch mid-request leaves undici holding a fresh, never-used connection that keeps the service from
+ * closing until its header timeout, while here an abort destroys exactly the one socket and close() frees the rest.
+ */
 export class BridgeClient {
   readonly serviceUrl: string;
   readonly botId: string;
   private readonly headers: Record<string, string>;
+  private readonly agent: http.Agent;
 
   constructor(opts: BridgeClientOptions) {
     this.serviceUrl = opts.serviceUrl.replace(/\/+$/, '');
     this.botId = opts.botId;
     this.headers = opts.apiToken ? { authorization: `Bearer ${opts.apiToken}` } : {};
+    this.agent = this.serviceUrl.startsWith('https:') ? new https.Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true });
+  }
+
+  /** Closes the client's connections (call when the program stops). */
+  close(): void {
+    this.agent.destroy();
   }
 
   status(): Promise<BridgeStatus> {
@@ -76,27 +90,52 @@ export class BridgeClient {
     return res;
   }
 
-  private async json<T>(method: string, pathAndQuery: string, body?: unknown, signal?: AbortSignal): Promise<T> {
-    const res = await fetch(`${this.serviceUrl}${pathAndQuery}`, {
-      method,
-      headers: body === undefined ? this.headers : { ...this.headers, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal,
+  private json<T>(method: string, pathAndQuery: string, body?: unknown, signal?: AbortSignal): Promise<T> {
+    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+    const url = new URL(this.serviceUrl + pathAndQuery);
+    const transport = url.protocol === 'https:' ? https : http;
+    return new Promise<T>((resolve, reject) => {
+      const req = transport.request(
+        url,
+        {
+          method,
+          agent: this.agent,
+          signal,
+          headers: payload ? { ...this.headers, 'content-type': 'application/json', 'content-length': payload.length } : this.headers,
+        },
+        (res) => {
+          const parts: Buffer[] = [];
+          res.on('data', (c: Buffer) => parts.push(c));
+          res.on('error', reject);
+          res.on('end', () => {
+            try {
+              resolve(parseAnswer<T>(res.statusCode ?? 500, Buffer.concat(parts).toString('utf8')));
+            } catch (err) {
+              reject(err);
+            }
+          });
+        },
+      );
+      req.on('error', reject);
+      req.end(payload);
     });
-    return this.read(res);
   }
 
   private async read<T>(res: Response): Promise<T> {
-    const text = await res.text();
-    if (!res.ok) {
-      let message = text;
-      try {
-        message = (JSON.parse(text) as { error?: { message?: string } }).error?.message ?? text;
-      } catch {
-        // not JSON: keep the raw text
-      }
-      throw new BridgeHttpError(res.status, `${res.status}: ${message}`);
-    }
-    return JSON.parse(text) as T;
+    return parseAnswer<T>(res.status, await res.text());
   }
+}
+
+/** The JSON body of a 2xx answer; otherwise a BridgeHttpError carrying the service's error message. */
+function parseAnswer<T>(status: number, text: string): T {
+  if (status < 200 || status >= 300) {
+    let message = text;
+    try {
+      message = (JSON.parse(text) as { error?: { message?: string } }).error?.message ?? text;
+    } catch {
+      // not JSON: keep the raw text
+    }
+    throw new BridgeHttpError(status, `${status}: ${message}`);
+  }
+  return JSON.parse(text) as T;
 }
