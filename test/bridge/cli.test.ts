@@ -1,0 +1,86 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { startService, eventually, type TestService } from '../helpers/service.js';
+import { FakeTelegram } from './fake-telegram.js';
+
+const B = '/api/terminal-bridge';
+const TOKEN = '987654:CLI-token';
+
+/** Runs `tsx src/main.ts <args>` as its own process, the way `npm run bot` / `npm run terminal` do. */
+function runCli(args: string[], env: Record<string, string>): ChildProcess & { output: () => string } {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (d) => (output += d));
+  child.stderr!.on('data', (d) => (output += d));
+  return Object.assign(child, { output: () => output });
+}
+
+describe('bot and terminal subcommands (separate processes)', () => {
+  let svc: TestService;
+  let board: string;
+  before(async () => {
+    svc = await startService();
+    board = await svc.createBoard('CLI board');
+  });
+  after(() => svc.close());
+
+  const status = async (bot: string) => (await svc.api('GET', `${B}/status?bot_id=${bot}`)).body;
+
+  it('terminal: arms, types chat text into the command, relays its output, disarms and exits with its code', async () => {
+    await svc.api('POST', `${B}/chat`, { chat_id: 3, enabled: true, bot_id: 'cli' });
+    const program = `require('node:readline').createInterface({ input: process.stdin }).on('line', (l) => { if (l === 'bye') process.exit(4); console.log('echo:' + l); });`;
+    const child = runCli(['terminal', '--board', board, '--bot-id', 'cli', '--url', svc.baseUrl, '--idle-ms', '100', '--', process.execPath, '-e', program], {});
+    const exited = once(child, 'exit');
+    await eventually(async () => ((await status('cli')).active ? true : undefined), 20_000, `the terminal to arm; output: ${child.output()}`);
+    assert.match((await status('cli')).session_id, /^pty-/);
+    await svc.api('POST', `${B}/to-terminal`, { kind: 'text', text: 'from chat', bot_id: 'cli' });
+    const seen: string[] = [];
+    await eventually(async () => {
+      seen.push(...(await svc.api('GET', `${B}/to-messenger?wait=1&bot_id=cli`)).body.items.map((i: { text: string }) => i.text));
+      return seen.join('\n').includes('echo:from chat') ? true : undefined;
+    }, 20_000, 'the echo');
+    assert.match(child.output(), /echo:from chat/, 'the pty output is mirrored on the CLI’s own stdout');
+    await svc.api('POST', `${B}/to-terminal`, { kind: 'text', text: 'bye', bot_id: 'cli' });
+    const [code] = await exited;
+    assert.equal(code, 4);
+    assert.equal((await status('cli')).session_enabled, false);
+  });
+
+  it('terminal: refuses to start for an unknown board, with a readable message and status 2', async () => {
+    const child = runCli(['terminal', '--board', 'bd_nope', '--url', svc.baseUrl, '--', process.execPath, '-e', '0'], {});
+    const [code] = await once(child, 'exit');
+    assert.equal(code, 2);
+    assert.match(child.output(), /refused to arm the bridge: 404: Board bd_nope not found/);
+  });
+
+  it('bot: links a chat through a Telegram API root from the environment and stops on SIGTERM', async () => {
+    await svc.api('POST', `${B}/session`, { session_id: 'pty-clibot', board_id: board, enabled: true, bot_id: 'clibot' });
+    const telegram = new FakeTelegram(TOKEN);
+    const apiRoot = await telegram.start();
+    try {
+      const child = runCli(['bot', '--bot-id', 'clibot'], { TELEGRAM_BOT_TOKEN: TOKEN, TELEGRAM_API_ROOT: apiRoot, SERVICE_URL: svc.baseUrl });
+      const exited = once(child, 'exit');
+      await eventually(() => (child.output().includes('is running') ? true : undefined), 30_000, `the bot to start; output: ${child.output()}`);
+      telegram.userSendsText(31, '/link');
+      await telegram.waitForSent((s) => /Linked to board "CLI board"/.test(s.text ?? ''), 15_000, 'the link answer');
+      assert.equal((await status('clibot')).chat_id, 31);
+      child.kill('SIGTERM');
+      const [code] = await exited;
+      assert.equal(code, 0);
+    } finally {
+      await telegram.stop();
+    }
+  });
+
+  it('bot: exits with status 2 and says what is missing without a token', async () => {
+    const child = runCli(['bot'], { TELEGRAM_BOT_TOKEN: '' });
+    const [code] = await once(child, 'exit');
+    assert.equal(code, 2);
+    assert.match(child.output(), /TELEGRAM_BOT_TOKEN is not set/);
+  });
+});
