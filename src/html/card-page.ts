@@ -62,42 +62,49 @@ async function evaluate(cdp: CDPSession, expression: string): Promise<unknown> {
  * images and media, then hands the card to `fn`. Everything is bounded by `signal` (the render's time limit and the
  * client going away); the page and its context are closed afterwards in every case.
  */
-export async function withCardPage<T>(env: CardEnv, spec: CardSpec, signal: AbortSignal, fn: (card: CardPage) => Promise<T>): Promise<T> {
-  return env.pool.withPage(
+export function withCardPage<T>(env: CardEnv, spec: CardSpec, signal: AbortSignal, fn: (card: CardPage) => Promise<T>): Promise<T> {
+  return withCardPages(env, spec, 1, signal, ([card]) => fn(card));
+}
+
+/** Like `withCardPage` with up to `count` identical copies of the card, each in its own page (and renderer process). */
+export function withCardPages<T>(env: CardEnv, spec: CardSpec, count: number, signal: AbortSignal, fn: (cards: CardPage[]) => Promise<T>): Promise<T> {
+  return env.pool.withPages(
+    count,
     { width: spec.width, height: spec.height },
-    async (lent: BrowserPage) => {
-      const { page, cdp } = lent;
-      let crashed: Error | undefined;
-      page.on('error', (err) => (crashed = err));
-      const sandbox = await abortable(installSandbox(page, { html: spec.html, media: env.media, serviceOrigins: env.serviceOrigins }), signal);
-      await abortable(page.evaluateOnNewDocument(VIRTUAL_CLOCK_SCRIPT), signal);
-      try {
-        await abortable(page.goto(CARD_URL, { waitUntil: 'load', timeout: RENDER_LIMITS.loadTimeoutMs }), signal);
-      } catch (err) {
-        if (signal.aborted || err instanceof ApiError) throw err;
-        throw new ApiError(422, 'render_failed', `The card did not load: ${(err as Error).message.split('\n')[0]}`);
-      }
-      await abortable(evaluate(cdp, `window.__bmsClock.ready(${RENDER_LIMITS.loadTimeoutMs})`), signal);
-      let frame = -1;
-      const check = () => {
-        if (crashed) throw new ApiError(422, 'render_failed', `The card's page crashed: ${crashed.message}`);
-      };
-      const card: CardPage = {
-        blocked: sandbox.blocked,
-        async seek(index: number) {
-          while (frame < index) {
-            frame++;
-            check();
-            await abortable(evaluate(cdp, `window.__bmsClock.advanceTo(${(frame * 1000) / spec.fps})`), signal);
-          }
-        },
-        async capture() {
-          check();
-          return abortable(lent.capture({ format: 'png' }), signal);
-        },
-      };
-      return fn(card);
-    },
+    async (pages) => fn(await Promise.all(pages.map((lent) => loadCard(lent, env, spec, signal)))),
     signal,
   );
+}
+
+async function loadCard(lent: BrowserPage, env: CardEnv, spec: CardSpec, signal: AbortSignal): Promise<CardPage> {
+  const { page, cdp } = lent;
+  let crashed: Error | undefined;
+  page.on('error', (err) => (crashed = err));
+  const sandbox = await abortable(installSandbox(page, { html: spec.html, media: env.media, serviceOrigins: env.serviceOrigins }), signal);
+  await abortable(page.evaluateOnNewDocument(VIRTUAL_CLOCK_SCRIPT), signal);
+  try {
+    await abortable(page.goto(CARD_URL, { waitUntil: 'load', timeout: RENDER_LIMITS.loadTimeoutMs }), signal);
+  } catch (err) {
+    if (signal.aborted || err instanceof ApiError) throw err;
+    throw new ApiError(422, 'render_failed', `The card did not load: ${(err as Error).message.split('\n')[0]}`);
+  }
+  await abortable(evaluate(cdp, `window.__bmsClock.ready(${RENDER_LIMITS.loadTimeoutMs})`), signal);
+  let frame = -1;
+  const check = () => {
+    if (crashed) throw new ApiError(422, 'render_failed', `The card's page crashed: ${crashed.message}`);
+  };
+  return {
+    blocked: sandbox.blocked,
+    async seek(index: number) {
+      while (frame < index) {
+        frame++;
+        check();
+        await abortable(evaluate(cdp, `window.__bmsClock.advanceTo(${(frame * 1000) / spec.fps})`), signal);
+      }
+    },
+    async capture() {
+      check();
+      return abortable(lent.capture({ format: 'png' }), signal);
+    },
+  };
 }

@@ -6,13 +6,13 @@ export type VideoFormat = 'mp4' | 'webm';
 
 /**
  * Settings that make the same frames give the same bytes: bit-exact muxing (no encoder version string, no creation
- * time, fixed container ids), no copied metadata, and single-threaded encoders (their output depends on the thread
- * count, which would otherwise follow the machine's cores).
+ * time, fixed container ids), no copied metadata, and a fixed encoder thread count. x264's frame threads are
+ * deterministic for a given count, but the count would otherwise follow the machine's cores, and the bitstream with it.
  */
 const BITEXACT = ['-fflags', '+bitexact', '-flags:v', '+bitexact', '-map_metadata', '-1'];
 
 const ENCODERS: Record<VideoFormat, string[]> = {
-  mp4: ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '18', '-pix_fmt', 'yuv420p', '-threads', '1', '-movflags', '+faststart', '-f', 'mp4'],
+  mp4: ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '18', '-pix_fmt', 'yuv420p', '-threads', '2', '-movflags', '+faststart', '-f', 'mp4'],
   webm: ['-c:v', 'libvpx-vp9', '-deadline', 'good', '-cpu-used', '5', '-row-mt', '0', '-threads', '1', '-crf', '32', '-b:v', '0', '-pix_fmt', 'yuv420p', '-f', 'webm'],
 };
 

@@ -7,7 +7,7 @@ import { commitUnique, tempPathIn, writeNewFile } from '../files/atomic.js';
 import { filenameFromTitle } from '../files/names.js';
 import { ApiError } from '../http/errors.js';
 import { browserPool } from '../tools/browser.js';
-import { withCardPage, type CardEnv, type CardSpec } from './card-page.js';
+import { withCardPage, withCardPages, type CardEnv, type CardPage, type CardSpec } from './card-page.js';
 import { encodeFrames, type VideoFormat } from './encode.js';
 import { RENDER_LIMITS, renderTimeoutMs } from './limits.js';
 
@@ -44,6 +44,42 @@ export interface FrameResult {
 
 /** Folder under the media root for the proxies and thumbnails of renders: `media/html-renders/<board_id>/`. */
 const SIDE_FILES = 'html-renders';
+
+/**
+ * Copies of the card that capture a video together: each steps through every frame (so its state is exactly that of
+ * a single page) and captures every second one, which keeps two renderer processes busy.
+ */
+const PAGES_PER_VIDEO = 2;
+
+/**
+ * Captures frames 0..count-1 with the cards taking turns (card k captures frames k, k+n, ...), and hands them to
+ * `deliver` strictly in order; a card waits with its frame until the one before was delivered, so at most one frame
+ * per card is held in memory.
+ */
+async function captureInOrder(cards: CardPage[], count: number, deliver: (index: number, png: Buffer) => Promise<void>): Promise<void> {
+  const delivered: Promise<void>[] = [];
+  const markDelivered: (() => void)[] = [];
+  for (let f = 0; f < count; f++) delivered.push(new Promise<void>((resolve) => markDelivered.push(resolve)));
+  const failed = new AbortController();
+  const stopped = new Promise<never>((_, reject) => failed.signal.addEventListener('abort', () => reject(failed.signal.reason), { once: true }));
+  stopped.catch(() => undefined);
+  await Promise.all(
+    cards.map(async (card, k) => {
+      try {
+        for (let f = k; f < count; f += cards.length) {
+          await card.seek(f);
+          const png = await card.capture();
+          if (f > 0) await Promise.race([delivered[f - 1], stopped]);
+          await deliver(f, png);
+          markDelivered[f]();
+        }
+      } catch (err) {
+        failed.abort(err);
+        throw err;
+      }
+    }),
+  );
+}
 
 /** Frames of a video of `duration` seconds at `fps` (at least one). */
 export const frameCount = (fps: number, duration: number): number => Math.max(1, Math.round(fps * duration));
@@ -111,8 +147,8 @@ export class HtmlRenderer {
     let blocked: string[] = [];
     try {
       await this.limited(signal, (s) =>
-        withCardPage(this.env(), req, s, async (card) => {
-          blocked = card.blocked;
+        withCardPages(this.env(), req, PAGES_PER_VIDEO, s, async (cards) => {
+          blocked = [...new Set(cards.flatMap((c) => c.blocked))];
           await encodeFrames(
             this.ctx.tools,
             {
@@ -124,14 +160,11 @@ export class HtmlRenderer {
               signal: s,
               timeoutMs: this.timeoutMs,
             },
-            async (write) => {
-              for (let f = 0; f < frames; f++) {
-                await card.seek(f);
-                const png = await card.capture();
+            (write) =>
+              captureInOrder(cards, frames, async (f, png) => {
                 if (f === thumbAt) thumbPng = png;
                 await write(png);
-              }
-            },
+              }),
           );
         }),
       );

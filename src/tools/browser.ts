@@ -72,6 +72,8 @@ const SYSTEM_ARGS = [
 ];
 
 const BEGIN_FRAME_ARGS = [
+  // Software compositing reads frames back about a third faster than SwiftShader GL; WebGL still uses SwiftShader.
+  '--disable-gpu-compositing',
   '--enable-begin-frame-control',
   '--run-all-compositor-stages-before-draw',
   '--disable-new-content-rendering-timeout',
@@ -98,6 +100,8 @@ const COMMON_ARGS = [
 
 interface Running {
   browser: Browser;
+  /** The browser-level DevTools session (creating targets), kept for the browser's life. */
+  cdp: CDPSession;
   beginFrameControl: boolean;
   userDataDir: string;
   pagesOpened: number;
@@ -110,7 +114,7 @@ const BEGIN_FRAME_ATTEMPTS = 8;
 export class BrowserPool {
   private current?: Promise<Running>;
   private active = 0;
-  private readonly waiting: (() => void)[] = [];
+  private readonly waiting: { n: number; grant: () => void }[] = [];
   private closed = false;
   private readonly maxPages: number;
   private readonly recycleAfter: number;
@@ -136,23 +140,40 @@ export class BrowserPool {
    * Waits for a free slot first; `signal` abandons the wait and is the caller's to honour inside `fn`.
    */
   async withPage<T>(opts: PageOptions, fn: (page: BrowserPage) => Promise<T>, signal?: AbortSignal): Promise<T> {
-    await this.slot(signal);
+    return this.withPages(1, opts, ([page]) => fn(page), signal);
+  }
+
+  /**
+   * Like `withPage` with `count` pages at once (each in its own context), for work that can be split across
+   * renderer processes. The slots are taken together, so two callers never wait on each other's half.
+   */
+  async withPages<T>(count: number, opts: PageOptions, fn: (pages: BrowserPage[]) => Promise<T>, signal?: AbortSignal): Promise<T> {
+    const n = Math.max(1, Math.min(count, this.maxPages));
+    await this.slots(n, signal);
     try {
       const running = await this.browser();
-      running.pagesOpened++;
-      running.pagesOpen++;
-      let context: BrowserContext | undefined;
+      running.pagesOpened += n;
+      running.pagesOpen += n;
+      const contexts: BrowserContext[] = [];
       try {
-        context = await running.browser.createBrowserContext({ downloadBehavior: { policy: 'deny' } });
-        const lent = await this.openPage(running, context, opts);
-        return await fn(lent);
+        // allSettled, so that every context created is known (and closed) even when another one failed.
+        const opened = await Promise.allSettled(
+          Array.from({ length: n }, async () => {
+            const context = await running.browser.createBrowserContext({ downloadBehavior: { policy: 'deny' } });
+            contexts.push(context);
+            return this.openPage(running, context, opts);
+          }),
+        );
+        const failed = opened.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+        if (failed) throw failed.reason;
+        return await fn(opened.map((o) => (o as PromiseFulfilledResult<BrowserPage>).value));
       } finally {
-        await context?.close().catch(() => undefined);
-        running.pagesOpen--;
+        await Promise.all(contexts.map((c) => c.close().catch(() => undefined)));
+        running.pagesOpen -= n;
         if (running.pagesOpened >= this.recycleAfter) this.retire(running);
       }
     } finally {
-      this.release();
+      this.release(n);
     }
   }
 
@@ -167,18 +188,13 @@ export class BrowserPool {
     let page: Page;
     if (running.beginFrameControl) {
       // puppeteer's newPage cannot ask for begin-frame control; the fresh context holds no other page to confuse.
-      const browserCdp = await running.browser.target().createCDPSession();
-      try {
-        const [target] = await Promise.all([
-          context.waitForTarget((t) => t.type() === 'page', { timeout: 30_000 }),
-          browserCdp.send('Target.createTarget', { url: 'about:blank', browserContextId: context.id, enableBeginFrameControl: true }),
-        ]);
-        const p = await target.page();
-        if (!p) throw new Error('the new target has no page');
-        page = p;
-      } finally {
-        await browserCdp.detach().catch(() => undefined);
-      }
+      const [target] = await Promise.all([
+        context.waitForTarget((t) => t.type() === 'page', { timeout: 30_000 }),
+        running.cdp.send('Target.createTarget', { url: 'about:blank', browserContextId: context.id, enableBeginFrameControl: true }),
+      ]);
+      const p = await target.page();
+      if (!p) throw new Error('the new target has no page');
+      page = p;
     } else {
       page = await context.newPage();
     }
@@ -252,7 +268,7 @@ export class BrowserPool {
       await fsp.rm(userDataDir, { recursive: true, force: true });
       throw new ApiError(503, 'tool_failed', `Chromium could not be started: ${(err as Error).message.split('\n')[0]}`, { tool: 'chromium' });
     }
-    const running: Running = { browser, beginFrameControl, userDataDir, pagesOpened: 0, pagesOpen: 0, retiring: false };
+    const running: Running = { browser, cdp: await browser.target().createCDPSession(), beginFrameControl, userDataDir, pagesOpened: 0, pagesOpen: 0, retiring: false };
     browser.on('disconnected', () => {
       if (!running.retiring) this.log.warn('Chromium exited; the next page starts a new one');
       if (this.current) void this.current.then((r) => r === running && (this.current = undefined), () => undefined);
@@ -277,31 +293,43 @@ export class BrowserPool {
     await fsp.rm(running.userDataDir, { recursive: true, force: true }).catch(() => undefined);
   }
 
-  private slot(signal?: AbortSignal): Promise<void> {
+  /** Takes `n` page slots, waiting in FIFO order (the head waits until it fits, so large requests are not starved). */
+  private slots(n: number, signal?: AbortSignal): Promise<void> {
     if (signal?.aborted) return Promise.reject(new ApiError(499, 'aborted', 'The request was cancelled'));
-    if (this.active < this.maxPages) {
-      this.active++;
+    if (this.waiting.length === 0 && this.active + n <= this.maxPages) {
+      this.active += n;
       return Promise.resolve();
     }
     return new Promise((resolve, reject) => {
-      const grant = () => {
-        signal?.removeEventListener('abort', onAbort);
-        this.active++;
-        resolve();
+      const waiter = {
+        n,
+        grant: () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        },
       };
       const onAbort = () => {
-        const i = this.waiting.indexOf(grant);
+        const i = this.waiting.indexOf(waiter);
         if (i >= 0) this.waiting.splice(i, 1);
         reject(new ApiError(499, 'aborted', 'The request was cancelled'));
+        this.grantWaiting();
       };
       signal?.addEventListener('abort', onAbort, { once: true });
-      this.waiting.push(grant);
+      this.waiting.push(waiter);
     });
   }
 
-  private release(): void {
-    this.active--;
-    this.waiting.shift()?.();
+  private release(n: number): void {
+    this.active -= n;
+    this.grantWaiting();
+  }
+
+  private grantWaiting(): void {
+    for (let head = this.waiting[0]; head && this.active + head.n <= this.maxPages; head = this.waiting[0]) {
+      this.waiting.shift();
+      this.active += head.n;
+      head.grant();
+    }
   }
 }
 

@@ -1,0 +1,216 @@
+/**
+ * HTML render benchmark: frames per second of POST /api/html/render for 5 s of 1280x720 at 60 fps and 1920x1080 at
+ * 30 fps of a card with a CSS animation and a requestAnimationFrame animation, beside timecut (installed from npm
+ * into a temp folder, without its browser download, and pointed at the same Chromium and ffmpeg) on the same card.
+ * Timing accuracy: each card moves one bar by CSS and one by rAF across the width; the bar's position in sampled
+ * frames, decoded from the video, gives the time the frame really shows.
+ *
+ *   npx tsx bench/html.bench.ts            both sizes, ours and timecut
+ *   npx tsx bench/html.bench.ts --quick    1 s instead of 5 s
+ *   npx tsx bench/html.bench.ts --no-timecut
+ */
+import { execFile, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { Tools } from '../src/tools/locate.js';
+import { startService } from '../test/helpers/service.js';
+
+const run = promisify(execFile);
+const args = new Set(process.argv.slice(2));
+const SECONDS = args.has('--quick') ? 1 : 5;
+const CASES = [
+  { width: 1280, height: 720, fps: 60 },
+  { width: 1920, height: 1080, fps: 30 },
+];
+const BAR = 8;
+const TIMECUT_VERSION = '0.3.3';
+
+/** CSS bar in the upper band, rAF bar in the lower band, both crossing the width in SECONDS; plus busy decoration. */
+function benchCard(width: number): string {
+  const travel = width - BAR;
+  return `<!doctype html><html><head><meta charset="utf-8"><style>
+  html, body { margin: 0; width: 100vw; height: 100vh; overflow: hidden; background: #102030; font: 32px sans-serif; color: #fff; }
+  .bar { position: absolute; left: 0; width: ${BAR}px; height: 20vh; background: #fff; }
+  #css { top: 10vh; animation: slide ${SECONDS}s linear forwards; }
+  #raf { top: 60vh; }
+  @keyframes slide { from { transform: translateX(0); } to { transform: translateX(${travel}px); } }
+  .spin { position: absolute; left: 40vw; top: 35vh; width: 20vh; height: 20vh; border-radius: 20%;
+          background: linear-gradient(45deg, #f0a, #0af); animation: spin 1.3s linear infinite; }
+  @keyframes spin { to { transform: rotate(360deg); } }
+  canvas { position: absolute; right: 2vw; top: 32vh; }
+</style></head><body>
+<div id="css" class="bar"></div><div id="raf" class="bar"></div><div class="spin"></div>
+<canvas id="c" width="240" height="240"></canvas>
+<script>
+  const raf = document.getElementById('raf');
+  const g = document.getElementById('c').getContext('2d');
+  function tick(ts) {
+    const p = Math.min(1, ts / ${SECONDS * 1000});
+    raf.style.transform = 'translateX(' + (${travel} * p) + 'px)';
+    g.clearRect(0, 0, 240, 240);
+    g.strokeStyle = '#ff0'; g.lineWidth = 8;
+    g.beginPath(); g.arc(120, 120, 100, 0, 2 * Math.PI * ((ts / 1000) % 1)); g.stroke();
+    requestAnimationFrame(tick);
+  }
+  requestAnimationFrame(tick);
+</script></body></html>`;
+}
+
+/** Column of the bar's centre in one row band of frame `index`, or undefined when no bar is visible. */
+async function barCentre(ffmpeg: string, file: string, index: number, width: number, height: number, bandTop: number): Promise<number | undefined> {
+  const y = Math.round(height * bandTop) & ~1;
+  const { stdout } = await run(
+    ffmpeg,
+    ['-hide_banner', '-loglevel', 'error', '-i', file, '-vf', `select=eq(n\\,${index}),crop=${width}:2:0:${y}`, '-vframes', '1', '-f', 'rawvideo', '-pix_fmt', 'gray', 'pipe:1'],
+    { encoding: 'buffer', maxBuffer: 16 * 1024 * 1024 },
+  );
+  const row = (stdout as unknown as Buffer).subarray(0, width);
+  let sum = 0;
+  let weight = 0;
+  for (let x = 0; x < row.length; x++) {
+    const w = Math.max(0, row[x] - 128);
+    sum += w * x;
+    weight += w;
+  }
+  return weight > 0 ? sum / weight : undefined;
+}
+
+/** Largest difference, in ms, between the time a sampled frame shows (from the bar) and the time it should show. */
+async function timingError(ffmpeg: string, file: string, c: (typeof CASES)[number], frames: number): Promise<{ css: number; raf: number }> {
+  const travel = c.width - BAR;
+  const samples = [1, 2, 3, 4].map((k) => Math.floor((k * frames) / 5));
+  const worst = { css: 0, raf: 0 };
+  for (const f of samples) {
+    const want = f / c.fps;
+    for (const [key, band] of [['css', 0.2], ['raf', 0.7]] as const) {
+      const centre = await barCentre(ffmpeg, file, f, c.width, c.height, band);
+      const shown = centre === undefined ? Infinity : ((centre - BAR / 2 + 0.5) / travel) * SECONDS;
+      worst[key] = Math.max(worst[key], Math.abs(shown - want) * 1000);
+    }
+  }
+  return worst;
+}
+
+async function installTimecut(): Promise<string> {
+  const dir = path.join(os.tmpdir(), `bms-bench-timecut-${TIMECUT_VERSION}`);
+  const entry = path.join(dir, 'node_modules', 'timecut', 'index.js');
+  if (fs.existsSync(entry)) return dir;
+  await fsp.mkdir(dir, { recursive: true });
+  await fsp.writeFile(path.join(dir, 'package.json'), '{"private":true}');
+  // timecut depends on puppeteer 2, whose install step would download its own Chromium: skip it, we bring ours.
+  await run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', `timecut@${TIMECUT_VERSION}`], {
+    cwd: dir,
+    env: { ...process.env, PUPPETEER_SKIP_DOWNLOAD: '1', PUPPETEER_SKIP_CHROMIUM_DOWNLOAD: '1' },
+    timeout: 300_000,
+  });
+  return dir;
+}
+
+/** Runs timecut in its own process (CommonJS, its own puppeteer) and returns the wall time in seconds. */
+async function runTimecut(dir: string, opts: { url: string; output: string; width: number; height: number; fps: number; chromium: string; ffmpeg: string }): Promise<number> {
+  const script = `
+    const timecut = require(${JSON.stringify(path.join(dir, 'node_modules', 'timecut'))});
+    const started = Date.now();
+    timecut({
+      url: ${JSON.stringify(opts.url)}, output: ${JSON.stringify(opts.output)},
+      viewport: { width: ${opts.width}, height: ${opts.height} }, fps: ${opts.fps}, duration: ${SECONDS},
+      executablePath: ${JSON.stringify(opts.chromium)}, ffmpegPath: ${JSON.stringify(opts.ffmpeg)},
+      launchArguments: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--hide-scrollbars', '--font-render-hinting=none'],
+      pipeMode: true, screenshotType: 'png', quiet: true,
+    }).then(() => { console.log(JSON.stringify({ seconds: (Date.now() - started) / 1000 })); process.exit(0); },
+            (err) => { console.error(String(err && err.stack || err)); process.exit(1); });`;
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['-e', script], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 600_000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      const line = out.trim().split('\n').pop() ?? '';
+      if (code === 0 && line.startsWith('{')) resolve((JSON.parse(line) as { seconds: number }).seconds);
+      else reject(new Error(`timecut exited with ${code}: ${err.trim().split('\n').slice(-3).join(' | ')}`));
+    });
+  });
+}
+
+const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
+
+async function main(): Promise<void> {
+  const tools = new Tools(process.env);
+  const chromium = await tools.require('chromium');
+  const ffmpeg = (await tools.require('ffmpeg')).path;
+  console.log(`HTML render benchmark: ${SECONDS} s per case, ${os.cpus().length} cores, ${chromium.version} (${chromium.source})`);
+
+  const work = await fsp.mkdtemp(path.join(os.tmpdir(), 'bms-bench-html-'));
+  const s = await startService();
+  const rows: string[] = [];
+  try {
+    const board = await s.createBoard('bench');
+    // Warm the browser pool, as a running service has it.
+    await s.api('POST', '/api/html/render-frame', { html: '<p>warm</p>', width: 64, height: 64, fps: 1, board_id: board });
+
+    let timecutDir: string | undefined;
+    let timecutSkipped: string | undefined;
+    if (args.has('--no-timecut')) timecutSkipped = 'skipped (--no-timecut)';
+    else {
+      try {
+        timecutDir = await installTimecut();
+      } catch (err) {
+        timecutSkipped = `could not be installed: ${(err as Error).message.split('\n')[0]}`;
+      }
+    }
+
+    for (const c of CASES) {
+      const frames = Math.round(c.fps * SECONDS);
+      const html = benchCard(c.width);
+      const started = Date.now();
+      const res = await s.api('POST', '/api/html/render', { html, ...c, duration: SECONDS, format: 'mp4', title: `bench ${c.width}x${c.height}`, board_id: board });
+      const seconds = (Date.now() - started) / 1000;
+      if (res.status !== 200) throw new Error(`render failed: ${res.status} ${res.text}`);
+      const ours = frames / seconds;
+      const ourFile = (await s.service.ctx.media.resolveUrl(res.body.url)).path;
+      const ourErr = await timingError(ffmpeg, ourFile, c, frames);
+      const label = `${c.width}x${c.height} @ ${c.fps} fps, ${frames} frames`;
+      console.log(`\n${label}`);
+      console.log(`  ours:    ${fmt(seconds, 2)} s, ${fmt(ours)} frames/s; worst timing error CSS ${fmt(ourErr.css, 0)} ms, rAF ${fmt(ourErr.raf, 0)} ms`);
+
+      let theirs = NaN;
+      let theirErr = { css: NaN, raf: NaN };
+      if (timecutDir) {
+        const cardFile = path.join(work, `card-${c.width}.html`);
+        await fsp.writeFile(cardFile, html);
+        const output = path.join(work, `timecut-${c.width}.mp4`);
+        try {
+          const tSeconds = await runTimecut(timecutDir, { url: `file://${cardFile}`, output, ...c, chromium: chromium.path, ffmpeg });
+          theirs = frames / tSeconds;
+          theirErr = await timingError(ffmpeg, output, c, frames);
+          console.log(`  timecut: ${fmt(tSeconds, 2)} s, ${fmt(theirs)} frames/s; worst timing error CSS ${fmt(theirErr.css, 0)} ms, rAF ${fmt(theirErr.raf, 0)} ms`);
+          console.log(`  ratio:   ${fmt(ours / theirs, 2)}x timecut's frames per second`);
+        } catch (err) {
+          console.log(`  timecut: could not run here: ${(err as Error).message}`);
+        }
+      } else {
+        console.log(`  timecut: ${timecutSkipped}`);
+      }
+      rows.push(
+        `| ${label} | ${fmt(ours)} | ${fmt(theirs)} | ${fmt(ours / theirs, 2)}x | ${fmt(ourErr.css, 0)} / ${fmt(ourErr.raf, 0)} | ${fmt(theirErr.css, 0)} / ${fmt(theirErr.raf, 0)} |`,
+      );
+    }
+  } finally {
+    await s.close();
+    await fsp.rm(work, { recursive: true, force: true });
+  }
+  console.log('\n| Case | ours frames/s | timecut frames/s | ratio | ours worst error CSS / rAF (ms) | timecut worst error CSS / rAF (ms) |');
+  console.log('|---|---|---|---|---|---|');
+  for (const r of rows) console.log(r);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
