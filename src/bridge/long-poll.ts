@@ -3,7 +3,7 @@ import type { BridgeItem } from './items.js';
 import type { ItemQueue } from './queue.js';
 
 /** Most items one poll answer carries; the rest stay queued for the next poll. */
-export const POLL_BATCH = 100;
+const POLL_BATCH = 100;
 export const DEFAULT_WAIT_SECONDS = 25;
 export const MAX_WAIT_SECONDS = 60;
 

@@ -1,7 +1,7 @@
 /**
  * One direction of one bot's bridge: items in arrival order plus the long polls waiting for them.
  * Waiters are plain callbacks in a set (no shared promise), so a poll that times out or disconnects leaves nothing
- * behind, and a push wakes the waiting polls at once instead of them polling on a timer.
+ * behind, and a push wakes a waiting poll at once instead of it polling on a timer.
  */
 export class ItemQueue<T> {
   private items: T[] = [];
@@ -11,10 +11,6 @@ export class ItemQueue<T> {
 
   get length(): number {
     return this.items.length;
-  }
-
-  get waiting(): number {
-    return this.waiters.size;
   }
 
   /** Appends an item and wakes a waiting poll; returns false when the queue was full and its oldest item was dropped. */

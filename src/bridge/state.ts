@@ -10,7 +10,7 @@ import { ItemQueue } from './queue.js';
 import type { BridgeStore } from './store.js';
 
 /** Items kept per queue while nobody collects them; beyond this the oldest are dropped. */
-export const QUEUE_CAPACITY = 1000;
+const QUEUE_CAPACITY = 1000;
 
 export interface BridgeStatus {
   bot_id: string;

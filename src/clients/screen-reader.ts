@@ -4,7 +4,7 @@ import type { IBuffer, IMarker, Terminal as TerminalType } from '@xterm/headless
 const { Terminal } = xterm;
 
 /** Longest text one read returns; beyond it the oldest lines are replaced by a note. */
-export const MAX_READ_CHARS = 16_000;
+const MAX_READ_CHARS = 16_000;
 
 interface BufferState {
   /**

@@ -75,6 +75,16 @@ describe('terminal bridge: long-poll queues', () => {
     );
   });
 
+  it('keeps at most 1000 items per queue, dropping the oldest', async () => {
+    await activate('full');
+    for (let i = 0; i < 1003; i++) await say('full', `n${i}`);
+    const got: string[] = [];
+    for (let batch = (await poll('full', 0)).body.items; batch.length > 0; batch = (await poll('full', 0)).body.items) got.push(...texts(batch));
+    assert.equal(got.length, 1000);
+    assert.equal(got[0], 'n3');
+    assert.equal(got.at(-1), 'n1002');
+  });
+
   it('gives an item to only one of two concurrent polls', async () => {
     await activate('two');
     const a = poll('two', 2);
