@@ -99,7 +99,7 @@ async function loadCard(lent: BrowserPage, env: CardEnv, spec: CardSpec, signal:
       while (frame < index) {
         frame++;
         check();
-        await abortable(evaluate(cdp, `window.__bmsClock.advanceTo(${(frame * 1000) / spec.fps})`), signal);
+        await abortable(evaluate(cdp, `window.__bmsClock.advanceTo(${(frame * 1000) / spec.fps}, ${!lent.beginFrameControl})`), signal);
       }
     },
     async capture() {

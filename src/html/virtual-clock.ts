@@ -8,7 +8,7 @@
  *   `currentTime` set from the virtual time at which it appeared; `play`, `pause` and `currentTime` writes by the page
  *   are honoured on that clock.
  * - SVG documents are paused and seeked (`setCurrentTime`), `<video>`/`<audio>` are paused and seeked to their position,
- *   and the advance waits for their `seeked` event.
+ *   and the advance waits for their `seeked` event (and, when the browser draws on its own, for the new video frame).
  * - `Math.random` is a seeded generator, so a card that uses it still draws the same frames on every run.
  *
  * It is a string rather than a function so that no build step (TypeScript helpers, minifier renames) can touch it.
@@ -190,9 +190,23 @@ export const VIRTUAL_CLOCK_SCRIPT = String.raw`(() => {
     realMediaPause.call(this);
   };
   Object.defineProperty(M, 'paused', { configurable: true, get() { const st = media.get(this); return st ? st.held !== null : !this.autoplay; } });
+  // When the browser draws on its own (screenshots), a seeked video's new frame reaches the compositor a little after
+  // 'seeked': wait for it to be presented. Under begin-frame control nothing is presented between frames, so no wait.
+  let awaitVideoFrames = false;
+  const presented = (el) =>
+    new Promise((resolve) => {
+      const timer = realSetTimeout(resolve, MEDIA_SEEK_TIMEOUT_MS);
+      el.requestVideoFrameCallback(() => { realClearTimeout(timer); resolve(); });
+    });
   const seekTo = (el, t) =>
     new Promise((resolve) => {
-      const done = () => { realClearTimeout(timer); el.removeEventListener('seeked', done); el.removeEventListener('error', done); resolve(); };
+      const frame = awaitVideoFrames && typeof el.requestVideoFrameCallback === 'function' ? presented(el) : null;
+      const done = () => {
+        realClearTimeout(timer);
+        el.removeEventListener('seeked', done);
+        el.removeEventListener('error', done);
+        resolve(frame && !el.error ? frame : undefined);
+      };
       const timer = realSetTimeout(done, MEDIA_SEEK_TIMEOUT_MS);
       el.addEventListener('seeked', done);
       el.addEventListener('error', done);
@@ -241,7 +255,8 @@ export const VIRTUAL_CLOCK_SCRIPT = String.raw`(() => {
     adopt();
   };
 
-  const advanceTo = async (target) => {
+  const advanceTo = async (target, waitForVideoFrames) => {
+    awaitVideoFrames = !!waitForVideoFrames;
     let callbacks = 0;
     for (let t = nextDueTimer(target); t && callbacks < MAX_CALLBACKS_PER_ADVANCE; t = nextDueTimer(target)) {
       callbacks++;

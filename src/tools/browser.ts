@@ -268,7 +268,15 @@ export class BrowserPool {
       await fsp.rm(userDataDir, { recursive: true, force: true });
       throw new ApiError(503, 'tool_failed', `Chromium could not be started: ${(err as Error).message.split('\n')[0]}`, { tool: 'chromium' });
     }
-    const running: Running = { browser, cdp: await browser.target().createCDPSession(), beginFrameControl, userDataDir, pagesOpened: 0, pagesOpen: 0, retiring: false };
+    let cdp: CDPSession;
+    try {
+      cdp = await browser.target().createCDPSession();
+    } catch (err) {
+      await browser.close().catch(() => browser.process()?.kill('SIGKILL'));
+      await fsp.rm(userDataDir, { recursive: true, force: true });
+      throw new ApiError(503, 'tool_failed', `Chromium started but could not be driven: ${(err as Error).message.split('\n')[0]}`, { tool: 'chromium' });
+    }
+    const running: Running = { browser, cdp, beginFrameControl, userDataDir, pagesOpened: 0, pagesOpen: 0, retiring: false };
     browser.on('disconnected', () => {
       if (!running.retiring) this.log.warn('Chromium exited; the next page starts a new one');
       if (this.current) void this.current.then((r) => r === running && (this.current = undefined), () => undefined);
