@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { Readable } from 'node:stream';
+import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Bot, GrammyError, InputFile, type Context } from 'grammy';
 import type { BridgeItem } from '../bridge/items.js';
@@ -187,7 +188,7 @@ export class ChatBot {
     const filename = decodeURIComponent(url.split('/').pop() ?? 'file');
     const ext = path.extname(filename).toLowerCase();
     const kind = kindOfFile(filename);
-    const input = async () => new InputFile(Readable.fromWeb((await this.bridge.media(url)).body as never), filename);
+    const input = async () => new InputFile(Readable.fromWeb((await this.bridge.media(url)).body as NodeReadableStream<Uint8Array>), filename);
     const other = { ...(caption ? { caption } : {}) };
     try {
       if (kind === 'image' && PHOTO_EXTENSIONS.has(ext)) {
