@@ -25,6 +25,9 @@ import { registerHealthRoutes } from './health/routes.js';
 import { FEATURES } from './features.js';
 import { SERVICE_VERSION } from './version.js';
 
+/** How long in-flight requests may take to finish once shutdown starts. */
+const SHUTDOWN_GRACE_MS = 10_000;
+
 export interface Service {
   app: App;
   ctx: AppContext;
@@ -51,7 +54,8 @@ export async function buildService(config: Config, opts: { logger?: boolean } = 
     logger: opts.logger === false ? false : { level: config.logLevel },
     bodyLimit: 32 * 1024 * 1024,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', allErrors: false }, plugins: [addFormats as never] },
-    forceCloseConnections: false,
+    // Idle keep-alive connections are closed at once on shutdown; busy ones get SHUTDOWN_GRACE_MS to finish.
+    forceCloseConnections: 'idle',
     return503OnClosing: true,
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
@@ -98,7 +102,9 @@ export async function buildService(config: Config, opts: { logger?: boolean } = 
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
+      const force = setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_GRACE_MS);
       await app.close();
+      clearTimeout(force);
       await jobs.shutdown();
       await prober.idle();
       for (const fn of closers.reverse()) {
