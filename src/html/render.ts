@@ -147,7 +147,7 @@ export class HtmlRenderer {
     let blocked: string[] = [];
     try {
       await this.limited(signal, (s) =>
-        withCardPages(this.env(), req, PAGES_PER_VIDEO, s, async (cards) => {
+        withCardPages(this.env(), req, Math.min(PAGES_PER_VIDEO, frames), s, async (cards) => {
           blocked = [...new Set(cards.flatMap((c) => c.blocked))];
           await encodeFrames(
             this.ctx.tools,
