@@ -275,6 +275,12 @@ export const VIRTUAL_CLOCK_SCRIPT = String.raw`(() => {
     syncAnimations();
     syncSvg();
     await syncMedia();
+    // Child frames have their own clock (this script runs in every frame); all that can load are same-origin.
+    for (let i = 0; i < window.frames.length; i++) {
+      let child = null;
+      try { child = window.frames[i].__bmsClock; } catch (err) { child = null; }
+      if (child) errors += await child.advanceTo(target, waitForVideoFrames);
+    }
     return errors;
   };
 

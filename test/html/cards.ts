@@ -47,6 +47,7 @@ export const MECHANISMS: Mechanism[] = [
   { name: 'GSAP', progress: (t) => t },
   { name: 'anime.js', progress: (t) => t, colour: squaredBlend },
   { name: 'CSS animation started by a timer at 0.5 s', progress: (t) => Math.max(0, t - 0.5) },
+  { name: 'CSS animation in an iframe', progress: (t) => t },
 ];
 
 export const cellCentre = (i: number): { x: number; y: number } => ({
@@ -69,6 +70,7 @@ export function animationCard(urls: { video: string; audio: string; gsap: string
   #transition { transition: background-color 1s linear; }
   #late.go { animation: redblue 1s linear forwards; }
   video { object-fit: fill; }
+  iframe { border: 0; }
 </style>
 <script src="${urls.gsap}"></script>
 <script src="${urls.anime}"></script>
@@ -81,6 +83,7 @@ export function animationCard(urls: { video: string; audio: string; gsap: string
   <div id="audio"></div>
   <canvas id="canvas" width="40" height="30"></canvas>
   <div id="gsap"></div><div id="anime"></div><div id="late"></div>
+  <iframe id="frame" frameborder="0" scrolling="no" srcdoc="<style>html,body{margin:0;height:100%;background:${red};animation:redblue 1s linear forwards}@keyframes redblue{from{background:${red}}to{background:${blue}}}</style>"></iframe>
 </div>
 <audio id="sound" src="${urls.audio}" autoplay></audio>
 <script>
