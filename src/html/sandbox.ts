@@ -54,6 +54,8 @@ export async function installSandbox(page: Page, opts: SandboxOptions): Promise<
       return req.respond({ status: 200, contentType: 'text/html; charset=utf-8', body: opts.html });
     }
     if (req.isNavigationRequest() && req.frame() === page.mainFrame()) return refuse(req);
+    // Full (non headless-shell) Chrome asks for the page's favicon by itself; that is not the card's request.
+    if (url.origin === CARD_ORIGIN && url.pathname === '/favicon.ico') return req.respond({ status: 404, contentType: 'text/plain', body: '' });
     if (!mediaOrigins.has(url.origin) || !url.pathname.startsWith('/media/') || !['GET', 'HEAD'].includes(req.method())) return refuse(req);
     let file;
     try {
