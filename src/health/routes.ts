@@ -7,7 +7,7 @@ const ToolSchema = Type.Object({
   path: Type.Optional(Type.String()),
   source: Type.Optional(Type.String({ description: 'env, system or npm' })),
   version: Type.Optional(Type.String()),
-  hint: Type.String(),
+  hint: Type.Optional(Type.String({ description: 'what to install, when the program was not found' })),
 });
 
 export function registerHealthRoutes(app: App, ctx: AppContext, version: string): void {

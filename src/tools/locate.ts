@@ -18,8 +18,8 @@ export interface ToolInfo {
   /** env: from the *_PATH variable; system: PATH or a usual install location; npm: shipped inside an npm package */
   source?: 'env' | 'system' | 'npm';
   version?: string;
-  /** What to install when it is missing. */
-  hint: string;
+  /** What to install, when it is missing. */
+  hint?: string;
 }
 
 interface ToolSpec {
@@ -138,7 +138,7 @@ export class Tools {
   /** The tool's path, or a 503 naming what to install. */
   async require(name: ToolName): Promise<ToolInfo & { path: string }> {
     const info = await this.info(name);
-    if (!info.found || !info.path) throw new ApiError(503, 'tool_missing', info.hint, { tool: name });
+    if (!info.found || !info.path) throw new ApiError(503, 'tool_missing', info.hint ?? `${name} was not found`, { tool: name });
     return info as ToolInfo & { path: string };
   }
 
@@ -154,7 +154,7 @@ export class Tools {
     const spec = SPECS[name];
     const found = await this.find(spec);
     if (!found) return { name, found: false, hint: spec.hint };
-    return { name, found: true, path: found.path, source: found.source, version: await this.version(found.path, spec), hint: spec.hint };
+    return { name, found: true, path: found.path, source: found.source, version: await this.version(found.path, spec) };
   }
 
   private async find(spec: ToolSpec): Promise<{ path: string; source: ToolInfo['source'] } | undefined> {

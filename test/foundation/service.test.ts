@@ -18,6 +18,7 @@ test('health answers ok with the version and the programs found', async () => {
     assert.equal(ffmpeg.found, true);
     assert.match(ffmpeg.version, /ffmpeg version/);
     assert.ok(['npm', 'system', 'env'].includes(ffmpeg.source));
+    assert.equal(ffmpeg.hint, undefined, 'no install hint for a program that was found');
   } finally {
     await svc.close();
   }
