@@ -1,6 +1,6 @@
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import Fastify from 'fastify';
+import Fastify, { type FastifyReply } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import addFormats from 'ajv-formats';
@@ -12,6 +12,7 @@ import { TEMP_PREFIX } from './files/atomic.js';
 import { MediaRoot } from './files/media-root.js';
 import { installErrorHandling } from './http/errors.js';
 import { installGuard } from './http/guard.js';
+import { installJsonParser } from './http/json-body.js';
 import { JobRunner } from './jobs/runner.js';
 import { registerJobRoutes } from './jobs/routes.js';
 import { Tools } from './tools/locate.js';
@@ -51,7 +52,18 @@ export async function buildService(config: Config, opts: { logger?: boolean } = 
   await fsp.rm(path.join(config.dataDir, 'tmp'), { recursive: true, force: true });
 
   const app = Fastify({
-    logger: opts.logger === false ? false : { level: config.logLevel },
+    logger:
+      opts.logger === false
+        ? false
+        : {
+            level: config.logLevel,
+            // `/media?token=` must never reach a log file.
+            serializers: { req: (req) => ({ method: req.method, url: req.url.replace(/([?&]token=)[^&]*/g, '$1[redacted]'), remoteAddress: req.ip }) },
+          },
+    // A URL the router cannot even decode (`/api/%zz`) still answers with the one error body.
+    frameworkErrors: (err, _req, reply) => {
+      void (reply as FastifyReply).status(400).send({ error: { code: 'bad_url', message: err.message } });
+    },
     bodyLimit: 32 * 1024 * 1024,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', allErrors: false }, plugins: [addFormats as never] },
     // Idle keep-alive connections are closed at once on shutdown; busy ones get SHUTDOWN_GRACE_MS to finish.
@@ -75,6 +87,7 @@ export async function buildService(config: Config, opts: { logger?: boolean } = 
 
   installErrorHandling(app);
   installGuard(app, config);
+  installJsonParser(app);
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',

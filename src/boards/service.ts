@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../db/database.js';
 import type { MediaRoot } from '../files/media-root.js';
-import { badRequest, notFound } from '../http/errors.js';
+import { badRequest, conflict, notFound } from '../http/errors.js';
 import { newId, nowIso } from '../ids.js';
 import type { BoardEvents } from './events.js';
 import { BoardStore } from './store.js';
@@ -79,7 +79,13 @@ export class BoardService {
       fields.name = patch.name.trim();
     }
     if (patch.connected_folder !== undefined) {
-      fields.connected_folder = patch.connected_folder === null ? null : await this.checkConnectedFolder(patch.connected_folder);
+      const folder = patch.connected_folder === null ? null : await this.checkConnectedFolder(patch.connected_folder);
+      if (folder !== this.requireBoard(id).connected_folder && this.store.countFileElements(id) > 0) {
+        // The elements' /media URLs would silently point into the other folder: to a missing file, or to a user's
+        // own file of the same name that a card write would then replace.
+        throw conflict('The folder of a board that already has files cannot change; connect a folder to a new or empty board');
+      }
+      fields.connected_folder = folder;
     }
     this.store.updateBoard(id, fields);
     return this.requireBoard(id);

@@ -110,7 +110,7 @@ export class BoardStore {
     this.db.prepare('DELETE FROM elements WHERE id = ?').run(id);
   }
 
-  countElementsWithUrl(url: string): number {
-    return (this.db.prepare('SELECT COUNT(*) AS n FROM elements WHERE url = ?').get(url) as { n: number }).n;
+  countFileElements(boardId: string): number {
+    return (this.db.prepare('SELECT COUNT(*) AS n FROM elements WHERE board_id = ? AND url IS NOT NULL').get(boardId) as { n: number }).n;
   }
 }

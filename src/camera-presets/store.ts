@@ -24,6 +24,15 @@ export interface CameraPreset {
   updated_at: string;
 }
 
+/** A file edited by hand (or by another program) must still look like a preset before it is listed. */
+function isPreset(v: unknown, id: string): v is CameraPreset {
+  const p = v as Partial<CameraPreset> | null;
+  return (
+    typeof p === 'object' && p !== null && p.id === id && typeof p.name === 'string' && typeof p.updated_at === 'string' &&
+    Array.isArray(p.keyframes) && (p.base === undefined || (typeof p.base === 'object' && p.base !== null))
+  );
+}
+
 export interface PresetInput {
   id?: string;
   name: string;
@@ -34,7 +43,8 @@ export interface PresetInput {
 }
 
 /** Preset ids are file names: a safe charset only, so an id can never be a path. */
-export const PRESET_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+/** Letters, digits, `-`, `_`; never a Windows device name (`con.json` would open the console there). */
+export const PRESET_ID = /^(?!(?:con|prn|aux|nul|com\d|lpt\d)$)[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/i;
 
 /**
  * Global camera presets, one JSON file per preset in `<media root>/camera-presets/` (separate from
@@ -56,12 +66,18 @@ export class CameraPresetStore {
   }
 
   private async read(file: string): Promise<CameraPreset | undefined> {
+    let parsed: unknown;
     try {
-      return JSON.parse(await fsp.readFile(file, 'utf8')) as CameraPreset;
+      parsed = JSON.parse(await fsp.readFile(file, 'utf8'));
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.log.warn({ err, file }, 'unreadable camera preset skipped');
       return undefined;
     }
+    if (!isPreset(parsed, path.basename(file, '.json'))) {
+      this.log.warn({ file }, 'camera preset file without the fields of a preset skipped');
+      return undefined;
+    }
+    return parsed;
   }
 
   /** Every preset, most recently updated first. */

@@ -91,15 +91,16 @@ export async function moveIntoUnique(source: string, dir: string, filename: stri
   await fsp.mkdir(dir, { recursive: true });
   const temp = tempPathIn(dir, filename);
   try {
-    await fsp.rename(source, temp);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
-    await fsp.copyFile(source, temp, fs.constants.COPYFILE_EXCL);
-    await fsp.rm(source, { force: true });
-  }
-  try {
+    try {
+      await fsp.rename(source, temp);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
+      await fsp.copyFile(source, temp, fs.constants.COPYFILE_EXCL);
+      await fsp.rm(source, { force: true });
+    }
     return await commitUnique(temp, dir, filename);
   } catch (err) {
+    // A half-copied temp file in a connected folder would never be cleaned up at start (only the media root is).
     await fsp.rm(temp, { force: true });
     throw err;
   }

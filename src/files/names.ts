@@ -1,25 +1,31 @@
 import path from 'node:path';
 
-const WINDOWS_RESERVED = /^(con|prn|aux|nul|com[0-9]|lpt[0-9])$/i;
+const WINDOWS_RESERVED = /^(con|prn|aux|nul|conin\$|conout\$|com[0-9\u00b9\u00b2\u00b3]|lpt[0-9\u00b9\u00b2\u00b3])$/i;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+const MAX_NAME_BYTES = 180;
 
 /**
- * Turns a client-supplied name into a safe single path segment: no separators, no control characters,
- * no leading dots (hidden files and `..`), no Windows-reserved names, at most 180 bytes.
+ * Turns a client-supplied name into a safe single path segment: no separators, no control characters, no leading
+ * dots (hidden files and `..`), no Windows device names, no `%` (ffmpeg reads it as an image-sequence pattern), at most
+ * 180 bytes of well-formed UTF-8 (cut between characters, never inside one).
  */
 export function sanitizeFilename(input: string, fallback = 'file'): string {
   let name = path.basename(input.replace(/\\/g, '/'));
   name = name
     .normalize('NFC')
-    .replace(/[\u0000-\u001f\u007f<>:"|?*/\\]/g, '_')
+    .replace(LONE_SURROGATE, '_')
+    .replace(/[\u0000-\u001f\u007f-\u009f<>:"|?*/\\%]/g, '_')
     .replace(/^[.\s]+/, '')
     .replace(/[.\s]+$/, '')
     .replace(/\s+/g, ' ');
   let { name: stem, ext } = path.parse(name);
-  if (WINDOWS_RESERVED.test(stem)) stem = `_${stem}`;
+  // Windows opens a device for `con.tar.gz` or `aux .png` too: the part before the first dot, trimmed, decides.
+  if (WINDOWS_RESERVED.test(name.split('.')[0].trim())) stem = `_${stem}`;
   if (!stem) stem = fallback;
   ext = ext.slice(0, 16);
-  while (Buffer.byteLength(stem + ext) > 180) stem = stem.slice(0, -1);
-  return stem + ext;
+  const chars = Array.from(stem);
+  while (chars.length > 1 && Buffer.byteLength(chars.join('') + ext) > MAX_NAME_BYTES) chars.pop();
+  return chars.join('') + ext;
 }
 
 /** A readable filename stem from a title: `My Card!` -> `My Card`. */

@@ -23,7 +23,8 @@ function bearer(req: FastifyRequest): string | undefined {
  * The guard every request passes before routing, so that only programs on this machine drive the service:
  * 1. Host must be a loopback name or address (defeats DNS rebinding), unless a token protects a network bind.
  * 2. A request that carries an Origin must come from this service itself or from ALLOWED_ORIGINS: a web page in the
- *    user's browser cannot upload, read boards or type into the terminal. `null` is foreign unless listed.
+ *    user's browser cannot upload, read boards or type into the terminal. `null` is foreign unless listed. A request a
+ *    browser marks cross-site (Sec-Fetch-Site) without such an Origin is refused too, except for embeddable /media.
  * 3. With API_TOKEN set, every request needs `Authorization: Bearer <token>` (`/media` also takes `?token=`).
  * Allowed origins get CORS headers and their preflights are answered here.
  */
@@ -38,9 +39,17 @@ export function installGuard(app: FastifyInstance, config: Config): void {
     }
 
     const origin = req.headers.origin;
+    const own = origin === `http://${host}`;
+    const trusted = origin !== undefined && (own || allowed.has(origin));
+    // An <img>, <script> or link on another site sends no Origin, but browsers mark it with Sec-Fetch-Site. Such a
+    // request must not reach the API (a GET on a bridge queue would consume its items); /media stays embeddable, since
+    // a foreign page can show a file but never read it.
+    const site = req.headers['sec-fetch-site'];
+    if ((site === 'cross-site' || site === 'same-site') && !trusted && !req.url.startsWith('/media/')) {
+      return deny(reply, 403, 'forbidden_origin', 'Cross-site requests are not allowed; add the calling origin to ALLOWED_ORIGINS');
+    }
     if (origin !== undefined) {
-      const own = origin === `http://${host}`;
-      if (!own && !allowed.has(origin)) {
+      if (!trusted) {
         return deny(reply, 403, 'forbidden_origin', `Requests from origin ${origin} are not allowed; add it to ALLOWED_ORIGINS`);
       }
       if (!own) {

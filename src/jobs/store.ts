@@ -79,7 +79,7 @@ export class JobStore {
         `SELECT * FROM jobs WHERE (@kind IS NULL OR kind = @kind) AND (@board IS NULL OR board_id = @board)
          ORDER BY created_at DESC LIMIT @limit`,
       )
-      .all({ kind: filter.kind ?? null, board: filter.board_id ?? null, limit: filter.limit }) as Row[];
+      .all({ kind: filter.kind ?? null, board: filter.board_id ?? null, limit: Number.isSafeInteger(filter.limit) ? filter.limit : 100 }) as Row[];
     return rows.map(fromRow);
   }
 }

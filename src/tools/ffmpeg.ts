@@ -58,7 +58,8 @@ export function runProcess(file: string, args: string[], opts: RunOptions, label
     };
     const onAbort = () => kill('abort');
     opts.signal?.addEventListener('abort', onAbort, { once: true });
-    const timer = setTimeout(() => kill('timeout'), opts.timeoutMs ?? 30 * 60_000);
+    // setTimeout fires at once for delays past 2^31-1 ms (about 24.8 days), so longer limits are clamped.
+    const timer = setTimeout(() => kill('timeout'), Math.min(opts.timeoutMs ?? 30 * 60_000, 2 ** 31 - 1));
     child.stderr!.setEncoding('utf8');
     child.stderr!.on('data', (d: string) => {
       stderr = (stderr + d).slice(-16_000);

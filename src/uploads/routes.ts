@@ -17,6 +17,9 @@ const UploadResponse = Type.Object({
   element: Type.Optional(ElementSchema),
 });
 
+/** What the multipart parser (busboy) says about a body that is cut off or has no boundary. */
+const MALFORMED_MULTIPART = /unexpected end of (form|multipart data)|boundary not found|malformed (part )?header|multipart: /i;
+
 function parseDataField(value: string): Record<string, unknown> {
   let parsed: unknown;
   try {
@@ -97,6 +100,9 @@ export async function registerUploadRoutes(app: App, ctx: AppContext): Promise<v
         }
         if (code && code.startsWith('FST_') && (err as { statusCode?: number }).statusCode === 413) {
           throw new ApiError(413, 'payload_too_large', (err as Error).message);
+        }
+        if (err instanceof Error && MALFORMED_MULTIPART.test(err.message)) {
+          throw new ApiError(400, 'malformed_multipart', `The multipart body is malformed: ${err.message}`);
         }
         throw err;
       }

@@ -111,4 +111,16 @@ describe('camera presets', () => {
     assert.equal(res.status, 200);
     assert.ok(!res.body.presets.some((x: { id: string }) => x.id === 'other' || x.id === 'broken'));
   });
+
+  it('skips a file that parses but is not a preset, and refuses Windows device names as ids', async () => {
+    await fsp.mkdir(dir(), { recursive: true });
+    await fsp.writeFile(path.join(dir(), 'halfway.json'), JSON.stringify({ name: 'no id, no keyframes' }));
+    const res = await t.api('GET', '/api/camera-presets');
+    assert.equal(res.status, 200);
+    assert.ok(!res.body.presets.some((x: { name: string }) => x.name === 'no id, no keyframes'));
+    for (const id of ['con', 'CON', 'lpt1']) {
+      const r = await t.api('POST', '/api/camera-presets', { ...orbit, id });
+      assert.equal(r.status, 400, id);
+    }
+  });
 });

@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { startService, eventually, type TestService } from '../helpers/service.js';
 import { makeCorrupt, makeImage, makeVideo, tempDir } from '../helpers/fixtures.js';
+import { rawRequest } from '../helpers/raw-http.js';
 
 let svc: TestService;
 let fx: string;
@@ -122,6 +123,23 @@ test('malformed JSON, empty bodies and wrong content types are 4xx with the erro
   const nope = await svc.api('GET', '/api/no-such-thing');
   assert.equal(nope.status, 404);
   assert.equal(nope.body.error.code, 'not_found');
+  const badUrl = await rawRequest(svc.port, 'GET', '/api/moodboards/%zz');
+  assert.equal(badUrl.status, 400);
+  assert.equal(badUrl.json().error.code, 'bad_url');
+  const jobs = await svc.api('GET', '/api/jobs?limit=Infinity');
+  assert.ok(jobs.status === 400 || jobs.status === 200, `limit=Infinity -> ${jobs.status}`);
+  assert.ok(jobs.status !== 200 || Array.isArray(jobs.body.jobs));
+});
+
+test('absurdly deep JSON is a 400, not a stack overflow', async () => {
+  const id = await svc.createBoard();
+  const el = (await svc.api('POST', `/api/moodboards/${id}/elements`, { type: 'text' })).body;
+  const deep = `{"data":{"k":${'['.repeat(5000)}${']'.repeat(5000)}}}`;
+  const r = await svc.api('PATCH', `/api/moodboards/${id}/elements/${el.id}`, deep);
+  assert.equal(r.status, 400);
+  assert.equal(r.body.error.code, 'too_deep');
+  const ok = await svc.api('PATCH', `/api/moodboards/${id}/elements/${el.id}`, { data: { k: [[[1]]] } });
+  assert.equal(ok.status, 200);
 });
 
 test('connected folder: files go to and are served from the folder the board is connected to', async () => {
@@ -137,6 +155,15 @@ test('connected folder: files go to and are served from the folder the board is 
     const r = await svc.api('PATCH', `/api/moodboards/${id}`, { connected_folder: bad });
     assert.equal(r.status, 400, bad);
   }
+  // Once the board has file elements, its folder cannot change under them (their URLs would point elsewhere).
+  await svc.api('POST', `/api/moodboards/${id}/elements`, { type: 'file', url: up.body.url });
+  const other = await tempDir('bms-connected-');
+  const moved = await svc.api('PATCH', `/api/moodboards/${id}`, { connected_folder: other });
+  assert.equal(moved.status, 409);
+  assert.equal(moved.body.error.code, 'conflict');
+  assert.equal((await svc.api('PATCH', `/api/moodboards/${id}`, { connected_folder: null })).status, 409);
+  assert.equal((await svc.api('PATCH', `/api/moodboards/${id}`, { connected_folder: folder, name: 'same folder' })).status, 200);
+  fs.rmSync(other, { recursive: true, force: true });
   fs.rmSync(folder, { recursive: true, force: true });
 });
 

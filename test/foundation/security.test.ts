@@ -42,6 +42,23 @@ describe('Host and Origin guard (no token)', () => {
     assert.equal((await svc.api('GET', `/api/moodboards/${board}`)).body.elements.length, 0);
   });
 
+  test('a cross-site request without a trusted Origin (an <img> or link on a web page) cannot reach the API', async () => {
+    for (const site of ['cross-site', 'same-site']) {
+      const r = await rawRequest(svc.port, 'GET', '/api/terminal-bridge/to-terminal?wait=0', { 'sec-fetch-site': site, 'sec-fetch-mode': 'no-cors' });
+      assert.equal(r.status, 403, site);
+      assert.equal(r.json().error.code, 'forbidden_origin');
+    }
+    for (const site of ['same-origin', 'none']) {
+      assert.equal((await rawRequest(svc.port, 'GET', '/api/moodboards', { 'sec-fetch-site': site })).status, 200, site);
+    }
+    const allowedApp = await rawRequest(svc.port, 'GET', '/api/moodboards', { 'sec-fetch-site': 'cross-site', origin: 'app://board' });
+    assert.equal(allowedApp.status, 200);
+    const board = await svc.createBoard();
+    const up = await svc.upload(board, { name: 'pic.txt', data: 'shown, never read' });
+    const embedded = await rawRequest(svc.port, 'GET', up.body.url, { 'sec-fetch-site': 'cross-site', 'sec-fetch-dest': 'image' });
+    assert.equal(embedded.status, 200, '/media stays embeddable (the page cannot read it)');
+  });
+
   test("the service's own origin and ALLOWED_ORIGINS pass, with CORS headers and preflight", async () => {
     const own = await rawRequest(svc.port, 'GET', '/api/moodboards', { origin: `http://127.0.0.1:${svc.port}`, host: `127.0.0.1:${svc.port}` });
     assert.equal(own.status, 200);

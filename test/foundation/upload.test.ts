@@ -53,6 +53,7 @@ test('filenames from the request are sanitised', async () => {
     ['..\\..\\win.txt', /^win\.txt$/],
     ['.hidden', /^hidden$/],
     ['con.txt', /^_con\.txt$/],
+    [`a${'\u{1F600}'.repeat(60)}.png`, /^a\u{1F600}+\.png$/u],
     ['a\u0000b<>:|?*.txt', /^a_b[^<>:"|?*\\/\u0000]*\.txt$/],
   ];
   for (const [name, expected] of cases) {
@@ -103,4 +104,18 @@ test('upload errors: unknown board 404, missing fields 400, not multipart 415', 
 
   const json = await svc.api('POST', '/api/upload', { board_id: 'x' });
   assert.equal(json.status, 415);
+
+  const noBoundary = await svc.api('POST', '/api/upload', 'x', { 'content-type': 'multipart/form-data' });
+  assert.equal(noBoundary.status, 400);
+  const board = await svc.createBoard();
+  const cut = await svc.api(
+    'POST',
+    '/api/upload',
+    `--b\r\nContent-Disposition: form-data; name="board_id"\r\n\r\n${board}\r\n--b\r\nContent-Disposition: form-data; name="file"; filename="cut.bin"\r\n\r\nhalf a fi`,
+    { 'content-type': 'multipart/form-data; boundary=b' },
+  );
+  assert.equal(cut.status, 400);
+  assert.equal(cut.body.error.code, 'malformed_multipart');
+  assert.deepEqual(boardFiles(board), []);
+  assert.deepEqual(fs.readdirSync(path.join(svc.dataDir, 'tmp')), []);
 });
