@@ -48,12 +48,17 @@ const QueueResultSchema = Type.Object({
 });
 const ItemsSchema = Type.Object({ items: Type.Array(ItemSchema, { description: 'in queue order; empty on timeout' }) });
 
+/** Each service's bridge, so tests can check its in-memory state; nothing else reaches it. */
+const bridges = new WeakMap<AppContext, Bridge>();
+export const bridgeOf = (ctx: AppContext): Bridge | undefined => bridges.get(ctx);
+
 /** Body field first, then query parameter, then `default`. */
 const botIdOf = (body: { bot_id?: string } | undefined, query: { bot_id?: string }): string => body?.bot_id ?? query.bot_id ?? DEFAULT_BOT;
 
 /** The terminal bridge between an agent terminal and a chat bot (spec "Terminal bridge"); see docs/bridge.md. */
 export const registerBridge: Feature = (app: App, ctx: AppContext) => {
   const bridge = new Bridge(new BridgeStore(ctx.db), ctx.boards, ctx.media, ctx.log);
+  bridges.set(ctx, bridge);
   const shutdown = new AbortController();
 
   const onAdded = (...args: Parameters<Bridge['onElementAdded']>) => bridge.onElementAdded(...args);
@@ -230,9 +235,10 @@ export const registerBridge: Feature = (app: App, ctx: AppContext) => {
         },
       },
       async (req, reply) => {
-        const queue = bridge.queue(botIdOf(undefined, req.query), direction);
         reply.header('cache-control', 'no-store');
-        return longPoll(queue, req.query.wait ?? DEFAULT_WAIT_SECONDS, reply, shutdown.signal);
+        return bridge.poll(botIdOf(undefined, req.query), direction, (queue) =>
+          longPoll(queue, req.query.wait ?? DEFAULT_WAIT_SECONDS, reply, shutdown.signal),
+        );
       },
     );
   }

@@ -28,6 +28,8 @@ export type QueueResult = { queued: true; bot_id: string; item: BridgeItem } | {
 class BotBridge {
   session: { sessionId: string; boardId: string } | null = null;
   chatId: number | null = null;
+  /** Long polls running on either queue; while any runs, a push must find this very entry. */
+  polls = 0;
   readonly toMessenger = new ItemQueue<BridgeItem>(QUEUE_CAPACITY);
   readonly toTerminal = new ItemQueue<BridgeItem>(QUEUE_CAPACITY);
 
@@ -36,12 +38,20 @@ class BotBridge {
   get active(): boolean {
     return this.session !== null && this.chatId !== null;
   }
+
+  /** Holds nothing a later call could need: the entry may go, and a later call starts from the default state. */
+  get idle(): boolean {
+    return this.session === null && this.chatId === null && this.polls === 0 && this.toMessenger.length === 0 && this.toTerminal.length === 0;
+  }
 }
 
 /**
  * The terminal bridge's per-bot state machine (spec "Terminal bridge per bot"): a bot is active when a terminal
  * session is armed AND a chat is linked; items are queued only while active; disarming or unlinking drains both
  * queues and forgets which media were sent. Arming and linking are persisted, queues are not.
+ *
+ * Only arming and linking create an entry in memory. Reads work on a throwaway default, and a long poll holds an
+ * entry only while it waits; an entry that holds nothing is dropped, so any number of bot ids costs no memory.
  */
 export class Bridge {
   private readonly bots = new Map<string, BotBridge>();
@@ -56,6 +66,12 @@ export class Bridge {
     for (const c of store.chats()) this.bot(c.bot_id).chatId = c.chat_id;
   }
 
+  /** Bots held in memory; tests check that reads and waits leave none behind. */
+  get botCount(): number {
+    return this.bots.size;
+  }
+
+  /** The bot's entry, created when missing: only for calls that store state or wait on a queue. */
   private bot(id: string): BotBridge {
     let bot = this.bots.get(id);
     if (!bot) {
@@ -76,6 +92,11 @@ export class Bridge {
       session_id: bot.session?.sessionId ?? null,
       chat_id: bot.chatId,
     };
+  }
+
+  /** Drops the entry of a bot that holds nothing, so bot ids that come and go leave no memory behind. */
+  private forgetIfIdle(bot: BotBridge): void {
+    if (bot.idle && this.bots.get(bot.id) === bot) this.bots.delete(bot.id);
   }
 
   /** Name of the board the bot's armed session works on (null when not armed). */
@@ -103,6 +124,7 @@ export class Bridge {
       bot.session = null;
       this.store.deleteSession(botId);
       this.drain(bot);
+      this.forgetIfIdle(bot);
     }
     return this.status(botId);
   }
@@ -125,6 +147,7 @@ export class Bridge {
       bot.chatId = null;
       this.store.deleteChat(botId);
       this.drain(bot);
+      this.forgetIfIdle(bot);
     }
     return this.status(botId);
   }
@@ -222,13 +245,24 @@ export class Bridge {
       if (bot.session?.boardId === board.id) {
         bot.session = null;
         this.drain(bot);
+        this.forgetIfIdle(bot);
       }
     }
   }
 
-  queue(botId: string, direction: 'to-messenger' | 'to-terminal'): ItemQueue<BridgeItem> {
+  /**
+   * Runs one long poll on a bot's queue. The entry exists while the poll waits (a push after arming and linking
+   * must wake it) and is dropped afterwards if it holds nothing.
+   */
+  async poll<T>(botId: string, direction: 'to-messenger' | 'to-terminal', wait: (queue: ItemQueue<BridgeItem>) => Promise<T>): Promise<T> {
     const bot = this.bot(botId);
-    return direction === 'to-messenger' ? bot.toMessenger : bot.toTerminal;
+    bot.polls++;
+    try {
+      return await wait(direction === 'to-messenger' ? bot.toMessenger : bot.toTerminal);
+    } finally {
+      bot.polls--;
+      this.forgetIfIdle(bot);
+    }
   }
 
   /** Answers every waiting long poll (service shutdown). */
