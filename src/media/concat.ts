@@ -107,7 +107,9 @@ export async function concatVideos(
       onProgress: (p) => p.fraction !== undefined && opts.onProgress?.(p.fraction),
     });
   const name = `${sources[0].stem} (concat ${sources.length})`;
-  if (!canCopy(inputs)) return produceElement(ctx, req.board_id, `${name}.mp4`, run(reencodeArgs(inputs)), { concat_mode: 'reencode' });
+  // The concat demuxer's list file is line-based: a path with a line break (possible in a connected folder) could
+  // inject directives, so such inputs take the re-encode path, which passes each path as its own argument.
+  if (!canCopy(inputs) || inputs.some((i) => /[\r\n]/.test(i.path))) return produceElement(ctx, req.board_id, `${name}.mp4`, run(reencodeArgs(inputs)), { concat_mode: 'reencode' });
 
   const ext = path.extname(sources[0].path).slice(1).toLowerCase() || 'mp4';
   const tmpRoot = path.join(ctx.config.dataDir, 'tmp');
