@@ -25,3 +25,15 @@ const CONTROLS = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g;
 export function stripAnsi(text: string): string {
   return text.replace(SEQUENCES, '').replace(/\r\n?/g, '\n').replace(CONTROLS, '');
 }
+
+/** Any C0 or C1 control or DEL, tab and newline included: none of them may reach a terminal as part of a path. */
+const ANY_CONTROL = /[\x00-\x1f\x7f-\x9f]/;
+
+/**
+ * True when typing `text` into a terminal could do more than insert characters: ESC starts a sequence, CR/LF submit
+ * the line, tab completes, C1 0x9b is an 8-bit CSI. Paths are checked with this rather than cleaned, because a
+ * cleaned path names another file.
+ */
+export function hasControlCharacters(text: string): boolean {
+  return ANY_CONTROL.test(text);
+}

@@ -4,7 +4,7 @@ import { MEDIA_TYPES, type Board, type Element } from '../boards/types.js';
 import type { MediaRoot } from '../files/media-root.js';
 import { ApiError } from '../http/errors.js';
 import { nowIso } from '../ids.js';
-import { stripAnsi } from './ansi.js';
+import { hasControlCharacters, stripAnsi } from './ansi.js';
 import { mediaItem, pathItem, textItem, type BridgeItem } from './items.js';
 import { ItemQueue } from './queue.js';
 import type { BridgeStore } from './store.js';
@@ -170,9 +170,20 @@ export class Bridge {
     return this.push(bot.toTerminal, bot, textItem(clean));
   }
 
-  /** A board file handed to the terminal as its absolute path (404 when the file is missing). */
+  /**
+   * A board file handed to the terminal as its absolute path (404 when the file is missing). A path with control
+   * characters (a file in a connected folder may be named so) is refused: typed, it could submit or drive the terminal.
+   */
   async queuePathToTerminal(botId: string, url: string): Promise<QueueResult> {
     const file = await this.media.resolveUrl(url);
+    if (hasControlCharacters(file.path)) {
+      throw new ApiError(
+        400,
+        'unsafe_path',
+        'The path of this file contains control characters (such as ESC, CR or LF), so it is not typed into the terminal; rename the file',
+        { url },
+      );
+    }
     const bot = this.bots.get(botId);
     if (!bot?.active) return { queued: false, bot_id: botId, reason: 'inactive' };
     return this.push(bot.toTerminal, bot, pathItem(this.canonicalUrl(file), file.path));

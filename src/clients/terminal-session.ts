@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pty from 'node-pty';
 import { quote } from 'shell-quote';
+import { hasControlCharacters } from '../bridge/ansi.js';
 import type { BridgeItem } from '../bridge/items.js';
 import type { BridgeClient } from './bridge-client.js';
 import { ScreenReader } from './screen-reader.js';
@@ -30,6 +31,15 @@ export interface TerminalSessionOptions {
 
 /** The environment variable that tells the program in the terminal its bridge session (for send-media). */
 export const SESSION_ENV = 'TERMINAL_BRIDGE_SESSION_ID';
+
+/**
+ * The keystrokes for a path item: the shell-quoted path and a space, or null when the path holds control characters.
+ * Quoting does not make those safe: the terminal, not the shell, acts on ESC, and a full-screen program takes CR as
+ * Enter. The service refuses such paths already; this keeps an older or foreign service from typing one.
+ */
+export function pathKeystrokes(filePath: string): string | null {
+  return hasControlCharacters(filePath) ? null : `${quote([filePath])} `;
+}
 
 /**
  * The terminal end of the bridge: runs a command in a pseudo-terminal, arms the bridge for a board and bot, sends
@@ -158,7 +168,13 @@ export class TerminalSession {
       const proc = this.proc;
       if (!proc) return;
       if (item.kind === 'path' && item.path) {
-        proc.write(`${quote([item.path])} `);
+        const keys = pathKeystrokes(item.path);
+        if (keys === null) {
+          this.log(`path item ${item.id} holds control characters; not typed`);
+          await this.bridge.toMessenger(`Not typed into the terminal: the path of ${item.url ?? 'a file'} contains control characters. Rename the file.`);
+          return;
+        }
+        proc.write(keys);
       } else if (item.kind === 'text' && item.text) {
         proc.write(this.reader.bracketedPaste ? `\x1b[200~${item.text}\x1b[201~` : item.text.replace(/\n/g, '\r'));
         await sleep(this.opts.submitDelayMs ?? 100);

@@ -108,6 +108,28 @@ describe('terminal bridge: send-media routing', () => {
     const dormant = await svc.api('POST', `${B}/to-terminal`, { kind: 'path', url, bot_id: 'c' });
     assert.deepEqual(dormant.body, { queued: false, bot_id: 'c', reason: 'inactive' });
   });
+
+  it('refuses path items whose path holds control characters (a file in a connected folder may be named so)', async () => {
+    const folder = await tempDir();
+    const connected = await svc.createBoard('Connected');
+    assert.equal((await svc.api('PATCH', `/api/moodboards/${connected}`, { connected_folder: folder })).status, 200);
+    await arm('ctl', connected);
+    await link('ctl');
+    const names = ['esc-\x1b[31mred.png', 'cr-\rrm -rf ~.png', 'lf-\nwhoami.png', 'c1-\x9b31m.png', 'tab-\tx.png', 'del-\x7f.png'];
+    for (const name of names) {
+      await fsp.writeFile(path.join(folder, name), 'x');
+      const res = await svc.api('POST', `${B}/to-terminal`, { kind: 'path', url: `/media/${connected}/${encodeURIComponent(name)}`, bot_id: 'ctl' });
+      assert.equal(res.status, 400, JSON.stringify(name));
+      assert.equal(res.body.error.code, 'unsafe_path');
+      assert.match(res.body.error.message, /control characters/);
+    }
+    assert.deepEqual(await drain('ctl', 'to-terminal'), [], 'nothing was queued for the terminal');
+
+    await fsp.writeFile(path.join(folder, 'plain name (1).png'), 'x');
+    const ok = await svc.api('POST', `${B}/to-terminal`, { kind: 'path', url: `/media/${connected}/plain%20name%20(1).png`, bot_id: 'ctl' });
+    assert.equal(ok.status, 200);
+    assert.equal(ok.body.item.path, path.join(await fsp.realpath(folder), 'plain name (1).png'));
+  });
 });
 
 describe('terminal bridge: board media hook', () => {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { startService, type TestService } from '../helpers/service.js';
 import { BridgeClient } from '../../src/clients/bridge-client.js';
-import { SESSION_ENV, TerminalSession } from '../../src/clients/terminal-session.js';
+import { pathKeystrokes, SESSION_ENV, TerminalSession } from '../../src/clients/terminal-session.js';
 
 const B = '/api/terminal-bridge';
 
@@ -114,5 +114,18 @@ describe('terminal side end to end (node-pty, real service)', () => {
       args: ['-e', 'require("fs").writeFileSync("/tmp/should-not-run", "x")'],
     });
     await assert.rejects(session.start(), /404/);
+  });
+});
+
+describe('terminal side: how a path item is typed', () => {
+  it('types a plain path shell-quoted, followed by a space', () => {
+    assert.equal(pathKeystrokes('/data/board/pic.png'), '/data/board/pic.png ');
+    assert.equal(pathKeystrokes("/data/my board/it's (1).png"), `"/data/my board/it's (1).png" `);
+  });
+
+  it('refuses a path with control characters, which quoting cannot make safe to type', () => {
+    for (const p of ['/d/esc-\x1b[31m.png', '/d/cr-\rrm -rf ~', '/d/lf-\nwhoami', '/d/c1-\x9b31m', '/d/tab-\tx', '/d/nul-\x00']) {
+      assert.equal(pathKeystrokes(p), null, JSON.stringify(p));
+    }
   });
 });
