@@ -11,6 +11,12 @@ const SoundName = Type.String({
   description: 'A sound name such as `notice` or `error`; unknown names play `notice`',
 });
 
+/**
+ * What a play request may name. The spec makes any unknown name fall back to the default sound rather than fail, and
+ * the name is only ever looked up in the catalog (never a path), so any string up to a sane length is accepted.
+ */
+const PlayName = Type.String({ maxLength: 256, description: 'A sound name such as `notice` or `error`; any other name plays `notice`' });
+
 const PlayResponse = Type.Object({
   ok: Type.Boolean({ description: 'false when this host has no usable sound player' }),
   sound: Type.String({ description: 'the sound that plays (the default for an unknown name)' }),
@@ -76,7 +82,7 @@ export const registerSounds: Feature = (app, ctx) => {
       schema: {
         ...playSchema,
         summary: 'Play a notification sound on the host (queued; answers at once)',
-        body: Type.Object({ sound: SoundName }, { additionalProperties: false }),
+        body: Type.Object({ sound: PlayName }, { additionalProperties: false }),
       },
       // The shared validator coerces scalars (5 -> "5", ["x"] -> "x"); a sound name must really be a string.
       preValidation: async (req) => {
@@ -89,7 +95,7 @@ export const registerSounds: Feature = (app, ctx) => {
 
   app.post(
     '/api/sounds/:sound/play',
-    { schema: { ...playSchema, summary: 'Play the named notification sound on the host (queued; answers at once)', params: Type.Object({ sound: SoundName }) } },
+    { schema: { ...playSchema, summary: 'Play the named notification sound on the host (queued; answers at once)', params: Type.Object({ sound: PlayName }) } },
     async (req) => sounds.play(req.params.sound),
   );
 };
