@@ -5,12 +5,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Bot, GrammyError, InputFile, type Context } from 'grammy';
 import type { BridgeItem } from '../bridge/items.js';
 import { kindOfFile } from '../files/media-types.js';
-import type { BridgeClient } from './bridge-client.js';
+import { ALLOWED_CHATS_ENV, type ChatAllowlist } from './allowed-chats.js';
+import { BridgeHttpError, type BridgeClient } from './bridge-client.js';
 import { splitMessage } from './split-message.js';
 
 export interface ChatBotOptions {
   token: string;
   bridge: BridgeClient;
+  /** The only chats the bot obeys or delivers to; an empty list refuses every chat. */
+  allowedChats: ChatAllowlist;
   /** Root of the Telegram Bot API (a local Bot API server, or a fake one in tests). */
   apiRoot?: string;
   /** Seconds each to-messenger long poll waits. */
@@ -24,7 +27,8 @@ const VIDEO_EXTENSIONS = new Set(['.mp4']);
 /**
  * The chat end of the bridge: one Telegram bot (one token, one bot_id). It links one chat with /link, forwards that
  * chat's messages and files to the terminal, and delivers what the terminal sends (text and media) to the chat.
- * Other chats are politely refused while a chat is linked.
+ * Only chats on the allowlist are obeyed at all, and of those only the linked one once a chat is linked: a bot's
+ * username is public, and whoever it obeys can type into the user's terminal.
  */
 export class ChatBot {
   readonly bot: Bot;
@@ -32,6 +36,8 @@ export class ChatBot {
   private readonly pollWait: number;
   private readonly log: (message: string, err?: unknown) => void;
   private readonly stopping = new AbortController();
+  /** Whether a chat id is allowed, for lists with @usernames (Telegram maps those to ids; asked once per chat). */
+  private readonly allowedById = new Map<number, boolean>();
   private pollLoop?: Promise<void>;
   private polling?: Promise<void>;
 
@@ -46,6 +52,13 @@ export class ChatBot {
   /** Starts receiving chat updates and delivering bridge items; resolves once both are running. */
   async start(): Promise<void> {
     await this.bot.init();
+    if (this.opts.allowedChats.empty) {
+      this.log(
+        `no chat is allowed (${ALLOWED_CHATS_ENV} is empty), so every chat is refused. Send the bot a message to learn ` +
+          `your chat's id, then restart it with ${ALLOWED_CHATS_ENV}=<id>`,
+      );
+    }
+    await this.unlinkDisallowedChat();
     await this.bot.api.setMyCommands([
       { command: 'link', description: 'Link this chat to the terminal bridge' },
       { command: 'unlink', description: 'Unlink this chat' },
@@ -70,10 +83,18 @@ export class ChatBot {
     const bot = this.bot;
     bot.catch((err) => this.log('update failed', err.error));
 
-    // Once a chat is linked, only that chat is obeyed.
+    // Only allowed chats are obeyed, and once a chat is linked, only that chat.
     bot.use(async (ctx, next) => {
-      const chatId = ctx.chat?.id;
-      if (chatId === undefined) return;
+      const chat = ctx.chat;
+      if (chat === undefined) return;
+      const chatId = chat.id;
+      if (!this.opts.allowedChats.allows(chat)) {
+        const how = this.opts.allowedChats.howToAllow(chatId);
+        this.log(`refused chat ${chatId}${chat.username ? ` (@${chat.username})` : ''}: it is not allowed; to allow it, ${how}`);
+        await ctx.reply(`This chat (id ${chatId}) is not allowed to use this bot, so nothing sent here reaches the terminal. To allow it, ${how}.`);
+        return;
+      }
+      this.allowedById.set(chatId, true);
       const status = await this.bridge.status();
       if (status.chat_linked && status.chat_id !== chatId) {
         await ctx.reply('Sorry, this bot is linked to another chat and only takes orders from there.');
@@ -136,7 +157,14 @@ export class ChatBot {
     const ext = path.extname(file.file_path);
     const name = msg.document?.file_name ?? msg.video?.file_name ?? `${msg.photo ? 'photo' : 'video'}-${file.file_unique_id}${ext || (msg.photo ? '.jpg' : '.mp4')}`;
     const uploaded = await this.bridge.upload(status.board_id, blob, name, { bridge_origin: 'messenger' });
-    await this.bridge.toTerminal({ kind: 'path', url: uploaded.url });
+    try {
+      await this.bridge.toTerminal({ kind: 'path', url: uploaded.url });
+    } catch (err) {
+      // The service refuses a path it is not safe to type (control characters in the board's folder, say).
+      if (!(err instanceof BridgeHttpError && err.status === 400)) throw err;
+      await ctx.reply(`The file is on the board, but its path was not typed into the terminal. ${err.message.replace(/^400: /, '')}`);
+      return;
+    }
     if (msg.caption) await this.bridge.toTerminal({ kind: 'text', text: msg.caption });
   }
 
@@ -165,6 +193,14 @@ export class ChatBot {
         this.log(`no linked chat: ${items.length} item(s) dropped`);
         continue;
       }
+      const allowed = await this.chatAllowed(chatId).catch((err) => {
+        this.log(`checking chat ${chatId} against the allowlist failed`, err);
+        return false;
+      });
+      if (!allowed) {
+        this.log(`the linked chat ${chatId} is not allowed: ${items.length} item(s) dropped`);
+        continue;
+      }
       for (const item of items) {
         try {
           await this.deliver(chatId, item);
@@ -173,6 +209,28 @@ export class ChatBot {
         }
       }
     }
+  }
+
+  /** Whether the bot may deliver to a chat it only knows by id (the linked one). */
+  private async chatAllowed(chatId: number): Promise<boolean> {
+    const list = this.opts.allowedChats;
+    if (list.allows({ id: chatId })) return true;
+    if (!list.hasUsernames) return false;
+    let allowed = this.allowedById.get(chatId);
+    if (allowed === undefined) {
+      const chat = await this.bot.api.getChat(chatId);
+      allowed = list.allows({ id: chatId, username: 'username' in chat ? chat.username : undefined });
+      this.allowedById.set(chatId, allowed);
+    }
+    return allowed;
+  }
+
+  /** A chat linked before the allowlist said otherwise (or by a stranger, before there was one) is unlinked at start. */
+  private async unlinkDisallowedChat(): Promise<void> {
+    const { chat_id: chatId } = await this.bridge.status();
+    if (chatId === null || (await this.chatAllowed(chatId))) return;
+    await this.bridge.chat(chatId, false);
+    this.log(`unlinked chat ${chatId}, which is not allowed; to allow it, ${this.opts.allowedChats.howToAllow(chatId)}`);
   }
 
   private async deliver(chatId: number, item: BridgeItem): Promise<void> {

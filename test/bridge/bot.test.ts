@@ -2,9 +2,10 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { startService, type TestService } from '../helpers/service.js';
+import { eventually, startService, type TestService } from '../helpers/service.js';
 import { makeImage, makeVideo, tempDir } from '../helpers/fixtures.js';
 import { BridgeClient } from '../../src/clients/bridge-client.js';
+import { ChatAllowlist } from '../../src/clients/allowed-chats.js';
 import { ChatBot } from '../../src/clients/chat-bot.js';
 import { FakeTelegram, type Sent } from './fake-telegram.js';
 
@@ -12,6 +13,8 @@ const B = '/api/terminal-bridge';
 const TOKEN = '123456:TEST-token_abc';
 const CHAT = 555;
 const STRANGER = 777;
+/** Allowed by its @username rather than its id. */
+const FRIEND = 888;
 
 describe('chat bot end to end (fake Telegram, real service)', () => {
   let svc: TestService;
@@ -34,10 +37,12 @@ describe('chat bot end to end (fake Telegram, real service)', () => {
     board = await svc.createBoard('Chat board');
     await svc.api('POST', `${B}/session`, { session_id: 'pty-bot', board_id: board, enabled: true, bot_id: 'tg' });
     telegram = new FakeTelegram(TOKEN);
+    telegram.usernames.set(FRIEND, 'Trusted_Friend');
     const apiRoot = await telegram.start();
     chatBot = new ChatBot({
       token: TOKEN,
       apiRoot,
+      allowedChats: ChatAllowlist.parse(`${CHAT}, @trusted_friend`),
       bridge: new BridgeClient({ serviceUrl: svc.baseUrl, botId: 'tg' }),
       pollWaitSeconds: 5,
       log: (m, err) => logs.push(`${m} ${err ?? ''}`),
@@ -63,6 +68,20 @@ describe('chat bot end to end (fake Telegram, real service)', () => {
     return items;
   };
 
+  it('refuses a chat that is not allowed: it cannot /link, and nothing it sends reaches the terminal', async () => {
+    telegram.userSendsText(STRANGER, '/link');
+    telegram.userSendsText(STRANGER, 'rm -rf ~');
+    await telegram.waitForSent((s) => s.chat_id === STRANGER && telegram.sent.filter((x) => x.chat_id === STRANGER).length === 2, 15_000, 'two refusals');
+    for (const refusal of telegram.sent.filter((s) => s.chat_id === STRANGER)) {
+      assert.match(refusal.text!, /This chat \(id 777\) is not allowed/);
+      assert.match(refusal.text!, /add 777 to TELEGRAM_ALLOWED_CHATS/);
+    }
+    const s = await status();
+    assert.equal(s.chat_linked, false, 'the stranger did not link');
+    assert.equal(s.chat_id, null);
+    assert.ok(logs.some((l) => l.startsWith('refused chat 777')));
+  });
+
   it('registers its commands and links the chat with /link, answering with the board name', async () => {
     assert.ok(telegram.calls.includes('getMe'));
     assert.ok(telegram.calls.includes('setMyCommands'));
@@ -77,16 +96,20 @@ describe('chat bot end to end (fake Telegram, real service)', () => {
     assert.equal(s.active, true);
   });
 
-  it('answers /status and politely refuses other chats', async () => {
+  it('answers /status and refuses other chats, allowed or not, while one is linked', async () => {
     telegram.userSendsText(CHAT, '/status');
     await telegram.waitForSent((s) => s.chat_id === CHAT && /Active: yes/.test(s.text ?? ''), 15_000, '/status');
+    const n = sentCount();
     telegram.userSendsText(STRANGER, 'rm -rf /');
     telegram.userSendsText(STRANGER, '/link');
-    const refusal = await telegram.waitForSent((s) => s.chat_id === STRANGER, 15_000, 'a refusal');
-    assert.match(refusal.text!, /linked to another chat/);
-    await telegram.waitForSent((s) => s.chat_id === STRANGER && s !== refusal, 15_000, 'a second refusal');
-    assert.equal((await status()).chat_id, CHAT, 'the stranger did not take over the link');
-    assert.deepEqual((await svc.api('GET', `${B}/to-terminal?wait=0&bot_id=tg`)).body.items, []);
+    telegram.userSendsText(FRIEND, 'echo hi');
+    telegram.userSendsText(FRIEND, '/link');
+    await telegram.waitForSent(() => sentSince(n).length === 4, 15_000, 'four refusals');
+    for (const s of sentSince(n).filter((x) => x.chat_id === STRANGER)) assert.match(s.text!, /not allowed/);
+    // The friend is allowed (by @username, in any case) but the link belongs to another chat.
+    for (const s of sentSince(n).filter((x) => x.chat_id === FRIEND)) assert.match(s.text!, /linked to another chat/);
+    assert.equal((await status()).chat_id, CHAT, 'nobody took over the link');
+    assert.deepEqual((await svc.api('GET', `${B}/to-terminal?wait=0&bot_id=tg`)).body.items, [], 'nothing was typed');
   });
 
   it('sends chat text to the terminal', async () => {
@@ -173,6 +196,21 @@ describe('chat bot end to end (fake Telegram, real service)', () => {
     assert.deepEqual(sentSince(n).map((s) => s.method + ':' + (s.text ?? '')), ['sendMessage:marker']);
   });
 
+  it('tells the chat when the service refuses to type a file path that holds control characters', async () => {
+    // The terminal moves to a board connected to a folder whose name holds ESC: every file path in it does.
+    const folder = path.join(await tempDir(), 'odd-\x1b[31m-folder');
+    await fsp.mkdir(folder);
+    const odd = await svc.createBoard('Odd folder');
+    assert.equal((await svc.api('PATCH', `/api/moodboards/${odd}`, { connected_folder: folder })).status, 200);
+    await svc.api('POST', `${B}/session`, { session_id: 'pty-odd', board_id: odd, enabled: true, bot_id: 'tg' });
+    telegram.userSendsDocument(CHAT, Buffer.from('plain text'), 'notes.txt', 'read this');
+    const reply = await telegram.waitForSent((s) => s.chat_id === CHAT && /not typed into the terminal/.test(s.text ?? ''), 15_000, 'the refusal');
+    assert.match(reply.text!, /control characters/);
+    assert.deepEqual(await fsp.readdir(folder), ['notes.txt'], 'the file is on the board');
+    assert.deepEqual((await svc.api('GET', `${B}/to-terminal?wait=0.5&bot_id=tg`)).body.items, [], 'neither the path nor the caption was typed');
+    await svc.api('POST', `${B}/session`, { session_id: 'pty-bot', board_id: board, enabled: true, bot_id: 'tg' });
+  });
+
   it('unlinks with /unlink, after which nothing is queued', async () => {
     telegram.userSendsText(CHAT, '/unlink');
     await telegram.waitForSent((s) => /Unlinked/.test(s.text ?? ''), 15_000, '/unlink answer');
@@ -182,6 +220,75 @@ describe('chat bot end to end (fake Telegram, real service)', () => {
     assert.equal((await svc.api('POST', `${B}/to-messenger`, { text: 'nobody listens', bot_id: 'tg' })).body.queued, false);
     telegram.userSendsText(CHAT, 'hello?');
     await telegram.waitForSent((s) => /not linked/.test(s.text ?? ''), 15_000, 'the not-linked hint');
+    assert.deepEqual(
+      logs.filter((l) => !l.startsWith('refused chat')),
+      [],
+    );
+  });
+});
+
+describe('chat bot allowlist at start (fake Telegram, real service)', () => {
+  let svc: TestService;
+  let board: string;
+  const running: { bot: ChatBot; telegram: FakeTelegram }[] = [];
+  before(async () => {
+    svc = await startService();
+    board = await svc.createBoard('Allowlist board');
+  });
+  after(async () => {
+    for (const r of running) {
+      await r.bot.stop();
+      await r.telegram.stop();
+    }
+    await svc.close();
+  });
+
+  /** Arms a session for the bot, optionally links a chat as an earlier run might have, then starts the bot. */
+  const startBot = async (botId: string, allowed: string, o: { linkedChat?: number; usernames?: [number, string][] } = {}) => {
+    await svc.api('POST', `${B}/session`, { session_id: `pty-${botId}`, board_id: board, enabled: true, bot_id: botId });
+    if (o.linkedChat !== undefined) await svc.api('POST', `${B}/chat`, { chat_id: o.linkedChat, enabled: true, bot_id: botId });
+    const telegram = new FakeTelegram(TOKEN);
+    for (const [id, name] of o.usernames ?? []) telegram.usernames.set(id, name);
+    const logs: string[] = [];
+    const bot = new ChatBot({
+      token: TOKEN,
+      apiRoot: await telegram.start(),
+      allowedChats: ChatAllowlist.parse(allowed),
+      bridge: new BridgeClient({ serviceUrl: svc.baseUrl, botId }),
+      pollWaitSeconds: 2,
+      log: (m) => logs.push(m),
+    });
+    await bot.start();
+    running.push({ bot, telegram });
+    return { telegram, logs, status: async () => (await svc.api('GET', `${B}/status?bot_id=${botId}`)).body };
+  };
+
+  it('without an allowlist: says so at start, unlinks a chat linked earlier, and refuses /link with the exact setting', async () => {
+    const { telegram, logs, status } = await startBot('open', '', { linkedChat: 999 });
+    assert.ok(logs.some((l) => /no chat is allowed/.test(l) && l.includes('TELEGRAM_ALLOWED_CHATS=<id>')), logs.join('\n'));
+    assert.ok(logs.some((l) => l.startsWith('unlinked chat 999')), logs.join('\n'));
+    assert.equal((await status()).chat_linked, false, 'a chat linked before the allowlist existed is unlinked');
+
+    telegram.userSendsText(31, '/link');
+    const refusal = await telegram.waitForSent((s) => s.chat_id === 31, 15_000, 'the refusal');
+    assert.match(refusal.text!, /This chat \(id 31\) is not allowed/);
+    assert.match(refusal.text!, /start the bot with TELEGRAM_ALLOWED_CHATS=31\b/);
+    assert.ok(logs.some((l) => l.includes('refused chat 31') && l.includes('TELEGRAM_ALLOWED_CHATS=31')));
+    assert.equal((await status()).chat_linked, false);
+
+    // Even a chat linked behind the bot's back gets nothing from it.
+    await svc.api('POST', `${B}/chat`, { chat_id: 31, enabled: true, bot_id: 'open' });
+    await svc.api('POST', `${B}/to-messenger`, { text: 'secret output', bot_id: 'open' });
+    await eventually(() => (logs.some((l) => l.includes('the linked chat 31 is not allowed')) ? true : undefined), 15_000, 'the drop');
+    assert.deepEqual(telegram.sent.filter((s) => s.text === 'secret output'), []);
+  });
+
+  it('keeps a linked chat that the allowlist names by @username, and delivers to it', async () => {
+    const { telegram, logs, status } = await startBot('named', '@owner_name', { linkedChat: 4321, usernames: [[4321, 'Owner_Name']] });
+    assert.equal((await status()).chat_id, 4321);
+    await svc.api('POST', `${B}/to-messenger`, { text: 'hello owner', bot_id: 'named' });
+    const sent = await telegram.waitForSent((s) => s.text === 'hello owner', 15_000, 'the delivery');
+    assert.equal(sent.chat_id, 4321);
     assert.deepEqual(logs, []);
   });
 });

@@ -58,12 +58,17 @@ describe('bot and terminal subcommands (separate processes)', () => {
     assert.match(child.output(), /refused to arm the bridge: 404: Board bd_nope not found/);
   });
 
-  it('bot: links a chat through a Telegram API root from the environment and stops on SIGTERM', async () => {
+  it('bot: links an allowed chat through a Telegram API root from the environment and stops on SIGTERM', async () => {
     await svc.api('POST', `${B}/session`, { session_id: 'pty-clibot', board_id: board, enabled: true, bot_id: 'clibot' });
     const telegram = new FakeTelegram(TOKEN);
     const apiRoot = await telegram.start();
     try {
-      const child = runCli(['bot', '--bot-id', 'clibot'], { TELEGRAM_BOT_TOKEN: TOKEN, TELEGRAM_API_ROOT: apiRoot, SERVICE_URL: svc.baseUrl });
+      const child = runCli(['bot', '--bot-id', 'clibot', '--allowed-chats', '12,31'], {
+        TELEGRAM_BOT_TOKEN: TOKEN,
+        TELEGRAM_API_ROOT: apiRoot,
+        SERVICE_URL: svc.baseUrl,
+        TELEGRAM_ALLOWED_CHATS: '',
+      });
       const exited = once(child, 'exit');
       await eventually(() => (child.output().includes('is running') ? true : undefined), 30_000, `the bot to start; output: ${child.output()}`);
       telegram.userSendsText(31, '/link');
@@ -75,6 +80,34 @@ describe('bot and terminal subcommands (separate processes)', () => {
     } finally {
       await telegram.stop();
     }
+  });
+
+  it('bot: without TELEGRAM_ALLOWED_CHATS, says how to allow a chat at start and refuses /link with the chat’s id', async () => {
+    await svc.api('POST', `${B}/session`, { session_id: 'pty-closed', board_id: board, enabled: true, bot_id: 'closed' });
+    const telegram = new FakeTelegram(TOKEN);
+    const apiRoot = await telegram.start();
+    try {
+      const child = runCli(['bot', '--bot-id', 'closed'], { TELEGRAM_BOT_TOKEN: TOKEN, TELEGRAM_API_ROOT: apiRoot, SERVICE_URL: svc.baseUrl, TELEGRAM_ALLOWED_CHATS: '' });
+      const exited = once(child, 'exit');
+      await eventually(() => (child.output().includes('is running') ? true : undefined), 30_000, `the bot to start; output: ${child.output()}`);
+      assert.match(child.output(), /no chat is allowed .*TELEGRAM_ALLOWED_CHATS=<id>/);
+      telegram.userSendsText(46, '/link');
+      const refusal = await telegram.waitForSent((s) => s.chat_id === 46, 15_000, 'the refusal');
+      assert.match(refusal.text!, /start the bot with TELEGRAM_ALLOWED_CHATS=46\b/);
+      assert.equal((await status('closed')).chat_linked, false);
+      child.kill('SIGTERM');
+      await exited;
+      assert.match(child.output(), /refused chat 46: .*TELEGRAM_ALLOWED_CHATS=46/);
+    } finally {
+      await telegram.stop();
+    }
+  });
+
+  it('bot: exits with status 2 and names the entry when TELEGRAM_ALLOWED_CHATS is malformed', async () => {
+    const child = runCli(['bot'], { TELEGRAM_BOT_TOKEN: TOKEN, TELEGRAM_ALLOWED_CHATS: '123, me' });
+    const [code] = await once(child, 'exit');
+    assert.equal(code, 2);
+    assert.match(child.output(), /TELEGRAM_ALLOWED_CHATS: "me" is neither a chat id .* nor an @username/);
   });
 
   it('bot: exits with status 2 and says what is missing without a token', async () => {

@@ -23,11 +23,13 @@ type Params = Record<string, string | number | boolean | object | undefined>;
 /**
  * A small Bot API server on 127.0.0.1 speaking the methods the chat bot uses: getMe, deleteWebhook, setMyCommands,
  * getUpdates (long polling with offset), sendMessage, sendPhoto/sendVideo/sendDocument (grammY's multipart form),
- * getFile and the file download path /file/bot<token>/<path>. Tests play the user with userSends*().
+ * getFile, getChat and the file download path /file/bot<token>/<path>. Tests play the user with userSends*().
  */
 export class FakeTelegram {
   readonly sent: Sent[] = [];
   readonly calls: string[] = [];
+  /** Usernames of private chats (a private chat's username is its user's), by chat id. */
+  readonly usernames = new Map<number, string>();
   private readonly updates: { update_id: number; message: object }[] = [];
   private nextUpdateId = 1;
   private nextMessageId = 1;
@@ -95,11 +97,12 @@ export class FakeTelegram {
   }
 
   private push(chatId: number, content: object): void {
+    const username = this.usernames.get(chatId);
     const message = {
       message_id: this.nextMessageId++,
       date: Math.floor(Date.now() / 1000),
-      chat: { id: chatId, type: 'private', first_name: 'User' },
-      from: { id: chatId, is_bot: false, first_name: 'User' },
+      chat: { id: chatId, type: 'private', first_name: 'User', ...(username ? { username } : {}) },
+      from: { id: chatId, is_bot: false, first_name: 'User', ...(username ? { username } : {}) },
       ...content,
     };
     this.updates.push({ update_id: this.nextUpdateId++, message });
@@ -150,6 +153,11 @@ export class FakeTelegram {
         const f = this.files.get(String(params.file_id));
         if (!f) return this.reply(res, 400, { ok: false, error_code: 400, description: 'Bad Request: invalid file_id' });
         return ok({ file_id: f.file_id, file_unique_id: f.file_unique_id, file_size: f.bytes.length, file_path: f.file_path });
+      }
+      case 'getChat': {
+        const id = Number(params.chat_id);
+        const username = this.usernames.get(id);
+        return ok({ id, type: 'private', first_name: 'User', ...(username ? { username } : {}), accent_color_id: 0, max_reaction_count: 11 });
       }
       case 'sendMessage': {
         const text = String(params.text ?? '');
