@@ -3,12 +3,15 @@
  * 1. Latency from sending POST to-messenger to the waiting GET to-messenger's answer (median, p99), over loopback.
  * 2. 1,000 concurrent long polls (one per bot): memory before, while all wait, and after they are answered, for a
  *    few rounds, plus how long it takes to wake all of them.
- * The service runs in this process (clients too), so memory figures cover both ends. BENCH_ITERATIONS and
- * BENCH_POLLS change the sizes.
+ * 3. Polls (wait=0) and status reads for many distinct bot ids that hold no state: heap before and after, and how
+ *    many bots the bridge holds in memory (it should hold none of them).
+ * The service runs in this process (clients too), so memory figures cover both ends. BENCH_ITERATIONS,
+ * BENCH_POLLS and BENCH_IDS change the sizes.
  */
 import http from 'node:http';
 import v8 from 'node:v8';
 import vm from 'node:vm';
+import { bridgeOf } from '../src/bridge/routes.js';
 import { startService } from '../test/helpers/service.js';
 
 v8.setFlagsFromString('--expose-gc');
@@ -16,6 +19,7 @@ const gc = vm.runInNewContext('gc') as () => void;
 
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 1000);
 const POLLS = Number(process.env.BENCH_POLLS ?? 1000);
+const IDS = Number(process.env.BENCH_IDS ?? 30_000);
 const ROUNDS = 3;
 const B = '/api/terminal-bridge';
 
@@ -111,6 +115,29 @@ for (let round = 1; round <= ROUNDS; round++) {
 }
 const end = memory();
 console.log(`  after:             heap ${mb(end.heap)}  rss ${mb(end.rss)}  (heap growth ${mb(end.heap - baseline.heap)})`);
+
+// 3. Reads naming bot ids that hold no state
+const bridge = bridgeOf(svc.service.ctx)!;
+const botsBefore = bridge.botCount;
+const idsBaseline = memory();
+const CONCURRENCY = 20;
+let next = 0;
+await Promise.all(
+  Array.from({ length: CONCURRENCY }, async () => {
+    while (next < IDS) {
+      const id = `stranger-${next++}`;
+      await request('GET', `${B}/to-terminal?wait=0&bot_id=${id}`);
+      await request('GET', `${B}/status?bot_id=${id}`);
+    }
+  }),
+);
+const idsEnd = memory();
+console.log(`
+${IDS} distinct bot ids, each polled (wait=0) and read (status):`);
+console.log(
+  `  heap ${mb(idsBaseline.heap)} -> ${mb(idsEnd.heap)} (growth ${mb(idsEnd.heap - idsBaseline.heap)}); ` +
+    `bots in memory ${botsBefore} -> ${bridge.botCount}`,
+);
 
 agent.destroy();
 await svc.close();
