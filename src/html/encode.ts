@@ -18,6 +18,12 @@ const ENCODERS: Record<VideoFormat, string[]> = {
 
 const PROXY = ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '26', '-pix_fmt', 'yuv420p', '-threads', '1', '-movflags', '+faststart', '-f', 'mp4'];
 
+/**
+ * Frames written to ffmpeg's stdin that it has not read yet. Capture goes on while ffmpeg works through them, so the
+ * browser and the encoder overlap instead of taking turns; past this, capture waits for ffmpeg to catch up.
+ */
+const MAX_BUFFERED_BYTES = 32 * 1024 * 1024;
+
 export interface EncodeOptions {
   fps: number;
   format: VideoFormat;
@@ -31,7 +37,7 @@ export interface EncodeOptions {
   onProgress?: (fraction: number) => void;
 }
 
-/** Where frames go: `write` resolves once ffmpeg has room for more (back-pressure). */
+/** Where frames go: resolves at once while ffmpeg has less than MAX_BUFFERED_BYTES to read, else once it caught up. */
 export type FrameSink = (png: Buffer) => Promise<void>;
 
 /**
@@ -41,7 +47,8 @@ export type FrameSink = (png: Buffer) => Promise<void>;
 export async function encodeFrames(tools: Tools, opts: EncodeOptions, produce: (sink: FrameSink) => Promise<void>): Promise<void> {
   const args = ['-loglevel', 'error', '-f', 'image2pipe', '-framerate', String(opts.fps), '-c:v', 'png', '-i', 'pipe:0'];
   if (opts.proxy) {
-    args.push('-filter_complex', `[0:v]split=2[main][small];[small]scale=-2:${opts.proxy.height}:flags=bicubic[proxy]`);
+    // Converted to yuv420p once, before the split: the proxy then scales YUV rather than full-size RGB frames.
+    args.push('-filter_complex', `[0:v]format=yuv420p,split=2[main][small];[small]scale=-2:${opts.proxy.height}:flags=bilinear[proxy]`);
     args.push('-map', '[main]', ...ENCODERS[opts.format], ...BITEXACT, opts.output);
     args.push('-map', '[proxy]', ...PROXY, ...BITEXACT, opts.proxy.output);
   } else {
@@ -82,7 +89,7 @@ export async function encodeFrames(tools: Tools, opts: EncodeOptions, produce: (
     const pipe = stdin;
     if (!pipe) throw new Error('ffmpeg has no stdin');
     await produce(async (png) => {
-      if (!pipe.write(png)) await Promise.race([once(pipe, 'drain'), exited]);
+      if (!pipe.write(png) && pipe.writableLength > MAX_BUFFERED_BYTES) await Promise.race([once(pipe, 'drain'), exited]);
     });
     pipe.end();
     await finished;

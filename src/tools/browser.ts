@@ -63,7 +63,6 @@ const UNSAFE_NPM_ARGS = new Set([
 const SYSTEM_ARGS = [
   '--no-sandbox',
   '--disable-gpu',
-  '--disable-dev-shm-usage',
   '--disable-background-networking',
   '--disable-component-update',
   '--disable-sync',
@@ -97,6 +96,23 @@ const COMMON_ARGS = [
   '--disable-notifications',
   '--deny-permission-prompts',
 ];
+
+/**
+ * Chromium keeps compositor frames and readbacks in shared-memory files. puppeteer passes --disable-dev-shm-usage by
+ * default (Docker's /dev/shm is 64 MiB), which puts those files in /tmp: on a disk filesystem that made page faults
+ * and writeback about a third of the browser's CPU at 1920x1080. The flag stays only when /dev/shm is small.
+ */
+const DEV_SHM = '/dev/shm';
+const DEV_SHM_MIN_FREE = 1024 * 1024 * 1024;
+
+async function devShmRoomy(): Promise<boolean> {
+  try {
+    const fs = await fsp.statfs(DEV_SHM);
+    return fs.bavail * fs.bsize >= DEV_SHM_MIN_FREE;
+  } catch {
+    return false;
+  }
+}
 
 interface Running {
   browser: Browser;
@@ -250,7 +266,8 @@ export class BrowserPool {
     const base = beginFrameControl
       ? [...((await import('@sparticuz/chromium')).default.args.filter((a) => !UNSAFE_NPM_ARGS.has(a) && !a.startsWith('--headless'))), ...BEGIN_FRAME_ARGS]
       : SYSTEM_ARGS;
-    const args = [...base, ...COMMON_ARGS, ...OFFLINE_ARGS, `--js-flags=--max-old-space-size=${this.heapMiB}`, `--user-data-dir=${userDataDir}`];
+    const useDevShm = await devShmRoomy();
+    const args = [...base, ...(useDevShm ? [] : ['--disable-dev-shm-usage']), ...COMMON_ARGS, ...OFFLINE_ARGS, `--js-flags=--max-old-space-size=${this.heapMiB}`, `--user-data-dir=${userDataDir}`];
     if (process.getuid?.() === 0 && !args.includes('--no-sandbox')) args.push('--no-sandbox');
     let browser: Browser;
     try {
@@ -258,6 +275,8 @@ export class BrowserPool {
         executablePath: chromium.path,
         headless: beginFrameControl ? 'shell' : true,
         args,
+        // puppeteer's own --disable-dev-shm-usage; it is in `args` when it is needed.
+        ignoreDefaultArgs: ['--disable-dev-shm-usage'],
         pipe: true,
         protocolTimeout: 120_000,
         handleSIGINT: false,
