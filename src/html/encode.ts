@@ -1,4 +1,5 @@
 import { once } from 'node:events';
+import type { Writable } from 'node:stream';
 import type { Tools } from '../tools/locate.js';
 import { runFfmpeg } from '../tools/ffmpeg.js';
 
@@ -58,7 +59,7 @@ export async function encodeFrames(tools: Tools, opts: EncodeOptions, produce: (
   const stop = new AbortController();
   const onOuterAbort = () => stop.abort(opts.signal.reason);
   opts.signal.addEventListener('abort', onOuterAbort, { once: true });
-  let stdin: NodeJS.WritableStream | undefined;
+  let stdin: Writable | undefined;
   let spawned!: () => void;
   const started = new Promise<void>((resolve) => (spawned = resolve));
   const finished = runFfmpeg(tools, args, {
@@ -68,7 +69,8 @@ export async function encodeFrames(tools: Tools, opts: EncodeOptions, produce: (
     durationSeconds: opts.frameCount / opts.fps,
     onProgress: (p) => p.fraction !== undefined && opts.onProgress?.(p.fraction),
     onSpawn: (s) => {
-      stdin = s ?? undefined;
+      // A spawned child's stdin, typed loosely by runFfmpeg; its buffered length paces the capture.
+      stdin = (s as Writable | null) ?? undefined;
       // ffmpeg exiting early turns writes into EPIPE; the exit itself is reported by `finished`.
       stdin?.on('error', () => undefined);
       spawned();
