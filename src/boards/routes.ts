@@ -117,7 +117,10 @@ export function registerBoardRoutes(app: App, ctx: AppContext): void {
         response: { 201: ElementSchema, ...errorResponses },
       },
     },
-    async (req, reply) => reply.status(201).send(await boards.addElement(req.params.id, req.body)),
+    async (req, reply) => {
+      boards.checkClientData(req.body.data);
+      return reply.status(201).send(await boards.addElement(req.params.id, req.body));
+    },
   );
 
   app.get(
@@ -137,7 +140,10 @@ export function registerBoardRoutes(app: App, ctx: AppContext): void {
         response: { 200: ElementSchema, ...errorResponses },
       },
     },
-    async (req) => boards.updateElement(req.params.id, req.params.eid, req.body),
+    async (req) => {
+      boards.checkClientData(req.body.data);
+      return boards.updateElement(req.params.id, req.params.eid, req.body);
+    },
   );
 
   app.delete(

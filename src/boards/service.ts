@@ -47,6 +47,20 @@ export class BoardService {
     this.initializers.set(type, fn);
   }
 
+  private readonly serviceDataKeys = new Set<string>();
+
+  /** Marks `data` keys that only the service writes (a card's backing file and version); clients cannot set them. */
+  reserveDataKeys(...keys: string[]): void {
+    for (const k of keys) this.serviceDataKeys.add(k);
+  }
+
+  /** Refuses element data from a client that sets a key the service owns. */
+  checkClientData(data: Record<string, unknown> | undefined): void {
+    for (const key of Object.keys(data ?? {})) {
+      if (this.serviceDataKeys.has(key)) throw badRequest(`data.${key} is managed by the service and cannot be set`, { field: `data.${key}` });
+    }
+  }
+
   /** A board's connected folder, null when it uses the default folder, undefined when the board does not exist. */
   folderOf(boardId: string): string | null | undefined {
     return this.store.getBoard(boardId)?.connected_folder;

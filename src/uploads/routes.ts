@@ -79,6 +79,7 @@ export async function registerUploadRoutes(app: App, ctx: AppContext): Promise<v
         if (!upload) throw badRequest('file is required');
         const board = ctx.boards.requireBoard(boardId);
         const data = fields.data !== undefined ? parseDataField(fields.data) : undefined;
+        ctx.boards.checkClientData(data);
         let filename = sanitizeFilename(upload.filename || 'upload');
         if (!path.extname(filename)) {
           const ext = extensionForMime(upload.mimetype);

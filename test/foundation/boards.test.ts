@@ -131,6 +131,20 @@ test('malformed JSON, empty bodies and wrong content types are 4xx with the erro
   assert.ok(jobs.status !== 200 || Array.isArray(jobs.body.jobs));
 });
 
+test('data keys the service owns cannot be set by a client (POST, PATCH or upload)', async () => {
+  svc.service.ctx.boards.reserveDataKeys('service_owned');
+  const id = await svc.createBoard();
+  const post = await svc.api('POST', `/api/moodboards/${id}/elements`, { type: 'text', data: { service_owned: 1 } });
+  assert.equal(post.status, 400);
+  assert.match(post.body.error.message, /data\.service_owned is managed by the service/);
+  const el = (await svc.api('POST', `/api/moodboards/${id}/elements`, { type: 'text', data: { mine: 1 } })).body;
+  const patch = await svc.api('PATCH', `/api/moodboards/${id}/elements/${el.id}`, { data: { service_owned: 'x' } });
+  assert.equal(patch.status, 400);
+  const up = await svc.upload(id, { name: 'a.txt', data: 'a' }, { addToBoard: true, data: { service_owned: true } });
+  assert.equal(up.status, 400);
+  assert.deepEqual(fs.readdirSync(path.join(svc.dataDir, 'media', 'admin', id)), [], 'the refused upload left no file');
+});
+
 test('absurdly deep JSON is a 400, not a stack overflow', async () => {
   const id = await svc.createBoard();
   const el = (await svc.api('POST', `/api/moodboards/${id}/elements`, { type: 'text' })).body;
