@@ -3,7 +3,8 @@
  * 30 fps of a card with a CSS animation and a requestAnimationFrame animation, beside timecut (installed from npm
  * into a temp folder, without its browser download, and pointed at the same Chromium and ffmpeg) on the same card.
  * Timing accuracy: each card moves one bar by CSS and one by rAF across the width; the bar's position in sampled
- * frames, decoded from the video, gives the time the frame really shows.
+ * frames, decoded from the video, gives the time the frame really shows. On Linux it also prints where the CPU went
+ * during our render (ffmpeg, the service's own process, Chromium and the rest), which is what bounds the frame rate.
  *
  *   npx tsx bench/html.bench.ts            both sizes, ours and timecut
  *   npx tsx bench/html.bench.ts --quick    1 s instead of 5 s
@@ -138,6 +139,22 @@ async function runTimecut(dir: string, opts: { url: string; output: string; widt
   });
 }
 
+/**
+ * CPU seconds from Linux's /proc (undefined elsewhere): the whole machine's busy time, this process's own (the service
+ * runs in it) and that of its finished children (ffmpeg, ffprobe). Chromium stays running, so it is the rest.
+ */
+function cpuSeconds(): { busy: number; self: number; children: number } | undefined {
+  try {
+    const ticks = 100; // USER_HZ, fixed on Linux
+    const [user, nice, system, , , irq, softirq] = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+    const stat = fs.readFileSync('/proc/self/stat', 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);
+    return { busy: (user + nice + system + irq + softirq) / ticks, self: (f[11] + f[12]) / ticks, children: (f[13] + f[14]) / ticks };
+  } catch {
+    return undefined;
+  }
+}
+
 const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
 
 async function main(): Promise<void> {
@@ -168,9 +185,11 @@ async function main(): Promise<void> {
     for (const c of CASES) {
       const frames = Math.round(c.fps * SECONDS);
       const html = benchCard(c.width);
+      const cpuBefore = cpuSeconds();
       const started = Date.now();
       const res = await s.api('POST', '/api/html/render', { html, ...c, duration: SECONDS, format: 'mp4', title: `bench ${c.width}x${c.height}`, board_id: board });
       const seconds = (Date.now() - started) / 1000;
+      const cpuAfter = cpuSeconds();
       if (res.status !== 200) throw new Error(`render failed: ${res.status} ${res.text}`);
       const ours = frames / seconds;
       const ourFile = (await s.service.ctx.media.resolveUrl(res.body.url)).path;
@@ -178,6 +197,13 @@ async function main(): Promise<void> {
       const label = `${c.width}x${c.height} @ ${c.fps} fps, ${frames} frames`;
       console.log(`\n${label}`);
       console.log(`  ours:    ${fmt(seconds, 2)} s, ${fmt(ours)} frames/s; worst timing error CSS ${fmt(ourErr.css, 0)} ms, rAF ${fmt(ourErr.raf, 0)} ms`);
+      if (cpuBefore && cpuAfter) {
+        const busy = cpuAfter.busy - cpuBefore.busy;
+        const ff = cpuAfter.children - cpuBefore.children;
+        const node = cpuAfter.self - cpuBefore.self;
+        const perFrame = (v: number) => `${fmt(v, 2)} s (${fmt((v * 1000) / frames, 0)} ms/frame)`;
+        console.log(`  CPU:     ffmpeg ${perFrame(ff)}, service ${perFrame(node)}, Chromium and the rest ${perFrame(busy - ff - node)}; ${fmt(busy / seconds, 2)} of ${os.cpus().length} cores busy`);
+      }
 
       let theirs = NaN;
       let theirErr = { css: NaN, raf: NaN };
@@ -198,7 +224,7 @@ async function main(): Promise<void> {
         console.log(`  timecut: ${timecutSkipped}`);
       }
       rows.push(
-        `| ${label} | ${fmt(ours)} | ${fmt(theirs)} | ${fmt(ours / theirs, 2)}x | ${fmt(ourErr.css, 0)} / ${fmt(ourErr.raf, 0)} | ${fmt(theirErr.css, 0)} / ${fmt(theirErr.raf, 0)} |`,
+        `| ${label} | ${fmt(ours)} | ${fmt(theirs)} | ${Number.isFinite(theirs) ? `${fmt(ours / theirs, 2)}x` : 'n/a'} | ${fmt(ourErr.css, 0)} / ${fmt(ourErr.raf, 0)} | ${fmt(theirErr.css, 0)} / ${fmt(theirErr.raf, 0)} |`,
       );
     }
   } finally {
