@@ -51,7 +51,8 @@ export class CardHtml {
     if (input.url) {
       const resolved = await this.ctx.media.resolveField(input.url, 'url');
       if (!/\.html?$/i.test(resolved.path)) throw badRequest('url: the backing file of an html card must be an .html file');
-      url = resolved.boardId ? this.ctx.media.urlFor(resolved.boardId, resolved.relative) : this.ctx.media.rootUrl(resolved.relative);
+      if (resolved.boardId !== board.id) throw badRequest("url: the backing file of an html card must be in the card's own board folder");
+      url = this.ctx.media.urlFor(board.id, resolved.relative);
     } else {
       const dir = await this.ctx.media.boardDir(board.id);
       const filename = await writeNewFile(dir, filenameFromTitle(input.name ?? undefined, 'card', 'html'), EMPTY_CARD);
@@ -138,20 +139,32 @@ export class CardHtml {
   private async card(boardId: string, elementId: string): Promise<Card> {
     const element = this.ctx.boards.requireElement(boardId, elementId);
     if (element.type !== 'html') throw badRequest(`Element ${elementId} is of type ${element.type}, not html`);
-    const url = typeof element.data.htmlUrl === 'string' ? element.data.htmlUrl : element.url;
+    // The element's url is validated when the card is added and no client can change it (PATCH has no url, and
+    // htmlUrl is a reserved data key), so it is the one source of where the card's file is.
+    const url = element.url;
     if (!url) throw badRequest(`Element ${elementId} has no backing file`);
     const version = Number.isInteger(element.data.htmlVersion) ? (element.data.htmlVersion as number) : 1;
-    return { element, url, file: await this.backingPath(url), version };
+    return { element, url, file: await this.backingPath(url, boardId), version };
   }
 
-  /** The backing file's path; a file that was deleted is recreated at its old place by the next write. */
-  private async backingPath(url: string): Promise<string> {
+  /**
+   * The backing file's path: an .html file in the card's own board folder. A file that was deleted is recreated at
+   * its old place by the next write, but only when its folder still lies inside the board folder (no symlink out).
+   */
+  private async backingPath(url: string, boardId: string): Promise<string> {
+    const refuse = () => badRequest(`The backing file ${url} is not an .html file in the card's board folder`);
     try {
-      return (await this.ctx.media.resolveUrl(url)).path;
+      const resolved = await this.ctx.media.resolveUrl(url);
+      if (resolved.boardId !== boardId || !/\.html?$/i.test(resolved.path)) throw refuse();
+      return resolved.path;
     } catch (err) {
       if (!(err instanceof ApiError) || err.status !== 404) throw err;
-      const { base, segments } = this.ctx.media.locate(url);
-      return path.join(base, ...segments);
+      const { base, segments, boardId: owner } = this.ctx.media.locate(url);
+      const target = path.join(base, ...segments);
+      if (owner !== boardId || !/\.html?$/i.test(target)) throw refuse();
+      const [realBase, realParent] = await Promise.all([fsp.realpath(base), fsp.realpath(path.dirname(target)).catch(() => undefined)]);
+      if (!realParent || (realParent !== realBase && !realParent.startsWith(realBase + path.sep))) throw refuse();
+      return path.join(realParent, path.basename(target));
     }
   }
 

@@ -14,7 +14,37 @@ export const CARD_URL = `${CARD_ORIGIN}/card.html`;
 /** An open-ended range (`bytes=0-`, as media elements ask) is answered in pieces of at most this size. */
 const MAX_RANGE_BYTES = 8 * 1024 * 1024;
 /** A whole-file answer (images, fonts) is read into memory; larger files must be asked for by range. */
-const MAX_WHOLE_FILE_BYTES = 64 * 1024 * 1024;
+const MAX_WHOLE_FILE_BYTES = 32 * 1024 * 1024;
+/**
+ * File bytes one page may hold in memory at once (each answer is also base64-encoded for the DevTools protocol):
+ * a card with many large images waits for its turn instead of growing the service's memory without bound.
+ */
+const MAX_BYTES_IN_FLIGHT = 64 * 1024 * 1024;
+
+/** A counting semaphore over bytes. */
+class ByteBudget {
+  private used = 0;
+  private readonly waiting: { bytes: number; go: () => void }[] = [];
+
+  constructor(private readonly limit: number) {}
+
+  /** Runs `fn` once `bytes` fit in the budget, first come first served; a waiter's bytes are reserved when it is woken. */
+  async run<T>(bytes: number, fn: () => Promise<T>): Promise<T> {
+    const need = Math.min(bytes, this.limit);
+    if (this.waiting.length > 0 || this.used + need > this.limit) await new Promise<void>((go) => this.waiting.push({ bytes: need, go }));
+    else this.used += need;
+    try {
+      return await fn();
+    } finally {
+      this.used -= need;
+      while (this.waiting.length > 0 && this.used + this.waiting[0].bytes <= this.limit) {
+        const next = this.waiting.shift()!;
+        this.used += next.bytes;
+        next.go();
+      }
+    }
+  }
+}
 
 export interface SandboxOptions {
   html: string;
@@ -31,6 +61,7 @@ export interface Sandbox {
 /** Turns on request interception for a page so that it can reach only its own document, /media files and inline data. */
 export async function installSandbox(page: Page, opts: SandboxOptions): Promise<Sandbox> {
   const blocked: string[] = [];
+  const budget = new ByteBudget(MAX_BYTES_IN_FLIGHT);
   let documentServed = false;
   const mediaOrigins = new Set([CARD_ORIGIN, ...opts.serviceOrigins]);
 
@@ -79,16 +110,20 @@ export async function installSandbox(page: Page, opts: SandboxOptions): Promise<
       if (start >= file.size || end < start) {
         return req.respond({ status: 416, headers: { 'content-range': `bytes */${file.size}` }, body: '' });
       }
-      const body = await readSlice(file.path, start, end - start + 1);
-      return req.respond({
-        status: 206,
-        contentType,
-        headers: { 'accept-ranges': 'bytes', 'content-range': `bytes ${start}-${end}/${file.size}` },
-        body,
-      });
+      const length = end - start + 1;
+      return budget.run(length, async () =>
+        req.respond({
+          status: 206,
+          contentType,
+          headers: { 'accept-ranges': 'bytes', 'content-range': `bytes ${start}-${end}/${file.size}` },
+          body: await readSlice(file.path, start, length),
+        }),
+      );
     }
     if (file.size > MAX_WHOLE_FILE_BYTES) return refuse(req);
-    return req.respond({ status: 200, contentType, headers: { 'accept-ranges': 'bytes' }, body: await fsp.readFile(file.path) });
+    return budget.run(file.size, async () =>
+      req.respond({ status: 200, contentType, headers: { 'accept-ranges': 'bytes' }, body: await fsp.readFile(file.path) }),
+    );
   };
 
   await page.setRequestInterception(true);

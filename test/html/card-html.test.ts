@@ -140,4 +140,38 @@ describe('html cards: backing file and versions', () => {
     await fsp.rm(await fileOf(missing.url));
     assert.equal((await s.api('POST', `${cardUrl(missing.id)}/html-changed`)).status, 404);
   });
+
+  it('a card never writes outside its own backing file: htmlUrl is the service\'s, other boards\' files are refused', async () => {
+    const other = await s.createBoard('Other');
+    const photo = await s.upload(other, { name: 'photo.jpg', data: 'precious pixels' });
+    const card = await newCard('Attacker');
+    const patch = await s.api('PATCH', cardUrl(card.id), { data: { htmlUrl: photo.body.url } });
+    assert.equal(patch.status, 400);
+    assert.match(patch.body.error.message, /htmlUrl is managed by the service/);
+    assert.equal((await s.api('PUT', `${cardUrl(card.id)}/html`, { html: '<p>pwned</p>' })).status, 200);
+    assert.equal(await fsp.readFile(await fileOf(photo.body.url), 'utf8'), 'precious pixels');
+
+    const foreignHtml = await s.upload(other, { name: 'theirs.html', data: '<p>theirs</p>' });
+    const adopt = await s.api('POST', `/api/moodboards/${board}/elements`, { type: 'html', url: foreignHtml.body.url });
+    assert.equal(adopt.status, 400);
+    assert.match(adopt.body.error.message, /own board folder/);
+  });
+
+  it('a deleted backing file is not recreated through a symlinked folder that leads out of the board', async () => {
+    const outside = await tempDir('bms-outside-');
+    const linked = await s.createBoard('Linked');
+    const dir = await s.service.ctx.media.boardDir(linked);
+    await fsp.mkdir(path.join(dir, 'sub'));
+    const up = await s.upload(linked, { name: 'card.html', data: '<p>v1</p>' });
+    await fsp.rename(path.join(dir, 'card.html'), path.join(dir, 'sub', 'card.html'));
+    const el = (await s.api('POST', `/api/moodboards/${linked}/elements`, { type: 'html', url: `/media/${linked}/sub/card.html` })).body;
+    assert.ok(el.id, JSON.stringify(el));
+    assert.ok(up.body.url);
+    await fsp.rm(path.join(dir, 'sub'), { recursive: true });
+    await fsp.symlink(outside, path.join(dir, 'sub'));
+    const put = await s.api('PUT', `/api/moodboards/${linked}/elements/${el.id}/html`, { html: '<p>escape</p>' });
+    assert.equal(put.status, 400);
+    assert.deepEqual(await fsp.readdir(outside), []);
+    await fsp.rm(outside, { recursive: true, force: true });
+  });
 });
