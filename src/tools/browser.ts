@@ -60,8 +60,8 @@ const UNSAFE_NPM_ARGS = new Set([
   '--no-zygote',
 ]);
 
+/** Chrome's own sandbox stays on for a normal user (it cannot run as root, where --no-sandbox is added below). */
 const SYSTEM_ARGS = [
-  '--no-sandbox',
   '--disable-gpu',
   '--disable-background-networking',
   '--disable-component-update',
