@@ -59,7 +59,7 @@ export async function registerUploadRoutes(app: App, ctx: AppContext): Promise<v
     async (req) => {
       if (!req.isMultipart()) throw new ApiError(415, 'unsupported_media_type', 'Send the upload as multipart/form-data');
       const fields: Record<string, string> = {};
-      let upload: { temp: string; filename: string; mimetype: string } | undefined;
+      let upload: { temp: string; filename: string; mimetype: string; out: fs.WriteStream } | undefined;
       try {
         for await (const part of req.parts()) {
           if (part.type === 'file') {
@@ -68,8 +68,8 @@ export async function registerUploadRoutes(app: App, ctx: AppContext): Promise<v
               throw badRequest(`unexpected file field "${part.fieldname}"; the file goes in "file"`);
             }
             const temp = tempPathIn(tmpDir, 'upload');
-            upload = { temp, filename: part.filename, mimetype: part.mimetype };
-            await pipeline(part.file, fs.createWriteStream(temp, { flags: 'wx' }));
+            upload = { temp, filename: part.filename, mimetype: part.mimetype, out: fs.createWriteStream(temp, { flags: 'wx' }) };
+            await pipeline(part.file, upload.out);
           } else {
             fields[part.fieldname] = String(part.value);
           }
@@ -94,7 +94,12 @@ export async function registerUploadRoutes(app: App, ctx: AppContext): Promise<v
         }
         return { filename: stored, url };
       } catch (err) {
-        if (upload) await fsp.rm(upload.temp, { force: true });
+        if (upload) {
+          // A stream destroyed while still opening creates its file afterwards: remove it only once it is closed.
+          const out = upload.out;
+          if (!out.closed) await new Promise<void>((resolve) => out.once('close', () => resolve()));
+          await fsp.rm(upload.temp, { force: true });
+        }
         const code = (err as { code?: string }).code;
         if (code === 'FST_REQ_FILE_TOO_LARGE') {
           throw new ApiError(413, 'payload_too_large', `The file is larger than the upload limit of ${ctx.config.maxUploadBytes} bytes`);
