@@ -47,7 +47,14 @@ async function removeStaleTemps(dir: string): Promise<void> {
 }
 
 /** Builds one isolated service instance: its database, media root, tools, jobs and every feature's routes. */
-export async function buildService(config: Config, opts: { logger?: boolean } = {}): Promise<Service> {
+export interface BuildOptions {
+  /** false: no logging at all. */
+  logger?: boolean;
+  /** Where log lines go (stdout by default); tests read them from here. */
+  logStream?: NodeJS.WritableStream;
+}
+
+export async function buildService(config: Config, opts: BuildOptions = {}): Promise<Service> {
   await fsp.mkdir(config.dataDir, { recursive: true });
   await fsp.rm(path.join(config.dataDir, 'tmp'), { recursive: true, force: true });
 
@@ -57,6 +64,7 @@ export async function buildService(config: Config, opts: { logger?: boolean } = 
         ? false
         : {
             level: config.logLevel,
+            ...(opts.logStream ? { stream: opts.logStream } : {}),
             // `/media?token=` must never reach a log file.
             serializers: { req: (req) => ({ method: req.method, url: req.url.replace(/([?&]token=)[^&]*/g, '$1[redacted]'), remoteAddress: req.ip }) },
           },

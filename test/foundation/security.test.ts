@@ -1,6 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startService, type TestService } from '../helpers/service.js';
+import { logCapture, startService, type TestService } from '../helpers/service.js';
 import { rawRequest } from '../helpers/raw-http.js';
 
 describe('Host and Origin guard (no token)', () => {
@@ -114,4 +114,19 @@ describe('API token', () => {
     assert.equal(viaQuery.body.toString(), 'clip');
     assert.equal((await rawRequest(svc.port, 'GET', `/api/moodboards?token=${token}`)).status, 401, '?token= is only for /media');
   });
+});
+
+test('the token never reaches the request log', async () => {
+  const token = 'log-token-0123456789abcdef';
+  const log = logCapture();
+  const svc = await startService({ API_TOKEN: token, LOG_LEVEL: 'info' }, { logStream: log.stream });
+  try {
+    await rawRequest(svc.port, 'GET', `/media/missing.txt?token=${token}&x=1`);
+    await rawRequest(svc.port, 'GET', '/api/moodboards', { authorization: `Bearer ${token}` });
+  } finally {
+    await svc.close();
+  }
+  const urls = log.lines().map((l) => (l.req as { url?: string } | undefined)?.url).filter(Boolean);
+  assert.ok(urls.includes('/media/missing.txt?token=[redacted]&x=1'), JSON.stringify(urls));
+  assert.ok(!JSON.stringify(log.lines()).includes(token));
 });

@@ -1,6 +1,7 @@
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { Writable } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { loadConfig } from '../../src/config.js';
 import { buildService, type Service } from '../../src/app.js';
@@ -30,10 +31,13 @@ export interface ApiAnswer<T> {
  * Starts a real service on 127.0.0.1 with an ephemeral port and a fresh DATA_DIR. `env` is layered over the
  * process environment, so FFMPEG_PATH/CHROMIUM_PATH overrides from the outside still apply.
  */
-export async function startService(env: Record<string, string | undefined> = {}, opts: { dataDir?: string } = {}): Promise<TestService> {
+export async function startService(
+  env: Record<string, string | undefined> = {},
+  opts: { dataDir?: string; logStream?: NodeJS.WritableStream } = {},
+): Promise<TestService> {
   const dataDir = opts.dataDir ?? (await fsp.mkdtemp(path.join(os.tmpdir(), 'bms-test-')));
   const config = loadConfig({ ...process.env, HOST: '127.0.0.1', PORT: '0', API_TOKEN: '', ALLOWED_ORIGINS: '', LOG_LEVEL: 'silent', ...env, DATA_DIR: dataDir });
-  const service = await buildService(config, { logger: false });
+  const service = await buildService(config, opts.logStream ? { logStream: opts.logStream } : { logger: false });
   await service.app.listen({ host: config.host, port: 0 });
   const port = (service.app.server.address() as AddressInfo).port;
   const baseUrl = `http://127.0.0.1:${port}`;
@@ -90,4 +94,22 @@ export async function eventually<T>(check: () => Promise<T | undefined> | T | un
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** A stream that keeps every log line the service writes, parsed. */
+export function logCapture(): { stream: NodeJS.WritableStream; lines: () => Record<string, unknown>[] } {
+  const chunks: string[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      chunks.push(chunk.toString('utf8'));
+      done();
+    },
+  });
+  const lines = () =>
+    chunks
+      .join('')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+  return { stream, lines };
 }

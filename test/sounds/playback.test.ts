@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { eventually, startService } from '../helpers/service.js';
+import { eventually, logCapture, startService } from '../helpers/service.js';
 import { alive, makeRecorder, type PlayEvent } from './recorder.js';
 
 const NAMES = ['notice', 'error', 'success', 'message', 'complete', 'warning'];
@@ -209,5 +209,19 @@ describe('sound playback', () => {
       }
     });
 
+    it('logs the missing player once, however many sounds are asked for', async () => {
+      const log = logCapture();
+      const svc = await startService({ SOUND_PLAYER: '/nonexistent/bin/player', LOG_LEVEL: 'info' }, { logStream: log.stream });
+      try {
+        for (const sound of ['error', 'notice', 'success']) {
+          assert.equal((await svc.api('POST', '/api/sounds/play', { sound })).body.ok, false);
+        }
+      } finally {
+        await svc.close();
+      }
+      const warnings = log.lines().filter((l) => typeof l.msg === 'string' && /notification sounds cannot play/.test(l.msg));
+      assert.equal(warnings.length, 1);
+      assert.match(String(warnings[0].msg), /\/nonexistent\/bin\/player/);
+    });
   });
 });
