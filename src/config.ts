@@ -12,6 +12,14 @@ export interface Config {
   maxUploadBytes: number;
   jobConcurrency: number;
   logLevel: string;
+  /** Largest file POST /api/download fetches (DOWNLOAD_MAX_BYTES, default MAX_UPLOAD_BYTES). */
+  downloadMaxBytes: number;
+  /** Time limit of one download (DOWNLOAD_TIMEOUT_MS, default 10 minutes). */
+  downloadTimeoutMs: number;
+  /** Time limit of one HTML render (HTML_RENDER_TIMEOUT_SECONDS, default 600 s). */
+  htmlRenderTimeoutMs: number;
+  /** A sound player still running after this is killed (SOUND_PLAYER_TIMEOUT_MS, default 10 s). */
+  soundPlayerTimeoutMs: number;
   /** Raw environment, for the tools locator (FFMPEG_PATH, ...) and feature-specific keys. */
   env: NodeJS.ProcessEnv;
 }
@@ -19,6 +27,7 @@ export interface Config {
 export class ConfigError extends Error {}
 
 const GiB = 1024 ** 3;
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 /** The OS's per-user data folder for the app (XDG on Linux, Application Support on macOS, AppData on Windows). */
 export function defaultDataDir(env: NodeJS.ProcessEnv = process.env, platform = process.platform): string {
@@ -60,15 +69,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       throw new ConfigError(`ALLOWED_ORIGINS entry "${origin}" is not an origin like https://app.example or null`);
     }
   }
+  const logLevel = (env.LOG_LEVEL ?? 'info').trim() || 'info';
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  const maxUploadBytes = integer(env, 'MAX_UPLOAD_BYTES', 4 * GiB, 1, Number.MAX_SAFE_INTEGER);
   return {
     port: integer(env, 'PORT', 4100, 0, 65535),
     host,
     dataDir,
     apiToken,
     allowedOrigins,
-    maxUploadBytes: integer(env, 'MAX_UPLOAD_BYTES', 4 * GiB, 1, Number.MAX_SAFE_INTEGER),
+    maxUploadBytes,
     jobConcurrency: integer(env, 'JOB_CONCURRENCY', 1, 1, 16),
-    logLevel: env.LOG_LEVEL ?? 'info',
+    logLevel,
+    downloadMaxBytes: integer(env, 'DOWNLOAD_MAX_BYTES', maxUploadBytes, 1, Number.MAX_SAFE_INTEGER),
+    downloadTimeoutMs: integer(env, 'DOWNLOAD_TIMEOUT_MS', 10 * 60_000, 100, 24 * 3600_000),
+    htmlRenderTimeoutMs: integer(env, 'HTML_RENDER_TIMEOUT_SECONDS', 600, 1, 24 * 3600) * 1000,
+    soundPlayerTimeoutMs: integer(env, 'SOUND_PLAYER_TIMEOUT_MS', 10_000, 100, 600_000),
     env,
   };
 }

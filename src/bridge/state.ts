@@ -203,19 +203,30 @@ export class Bridge {
 
   private routeMedia(sessionId: string | undefined, botId: string | undefined): BotBridge {
     if (sessionId !== undefined) {
-      const bot = [...this.bots.values()].find((b) => b.session?.sessionId === sessionId);
-      if (!bot) {
+      // One terminal may be armed for several bots; the file goes to the one of them that is live (or the named one).
+      const holders = [...this.bots.values()].filter((b) => b.session?.sessionId === sessionId);
+      if (holders.length === 0) {
         throw new ApiError(409, 'terminal_not_connected', `Terminal session ${sessionId} is not connected to any bot; arm the bridge for it first`, {
           session_id: sessionId,
         });
       }
-      if (botId !== undefined && botId !== bot.id) {
-        throw new ApiError(409, 'terminal_not_connected', `Terminal session ${sessionId} is connected to bot ${bot.id}, not to bot ${botId}`, {
-          session_id: sessionId,
-          bot_id: botId,
-        });
+      if (botId !== undefined) {
+        const named = holders.find((b) => b.id === botId);
+        if (!named) {
+          throw new ApiError(409, 'terminal_not_connected', `Terminal session ${sessionId} is connected to bot ${holders.map((b) => b.id).join(', ')}, not to bot ${botId}`, {
+            session_id: sessionId,
+            bot_id: botId,
+          });
+        }
+        return this.requireActive(named);
       }
-      return this.requireActive(bot);
+      const live = holders.filter((b) => b.active);
+      if (live.length === 1) return live[0];
+      if (live.length === 0) return this.requireActive(holders[0]);
+      throw new ApiError(409, 'ambiguous_bridge', `Terminal session ${sessionId} is live on ${live.length} bots; pass bot_id to say which one gets the file`, {
+        session_id: sessionId,
+        bot_ids: live.map((b) => b.id),
+      });
     }
     if (botId !== undefined) return this.requireActive(this.bots.get(botId) ?? new BotBridge(botId));
     const live = [...this.bots.values()].filter((b) => b.active);

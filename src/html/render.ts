@@ -9,7 +9,7 @@ import { ApiError } from '../http/errors.js';
 import { browserPool } from '../tools/browser.js';
 import { withCardPage, withCardPages, type CardEnv, type CardPage, type CardSpec } from './card-page.js';
 import { encodeFrames, type VideoFormat } from './encode.js';
-import { RENDER_LIMITS, renderTimeoutMs } from './limits.js';
+import { RENDER_LIMITS } from './limits.js';
 
 export interface VideoRequest extends CardSpec {
   duration: number;
@@ -95,7 +95,7 @@ export class HtmlRenderer {
     private readonly ctx: AppContext,
     private readonly serviceOrigins: () => string[],
   ) {
-    this.timeoutMs = renderTimeoutMs(ctx.config.env);
+    this.timeoutMs = ctx.config.htmlRenderTimeoutMs;
   }
 
   private env(): CardEnv {

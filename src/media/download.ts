@@ -20,13 +20,9 @@ export interface DownloadLimits {
   timeoutMs: number;
 }
 
-/** DOWNLOAD_MAX_BYTES (default: MAX_UPLOAD_BYTES) and DOWNLOAD_TIMEOUT_MS (default 10 minutes, whole transfer). */
+/** From DOWNLOAD_MAX_BYTES and DOWNLOAD_TIMEOUT_MS, validated with the rest of the configuration at start. */
 export function downloadLimits(ctx: MediaContext): DownloadLimits {
-  const num = (name: string, fallback: number) => {
-    const raw = ctx.config.env[name];
-    return raw && /^\d+$/.test(raw.trim()) && Number(raw) > 0 ? Number(raw) : fallback;
-  };
-  return { maxBytes: num('DOWNLOAD_MAX_BYTES', ctx.config.maxUploadBytes), timeoutMs: num('DOWNLOAD_TIMEOUT_MS', 10 * 60_000) };
+  return { maxBytes: ctx.config.downloadMaxBytes, timeoutMs: ctx.config.downloadTimeoutMs };
 }
 
 export interface DownloadedElement {

@@ -44,7 +44,7 @@ const SoundList = Type.Object({
 const invalidSound = (message: string) => new ApiError(400, 'invalid_request', `body.sound ${message}`, [{ field: 'body.sound', message }]);
 
 export const registerSounds: Feature = (app, ctx) => {
-  const sounds = new SoundService(ctx.config.dataDir, ctx.config.env, ctx.log);
+  const sounds = new SoundService(ctx.config.dataDir, ctx.config.env, ctx.config.soundPlayerTimeoutMs, ctx.log);
   ctx.onClose(() => sounds.close());
   const tags = ['sounds'];
   const names = SOUNDS.map((s) => s.name).join(', ');

@@ -7,7 +7,6 @@ import { findPlayer, type PlayerLookup } from './player-command.js';
 
 /** Sounds that may wait while one plays (the one playing is not counted). */
 export const MAX_WAITING = 32;
-const DEFAULT_TIMEOUT_MS = 10_000;
 
 export type NotPlayedReason = 'no_player' | 'queue_full';
 
@@ -25,16 +24,6 @@ export interface PlayerStatus {
   reason?: string;
 }
 
-/** SOUND_PLAYER_TIMEOUT_MS, or the default with a warning when it is not a sane number of milliseconds. */
-function timeoutFrom(env: NodeJS.ProcessEnv, log: FastifyBaseLogger): number {
-  const raw = env.SOUND_PLAYER_TIMEOUT_MS?.trim();
-  if (!raw) return DEFAULT_TIMEOUT_MS;
-  const value = Number(raw);
-  if (/^\d+$/.test(raw) && value >= 100 && value <= 600_000) return value;
-  log.warn(`SOUND_PLAYER_TIMEOUT_MS must be a whole number of milliseconds from 100 to 600000, got "${raw}"; using ${DEFAULT_TIMEOUT_MS}`);
-  return DEFAULT_TIMEOUT_MS;
-}
-
 /** Notification sounds: synthesis, the host player and the playback queue of one service instance. */
 export class SoundService {
   readonly library: SoundLibrary;
@@ -42,7 +31,7 @@ export class SoundService {
   private readonly queue: PlaybackQueue | undefined;
   private missingLogged = false;
 
-  constructor(dataDir: string, env: NodeJS.ProcessEnv, private readonly log: FastifyBaseLogger) {
+  constructor(dataDir: string, env: NodeJS.ProcessEnv, timeoutMs: number, private readonly log: FastifyBaseLogger) {
     this.library = new SoundLibrary(path.join(dataDir, 'sounds'));
     this.lookup = findPlayer(env);
     if (this.lookup.found) {
@@ -50,7 +39,7 @@ export class SoundService {
         player: this.lookup.player,
         fileFor: (name) => this.library.file(soundFor(name)),
         maxWaiting: MAX_WAITING,
-        timeoutMs: timeoutFrom(env, log),
+        timeoutMs,
         env,
         log,
       });

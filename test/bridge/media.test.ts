@@ -82,6 +82,29 @@ describe('terminal bridge: send-media routing', () => {
     assert.equal((await drain('b')).length, 1);
   });
 
+  it('routes a session armed for several bots to the live one, and refuses to guess between live ones', async () => {
+    const shared = { session_id: 'pty-shared', board_id: board, enabled: true };
+    assert.equal((await svc.api('POST', `${B}/session`, { ...shared, bot_id: 'first' })).status, 200);
+    assert.equal((await svc.api('POST', `${B}/session`, { ...shared, bot_id: 'second' })).status, 200);
+    assert.equal((await link('second', 22)).status, 200);
+    const toLive = await send({ url, session_id: 'pty-shared', caption: 'to the live one' });
+    assert.equal(toLive.status, 200);
+    assert.equal(toLive.body.bot_id, 'second');
+    assert.equal((await drain('second')).length, 1);
+    assert.equal((await drain('first')).length, 0);
+
+    assert.equal((await link('first', 11)).status, 200);
+    const both = await send({ url, session_id: 'pty-shared' });
+    assert.equal(both.status, 409);
+    assert.equal(both.body.error.code, 'ambiguous_bridge');
+    assert.deepEqual([...both.body.error.details.bot_ids].sort(), ['first', 'second']);
+    const named = await send({ url, session_id: 'pty-shared', bot_id: 'first' });
+    assert.equal(named.status, 200);
+    assert.equal((await drain('first')).length, 1);
+    assert.equal((await drain('second')).length, 0);
+    for (const bot of ['first', 'second']) await svc.api('POST', `${B}/session`, { ...shared, enabled: false, bot_id: bot });
+  });
+
   it('refuses urls that do not name a file inside the media root', async () => {
     assert.equal((await send({ url: `/media/${board}/missing.png` })).status, 404);
     assert.equal((await send({ url: '/etc/passwd' })).status, 400);

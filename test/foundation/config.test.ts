@@ -11,6 +11,11 @@ test('defaults: loopback bind on 4100, 4 GiB uploads, per-user data folder', () 
   assert.equal(c.maxUploadBytes, 4 * 1024 ** 3);
   assert.equal(c.apiToken, undefined);
   assert.deepEqual(c.allowedOrigins, []);
+  assert.equal(c.downloadMaxBytes, c.maxUploadBytes);
+  assert.equal(c.downloadTimeoutMs, 600_000);
+  assert.equal(c.htmlRenderTimeoutMs, 600_000);
+  assert.equal(c.soundPlayerTimeoutMs, 10_000);
+  assert.equal(loadConfig({ MAX_UPLOAD_BYTES: '1000' }).downloadMaxBytes, 1000, 'downloads follow the upload limit by default');
   assert.equal(c.dataDir, path.resolve(defaultDataDir({ HOME: '/home/u' })));
 });
 
@@ -32,6 +37,11 @@ test('malformed numbers, short tokens and bad origins are refused', () => {
   assert.throws(() => loadConfig({ MAX_UPLOAD_BYTES: '-5' }), /MAX_UPLOAD_BYTES/);
   assert.throws(() => loadConfig({ API_TOKEN: 'short' }), /at least 16/);
   assert.throws(() => loadConfig({ ALLOWED_ORIGINS: 'not an origin' }), /ALLOWED_ORIGINS/);
+  assert.throws(() => loadConfig({ LOG_LEVEL: 'loud' }), /LOG_LEVEL must be one of/);
+  assert.throws(() => loadConfig({ DOWNLOAD_MAX_BYTES: 'abc' }), /DOWNLOAD_MAX_BYTES must be a whole number/);
+  assert.throws(() => loadConfig({ DOWNLOAD_TIMEOUT_MS: '5' }), /DOWNLOAD_TIMEOUT_MS must be between/);
+  assert.throws(() => loadConfig({ HTML_RENDER_TIMEOUT_SECONDS: '-3' }), /HTML_RENDER_TIMEOUT_SECONDS must be a whole number/);
+  assert.throws(() => loadConfig({ SOUND_PLAYER_TIMEOUT_MS: '50' }), /SOUND_PLAYER_TIMEOUT_MS must be between 100 and 600000/);
   assert.deepEqual(loadConfig({ ALLOWED_ORIGINS: 'app://board, null ,http://localhost:5173' }).allowedOrigins, ['app://board', 'null', 'http://localhost:5173']);
 });
 

@@ -150,7 +150,7 @@ describe('download', () => {
     const started = Date.now();
     const res = await download({ url: `${origin}/slow` });
     assert.equal(res.status, 504, res.text);
-    assert.ok(Date.now() - started < 5000);
+    assert.ok(Date.now() - started < 30_000, 'the 1.5 s limit fired, not the slow server ending on its own');
   });
 
   it('is 400 for other schemes and 502 for unreachable or failing servers', async () => {

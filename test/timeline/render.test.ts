@@ -256,9 +256,10 @@ describe('video project render', () => {
     const jobId = start.body.job_id as string;
     const running = await eventually(async () => {
       const s = (await t.api<RenderStatus>('GET', `${base()}/${pid}/render/${jobId}`)).body;
-      return s.status === 'running' && s.progress > 0 ? s : undefined;
-    }, 60_000, 'progress');
-    assert.ok(running.eta_seconds === null || running.eta_seconds > 0);
+      return s.status === 'running' && typeof s.eta_seconds === 'number' ? s : undefined;
+    }, 60_000, 'progress with an eta measured from the rate');
+    assert.ok(running.progress > 0 && running.progress < 1);
+    assert.ok((running.eta_seconds as number) > 0);
     const boardDir = path.join(t.dataDir, 'media', 'admin', board);
     assert.ok((await fsp.readdir(boardDir)).some((f) => f.startsWith('.tmp-') && f.endsWith('Long.mp4')), 'ffmpeg writes a temp file while running');
     assert.equal((await t.api('POST', `/api/jobs/${jobId}/cancel`)).status, 200);
