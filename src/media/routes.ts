@@ -1,3 +1,4 @@
+import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import type { App, AppContext, Feature } from '../context.js';
 import { ELEMENT_TYPES } from '../boards/types.js';
@@ -83,7 +84,21 @@ export const registerMedia: Feature = (app: App, appCtx: AppContext) => {
   const similarity = new SimilarityService(ctx);
   similarity.listen();
   defineJobs(ctx);
-  const queued = (kind: string, params: unknown, boardId: string) => ({ job_id: ctx.jobs.enqueue(kind, params, { boardId }).id, status: 'queued' as const });
+  /**
+   * The long operations run in the request (ffmpeg killed if the client leaves) or, with `async: true`, as a job:
+   * the checks that need no file run first either way, so those mistakes stay an immediate 4xx.
+   */
+  const runOrQueue = async <P extends { board_id: string }, R>(
+    reply: FastifyReply,
+    body: P & { async?: boolean },
+    job: { kind: string; check: (params: P) => void; run: (params: P, signal: AbortSignal) => Promise<R> },
+  ) => {
+    const { async: isAsync, ...rest } = body;
+    const params = rest as unknown as P;
+    if (!isAsync) return job.run(params, abortOnDisconnect(reply));
+    job.check(params);
+    return reply.status(202).send({ job_id: ctx.jobs.enqueue(job.kind, params, { boardId: params.board_id }).id, status: 'queued' as const });
+  };
 
   app.post(
     '/api/download',
@@ -98,15 +113,15 @@ export const registerMedia: Feature = (app: App, appCtx: AppContext) => {
         response: { 200: Downloaded, 202: Queued, ...mediaErrors, 413: ErrorBody, 415: ErrorBody, 502: ErrorBody, 504: ErrorBody },
       },
     },
-    async (req, reply) => {
-      const { async: isAsync, ...params } = req.body;
-      if (isAsync) {
-        parseHttpUrl(params.url);
-        ctx.boards.requireBoard(params.board_id);
-        return reply.status(202).send(queued(JOB_DOWNLOAD, params, params.board_id));
-      }
-      return downloadToBoard(ctx, params, { signal: abortOnDisconnect(reply) });
-    },
+    async (req, reply) =>
+      runOrQueue(reply, req.body, {
+        kind: JOB_DOWNLOAD,
+        check: (p) => {
+          parseHttpUrl(p.url);
+          ctx.boards.requireBoard(p.board_id);
+        },
+        run: (p, signal) => downloadToBoard(ctx, p, { signal }),
+      }),
   );
 
   app.post(
@@ -180,15 +195,15 @@ export const registerMedia: Feature = (app: App, appCtx: AppContext) => {
         response: { 200: NewElement, 202: Queued, ...mediaErrors },
       },
     },
-    async (req, reply) => {
-      const { async: isAsync, ...params } = req.body;
-      if (isAsync) {
-        validateConvertVideo(params);
-        checkVideoElement(ctx, params);
-        return reply.status(202).send(queued(JOB_CONVERT, params, params.board_id));
-      }
-      return convertVideo(ctx, params, { signal: abortOnDisconnect(reply) });
-    },
+    async (req, reply) =>
+      runOrQueue(reply, req.body, {
+        kind: JOB_CONVERT,
+        check: (p) => {
+          validateConvertVideo(p);
+          checkVideoElement(ctx, p);
+        },
+        run: (p, signal) => convertVideo(ctx, p, { signal }),
+      }),
   );
 
   app.post(
@@ -202,14 +217,12 @@ export const registerMedia: Feature = (app: App, appCtx: AppContext) => {
         response: { 200: NewElement, 202: Queued, ...mediaErrors },
       },
     },
-    async (req, reply) => {
-      const { async: isAsync, ...params } = req.body;
-      if (isAsync) {
-        checkConcatRequest(ctx, params);
-        return reply.status(202).send(queued(JOB_CONCAT, params, params.board_id));
-      }
-      return concatVideos(ctx, params, { signal: abortOnDisconnect(reply) });
-    },
+    async (req, reply) =>
+      runOrQueue(reply, req.body, {
+        kind: JOB_CONCAT,
+        check: (p) => checkConcatRequest(ctx, p),
+        run: (p, signal) => concatVideos(ctx, p, { signal }),
+      }),
   );
 
   app.post(
