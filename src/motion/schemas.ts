@@ -95,3 +95,120 @@ export const DetectAnswer = Type.Object({
   binaryPath: Type.String({ description: 'empty when not installed' }),
   version: Type.String({ description: 'first line of `aerender -version`; empty when not installed' }),
 });
+
+// ---- render ----
+
+// Integer first: while query-style coercion applies to a body, a number must not become a layer name.
+const LayerRef = Type.Union([Type.Integer({ minimum: 1, maximum: 100_000 }), Type.String({ minLength: 1, maxLength: 255 })], {
+  description: 'a layer name (the first layer with that name, as After Effects resolves comp.layer(name)) or a 1-based index in the composition',
+});
+
+export const TextEdit = Type.Object(
+  { layer: LayerRef, text: Type.String({ maxLength: 100_000, description: 'new source text; use \\r for a new paragraph as AE does' }) },
+  { additionalProperties: false },
+);
+export const MediaEdit = Type.Object(
+  {
+    layer: LayerRef,
+    element_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'an image/video/audio element of the board' })),
+    url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'a /media URL; give element_id or url' })),
+  },
+  { additionalProperties: false },
+);
+export const ExpressionEdit = Type.Object(
+  {
+    layer: LayerRef,
+    property: Type.String({
+      minLength: 1,
+      maxLength: 1000,
+      description: 'display or match names from the layer down, nested groups joined with ">" (e.g. "Position", "ADBE Transform Group>ADBE Position", "Effects>Slider Control>Slider")',
+    }),
+    expression: Type.String({ maxLength: 100_000, description: 'an empty string removes the expression' }),
+  },
+  { additionalProperties: false },
+);
+export const AddLayer = Type.Object(
+  {
+    type: Type.Enum(['text', 'media', 'solid']),
+    name: Type.String({ minLength: 1, maxLength: 255 }),
+    text: Type.Optional(Type.String({ maxLength: 100_000, description: 'text layers: the text (required)' })),
+    element_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'media layers: the board element to import (required)' })),
+    color: Type.Optional(Type.String({ pattern: '^#[0-9a-fA-F]{6}$', description: 'solid layers: #rrggbb (default black); text layers: fill colour' })),
+    position: Type.Optional(
+      Type.Array(Type.Number({ minimum: -100_000, maximum: 100_000 }), { minItems: 2, maxItems: 2, description: '[x, y] in composition pixels; default the centre' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type TextEdit = Static<typeof TextEdit>;
+export type MediaEdit = Static<typeof MediaEdit>;
+export type ExpressionEdit = Static<typeof ExpressionEdit>;
+export type AddLayer = Static<typeof AddLayer>;
+
+const MAX_EDITS = 500;
+export const EditInputs = {
+  textEdits: Type.Optional(Type.Array(TextEdit, { maxItems: MAX_EDITS })),
+  mediaEdits: Type.Optional(Type.Array(MediaEdit, { maxItems: MAX_EDITS })),
+  expressionEdits: Type.Optional(Type.Array(ExpressionEdit, { maxItems: MAX_EDITS })),
+  addLayers: Type.Optional(Type.Array(AddLayer, { maxItems: MAX_EDITS })),
+};
+
+export const PresetInputs = Type.Object(EditInputs, { additionalProperties: false });
+export type PresetInputs = Static<typeof PresetInputs>;
+
+export const RenderBody = Type.Object(
+  {
+    board_id: Id,
+    element_id: Type.Optional(Id),
+    url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'a /media URL of the project, instead of element_id' })),
+    composition: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: "default: the preset's, else the project's only composition" })),
+    ...EditInputs,
+    width: Type.Optional(Type.Integer({ minimum: 2, maximum: 16_384, description: "overrides the composition's width" })),
+    height: Type.Optional(Type.Integer({ minimum: 2, maximum: 16_384 })),
+    fps: Type.Optional(Type.Number({ minimum: 1, maximum: 120, description: "overrides the composition's frame rate" })),
+    start_frame: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000_000, description: 'aerender -s' })),
+    end_frame: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000_000, description: 'aerender -e (inclusive)' })),
+    output_format: Type.Optional(Type.Enum(OUTPUT_FORMATS, { description: 'auto = H.264 mp4; mov = ProRes 422 HQ' })),
+    preset_id: Type.Optional(Type.Union([Id, Type.Null()])),
+    preset_name: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 200 }), Type.Null()])),
+  },
+  { additionalProperties: false },
+);
+export type RenderBody = Static<typeof RenderBody>;
+
+export const RenderResult = Type.Object({
+  element: Type.Record(Type.String(), Type.Unknown(), { description: 'the video element added to the board' }),
+  url: Type.String({ description: '/media/<board_id>/<file>' }),
+});
+
+export const RenderJobAnswer = Type.Object({
+  id: Type.String({ description: 'motionjob_...' }),
+  status: Type.Enum(['queued', 'running', 'complete', 'error', 'cancelled']),
+  progress: Type.Number({ description: 'fraction 0..1' }),
+  eta_seconds: Type.Union([Type.Number(), Type.Null()]),
+  result: Type.Optional(RenderResult),
+  error: Type.Optional(Type.String()),
+});
+
+// ---- presets ----
+
+export const PresetQuery = Type.Object({ board_id: Id, element_id: Id });
+export const PresetBody = Type.Object(
+  {
+    board_id: Id,
+    element_id: Id,
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    composition: Type.String({ minLength: 1, maxLength: 255 }),
+    inputs: PresetInputs,
+  },
+  { additionalProperties: false },
+);
+export const Preset = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  composition: Type.String(),
+  inputs: PresetInputs,
+  created_at: Type.String(),
+  updated_at: Type.String(),
+});
+export type Preset = Static<typeof Preset>;
