@@ -56,6 +56,8 @@ const BODY = `
     var p = layer;
     for (var k = 0; k < names.length; k++) {
       var next = p.property(names[k]);
+      // "Position" alone: transform properties are named from the layer, as in the expression language.
+      if ((next === null || next === undefined) && k === 0) next = layer.property("ADBE Transform Group").property(names[0]);
       if (next === null || next === undefined) fail("layer \\"" + layer.name + "\\" has no property \\"" + names.slice(0, k + 1).join(">") + "\\"");
       p = next;
     }
