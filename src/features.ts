@@ -6,6 +6,7 @@ import { registerTimeline } from './timeline/routes.js';
 import { registerCameraPresets } from './camera-presets/routes.js';
 import { registerHtml } from './html/routes.js';
 import { registerMotion } from './motion/routes.js';
+import { registerMotionPanel } from './motion-panel/routes.js';
 
 /**
  * Every feature folder exposes one register function; this list is the only place that names them all.
@@ -19,4 +20,5 @@ export const FEATURES: Feature[] = [
   registerCameraPresets,
   registerHtml,
   registerMotion,
+  registerMotionPanel,
 ];
