@@ -2,6 +2,8 @@ import { SaxesParser } from 'saxes';
 import { ProjectFormatError, type Chunk } from './chunks.js';
 
 const MAX_DEPTH = 200;
+/** Chunks whose bytes the project reader uses; the others (colour profiles, keyframes, UI state) stay undecoded. */
+const READ_CHUNKS = new Set(['svap', 'head', 'idta', 'cdta', 'ldta', 'opti', 'sspc', 'tdmn', 'btdk']);
 
 /**
  * Reads an .aepx (the XML form of a project) into the same chunk tree as an .aep: an element with `bdata` is a chunk
@@ -32,7 +34,7 @@ export function readAepx(text: string): Chunk {
       node = { id: 'Utf8', text: '' };
       strings = [];
     } else if (tag.name === 'fileReference') node = { id: 'alas', fields: { ...attrs } };
-    else if (typeof attrs.bdata === 'string') node = { id: tag.name, data: hexBytes(attrs.bdata, tag.name, parser.line) };
+    else if (typeof attrs.bdata === 'string') node = READ_CHUNKS.has(tag.name) ? { id: tag.name, data: hexBytes(attrs.bdata, tag.name, parser.line) } : { id: tag.name };
     else node = { id: tag.name, children: [] };
     stack[stack.length - 1].children!.push(node);
     stack.push(node);
@@ -59,6 +61,8 @@ export function readAepx(text: string): Chunk {
 }
 
 function hexBytes(hex: string, tag: string, line: number): Uint8Array {
-  if (hex.length % 2 !== 0 || !/^[0-9a-fA-F]*$/.test(hex)) throw new ProjectFormatError(`<${tag}> on line ${line} has a bdata attribute that is not hex bytes`);
-  return Buffer.from(hex, 'hex');
+  // Buffer.from stops at the first character that is not hex: a short result is the check.
+  const bytes = Buffer.from(hex, 'hex');
+  if (hex.length % 2 !== 0 || bytes.length * 2 !== hex.length) throw new ProjectFormatError(`<${tag}> on line ${line} has a bdata attribute that is not hex bytes`);
+  return bytes;
 }

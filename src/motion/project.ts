@@ -28,15 +28,15 @@ function need(node: Chunk | undefined, id: string, min: number, where: string): 
   return view(c.data);
 }
 
+const cp1252 = new TextDecoder('windows-1252');
+
 /** A NUL-terminated windows-1252 string inside a chunk (junk after the NUL is left over from renames). */
 function cString(d: DataView, at: number, max: number): string {
-  const bytes: number[] = [];
-  for (let i = at; i < Math.min(d.byteLength, at + max); i++) {
-    const b = d.getUint8(i);
-    if (b === 0) break;
-    bytes.push(b);
-  }
-  return new TextDecoder('windows-1252').decode(new Uint8Array(bytes));
+  const start = Math.min(d.byteLength, at);
+  let end = start;
+  const limit = Math.min(d.byteLength, at + max);
+  while (end < limit && d.getUint8(end) !== 0) end++;
+  return cp1252.decode(new Uint8Array(d.buffer, d.byteOffset + start, end - start));
 }
 
 const textOf = (node: Chunk | undefined) => child(node, 'Utf8')?.text ?? '';
