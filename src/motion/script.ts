@@ -87,7 +87,8 @@ const BODY = `
     log("text of layer " + D.text[n].layer + " set");
   }
   for (n = 0; n < D.media.length; n++) {
-    layers[D.media[n].layer].replaceSource(importFile(D.media[n].file), false);
+    // true: expressions that named the old source follow the new one
+    layers[D.media[n].layer].replaceSource(importFile(D.media[n].file), true);
     log("source of layer " + D.media[n].layer + " replaced");
   }
   for (n = 0; n < D.expressions.length; n++) {
