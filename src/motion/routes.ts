@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import type { Feature } from '../context.js';
 import { ErrorBody, errorResponses } from '../http/errors.js';
+import { abortOnDisconnect } from '../media/client-abort.js';
 import { DetectAnswer, InspectAnswer, Preset, PresetBody, PresetQuery, ProjectRef, RenderBody, RenderJobAnswer, RenderResult } from './schemas.js';
 import { MotionService } from './service.js';
 
@@ -39,7 +40,7 @@ export const registerMotion: Feature = (app, ctx) => {
         response: { 200: RenderResult, ...renderErrors },
       },
     },
-    async (req) => motion.renderAndWait(req.body),
+    async (req, reply) => motion.renderAndWait(req.body, abortOnDisconnect(reply)),
   );
 
   app.post(

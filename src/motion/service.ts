@@ -48,15 +48,21 @@ export class MotionService {
     return this.ctx.jobs.enqueue(MOTION_RENDER_JOB, params, { boardId: body.board_id, idPrefix: 'motionjob_' });
   }
 
-  /** Queues a render and waits for it; a failed render answers the error it failed with. */
-  async renderAndWait(body: RenderBody): Promise<MotionRenderResult> {
+  /**
+   * Queues a render and waits for it; a failed render answers the error it failed with. A client that goes away
+   * (`signal`) cancels the render: nobody would receive its answer.
+   */
+  async renderAndWait(body: RenderBody, signal?: AbortSignal): Promise<MotionRenderResult> {
     const queued = await this.enqueueRender(body);
     this.waited.add(queued.id);
+    const cancel = () => this.ctx.jobs.cancel(queued.id);
+    signal?.addEventListener('abort', cancel, { once: true });
     try {
       const job = await this.ctx.jobs.wait(queued.id);
       if (job.status === 'complete') return job.result as MotionRenderResult;
       throw this.failures.get(job.id) ?? new ApiError(job.status === 'cancelled' ? 409 : 422, job.status === 'cancelled' ? 'cancelled' : 'render_failed', job.error ?? 'Render failed');
     } finally {
+      signal?.removeEventListener('abort', cancel);
       this.waited.delete(queued.id);
       this.failures.delete(queued.id);
     }

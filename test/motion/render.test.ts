@@ -6,6 +6,8 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { eventually, startService, type TestService } from '../helpers/service.js';
 import { makeImage, probeFile, tempDir } from '../helpers/fixtures.js';
+import { aerenderArgs, runAerender } from '../../src/motion/aerender.js';
+import { generateScript } from '../../src/motion/script.js';
 import { bundleFakeAerender, fakeAerender } from './fake-aerender-setup.js';
 import { sampleProject } from './project-builder.js';
 
@@ -202,6 +204,88 @@ describe('motion render through aerender', () => {
         }
       });
     }
+  });
+
+  it('follows PROGRESS frame lines to a fraction of the frames to render', async () => {
+    const dir = path.join(work, 'progress');
+    await fsp.mkdir(dir, { recursive: true });
+    const project = path.join(dir, 'p.aep');
+    await fsp.writeFile(project, sampleProject());
+    const script = path.join(dir, 's.jsx');
+    await fsp.writeFile(script, generateScript({ composition: 'Main', layerNames: ['Title', 'logo.png', 'Backdrop', 'Bar'], text: [], media: [], expressions: [], add: [], fps: 10 }));
+    const seen: number[] = [];
+    await runAerender({
+      binary: await fakeAerender(dir, bundle, 'ok'),
+      args: aerenderArgs({ project, comp: 'Main', output: path.join(dir, 'out.mov'), script, startFrame: 4, endFrame: 7 }),
+      totalFrames: 4,
+      stallMs: 30_000,
+      onProgress: (f) => seen.push(f),
+    });
+    assert.deepEqual(seen, [0.25, 0.5, 0.75, 1]);
+  });
+
+  describe('cancelling', () => {
+    let c: Setup;
+    let helperFile: string;
+    before(async () => {
+      const dir = path.join(work, 'cancel');
+      const modeLog = path.join(dir, 'hang.json');
+      helperFile = `${modeLog}.helper-pid`;
+      c = await setup({ AERENDER_PATH: await fakeAerender(dir, bundle, 'hang', modeLog), MOTION_RENDER_STALL_SECONDS: '60' });
+    });
+    after(() => c.t.close());
+
+    async function helperStarted(): Promise<number> {
+      return eventually(() => (fs.existsSync(helperFile) ? Number(fs.readFileSync(helperFile, 'utf8')) : undefined), 20_000, 'aerender to hang');
+    }
+    const gone = (pid: number) =>
+      eventually(() => {
+        try {
+          process.kill(pid, 0);
+          return undefined;
+        } catch {
+          return true;
+        }
+      }, 5000, 'the helper process to be killed');
+
+    it('a cancelled job kills aerender with its helpers and leaves nothing behind', async () => {
+      await fsp.rm(helperFile, { force: true });
+      const res = await c.t.api('POST', '/api/motion/render-jobs', { board_id: c.board, element_id: c.project.id, composition: 'Main' });
+      assert.equal(res.status, 202, res.text);
+      const pid = await helperStarted();
+      const running = await c.t.api('GET', `/api/motion/render-jobs/${res.body.id}`);
+      assert.equal(running.body.status, 'running');
+      assert.ok(running.body.progress > 0 && running.body.progress < 0.9, `progress ${running.body.progress}`);
+      assert.equal((await c.t.api('POST', `/api/jobs/${res.body.id}/cancel`)).status, 200);
+      const done = await eventually(async () => {
+        const poll = await c.t.api('GET', `/api/motion/render-jobs/${res.body.id}`);
+        return poll.body.status === 'running' ? undefined : poll.body;
+      }, 10_000, 'the cancel');
+      assert.equal(done.status, 'cancelled');
+      await gone(pid);
+      const leftovers = (await fsp.readdir(path.join(c.t.dataDir, 'tmp')).catch(() => [])).filter((n) => n.startsWith('motion-'));
+      assert.deepEqual(leftovers, []);
+    });
+
+    it('a client that leaves a waiting render cancels it', async () => {
+      await fsp.rm(helperFile, { force: true });
+      const controller = new AbortController();
+      const request = fetch(`${c.t.baseUrl}/api/motion/projects/render`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ board_id: c.board, element_id: c.project.id, composition: 'Main' }),
+        signal: controller.signal,
+      }).catch(() => 'aborted');
+      const pid = await helperStarted();
+      controller.abort();
+      assert.equal(await request, 'aborted');
+      const job = await eventually(async () => {
+        const latest = (await c.t.api('GET', '/api/jobs?kind=motion.render&limit=1')).body.jobs[0];
+        return latest.status === 'cancelled' ? latest : undefined;
+      }, 10_000, 'the render to be cancelled');
+      assert.match(job.id, /^motionjob_/);
+      await gone(pid);
+    });
   });
 
   it('answers 400 motion_editor_missing before anything else when aerender is not found', async () => {
