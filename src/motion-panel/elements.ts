@@ -22,7 +22,13 @@ export async function listPanelEntries(ctx: AppContext, boardId: string, signal?
   const out: PanelEntry[] = [];
   for (const el of ctx.boards.listElements(boardId)) {
     if (!IMPORTABLE.includes(el.type) || !el.url) continue;
-    out.push(await panelEntry(ctx, el, signal));
+    try {
+      out.push(await panelEntry(ctx, el, signal));
+    } catch (err) {
+      // One card that cannot be rendered (say, Chromium missing) leaves the rest of the list usable.
+      if (signal?.aborted || el.type !== 'html') throw err;
+      ctx.log.warn({ err, element: el.id }, 'html card left out of the motion-editor panel list: its video could not be rendered');
+    }
   }
   return out;
 }

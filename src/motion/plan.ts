@@ -118,7 +118,7 @@ export async function buildPlan(
     add: [],
   };
   const fps = body.fps ?? comp.frame_rate;
-  const lastFrame = Math.max(0, Math.ceil(comp.duration * fps) - 1);
+  const lastFrame = Math.max(0, Math.round(comp.duration * fps) - 1); // as renderFrames counts them
   if (body.start_frame !== undefined && body.start_frame > lastFrame) throw invalid('start_frame', `the composition's last frame is ${lastFrame}`);
   if (body.end_frame !== undefined && body.end_frame < (body.start_frame ?? 0)) throw invalid('end_frame', 'is before start_frame');
   inputs.textEdits.forEach((e, i) => {

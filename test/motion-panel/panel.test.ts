@@ -116,4 +116,21 @@ describe('motion editor panel endpoints', () => {
     assert.equal((await t.api('GET', `${base}/elements/${audio.body.element.id}/download?board_id=${board}`)).status, 400);
     assert.equal((await t.api('GET', `${base}/elements?board_id=bd_nothere`)).status, 404);
   });
+
+  it('leaves out a card whose video cannot be rendered, and still lists the rest', async () => {
+    const noBrowser = await startService({ CHROMIUM_PATH: path.join(fx, 'no-chromium') });
+    try {
+      const b = await noBrowser.createBoard('No browser');
+      const img = await noBrowser.upload(b, await makeImage(path.join(fx, 'still.png'), { width: 30, height: 30 }), { addToBoard: true });
+      const cardRes = await noBrowser.api('POST', `/api/moodboards/${b}/elements`, { type: 'html', name: 'card', width: 100, height: 100 });
+      assert.equal(cardRes.status, 201, cardRes.text);
+      const res = await noBrowser.api('GET', `${base}/elements?board_id=${b}`);
+      assert.equal(res.status, 200, res.text);
+      assert.deepEqual(res.body.map((e: any) => e.id), [img.body.element.id]);
+      const download = await noBrowser.api('GET', `${base}/elements/${cardRes.body.id}/download?board_id=${b}`);
+      assert.equal(download.status, 503, 'the download names the missing browser');
+    } finally {
+      await noBrowser.close();
+    }
+  });
 });
