@@ -11,7 +11,8 @@ import type { ExpressionEdit, InspectedComposition, InspectedLayer, InspectedPro
 export interface RenderPlan {
   boardId: string;
   project: { path: string; name: string; url: string; elementId?: string };
-  composition: { name: string; width: number; height: number; frameRate: number; duration: number; layerNames: string[] };
+  /** Names the script checks before editing (null: a name After Effects derives, which is not checked). */
+  composition: { name: string; width: number; height: number; frameRate: number; duration: number; layerNames: (string | null)[] };
   overrides: { width?: number; height?: number; fps?: number };
   startFrame?: number;
   endFrame?: number;
@@ -107,7 +108,7 @@ export async function buildPlan(
   const plan: RenderPlan = {
     boardId: body.board_id,
     project: { path: file.path, name: file.name, url: file.url, ...(file.elementId ? { elementId: file.elementId } : {}) },
-    composition: { name: comp.name, width: comp.width, height: comp.height, frameRate: comp.frame_rate, duration: comp.duration, layerNames: comp.layers.map((l) => l.name) },
+    composition: { name: comp.name, width: comp.width, height: comp.height, frameRate: comp.frame_rate, duration: comp.duration, layerNames: comp.layers.map((l) => (l.named ? l.name : null)) },
     overrides: { width: body.width, height: body.height, fps: body.fps },
     startFrame: body.start_frame,
     endFrame: body.end_frame,

@@ -205,6 +205,7 @@ function readComposition(item: Item, items: Map<number, Item>, footage: Map<numb
       index: i + 1,
       id: l.id,
       name: l.rawName || (src ? (names.get(src.id) ?? '') : ''),
+      named: l.rawName !== '',
       type,
       in_point: l.inPoint,
       out_point: l.outPoint,
@@ -218,6 +219,8 @@ function readComposition(item: Item, items: Map<number, Item>, footage: Map<numb
       const { text, fonts } = readText(l.node);
       if (text !== undefined) layer.source_text = text;
       if (fonts) layer.fonts = fonts;
+      // an unnamed text layer is shown by its text (its first paragraph)
+      if (!layer.named && text) layer.name = text.split('\r')[0];
     }
     const props = child(l.node, 'tdgp');
     if (props) collectExpressions(props, [], layer.expressions);

@@ -52,11 +52,12 @@ export function renderFrames(plan: RenderPlan): { frames: number; fps: number } 
 export async function renderMotion(ctx: AppContext, job: JobContext<MotionRenderParams>, stallMs: number): Promise<JobOutcome> {
   const { plan } = job.params;
   const work = path.join(ctx.config.dataDir, 'tmp', `motion-${job.id}`);
-  await fsp.mkdir(path.join(work, 'media'), { recursive: true });
-  const boardDir = await ctx.media.boardDir(plan.boardId);
   const name = filenameFromTitle(`${path.parse(plan.project.name).name} - ${plan.composition.name}`, 'motion', ENCODE[plan.outputFormat].ext);
-  const temp = tempPathIn(boardDir, name);
+  let temp: string | undefined;
   try {
+    await fsp.mkdir(path.join(work, 'media'), { recursive: true });
+    const boardDir = await ctx.media.boardDir(plan.boardId);
+    temp = tempPathIn(boardDir, name);
     // 1. prepare: copies only
     const project = path.join(work, `project${path.extname(plan.project.path).toLowerCase()}`);
     await fsp.copyFile(plan.project.path, project, fsp.constants.COPYFILE_EXCL);
@@ -137,7 +138,7 @@ export async function renderMotion(ctx: AppContext, job: JobContext<MotionRender
     if (err instanceof ApiError && err.code === 'ffmpeg_failed') throw new ApiError(422, 'render_failed', `Transcoding the render failed: ${err.message}`);
     throw err;
   } finally {
-    await fsp.rm(temp, { force: true });
+    if (temp) await fsp.rm(temp, { force: true });
     await fsp.rm(work, { recursive: true, force: true });
   }
 }

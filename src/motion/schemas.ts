@@ -23,7 +23,8 @@ export const LayerSource = Type.Object({
 export const InspectedLayer = Type.Object({
   index: Type.Integer({ description: '1-based, as comp.layer(index) in ExtendScript' }),
   id: Type.Integer(),
-  name: Type.String({ description: 'as After Effects shows it: an unnamed layer takes its source item name' }),
+  name: Type.String({ description: "as After Effects shows it: an unnamed layer takes its source item's name (a text layer: its text)" }),
+  named: Type.Boolean({ description: 'false when the layer has no name of its own and shows the name above' }),
   type: Type.Enum(LAYER_TYPES),
   in_point: Type.Number({ description: 'seconds' }),
   out_point: Type.Number({ description: 'seconds' }),

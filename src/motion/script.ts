@@ -15,7 +15,7 @@ export function esLiteral(value: unknown): string {
 /** What the script needs, with media paths already pointing at the copies in the job folder. */
 export interface ScriptData {
   composition: string;
-  layerNames: string[];
+  layerNames: (string | null)[];
   text: RenderPlan['text'];
   media: RenderPlan['media'];
   expressions: RenderPlan['expressions'];
@@ -37,11 +37,12 @@ const BODY = `
   }
   if (comp === null) fail("no composition named \\"" + D.composition + "\\"");
   if (comp.numLayers !== D.layerNames.length) fail("composition \\"" + D.composition + "\\" has " + comp.numLayers + " layers, the inspected project had " + D.layerNames.length);
-  // Layers are resolved by index before any layer is added (new layers go on top and shift the indices).
+  // Layers are resolved by index before any layer is added (new layers go on top and shift the indices); their own
+  // names are checked, so a project changed since it was inspected fails instead of editing another layer.
   var layers = [];
   for (var j = 1; j <= comp.numLayers; j++) {
     layers[j] = comp.layer(j);
-    if (layers[j].name !== D.layerNames[j - 1]) fail("layer " + j + " is \\"" + layers[j].name + "\\", expected \\"" + D.layerNames[j - 1] + "\\"");
+    if (D.layerNames[j - 1] !== null && layers[j].name !== D.layerNames[j - 1]) fail("layer " + j + " is \\"" + layers[j].name + "\\", expected \\"" + D.layerNames[j - 1] + "\\"");
   }
   var imported = {};
   function importFile(path) {

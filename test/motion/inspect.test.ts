@@ -55,7 +55,7 @@ describe('motion project inspect', () => {
           wc.layers.forEach((wl: any, li: number) => {
             const gl = gc.layers[li];
             const lw = `${where} layer ${wl.index} ${wl.name}`;
-            assert.deepEqual([gl.index, gl.id, gl.name], [wl.index, wl.id, wl.name], lw);
+            assert.deepEqual([gl.index, gl.id, gl.name, gl.named], [wl.index, wl.id, wl.name, wl.rawName !== ''], lw);
             if (wl.type === 'av') assert.ok(AV_TYPES.includes(gl.type), `${lw}: type ${gl.type}`);
             else assert.equal(gl.type, wl.type, lw);
             assert.equal(gl.source?.id ?? 0, wl.sourceId, lw);
@@ -139,7 +139,11 @@ describe('motion project inspect', () => {
         assert.equal(layers[2].parent_index, 1);
         assert.equal(layers[2].source.name, 'Dark Solid');
         assert.deepEqual(layers[3].expressions, [{ property: 'ADBE Transform Group>ADBE Position', expression: 'wiggle(2, 10)' }]);
-        assert.deepEqual(p.compositions[1].layers.map((l: any) => [l.name, l.type, l.source.kind]), [['Main', 'precomp', 'composition']]);
+        assert.deepEqual(p.compositions[1].layers.map((l: any) => [l.name, l.named, l.type, l.source?.kind]), [
+          ['Main', false, 'precomp', 'composition'],
+          ['Bye', false, 'text', undefined],
+        ]);
+        assert.deepEqual(layers.map((l: any) => l.named), [true, false, true, true]);
         assert.deepEqual(p.footage.map((f: any) => [f.id, f.name, f.kind]), [
           [20, 'logo.png', 'file'],
           [21, 'Dark Solid', 'solid'],

@@ -3,7 +3,8 @@ import { cdta, chunk, footagePin, idta, ldta, list, rifx, svap, tdbs, tdgp, text
 /**
  * A small project made by our RIFX writer: composition "Main" (320x180, 25 fps, 2 s) with a text layer "Title", a
  * footage layer on "logo.png" (unnamed: takes the file's name), a solid layer parented to the text layer and a shape
- * layer with an expression on its position; a second composition "Outro". `ldtaSize` 164 mimics AE 23+.
+ * layer with an expression on its position; a second composition "Outro" with the first as a precomp and an unnamed
+ * text layer. `ldtaSize` 164 mimics AE 23+.
  */
 export function sampleProject(o: { ldtaSize?: number; extra?: Buffer[]; major?: number } = {}): Buffer {
   const size = o.ldtaSize ?? 160;
@@ -20,7 +21,14 @@ export function sampleProject(o: { ldtaSize?: number; extra?: Buffer[]; major?: 
     list('Layr', ldta({ id: 104, type: 4, size }), utf8('Bar'), transform('wiggle(2, 10)')),
     list('SLay', ldta({ id: 105, type: 2, size }), utf8('Front')),
   );
-  const outro = list('Item', idta(4, 11), utf8('Outro'), cdta({ width: 640, height: 360, fps: 30, duration: 1 }), list('Layr', ldta({ id: 201, source: 10, size }), utf8('')));
+  const outro = list(
+    'Item',
+    idta(4, 11),
+    utf8('Outro'),
+    cdta({ width: 640, height: 360, fps: 30, duration: 1 }),
+    list('Layr', ldta({ id: 201, source: 10, size }), utf8('')),
+    list('Layr', ldta({ id: 202, type: 3, size }), utf8(''), tdgp(['ADBE Text Properties', tdgp(['ADBE Text Document', textDocument('Bye\rfor now\r', 'Arial-BoldMT')])])),
+  );
   const logo = list('Item', idta(7, 20), utf8(''), footagePin({ path: '/Users/someone/Projects/logo.png', width: 64, height: 32 }));
   const solid = list('Item', idta(7, 21), utf8(''), footagePin({ solidName: 'Dark Solid', width: 320, height: 180 }));
   const folder = list('Item', idta(1, 30), utf8('Solids'), list('Sfdr', solid));

@@ -87,6 +87,7 @@ describe('generated ExtendScript', () => {
       [{ composition: 'Nope' }, /motion: no composition named "Nope"/],
       [{ layerNames: ['Title'] }, /has 4 layers, the inspected project had 1/],
       [{ layerNames: ['Other', 'logo.png', 'Backdrop', 'Bar'] }, /layer 1 is "Title", expected "Other"/],
+      [{ layerNames: [null, null, 'Backdrop', 'Other'] }, /layer 4 is "Bar", expected "Other"/],
       [{ expressions: [{ layer: 4, property: ['Transform', 'Wobble'], expression: '1' }] }, /layer "Bar" has no property "Transform>Wobble"/],
       [{ expressions: [{ layer: 4, property: ['Transform'], expression: '1' }] }, /cannot take an expression/],
       [{ media: [{ layer: 2, file: '/nonexistent/file.png' }] }, /file \/nonexistent\/file.png is missing/],
