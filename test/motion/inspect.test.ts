@@ -113,7 +113,13 @@ describe('motion project inspect', () => {
 
   describe('projects built by our own RIFX writer', () => {
     it('reads names, types, sources, parents, text, fonts and expressions; skips SLay and unknown chunks', async () => {
-      const unknown = [chunk('zzzz', Buffer.from('odd')), list('Qqqq', chunk('abc1', Buffer.alloc(7, 1))), chunk('fvdv', Buffer.alloc(0))];
+      const unknown = [
+        chunk('zzzz', Buffer.from('odd')),
+        list('Qqqq', chunk('abc1', Buffer.alloc(7, 1))),
+        // a writer that leaves out the pad byte of the last odd chunk of a LIST
+        list('Qqqr', chunk('abc2', Buffer.alloc(2)), chunk('abc3', Buffer.alloc(5, 2), { pad: false })),
+        chunk('fvdv', Buffer.alloc(0)),
+      ];
       for (const ldtaSize of [160, 164]) {
         const el = await uploadElement(`built-${ldtaSize}.aep`, sampleProject({ ldtaSize, extra: unknown }));
         const res = await inspect({ element_id: el.id });
