@@ -20,6 +20,8 @@ export interface Config {
   htmlRenderTimeoutMs: number;
   /** A sound player still running after this is killed (SOUND_PLAYER_TIMEOUT_MS, default 10 s). */
   soundPlayerTimeoutMs: number;
+  /** A motion-editor render that prints nothing for this long is killed (MOTION_RENDER_STALL_SECONDS, default 60). */
+  motionRenderStallSeconds: number;
   /** Raw environment, for the tools locator (FFMPEG_PATH, ...) and feature-specific keys. */
   env: NodeJS.ProcessEnv;
 }
@@ -85,6 +87,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     downloadTimeoutMs: integer(env, 'DOWNLOAD_TIMEOUT_MS', 10 * 60_000, 100, 24 * 3600_000),
     htmlRenderTimeoutMs: integer(env, 'HTML_RENDER_TIMEOUT_SECONDS', 600, 1, 24 * 3600) * 1000,
     soundPlayerTimeoutMs: integer(env, 'SOUND_PLAYER_TIMEOUT_MS', 10_000, 100, 600_000),
+    motionRenderStallSeconds: integer(env, 'MOTION_RENDER_STALL_SECONDS', 60, 1, 24 * 3600),
     env,
   };
 }

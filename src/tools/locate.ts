@@ -27,6 +27,8 @@ interface ToolSpec {
   commands: string[];
   usual: (platform: NodeJS.Platform) => string[];
   npm?: () => Promise<string | undefined>;
+  /** Search the usual install locations before PATH (aerender: a versioned install beats a stray link on PATH). */
+  usualFirst?: boolean;
   versionArgs: string[];
   hint: string;
 }
@@ -85,14 +87,41 @@ const SPECS: Record<ToolName, ToolSpec> = {
     commands: ['aerender'],
     usual: (pl) =>
       pl === 'darwin'
-        ? ['2026', '2025', '2024', '2023'].map((y) => `/Applications/Adobe After Effects ${y}/aerender`)
+        ? afterEffectsInstalls(['/Applications'], ['aerender'])
         : pl === 'win32'
-          ? ['2026', '2025', '2024', '2023'].flatMap((y) => programFiles(`Adobe\\Adobe After Effects ${y}\\Support Files\\aerender.exe`))
+          ? afterEffectsInstalls(programFiles('Adobe'), ['Support Files', 'aerender.exe'])
           : [],
+    usualFirst: true,
     versionArgs: ['-version'],
     hint: 'The motion editor (aerender) was not found: install it or set AERENDER_PATH',
   },
 };
+
+/**
+ * `<parent>/Adobe After Effects <version>/<...inside>` for every install folder found, newest version first
+ * ("2025" before "2024" before "CC 2019"; a folder without a number, such as a beta, comes last).
+ */
+export function afterEffectsInstalls(parents: string[], inside: string[]): string[] {
+  const found: { file: string; version: number[] }[] = [];
+  for (const parent of parents) {
+    let names: string[];
+    try {
+      names = fs.readdirSync(parent);
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      if (!/^Adobe After Effects\b/i.test(name)) continue;
+      const version = (name.match(/\d+(?:\.\d+)*/g) ?? []).pop()?.split('.').map(Number) ?? [];
+      found.push({ file: path.join(parent, name, ...inside), version });
+    }
+  }
+  const cmp = (a: number[], b: number[]) => {
+    for (let i = 0; i < Math.max(a.length, b.length); i++) if ((a[i] ?? -1) !== (b[i] ?? -1)) return (b[i] ?? -1) - (a[i] ?? -1);
+    return 0;
+  };
+  return found.sort((a, b) => cmp(a.version, b.version)).map((f) => f.file);
+}
 
 function isExecutable(file: string): boolean {
   try {
@@ -146,8 +175,10 @@ export class Tools {
     return Promise.all((Object.keys(SPECS) as ToolName[]).map((n) => this.info(n)));
   }
 
-  refresh(): void {
-    this.cache.clear();
+  /** Forgets located tools (one, or all) so the next call looks again. */
+  refresh(name?: ToolName): void {
+    if (name) this.cache.delete(name);
+    else this.cache.clear();
   }
 
   private async locate(name: ToolName): Promise<ToolInfo> {
@@ -163,11 +194,15 @@ export class Tools {
       // An explicit override that is wrong is reported as missing rather than silently replaced by another binary.
       return isExecutable(override) ? { path: override, source: 'env' } : undefined;
     }
+    const usual = () => spec.usual(process.platform).find(isExecutable);
+    const early = spec.usualFirst ? usual() : undefined;
+    if (early) return { path: early, source: 'system' };
     for (const cmd of spec.commands) {
       const p = onPath(cmd, this.env.PATH);
       if (p) return { path: p, source: 'system' };
     }
-    for (const p of spec.usual(process.platform)) if (isExecutable(p)) return { path: p, source: 'system' };
+    const late = spec.usualFirst ? undefined : usual();
+    if (late) return { path: late, source: 'system' };
     if (spec.npm) {
       try {
         const p = await spec.npm();

@@ -1,0 +1,74 @@
+import type { AddressInfo } from 'node:net';
+import { create as contentDisposition } from 'content-disposition';
+import { Type } from 'typebox';
+import type { Feature } from '../context.js';
+import { ErrorBody, errorResponses } from '../http/errors.js';
+import { abortOnDisconnect } from '../media/client-abort.js';
+import { downloadToBoard } from '../media/download.js';
+import { ProbeCache } from '../media/probe-cache.js';
+import { sendFile } from '../serving/routes.js';
+import { SERVICE_VERSION } from '../version.js';
+import { listPanelEntries, panelFile } from './elements.js';
+import { BoardQuery, PanelEntry, PanelStatus, ResolvedMedia, ResolveMediaBody } from './schemas.js';
+
+/** Endpoints the motion editor's extension panel polls and imports through. */
+export const registerMotionPanel: Feature = (app, ctx) => {
+  const tags = ['motion editor panel'];
+  const base = '/api/integrations/motion-editor';
+  const media = { ...ctx, probes: new ProbeCache(ctx.tools) };
+
+  app.post(
+    `${base}/resolve-media`,
+    {
+      schema: {
+        tags,
+        summary: 'Download a URL onto the board through the download pipeline (yt-dlp for pages); the elements are added to the board',
+        body: ResolveMediaBody,
+        response: { 200: ResolvedMedia, ...errorResponses, 413: ErrorBody, 415: ErrorBody, 502: ErrorBody, 504: ErrorBody },
+      },
+    },
+    async (req, reply) => downloadToBoard(media, req.body, { signal: abortOnDisconnect(reply) }),
+  );
+
+  app.get(
+    `${base}/elements`,
+    {
+      schema: {
+        tags,
+        summary: 'Flat list of the board elements the panel can import: images, videos, and html cards as their rendered video',
+        querystring: BoardQuery,
+        response: { 200: Type.Array(PanelEntry), ...errorResponses },
+      },
+    },
+    async (req, reply) => {
+      ctx.boards.requireBoard(req.query.board_id);
+      return listPanelEntries(ctx, req.query.board_id, abortOnDisconnect(reply));
+    },
+  );
+
+  app.get(
+    `${base}/elements/:eid/download`,
+    {
+      schema: {
+        tags,
+        summary: 'The element file as an attachment named after it (byte ranges, conditional requests); a card streams its video',
+        params: Type.Object({ eid: Type.String({ minLength: 1, maxLength: 64 }) }),
+        querystring: BoardQuery,
+      },
+    },
+    async (req, reply) => {
+      const file = await panelFile(ctx, req.query.board_id, req.params.eid, abortOnDisconnect(reply));
+      return sendFile(req, reply, file.path, { 'content-disposition': contentDisposition(file.filename) });
+    },
+  );
+
+  app.get(
+    `${base}/status`,
+    { schema: { tags, summary: 'Polled by the panel to find the running service', response: { 200: PanelStatus } } },
+    async () => ({
+      version: SERVICE_VERSION,
+      backend_port: (app.server.address() as AddressInfo | null)?.port ?? ctx.config.port,
+      boards_count: ctx.boards.listBoards().length,
+    }),
+  );
+};

@@ -1,0 +1,80 @@
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { AppContext } from '../context.js';
+import { ApiError, badRequest } from '../http/errors.js';
+import { ProjectFormatError } from './chunks.js';
+import { parseProject } from './read.js';
+import type { InspectedProject } from './schemas.js';
+
+/** Files up to this size parse on the event loop (a few ms each, see bench/motion.bench.ts); bigger ones in a worker. */
+export const WORKER_THRESHOLD_BYTES = 1024 * 1024;
+/** A project bigger than this is refused before reading (the largest real templates are a few hundred MB). */
+export const MAX_PROJECT_BYTES = 1024 * 1024 * 1024;
+
+export const PROJECT_EXTENSIONS = ['.aep', '.aepx'];
+
+export interface ProjectFile {
+  path: string;
+  /** The /media URL of the project (short form). */
+  url: string;
+  name: string;
+  size: number;
+  elementId?: string;
+}
+
+/** The project file a request names: a board element, or a /media URL of an .aep/.aepx file. */
+export async function resolveProjectFile(ctx: AppContext, ref: { board_id: string; element_id?: string; url?: string }): Promise<ProjectFile> {
+  ctx.boards.requireBoard(ref.board_id);
+  if ((ref.element_id === undefined) === (ref.url === undefined)) throw badRequest('Give either element_id or url (a /media URL of an .aep/.aepx file)');
+  let file: ProjectFile;
+  if (ref.element_id !== undefined) {
+    const { element, path: p } = await ctx.boards.elementFile(ref.board_id, ref.element_id);
+    const stat = await fsp.stat(p);
+    file = { path: p, url: element.url!, name: element.name ?? path.basename(p), size: stat.size, elementId: element.id };
+  } else {
+    const r = await ctx.media.resolveField(ref.url!, 'url');
+    file = { path: r.path, url: ref.url!, name: path.basename(r.path), size: r.size };
+  }
+  const ext = path.extname(file.path).toLowerCase();
+  if (!PROJECT_EXTENSIONS.includes(ext)) {
+    throw new ApiError(400, 'not_a_project', `${file.name} is not a motion-editor project (.aep or .aepx)`);
+  }
+  if (file.size > MAX_PROJECT_BYTES) throw new ApiError(400, 'invalid_project', `${file.name} is ${file.size} bytes, over the ${MAX_PROJECT_BYTES}-byte limit`);
+  return file;
+}
+
+/** Reads a project without After Effects. A file that is not a readable project is a 400 naming what is wrong. */
+export async function inspectFile(file: { path: string; name: string; size: number }): Promise<InspectedProject> {
+  try {
+    if (file.size <= WORKER_THRESHOLD_BYTES) return parseProject(await fsp.readFile(file.path));
+    return await parseInWorker(file.path);
+  } catch (err) {
+    if (err instanceof ProjectFormatError) throw new ApiError(400, 'invalid_project', `${file.name}: ${err.message}`);
+    throw err;
+  }
+}
+
+const FROM_SOURCE = import.meta.url.endsWith('.ts');
+const WORKER_URL = new URL(`./inspect-worker${FROM_SOURCE ? '.ts' : '.js'}`, import.meta.url);
+
+/** The built .js worker runs as is; under tsx (dev, tests) Node 20 workers skip `--import` hooks, so register tsx first. */
+function startWorker(file: string): Worker {
+  if (!FROM_SOURCE) return new Worker(WORKER_URL, { workerData: { file } });
+  const boot = `import('tsx/esm/api').then((m) => { m.register(); return import(${JSON.stringify(WORKER_URL.href)}); })`;
+  return new Worker(boot, { eval: true, workerData: { file } });
+}
+
+function parseInWorker(file: string): Promise<InspectedProject> {
+  return new Promise((resolve, reject) => {
+    const worker = startWorker(file);
+    worker.once('message', (m: { project?: InspectedProject; formatError?: string; error?: string }) => {
+      if (m.project) resolve(m.project);
+      else if (m.formatError !== undefined) reject(new ProjectFormatError(m.formatError));
+      else reject(new Error(`project reader failed: ${m.error}`));
+      void worker.terminate();
+    });
+    worker.once('error', reject);
+    worker.once('exit', (code) => reject(new Error(`project reader exited with code ${code}`)));
+  });
+}

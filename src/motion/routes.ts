@@ -1,0 +1,113 @@
+import { Type } from 'typebox';
+import type { Feature } from '../context.js';
+import { ErrorBody, errorResponses } from '../http/errors.js';
+import { abortOnDisconnect } from '../media/client-abort.js';
+import { DetectAnswer, InspectAnswer, Preset, PresetBody, PresetQuery, ProjectRef, RenderBody, RenderJobAnswer, RenderResult } from './schemas.js';
+import { MotionService } from './service.js';
+
+/** The motion editor (After Effects): detect aerender, inspect projects without it, render them with edits, presets. */
+export const registerMotion: Feature = (app, ctx) => {
+  const motion = new MotionService(ctx);
+  const tags = ['motion editor'];
+  const renderErrors = { ...errorResponses, 409: ErrorBody, 422: ErrorBody };
+
+  app.get(
+    '/api/motion/detect',
+    { schema: { tags, summary: 'Whether After Effects (aerender) is installed, where, and its version (cached 30 s)', response: { 200: DetectAnswer } } },
+    async () => motion.aerender.detect(),
+  );
+
+  app.post(
+    '/api/motion/projects/inspect',
+    {
+      schema: {
+        tags,
+        summary: 'Compositions, layers, footage and editable parts of an .aep/.aepx project (read-only; needs no After Effects)',
+        body: ProjectRef,
+        response: { 200: InspectAnswer, ...errorResponses },
+      },
+    },
+    async (req) => motion.inspect(req.body),
+  );
+
+  app.post(
+    '/api/motion/projects/render',
+    {
+      schema: {
+        tags,
+        summary: 'Render a composition with edits applied to a copy of the project; waits, then answers the video element added to the board',
+        body: RenderBody,
+        response: { 200: RenderResult, ...renderErrors },
+      },
+    },
+    async (req, reply) => motion.renderAndWait(req.body, abortOnDisconnect(reply)),
+  );
+
+  app.post(
+    '/api/motion/render-jobs',
+    {
+      schema: {
+        tags,
+        summary: 'Queue the same render as a background job',
+        body: RenderBody,
+        response: { 202: Type.Object({ id: Type.String(), status: Type.Literal('queued') }), ...renderErrors },
+      },
+    },
+    async (req, reply) => {
+      const job = await motion.enqueueRender(req.body);
+      return reply.status(202).send({ id: job.id, status: 'queued' as const });
+    },
+  );
+
+  app.get(
+    '/api/motion/render-jobs/:job_id',
+    {
+      schema: {
+        tags,
+        summary: 'Poll a motion render job (cancel it with POST /api/jobs/{id}/cancel)',
+        params: Type.Object({ job_id: Type.String({ minLength: 1, maxLength: 64 }) }),
+        response: { 200: RenderJobAnswer, ...errorResponses },
+      },
+    },
+    async (req) => motion.jobStatus(req.params.job_id),
+  );
+
+  app.get(
+    '/api/motion/projects/presets',
+    { schema: { tags, summary: 'Saved input presets of a project element, by name', querystring: PresetQuery, response: { 200: Type.Array(Preset), ...errorResponses } } },
+    async (req) => motion.listPresets(req.query.board_id, req.query.element_id),
+  );
+
+  app.post(
+    '/api/motion/projects/presets',
+    {
+      schema: {
+        tags,
+        summary: 'Save a named input preset (checked against the project like a render); the same name replaces the old one',
+        body: PresetBody,
+        response: { 200: Preset, 201: Preset, ...errorResponses },
+      },
+    },
+    async (req, reply) => {
+      const { preset, created } = await motion.savePreset(req.body);
+      return reply.status(created ? 201 : 200).send(preset);
+    },
+  );
+
+  app.delete(
+    '/api/motion/projects/presets/:preset_id',
+    {
+      schema: {
+        tags,
+        summary: 'Delete a preset',
+        params: Type.Object({ preset_id: Type.String({ minLength: 1, maxLength: 64 }) }),
+        querystring: PresetQuery,
+        response: { 204: Type.Null(), ...errorResponses },
+      },
+    },
+    async (req, reply) => {
+      motion.deletePreset(req.query.board_id, req.query.element_id, req.params.preset_id);
+      return reply.status(204).send(null);
+    },
+  );
+};

@@ -1,0 +1,100 @@
+import type { AppContext } from '../context.js';
+import { ApiError } from '../http/errors.js';
+import type { JobRecord } from '../jobs/store.js';
+import { AerenderLocator } from './detect.js';
+import { inspectFile, resolveProjectFile } from './inspect.js';
+import { buildPlan } from './plan.js';
+import { MotionPresetStore } from './presets.js';
+import { MOTION_RENDER_JOB, renderMotion, type MotionRenderParams, type MotionRenderResult } from './render.js';
+import type { PresetBody, RenderBody } from './schemas.js';
+import type { Static } from 'typebox';
+
+/** The motion editor's logic behind its routes: detect, inspect, validate-and-enqueue renders, presets. */
+export class MotionService {
+  readonly aerender: AerenderLocator;
+  readonly presets: MotionPresetStore;
+  /** Errors of renders someone waits for synchronously, so the wait answers the same code as the job failed with. */
+  private readonly failures = new Map<string, ApiError>();
+  private readonly waited = new Set<string>();
+
+  constructor(private readonly ctx: AppContext) {
+    this.aerender = new AerenderLocator(ctx.tools);
+    this.presets = new MotionPresetStore(ctx.db);
+    const stallMs = ctx.config.motionRenderStallSeconds * 1000;
+    ctx.jobs.define<MotionRenderParams>(MOTION_RENDER_JOB, async (job) => {
+      try {
+        return await renderMotion(ctx, job, stallMs);
+      } catch (err) {
+        if (this.waited.has(job.id) && err instanceof ApiError) this.failures.set(job.id, err);
+        throw err;
+      }
+    });
+  }
+
+  async inspect(ref: { board_id: string; element_id?: string; url?: string }) {
+    const file = await resolveProjectFile(this.ctx, ref);
+    const project = await inspectFile(file);
+    return { ...project, installed: (await this.aerender.detect()).installed };
+  }
+
+  /** Checks everything a render needs (aerender first), then queues it. Nothing runs when a check fails. */
+  async enqueueRender(body: RenderBody): Promise<JobRecord> {
+    const aerender = await this.aerender.require();
+    const file = await resolveProjectFile(this.ctx, body);
+    const project = await inspectFile(file);
+    const preset = this.presets.find(body.board_id, file.elementId, { id: body.preset_id, name: body.preset_name });
+    const plan = await buildPlan(this.ctx, file, project, body, preset);
+    const params: MotionRenderParams = { plan, aerender };
+    return this.ctx.jobs.enqueue(MOTION_RENDER_JOB, params, { boardId: body.board_id, idPrefix: 'motionjob_' });
+  }
+
+  /**
+   * Queues a render and waits for it; a failed render answers the error it failed with. A client that goes away
+   * (`signal`) cancels the render: nobody would receive its answer.
+   */
+  async renderAndWait(body: RenderBody, signal?: AbortSignal): Promise<MotionRenderResult> {
+    const queued = await this.enqueueRender(body);
+    this.waited.add(queued.id);
+    const cancel = () => this.ctx.jobs.cancel(queued.id);
+    signal?.addEventListener('abort', cancel, { once: true });
+    try {
+      const job = await this.ctx.jobs.wait(queued.id);
+      if (job.status === 'complete') return job.result as MotionRenderResult;
+      throw this.failures.get(job.id) ?? new ApiError(job.status === 'cancelled' ? 409 : 422, job.status === 'cancelled' ? 'cancelled' : 'render_failed', job.error ?? 'Render failed');
+    } finally {
+      signal?.removeEventListener('abort', cancel);
+      this.waited.delete(queued.id);
+      this.failures.delete(queued.id);
+    }
+  }
+
+  jobStatus(id: string) {
+    const job = this.ctx.jobs.require(id, MOTION_RENDER_JOB);
+    return {
+      id: job.id,
+      status: job.status,
+      progress: job.progress,
+      eta_seconds: job.eta_seconds,
+      ...(job.status === 'complete' && job.result ? { result: job.result as MotionRenderResult } : {}),
+      ...(job.error ? { error: job.error } : {}),
+    };
+  }
+
+  /** Saves a preset after checking its composition and edits against the project, as a render would. */
+  async savePreset(body: Static<typeof PresetBody>) {
+    const file = await resolveProjectFile(this.ctx, { board_id: body.board_id, element_id: body.element_id });
+    const project = await inspectFile(file);
+    await buildPlan(this.ctx, file, project, { board_id: body.board_id, composition: body.composition, ...body.inputs });
+    return this.presets.save(body.board_id, body.element_id, { name: body.name, composition: body.composition, inputs: body.inputs });
+  }
+
+  listPresets(boardId: string, elementId: string) {
+    this.ctx.boards.requireElement(boardId, elementId);
+    return this.presets.list(boardId, elementId);
+  }
+
+  deletePreset(boardId: string, elementId: string, id: string): void {
+    this.ctx.boards.requireElement(boardId, elementId);
+    this.presets.delete(boardId, elementId, id);
+  }
+}

@@ -1,0 +1,37 @@
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const FAKE = fileURLToPath(new URL('./fake-aerender.ts', import.meta.url));
+
+/**
+ * Bundles the stand-in once into one plain .mjs file in `dir`: started through tsx it would spend seconds
+ * transpiling on a loaded machine before its first line, which a stall limit reads as a hang.
+ */
+export async function bundleFakeAerender(dir: string): Promise<string> {
+  const out = path.join(dir, 'fake-aerender.mjs');
+  await build({
+    entryPoints: [FAKE],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    outfile: out,
+    logLevel: 'error',
+    // bundled CommonJS dependencies (saxes) call require()
+    banner: { js: "import { createRequire as __bannerRequire } from 'node:module'; const require = __bannerRequire(import.meta.url);" },
+  });
+  return out;
+}
+
+/** Writes an executable `aerender` that runs the bundled stand-in in a mode; point AERENDER_PATH at it. */
+export async function fakeAerender(dir: string, bundle: string, mode: 'ok' | 'hang' | 'nofile' | 'half' | 'noflag', log?: string): Promise<string> {
+  const folder = path.join(dir, `ae-${mode}`);
+  await fsp.mkdir(folder, { recursive: true });
+  const file = path.join(folder, 'aerender');
+  const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+  const env = [`FAKE_AE_MODE=${mode}`, ...(log ? [`FAKE_AE_LOG=${q(log)}`] : [])].join(' ');
+  await fsp.writeFile(file, `#!/bin/sh\n${env} exec ${q(process.execPath)} ${q(bundle)} "$@"\n`, { mode: 0o755 });
+  return file;
+}
