@@ -1,0 +1,22 @@
+import type { AppContext } from '../context.js';
+import { LocalModels } from './local-models.js';
+import { ProviderRegistry } from './providers.js';
+
+/** The service context plus what generation keeps per service instance. */
+export interface GenerationContext extends AppContext {
+  providers: ProviderRegistry;
+  localModels: LocalModels;
+}
+
+/** One per service instance (not a module singleton): other features (agents) reach the same keys through it. */
+const contexts = new WeakMap<AppContext, GenerationContext>();
+
+export function generationContext(ctx: AppContext): GenerationContext {
+  let g = contexts.get(ctx);
+  if (!g) {
+    const providers = new ProviderRegistry(ctx.config.ai, ctx.config.dataDir, ctx.log);
+    g = { ...ctx, providers, localModels: new LocalModels(providers, ctx.log) };
+    contexts.set(ctx, g);
+  }
+  return g;
+}
