@@ -19,6 +19,8 @@ export function generationContext(ctx: AppContext): GenerationContext {
     const providers = new ProviderRegistry(ctx.config.ai, ctx.config.dataDir, ctx.log);
     g = { ...ctx, providers, localModels: new LocalModels(providers, ctx.log), history: new HistoryStore(ctx.db) };
     contexts.set(ctx, g);
+    // Code that already holds the generation context may hand it on where an AppContext is asked for.
+    contexts.set(g, g);
   }
   return g;
 }

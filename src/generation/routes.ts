@@ -3,11 +3,15 @@ import type { JobRecord } from '../jobs/store.js';
 import { errorResponses } from '../http/errors.js';
 import { abortOnDisconnect } from '../media/client-abort.js';
 import { generationContext, type GenerationContext } from './context.js';
+import { enhancePrompt } from './enhance.js';
 import { generate, POLL_JOB, type GeneratedElement, type PollParams } from './generate.js';
 import { listModels } from './models.js';
 import { definePollJob } from './poll-job.js';
+import { transcribe } from './transcribe.js';
 import {
   AiJob,
+  EnhanceAnswer,
+  EnhanceBody,
   GenerateAnswer,
   GenerateBody,
   HistoryList,
@@ -19,6 +23,8 @@ import {
   ProviderPut,
   ProviderView,
   providerErrors,
+  TranscribeAnswer,
+  TranscribeBody,
 } from './schemas.js';
 
 /** GET /api/ai/jobs/{job_id}: the job's status with the element once it is on the board. */
@@ -118,5 +124,31 @@ export const registerGeneration: Feature = (app, ctx) => {
     '/api/ai/history',
     { schema: { tags, summary: 'Generation requests, newest first (`board_id` filters)', querystring: HistoryQuery, response: { 200: HistoryList } } },
     async (req) => ({ entries: g.history.list({ board_id: req.query.board_id, limit: req.query.limit ?? 100 }) }),
+  );
+
+  app.post(
+    '/api/ai/prompt-enhancer/analyze',
+    {
+      schema: {
+        tags,
+        summary: 'Rewrite a prompt with a chat model, looking at a reference image (a board file or an http(s) URL)',
+        body: EnhanceBody,
+        response: { 200: EnhanceAnswer, ...providerErrors },
+      },
+    },
+    async (req, reply) => enhancePrompt(g, req.body, abortOnDisconnect(reply)),
+  );
+
+  app.post(
+    '/api/ai/transcribe',
+    {
+      schema: {
+        tags,
+        summary: "Transcribe an audio or video element (kept as its data.transcript); long audio is cut on silences",
+        body: TranscribeBody,
+        response: { 200: TranscribeAnswer, ...providerErrors },
+      },
+    },
+    async (req, reply) => transcribe(g, req.body, abortOnDisconnect(reply)),
   );
 };
