@@ -162,7 +162,8 @@ async function generateNow(g: GenerationContext, { entry, settings, history, bod
     throw paramsError(err) ?? mapProviderError(err, entry.provider, timeout);
   }
   const image = result.image;
-  const bytes = Buffer.from(image.uint8Array);
+  // Node's native base64 decoder: the SDK's own (atob and a loop) costs ~90 ms on a 3 MiB image.
+  const bytes = Buffer.from(image.base64, 'base64');
   const sniffed = sniff(bytes.subarray(0, 512));
   const ext = sniffed && sniffed !== 'html' && sniffed.kind === 'image' ? sniffed.ext : extensionForMime(image.mediaType);
   if (!ext) throw new ApiError(502, 'provider_error', `The ${entry.provider} provider sent an image of unknown type (${image.mediaType})`, { provider: entry.provider });

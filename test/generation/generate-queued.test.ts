@@ -110,6 +110,23 @@ describe('queued generation (Replicate predictions)', () => {
     assert.equal(job.status, 'complete', JSON.stringify(job));
   });
 
+  it('queued generations poll side by side (their own job lane), not one after another behind JOB_CONCURRENCY=1', async () => {
+    const board = await t.createBoard();
+    const jobs: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      replicate.plans.push({ steps: ['processing'] });
+      jobs.push((await t.api('POST', '/api/ai/generate', { board_id: board, model: 'flux-schnell', prompt: `side ${i}`, aspect_ratio: '1:1' })).body.job_id);
+    }
+    const preds = [...replicate.predictions.keys()].slice(-3);
+    await eventually(() => (preds.every((id) => replicate.predictions.get(id)!.gets > 0) ? true : undefined), 10_000, 'all three polled');
+    for (const id of jobs) assert.equal((await t.api('GET', `/api/ai/jobs/${id}`)).body.status, 'running');
+    for (const id of jobs) assert.equal((await t.api('POST', `/api/ai/jobs/${id}/cancel`)).body.status, 'cancelled');
+    const spec = (await t.api('GET', '/api/openapi.json')).body;
+    for (const p of ['/api/ai/generate', '/api/ai/jobs/{job_id}', '/api/ai/jobs/{job_id}/cancel', '/api/ai/history', '/api/ai/models', '/api/ai/providers/{provider}', '/api/ai/transcribe', '/api/ai/prompt-enhancer/analyze']) {
+      assert.ok(spec.paths[p], `OpenAPI lists ${p}`);
+    }
+  });
+
   it('a provider that never finishes hits the overall time limit, and is told to cancel', async () => {
     const short = await startService(env(replicate, { AI_JOB_TIMEOUT_SECONDS: '1' }));
     try {
