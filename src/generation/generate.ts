@@ -1,5 +1,5 @@
 import fsp from 'node:fs/promises';
-import { generateImage } from 'ai';
+import { generateImage, NoImageGeneratedError } from 'ai';
 import { filenameFromTitle } from '../files/names.js';
 import { extensionForMime } from '../files/media-types.js';
 import { ApiError, badRequest } from '../http/errors.js';
@@ -140,8 +140,8 @@ interface Prepared {
 async function generateNow(g: GenerationContext, { entry, settings, history, body, inputImage, clientSignal }: Prepared): Promise<GenerateAnswer> {
   const timeout = AbortSignal.timeout(g.config.ai.requestTimeoutMs);
   const { seed, ...options } = body.params ?? {};
-  // OpenAI's image API has no negative prompt: it becomes a sentence of the prompt.
-  const text = body.negative_prompt && entry.api === 'openai-image' ? `${body.prompt}\n\nAvoid: ${body.negative_prompt}` : body.prompt;
+  // Neither OpenAI's image API nor Imagen 4 takes a negative prompt: it becomes a sentence of the prompt.
+  const text = body.negative_prompt ? `${body.prompt}\n\nAvoid: ${body.negative_prompt}` : body.prompt;
   let result;
   try {
     result = await generateImage({
@@ -153,14 +153,19 @@ async function generateNow(g: GenerationContext, { entry, settings, history, bod
         : { aspectRatio: body.aspect_ratio as `${number}:${number}` }),
       ...(typeof seed === 'number' ? { seed } : {}),
       providerOptions: {
-        ...(entry.api === 'openai-image' ? { openai: options as never } : { google: { ...(body.negative_prompt ? { negativePrompt: body.negative_prompt } : {}), ...options } as never }),
+        [entry.api === 'openai-image' ? 'openai' : 'google']: options as never,
       },
       maxRetries: g.config.ai.maxRetries,
       abortSignal: AbortSignal.any([clientSignal, timeout]),
     });
   } catch (err) {
+    // Imagen answers a filtered prompt with no image at all (its reason stays on Google's side).
+    if (NoImageGeneratedError.isInstance(err) && entry.api === 'google-imagen') {
+      throw new ApiError(422, 'content_refused', `The ${entry.provider} provider returned no image: its safety filters removed it`, { provider: entry.provider, reason: 'filtered' });
+    }
     throw paramsError(err) ?? mapProviderError(err, entry.provider, timeout);
   }
+  if (result.warnings.length) g.log.warn({ model: entry.id, warnings: result.warnings }, 'the AI SDK warned about this generation');
   const image = result.image;
   // Node's native base64 decoder: the SDK's own (atob and a loop) costs ~90 ms on a 3 MiB image.
   const bytes = Buffer.from(image.base64, 'base64');

@@ -133,6 +133,7 @@ export async function transcribe(g: GenerationContext, body: TranscribeBody, sig
       } catch (err) {
         throw mapProviderError(err, entry.provider, timeout);
       }
+      if (result.warnings.length) g.log.warn({ model: entry.id, warnings: result.warnings }, 'the AI SDK warned about this transcription');
       texts.push(result.text.trim());
       detected ??= result.language;
       for (const s of result.segments) segments.push({ start: starts[i] + s.startSecond, end: starts[i] + s.endSecond, text: s.text });
