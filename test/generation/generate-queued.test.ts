@@ -66,6 +66,23 @@ describe('queued generation (Replicate predictions)', () => {
     assert.equal((await t.api('GET', `/api/jobs/${res.body.job_id}`)).body.output_url, job.element.url);
   });
 
+  it('fetches an http(s) input image with the download limits and sends it in the model\'s image field', async () => {
+    const board = await t.createBoard();
+    const source = await noisePng();
+    replicate.plans.push({ steps: ['succeeded'], output: source });
+    const first = await t.api('POST', '/api/ai/generate', { board_id: board, model: 'flux-schnell', prompt: 'source', aspect_ratio: '1:1' });
+    await finished(t, first.body.job_id);
+    const url = `${replicate.url}/files/${[...replicate.predictions.keys()].at(-1)}.png`;
+    const res = await t.api('POST', '/api/ai/generate', { board_id: board, model: 'flux-1.1-pro', prompt: 'like this', aspect_ratio: '4:5', input_image_url: url });
+    assert.equal(res.status, 200, res.text);
+    const input = replicate.received('POST', /predictions$/).at(-1)!.json.input;
+    assert.equal(input.image_prompt, `data:image/png;base64,${source.toString('base64')}`);
+    assert.equal(input.aspect_ratio, '4:5');
+    const notImage = await t.api('POST', '/api/ai/generate', { board_id: board, model: 'flux-1.1-pro', prompt: 'x', aspect_ratio: '1:1', input_image_url: `${replicate.url}/v1/predictions/missing` });
+    assert.equal(notImage.status, 502, notImage.text);
+    assert.equal(notImage.body.error.code, 'download_failed');
+  });
+
   it('a failed prediction is an error with its reason; a safety failure is content_refused', async () => {
     const board = await t.createBoard();
     replicate.plans.push({ steps: ['processing', 'failed'], error: 'CUDA out of memory' });
