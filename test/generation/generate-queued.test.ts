@@ -6,6 +6,7 @@ import sharp from 'sharp';
 import { eventually, startService, type TestService } from '../helpers/service.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { startReplicateDouble, type ReplicateDouble } from '../helpers/ai-doubles/replicate.js';
+import { generationContext } from '../../src/generation/context.js';
 
 const TOKEN = 'r8_test_token_0123456789abcdef';
 
@@ -185,6 +186,7 @@ describe('queued generation (Replicate predictions)', () => {
       const res = await first.api('POST', '/api/ai/generate', { board_id: board, model: 'flux-schnell', prompt: 'across a restart', aspect_ratio: '1:1' });
       const pred = [...replicate.predictions.keys()].at(-1)!;
       await eventually(() => (replicate.predictions.get(pred)!.gets >= 2 ? true : undefined));
+      const stranded = generationContext(first.service.ctx).history.insert({ board_id: board, model: 'gpt-image-1', provider: 'openai', kind: 'image', prompt: 'cut off', negative_prompt: null, aspect_ratio: '1:1', params: {}, status: 'running', cost_estimate: 0.042 }).id;
       await first.close();
       first = undefined;
       const created = replicate.received('POST', /predictions$/).length;
@@ -196,8 +198,11 @@ describe('queued generation (Replicate predictions)', () => {
       assert.ok(Buffer.from(await (await fetch(second.baseUrl + job.element.url)).arrayBuffer()).equals(png));
       assert.equal(replicate.received('POST', /predictions$/).length, created, 'no second prediction was started');
       assert.equal(replicate.cancels.includes(pred), false, 'a restart does not cancel at the provider');
-      const h = (await second.api('GET', `/api/ai/history?board_id=${board}`)).body.entries[0];
+      const h = (await second.api('GET', `/api/ai/history?board_id=${board}`)).body.entries.find((e: any) => e.id === res.body.history_entry_id);
       assert.deepEqual([h.status, h.element_id], ['complete', job.element.id]);
+      // A request cut off by the restart while it waited on its provider (no job of its own) is closed as interrupted.
+      const cut = (await second.api('GET', `/api/ai/history?board_id=${board}`)).body.entries.find((e: any) => e.id === stranded);
+      assert.deepEqual([cut.status, cut.error_code], ['error', 'interrupted']);
     } finally {
       await first?.close();
       await second?.close();
