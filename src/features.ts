@@ -7,6 +7,7 @@ import { registerCameraPresets } from './camera-presets/routes.js';
 import { registerHtml } from './html/routes.js';
 import { registerMotion } from './motion/routes.js';
 import { registerMotionPanel } from './motion-panel/routes.js';
+import { registerGeneration } from './generation/routes.js';
 
 /**
  * Every feature folder exposes one register function; this list is the only place that names them all.
@@ -21,4 +22,5 @@ export const FEATURES: Feature[] = [
   registerHtml,
   registerMotion,
   registerMotionPanel,
+  registerGeneration,
 ];

@@ -46,13 +46,16 @@ export async function commitUnique(tempPath: string, dir: string, filename: stri
   throw new Error(`no free name for ${filename} in ${dir}`);
 }
 
-/** Atomically replaces `target` with `data` (temp file in the same folder, fsync, rename). For files we own. */
-export async function replaceFileAtomic(target: string, data: string | Buffer): Promise<void> {
+/**
+ * Atomically replaces `target` with `data` (temp file in the same folder, fsync, rename). For files we own.
+ * `mode` sets the new file's permissions from its creation on (0o600 for secrets: never readable by others).
+ */
+export async function replaceFileAtomic(target: string, data: string | Buffer, opts: { mode?: number } = {}): Promise<void> {
   const dir = path.dirname(target);
   await fsp.mkdir(dir, { recursive: true });
   const temp = tempPathIn(dir, path.basename(target));
   try {
-    const handle = await fsp.open(temp, 'wx');
+    const handle = await fsp.open(temp, 'wx', opts.mode);
     try {
       await handle.writeFile(data);
       await handle.sync();
