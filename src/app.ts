@@ -13,6 +13,7 @@ import { MediaRoot } from './files/media-root.js';
 import { installErrorHandling } from './http/errors.js';
 import { installGuard } from './http/guard.js';
 import { installJsonParser } from './http/json-body.js';
+import { perPartValidation } from './http/validation.js';
 import { JobRunner } from './jobs/runner.js';
 import { registerJobRoutes } from './jobs/routes.js';
 import { Tools } from './tools/locate.js';
@@ -73,7 +74,9 @@ export async function buildService(config: Config, opts: BuildOptions = {}): Pro
       void (reply as FastifyReply).status(400).send({ error: { code: 'bad_url', message: err.message } });
     },
     bodyLimit: 32 * 1024 * 1024,
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', allErrors: false }, plugins: [addFormats as never] },
+    ajv: { customOptions: { removeAdditional: false, allErrors: false, strictNumbers: true }, plugins: [addFormats as never] },
+    // Bodies are validated exactly as sent; query strings, path parameters and headers are converted (http/validation.ts).
+    schemaController: perPartValidation(),
     // Idle keep-alive connections are closed at once on shutdown; busy ones get SHUTDOWN_GRACE_MS to finish.
     forceCloseConnections: 'idle',
     return503OnClosing: true,
