@@ -70,6 +70,10 @@ export class BoardStore {
     return this.db.prepare('SELECT id, name, connected_folder, created_at, updated_at FROM boards WHERE id = ?').get(id) as Board | undefined;
   }
 
+  connectedFolders(): string[] {
+    return (this.db.prepare('SELECT DISTINCT connected_folder AS f FROM boards WHERE connected_folder IS NOT NULL').all() as { f: string }[]).map((r) => r.f);
+  }
+
   insertBoard(b: Board): void {
     this.db
       .prepare('INSERT INTO boards (id, name, connected_folder, created_at, updated_at) VALUES (@id, @name, @connected_folder, @created_at, @updated_at)')
