@@ -52,6 +52,22 @@ describe('files named by requests stay inside the media root (symlinks included)
     assert.equal((await fsp.readdir(boardDir)).length, before);
   });
 
+  it('derived files (thumbnails) are never written through a folder that links out', async () => {
+    const other = await s.createBoard('Thumbs');
+    const foreign = path.join(outside, 'thumbs');
+    await fsp.mkdir(foreign);
+    await fsp.mkdir(path.join(s.dataDir, 'media', 'thumbs'), { recursive: true });
+    await fsp.symlink(foreign, path.join(s.dataDir, 'media', 'thumbs', other));
+    const up = await s.upload(other, await makeImage(path.join(outside, 'thumbed.png'), { width: 32, height: 32 }), { addToBoard: true });
+    assert.equal(up.status, 200, up.text);
+    const probed = await eventually(async () => {
+      const el = (await s.api('GET', `/api/moodboards/${other}/elements/${up.body.element.id}`)).body;
+      return el.data.probe_status !== 'pending' ? el : undefined;
+    });
+    assert.equal(probed.data.thumbnail_url, undefined);
+    assert.deepEqual(await fsp.readdir(foreign), [], 'nothing was written outside');
+  });
+
   it('the terminal bridge neither types nor sends a linked file', async () => {
     assert.equal((await s.api('POST', '/api/terminal-bridge/session', { session_id: 'pty-links', board_id: board, enabled: true })).status, 200);
     assert.equal((await s.api('POST', '/api/terminal-bridge/chat', { chat_id: 9, enabled: true })).status, 200);
