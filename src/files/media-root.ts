@@ -57,7 +57,8 @@ export async function readInside(base: string, segments: string[]): Promise<Buff
  */
 export async function folderInside(base: string, segments: string[]): Promise<string> {
   const dir = path.join(base, ...segments);
-  await fsp.mkdir(dir, { recursive: true });
+  // A dangling link in the way makes mkdir fail; the check below then refuses it.
+  await fsp.mkdir(dir, { recursive: true }).catch(() => undefined);
   const real = await resolveInside(base, segments);
   if (!real || !(await fsp.stat(real)).isDirectory()) throw new ApiError(409, 'unsafe_folder', `${dir} leads outside ${base}`);
   return real;
