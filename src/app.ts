@@ -8,11 +8,12 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.js';
 import type { App, AppContext } from './context.js';
 import { openDatabase } from './db/database.js';
-import { TEMP_PREFIX } from './files/atomic.js';
+import { isTempName } from './files/atomic.js';
 import { MediaRoot } from './files/media-root.js';
 import { installErrorHandling } from './http/errors.js';
 import { installGuard } from './http/guard.js';
 import { installJsonParser } from './http/json-body.js';
+import { perPartValidation } from './http/validation.js';
 import { JobRunner } from './jobs/runner.js';
 import { registerJobRoutes } from './jobs/routes.js';
 import { Tools } from './tools/locate.js';
@@ -36,13 +37,17 @@ export interface Service {
   close(): Promise<void>;
 }
 
-/** Temp files left by a crash (a write that never reached its rename) are removed at start. */
-async function removeStaleTemps(dir: string): Promise<void> {
+/**
+ * Temp files left by a crash (a write that never reached its rename) are removed at start. Links are not followed
+ * (a Dirent of a link is neither a directory nor a file here).
+ */
+async function removeStaleTemps(dir: string, recursive: boolean): Promise<void> {
   const entries = await fsp.readdir(dir, { withFileTypes: true }).catch(() => []);
   for (const e of entries) {
     const full = path.join(dir, e.name);
-    if (e.isDirectory()) await removeStaleTemps(full);
-    else if (e.name.startsWith(TEMP_PREFIX)) await fsp.rm(full, { force: true });
+    if (e.isDirectory()) {
+      if (recursive) await removeStaleTemps(full, true);
+    } else if (e.isFile() && isTempName(e.name)) await fsp.rm(full, { force: true });
   }
 }
 
@@ -73,7 +78,9 @@ export async function buildService(config: Config, opts: BuildOptions = {}): Pro
       void (reply as FastifyReply).status(400).send({ error: { code: 'bad_url', message: err.message } });
     },
     bodyLimit: 32 * 1024 * 1024,
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', allErrors: false }, plugins: [addFormats as never] },
+    ajv: { customOptions: { removeAdditional: false, allErrors: false, strictNumbers: true }, plugins: [addFormats as never] },
+    // Bodies are validated exactly as sent; query strings, path parameters and headers are converted (http/validation.ts).
+    schemaController: perPartValidation(),
     // Idle keep-alive connections are closed at once on shutdown; busy ones get SHUTDOWN_GRACE_MS to finish.
     forceCloseConnections: 'idle',
     return503OnClosing: true,
@@ -84,7 +91,10 @@ export async function buildService(config: Config, opts: BuildOptions = {}): Pro
   const boards = new BoardService(db, config.dataDir, events, app.log);
   const media = new MediaRoot(config.dataDir, (id) => boards.folderOf(id));
   boards.attachMedia(media);
-  await removeStaleTemps(media.root);
+  // Every folder the service writes into: all of DATA_DIR (media, card versions, sounds, ...) and, only at their top
+  // (where the service writes), the boards' connected folders.
+  await removeStaleTemps(config.dataDir, true);
+  for (const folder of boards.connectedFolders()) await removeStaleTemps(folder, false);
   const tools = new Tools(config.env);
   const jobs = new JobRunner(db, config.jobConcurrency, app.log);
   const prober = new MediaProber(boards, media, tools, events, app.log);

@@ -2,8 +2,8 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import sharp from 'sharp';
 import type { FastifyBaseLogger } from 'fastify';
-import type { MediaRoot } from '../files/media-root.js';
 import { tempPathIn } from '../files/atomic.js';
+import { folderInside, type MediaRoot } from '../files/media-root.js';
 import { runFfmpeg } from '../tools/ffmpeg.js';
 import { probe } from '../tools/ffprobe.js';
 import type { Tools } from '../tools/locate.js';
@@ -74,9 +74,10 @@ export class MediaProber {
     }
   }
 
-  private thumbTarget(element: Element): { file: string; url: string } {
-    const rel = path.join('thumbs', element.board_id, `${element.id}.jpg`);
-    return { file: path.join(this.media.root, rel), url: this.media.rootUrl(rel) };
+  /** Where an element's thumbnail goes; its folder is created, and must stay inside the media root (links included). */
+  private async thumbTarget(element: Element): Promise<{ file: string; url: string }> {
+    const dir = await folderInside(this.media.root, ['thumbs', element.board_id]);
+    return { file: path.join(dir, `${element.id}.jpg`), url: this.media.rootUrl(path.join('thumbs', element.board_id, `${element.id}.jpg`)) };
   }
 
   private async probeImage(file: string, element: Element): Promise<Record<string, unknown>> {
@@ -84,8 +85,7 @@ export class MediaProber {
     if (!meta.width || !meta.height) throw new Error('not a readable image');
     // EXIF orientations 5-8 swap width and height when displayed.
     const swap = (meta.orientation ?? 1) >= 5;
-    const thumb = this.thumbTarget(element);
-    await fsp.mkdir(path.dirname(thumb.file), { recursive: true });
+    const thumb = await this.thumbTarget(element);
     const temp = tempPathIn(path.dirname(thumb.file), path.basename(thumb.file));
     await sharp(file).rotate().resize(THUMB_SIZE, THUMB_SIZE, { fit: 'inside', withoutEnlargement: true }).jpeg({ quality: 80 }).toFile(temp);
     await fsp.rename(temp, thumb.file);
@@ -109,8 +109,7 @@ export class MediaProber {
     };
     if (info.video) {
       Object.assign(facts, { width: info.video.width, height: info.video.height, codec: info.video.codec, fps: info.video.fps });
-      const thumb = this.thumbTarget(element);
-      await fsp.mkdir(path.dirname(thumb.file), { recursive: true });
+      const thumb = await this.thumbTarget(element);
       const temp = tempPathIn(path.dirname(thumb.file), path.basename(thumb.file));
       const at = Math.min(1, (info.duration ?? 0) / 2);
       try {

@@ -70,6 +70,11 @@ export class BoardService {
     return this.store.listBoards();
   }
 
+  /** Every connected folder of a board (the service writes into them, so start-up cleans them too). */
+  connectedFolders(): string[] {
+    return this.store.connectedFolders();
+  }
+
   requireBoard(id: string): Board {
     const board = this.store.getBoard(id);
     if (!board) throw notFound(`Board ${id} not found`);

@@ -31,7 +31,21 @@ interface ElementRow extends Omit<Element, 'data'> {
   data: string;
 }
 
-const toElement = (r: ElementRow): Element => ({ ...r, data: JSON.parse(r.data) as Record<string, unknown> });
+/**
+ * Position and size as numbers an answer can carry. Requests can no longer store Infinity (bodies are validated as
+ * sent), but a database written by older code may hold it in these REAL columns: such a value reads as the field's
+ * default (0, or null for a size) instead of making every answer about the board fail; the next write stores it.
+ */
+const finiteOr = <T,>(v: number | null, fallback: T): number | T => (typeof v === 'number' && Number.isFinite(v) ? v : fallback);
+
+const toElement = (r: ElementRow): Element => ({
+  ...r,
+  x: finiteOr(r.x, 0),
+  y: finiteOr(r.y, 0),
+  width: finiteOr(r.width, null),
+  height: finiteOr(r.height, null),
+  data: JSON.parse(r.data) as Record<string, unknown>,
+});
 
 /** SQL for boards and elements. */
 export class BoardStore {
@@ -54,6 +68,10 @@ export class BoardStore {
 
   getBoard(id: string): Board | undefined {
     return this.db.prepare('SELECT id, name, connected_folder, created_at, updated_at FROM boards WHERE id = ?').get(id) as Board | undefined;
+  }
+
+  connectedFolders(): string[] {
+    return (this.db.prepare('SELECT DISTINCT connected_folder AS f FROM boards WHERE connected_folder IS NOT NULL').all() as { f: string }[]).map((r) => r.f);
   }
 
   insertBoard(b: Board): void {

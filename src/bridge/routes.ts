@@ -16,12 +16,16 @@ const BotId = Type.String({
   pattern: '^[A-Za-z0-9_.-]{1,64}$',
   description: 'which bot; letters, digits, `_`, `.`, `-`, at most 64; default `default`',
 });
+/** Telegram chat ids have at most 52 significant bits (negative for groups and channels): any safe integer. */
+const ChatId = Type.Integer({ minimum: Number.MIN_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER });
 const BotQuery = Type.Object({ bot_id: Type.Optional(BotId) });
 const PollQuery = Type.Object({
   bot_id: Type.Optional(BotId),
   wait: Type.Optional(
     Type.Number({
       minimum: 0,
+      // Above MAX_WAIT_SECONDS a wait only counts as that; the bound keeps the number a sane one.
+      maximum: 86_400,
       description: `seconds to wait for an item (long poll); default ${DEFAULT_WAIT_SECONDS}, values above ${MAX_WAIT_SECONDS} count as ${MAX_WAIT_SECONDS}, 0 answers at once`,
     }),
   ),
@@ -116,7 +120,7 @@ export const registerBridge: Feature = (app: App, ctx: AppContext) => {
         description: 'Linking needs `chat_id`. Unlinking drains the bot’s queues; an unlink naming another chat than the linked one changes nothing.',
         querystring: BotQuery,
         body: Type.Object(
-          { chat_id: Type.Optional(Type.Integer()), enabled: Type.Boolean(), bot_id: Type.Optional(BotId) },
+          { chat_id: Type.Optional(ChatId), enabled: Type.Boolean(), bot_id: Type.Optional(BotId) },
           { additionalProperties: false },
         ),
         response: { 200: ChatStatusSchema, ...errorResponses },

@@ -46,7 +46,14 @@ export class BridgeStore {
   }
 
   chats(): ChatRow[] {
-    return this.db.prepare('SELECT bot_id, chat_id FROM bridge_chats').all() as ChatRow[];
+    // A chat id that is not a safe integer (Infinity, stored by older code that converted "Infinity") names no chat:
+    // such a link is ignored, as if unlinked, rather than making every status answer of its bot fail.
+    return this.db
+      .prepare(
+        `SELECT bot_id, chat_id FROM bridge_chats
+         WHERE typeof(chat_id) = 'integer' AND chat_id BETWEEN -9007199254740991 AND 9007199254740991`,
+      )
+      .all() as ChatRow[];
   }
 
   saveSession(row: SessionRow, at: string): void {

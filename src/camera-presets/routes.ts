@@ -8,7 +8,7 @@ const Keyframe = Type.Object({
   easing: Type.Optional(Type.Enum(PRESET_EASINGS, { description: 'shapes the segment starting at this key; Linear when left out' })),
   properties: Type.Record(Type.String(), Type.String(), { description: 'camera property -> value as a string' }),
 });
-const Base = Type.Record(Type.String(), Type.Number(), { description: 'un-keyframed camera settings, e.g. camDofEnabled, camAperture' });
+const Base = Type.Record(Type.String(), Type.Number({ minimum: -1e9, maximum: 1e9 }), { description: 'un-keyframed camera settings, e.g. camDofEnabled, camAperture' });
 
 const Preset = Type.Object({
   id: Type.String(),

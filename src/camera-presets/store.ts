@@ -2,6 +2,8 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import { replaceFileAtomic } from '../files/atomic.js';
+import { folderInside, readInside, resolveInside } from '../files/media-root.js';
+import { parseJson } from '../http/json-body.js';
 import { badRequest, notFound } from '../http/errors.js';
 import { newId, nowIso } from '../ids.js';
 
@@ -51,30 +53,32 @@ export const PRESET_ID = /^(?!(?:con|prn|aux|nul|com\d|lpt\d)$)[A-Za-z0-9][A-Za-
  * `video-presets/`), each written atomically. Files that do not parse are skipped by the list, not fatal.
  */
 export class CameraPresetStore {
-  readonly dir: string;
+  /** Below the media root; every read, write and delete checks that the file stays inside it, links included. */
+  private static readonly FOLDER = 'camera-presets';
 
   constructor(
-    mediaRoot: string,
+    private readonly mediaRoot: string,
     private readonly log: FastifyBaseLogger,
-  ) {
-    this.dir = path.join(mediaRoot, 'camera-presets');
-  }
+  ) {}
 
-  private file(id: string): string {
+  private fileName(id: string): string {
     if (!PRESET_ID.test(id)) throw badRequest('id must be 1-64 letters, digits, "-" or "_"', { field: 'id' });
-    return path.join(this.dir, `${id}.json`);
+    return `${id}.json`;
   }
 
-  private async read(file: string): Promise<CameraPreset | undefined> {
+  /** The preset in `name`; undefined when missing, outside the media root, unreadable or not a preset. */
+  private async read(name: string): Promise<CameraPreset | undefined> {
+    const content = await readInside(this.mediaRoot, [CameraPresetStore.FOLDER, name]);
+    if (content === undefined) return undefined;
     let parsed: unknown;
     try {
-      parsed = JSON.parse(await fsp.readFile(file, 'utf8'));
+      parsed = parseJson(content.toString('utf8'), name);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.log.warn({ err, file }, 'unreadable camera preset skipped');
+      this.log.warn({ err, file: name }, 'unreadable camera preset skipped');
       return undefined;
     }
-    if (!isPreset(parsed, path.basename(file, '.json'))) {
-      this.log.warn({ file }, 'camera preset file without the fields of a preset skipped');
+    if (!isPreset(parsed, path.basename(name, '.json'))) {
+      this.log.warn({ file: name }, 'camera preset file without the fields of a preset skipped');
       return undefined;
     }
     return parsed;
@@ -82,8 +86,9 @@ export class CameraPresetStore {
 
   /** Every preset, most recently updated first. */
   async list(): Promise<CameraPreset[]> {
-    const names = await fsp.readdir(this.dir).catch(() => [] as string[]);
-    const presets = await Promise.all(names.filter((n) => n.endsWith('.json') && PRESET_ID.test(n.slice(0, -5))).map((n) => this.read(path.join(this.dir, n))));
+    const dir = await resolveInside(this.mediaRoot, [CameraPresetStore.FOLDER]);
+    const names = dir ? await fsp.readdir(dir).catch(() => [] as string[]) : [];
+    const presets = await Promise.all(names.filter((n) => n.endsWith('.json') && PRESET_ID.test(n.slice(0, -5))).map((n) => this.read(n)));
     return presets
       .filter((p): p is CameraPreset => !!p)
       .sort((a, b) => (a.updated_at === b.updated_at ? a.id.localeCompare(b.id) : a.updated_at < b.updated_at ? 1 : -1));
@@ -100,8 +105,8 @@ export class CameraPresetStore {
       throw badRequest('A camera preset needs keyframes or base', { field: 'keyframes' });
     }
     const id = input.id ?? newId('cam_');
-    const file = this.file(id);
-    const previous = input.id ? await this.read(file) : undefined;
+    const name = this.fileName(id);
+    const previous = input.id ? await this.read(name) : undefined;
     let updated = nowIso();
     if (previous && updated <= previous.updated_at) updated = new Date(Date.parse(previous.updated_at) + 1).toISOString();
     const preset: CameraPreset = {
@@ -114,14 +119,15 @@ export class CameraPresetStore {
       updated_at: updated,
     };
     if (!preset.name) throw badRequest('name must not be empty', { field: 'name' });
-    await replaceFileAtomic(file, JSON.stringify(preset, null, 2));
+    await replaceFileAtomic(path.join(await folderInside(this.mediaRoot, [CameraPresetStore.FOLDER]), name), JSON.stringify(preset, null, 2));
     return { preset, created: !previous };
   }
 
   async delete(id: string): Promise<void> {
-    if (!PRESET_ID.test(id)) throw notFound(`Camera preset ${id} not found`);
+    const dir = await resolveInside(this.mediaRoot, [CameraPresetStore.FOLDER]);
+    if (!PRESET_ID.test(id) || !dir) throw notFound(`Camera preset ${id} not found`);
     try {
-      await fsp.unlink(this.file(id));
+      await fsp.unlink(path.join(dir, this.fileName(id)));
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw notFound(`Camera preset ${id} not found`);
       throw err;

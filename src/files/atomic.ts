@@ -7,11 +7,14 @@ import type { Readable } from 'node:stream';
 import { numberedName } from './names.js';
 
 /** Temp files start with this, so listings and cleanup can tell them from users' files. */
-export const TEMP_PREFIX = '.tmp-';
+const TEMP_PREFIX = '.tmp-';
 
 export function tempPathIn(dir: string, filename: string): string {
   return path.join(dir, `${TEMP_PREFIX}${crypto.randomBytes(6).toString('hex')}-${filename}`);
 }
+
+/** Names tempPathIn makes, exactly: cleanup in a user's connected folder must never take a file of theirs. */
+export const isTempName = (name: string): boolean => /^\.tmp-[0-9a-f]{12}-/.test(name);
 
 /**
  * Moves a finished temp file to `dir/filename`, or `filename (n)` when that name is taken, never replacing an

@@ -15,6 +15,55 @@ export interface ResolvedMedia {
   mtime: Date;
 }
 
+const isInside = (real: string, realBase: string) => real.startsWith(realBase + path.sep);
+
+/**
+ * The real path of `segments` under `base` when something exists there and, with every symlink resolved, still lies
+ * inside `base`; undefined otherwise (missing, or a link that leads out). Every read of a file the service finds by a
+ * name from a request or a record (media, card files and versions, presets) goes through here.
+ */
+export async function resolveInside(base: string, segments: string[]): Promise<string | undefined> {
+  try {
+    const [real, realBase] = await Promise.all([fsp.realpath(path.join(base, ...segments)), fsp.realpath(base)]);
+    return isInside(real, realBase) ? real : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Reads a regular file inside `base` (see resolveInside); undefined when it is missing, not a file, or outside.
+ * The resolved path is opened with O_NOFOLLOW, so a file swapped for a link after the check is not followed.
+ */
+export async function readInside(base: string, segments: string[]): Promise<Buffer | undefined> {
+  const real = await resolveInside(base, segments);
+  if (!real) return undefined;
+  let handle: fsp.FileHandle;
+  try {
+    handle = await fsp.open(real, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0));
+  } catch {
+    return undefined;
+  }
+  try {
+    return (await handle.stat()).isFile() ? await handle.readFile() : undefined;
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Creates the folder `segments` under `base` if needed and returns its real path, provided it lies inside `base`
+ * (a folder replaced by a link that leads out is refused): writes and deletes by name happen only in such folders.
+ */
+export async function folderInside(base: string, segments: string[]): Promise<string> {
+  const dir = path.join(base, ...segments);
+  // A dangling link in the way makes mkdir fail; the check below then refuses it.
+  await fsp.mkdir(dir, { recursive: true }).catch(() => undefined);
+  const real = await resolveInside(base, segments);
+  if (!real || !(await fsp.stat(real)).isDirectory()) throw new ApiError(409, 'unsafe_folder', `${dir} leads outside ${base}`);
+  return real;
+}
+
 /**
  * The media root (`DATA_DIR/media`) and the mapping between `/media/...` URLs and files. Board folders are
  * `media/admin/<board_id>/` unless the board has a connected folder; `boardFolder` tells which (undefined: no board).
@@ -104,18 +153,18 @@ export class MediaRoot {
   /** Resolves a `/media/...` URL to an existing regular file inside its base folder, or throws 400/404. */
   async resolveUrl(url: string): Promise<ResolvedMedia> {
     const { base, segments, boardId } = this.locate(url);
-    const candidate = path.join(base, ...segments);
-    let real: string;
-    let realBase: string;
-    try {
-      [real, realBase] = await Promise.all([fsp.realpath(candidate), fsp.realpath(base)]);
-    } catch {
-      throw notFound(`No media file at ${url.split('?')[0]}`);
-    }
-    if (!real.startsWith(realBase + path.sep)) throw notFound(`No media file at ${url.split('?')[0]}`);
-    const stat = await fsp.stat(real);
-    if (!stat.isFile()) throw notFound(`No media file at ${url.split('?')[0]}`);
+    const real = await resolveInside(base, segments);
+    const stat = real ? await fsp.stat(real).catch(() => undefined) : undefined;
+    if (!real || !stat?.isFile()) throw notFound(`No media file at ${url.split('?')[0]}`);
     return { path: real, boardId, relative: segments.join('/'), size: stat.size, mtime: stat.mtime };
+  }
+
+  /** The content of the file a `/media/...` URL names (resolveUrl's checks; the file is read without following a link). */
+  async readUrl(url: string): Promise<Buffer> {
+    const { path: real } = await this.resolveUrl(url);
+    const content = await readInside(path.dirname(real), [path.basename(real)]);
+    if (content === undefined) throw notFound(`No media file at ${url.split('?')[0]}`);
+    return content;
   }
 
   /** Like resolveUrl, but a missing file is a 400 naming the field (for request bodies that reference media). */

@@ -4,6 +4,7 @@ import type { AppContext } from '../context.js';
 import type { ElementInitializer } from '../boards/service.js';
 import type { Element } from '../boards/types.js';
 import { replaceFileAtomic, writeNewFile } from '../files/atomic.js';
+import { folderInside, readInside, resolveInside } from '../files/media-root.js';
 import { filenameFromTitle } from '../files/names.js';
 import { ApiError, badRequest, notFound } from '../http/errors.js';
 import { KeyedQueue } from './keyed-queue.js';
@@ -84,9 +85,13 @@ export class CardHtml {
   changed(boardId: string, elementId: string): Promise<HtmlWriteResult> {
     return this.queue.run(elementId, async () => {
       const card = await this.card(boardId, elementId);
-      const html = await fsp.readFile(card.file, 'utf8').catch(() => {
-        throw notFound(`The backing file of card ${elementId} (${card.url}) is missing`);
-      });
+      // Read through the media root: a backing file replaced by a link that leads out of the board reads as missing.
+      const html = await this.ctx.media.readUrl(card.url).then(
+        (b) => b.toString('utf8'),
+        () => {
+          throw notFound(`The backing file of card ${elementId} (${card.url}) is missing or not inside its board folder`);
+        },
+      );
       const next = (await this.highest(elementId, card.version)) + 1;
       await this.saveSnapshot(elementId, next, html);
       return this.record(card, next);
@@ -97,7 +102,8 @@ export class CardHtml {
     const card = await this.card(boardId, elementId);
     const versions: HtmlVersionInfo[] = [];
     for (const n of await this.snapshotNumbers(elementId)) {
-      const st = await fsp.stat(this.snapshotPath(elementId, n)).catch(() => undefined);
+      const file = await resolveInside(this.versionsRoot, this.snapshotSegments(elementId, n));
+      const st = file ? await fsp.stat(file).catch(() => undefined) : undefined;
       if (st) versions.push({ version: n, size: st.size, created_at: st.mtime.toISOString(), current: n === card.version });
     }
     return { htmlUrl: card.url, htmlVersion: card.version, versions };
@@ -169,30 +175,30 @@ export class CardHtml {
   }
 
   private async ensureSnapshot(card: Card): Promise<void> {
-    const target = this.snapshotPath(card.element.id, card.version);
-    if (await exists(target)) return;
-    const html = await fsp.readFile(card.file, 'utf8').catch(() => undefined);
-    if (html !== undefined) await this.saveSnapshot(card.element.id, card.version, html);
+    if (await resolveInside(this.versionsRoot, this.snapshotSegments(card.element.id, card.version))) return;
+    const html = await this.ctx.media.readUrl(card.url).catch(() => undefined);
+    if (html !== undefined) await this.saveSnapshot(card.element.id, card.version, html.toString('utf8'));
   }
 
-  private snapshotPath(elementId: string, version: number): string {
-    return path.join(this.versionsRoot, elementId, `${version}.html`);
+  /** Where a version's copy lives under versionsRoot; every read and write checks it stays there (links included). */
+  private snapshotSegments(elementId: string, version: number): string[] {
+    return [elementId, `${version}.html`];
   }
 
   private async saveSnapshot(elementId: string, version: number, html: string): Promise<void> {
-    await replaceFileAtomic(this.snapshotPath(elementId, version), html);
+    const dir = await folderInside(this.versionsRoot, [elementId]);
+    await replaceFileAtomic(path.join(dir, `${version}.html`), html);
   }
 
   private async readSnapshot(elementId: string, version: number): Promise<string> {
-    try {
-      return await fsp.readFile(this.snapshotPath(elementId, version), 'utf8');
-    } catch {
-      throw notFound(`Card ${elementId} has no version ${version}`);
-    }
+    const html = await readInside(this.versionsRoot, this.snapshotSegments(elementId, version));
+    if (html === undefined) throw notFound(`Card ${elementId} has no version ${version}`);
+    return html.toString('utf8');
   }
 
   private async snapshotNumbers(elementId: string): Promise<number[]> {
-    const names = await fsp.readdir(path.join(this.versionsRoot, elementId)).catch(() => [] as string[]);
+    const dir = await resolveInside(this.versionsRoot, [elementId]);
+    const names = dir ? await fsp.readdir(dir).catch(() => [] as string[]) : [];
     return names
       .map((n) => /^(\d+)\.html$/.exec(n)?.[1])
       .filter((n): n is string => n !== undefined)
@@ -205,13 +211,6 @@ export class CardHtml {
     const numbers = await this.snapshotNumbers(elementId);
     return Math.max(recorded, numbers.at(-1) ?? 0);
   }
-}
-
-async function exists(file: string): Promise<boolean> {
-  return fsp.access(file).then(
-    () => true,
-    () => false,
-  );
 }
 
 const services = new WeakMap<AppContext, CardHtml>();

@@ -4,6 +4,7 @@ import sharp from 'sharp';
 import type { AppContext } from '../context.js';
 import type { Element } from '../boards/types.js';
 import { commitUnique, tempPathIn, writeNewFile } from '../files/atomic.js';
+import { folderInside } from '../files/media-root.js';
 import { filenameFromTitle } from '../files/names.js';
 import { ApiError } from '../http/errors.js';
 import { browserPool } from '../tools/browser.js';
@@ -136,8 +137,7 @@ export class HtmlRenderer {
     this.ctx.boards.requireBoard(req.boardId);
     const dir = await this.ctx.media.boardDir(req.boardId);
     const filename = filenameFromTitle(req.title, 'HTML render', req.format);
-    const sideDir = path.join(this.ctx.media.root, SIDE_FILES, req.boardId);
-    await fsp.mkdir(sideDir, { recursive: true });
+    const sideDir = await folderInside(this.ctx.media.root, [SIDE_FILES, req.boardId]);
     const temp = tempPathIn(dir, filename);
     const wantProxy = req.height > RENDER_LIMITS.proxyHeight;
     const proxyTemp = wantProxy ? tempPathIn(sideDir, 'proxy.mp4') : undefined;

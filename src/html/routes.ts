@@ -38,7 +38,7 @@ const RenderFrameBody = Type.Object(
     width: Type.Optional(Width),
     height: Type.Optional(Height),
     fps: Type.Optional(Fps),
-    frame: Type.Optional(Type.Integer({ minimum: 0, description: 'frame index; the page shows t = frame / fps seconds. Default 0' })),
+    frame: Type.Optional(Type.Integer({ minimum: 0, maximum: L.maxFps * L.maxDurationSeconds, description: 'frame index; the page shows t = frame / fps seconds. Default 0' })),
     duration: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: L.maxDurationSeconds, description: 'when given, frame must lie inside it' })),
     title: Type.Optional(Title),
     board_id: BoardId,
@@ -70,7 +70,7 @@ const CardParams = Type.Object({ board_id: Type.String({ minLength: 1, maxLength
 const VersionParams = Type.Object({
   board_id: Type.String({ minLength: 1, maxLength: 64 }),
   element_id: Type.String({ minLength: 1, maxLength: 64 }),
-  n: Type.Integer({ minimum: 1 }),
+  n: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
 });
 
 const WriteResponse = Type.Object({ htmlUrl: Type.String(), htmlVersion: Type.Integer(), element: ElementSchema });

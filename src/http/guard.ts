@@ -13,6 +13,20 @@ function tokenMatches(expected: string, given: string | undefined): boolean {
   return crypto.timingSafeEqual(a, b);
 }
 
+/**
+ * The origin a Referer names (`app://board/x` -> `app://board`: URL gives "null" for schemes it does not know);
+ * undefined when it is not a URL, which no browser sends.
+ */
+function refererOrigin(referer: string | undefined): string | undefined {
+  if (!referer) return undefined;
+  try {
+    const url = new URL(referer);
+    return url.origin !== 'null' ? url.origin : `${url.protocol}//${url.host}`;
+  } catch {
+    return undefined;
+  }
+}
+
 function bearer(req: FastifyRequest): string | undefined {
   const h = req.headers.authorization;
   const m = h ? /^Bearer\s+(.+)$/i.exec(h) : null;
@@ -24,7 +38,8 @@ function bearer(req: FastifyRequest): string | undefined {
  * 1. Host must be a loopback name or address (defeats DNS rebinding), unless a token protects a network bind.
  * 2. A request that carries an Origin must come from this service itself or from ALLOWED_ORIGINS: a web page in the
  *    user's browser cannot upload, read boards or type into the terminal. `null` is foreign unless listed. A request a
- *    browser marks cross-site (Sec-Fetch-Site) without such an Origin is refused too, except for embeddable /media.
+ *    browser marks cross-site (Sec-Fetch-Site), or whose Referer names a foreign page, without such an Origin is
+ *    refused too, except for embeddable /media.
  * 3. With API_TOKEN set, every request needs `Authorization: Bearer <token>` (`/media` also takes `?token=`).
  * Allowed origins get CORS headers and their preflights are answered here.
  */
@@ -45,7 +60,11 @@ export function installGuard(app: FastifyInstance, config: Config): void {
     // request must not reach the API (a GET on a bridge queue would consume its items); /media stays embeddable, since
     // a foreign page can show a file but never read it.
     const site = req.headers['sec-fetch-site'];
-    if ((site === 'cross-site' || site === 'same-site') && !trusted && !req.url.startsWith('/media/')) {
+    // Older browsers send neither Origin nor Sec-Fetch-Site for an image tag or a link, but they name the page in
+    // Referer: a foreign one is treated like a cross-site mark.
+    const fromPage = origin === undefined ? refererOrigin(req.headers.referer) : undefined;
+    const foreignPage = fromPage !== undefined && fromPage !== refererOrigin(`http://${host}`) && !allowed.has(fromPage);
+    if ((site === 'cross-site' || site === 'same-site' || foreignPage) && !trusted && !req.url.startsWith('/media/')) {
       return deny(reply, 403, 'forbidden_origin', 'Cross-site requests are not allowed; add the calling origin to ALLOWED_ORIGINS');
     }
     if (origin !== undefined) {

@@ -4,23 +4,67 @@ import { ApiError } from './errors.js';
 /** Deeper documents are refused: no client sends them, and serialising them would overflow the stack. */
 export const MAX_JSON_DEPTH = 64;
 
-/** Depth of nested arrays/objects, walked without recursion. */
-export function jsonDepth(value: unknown): number {
-  let max = 0;
-  const stack: [unknown, number][] = [[value, 1]];
+type Segment = string | number;
+type Frame = [value: unknown, depth: number, path: Segment[] | undefined];
+
+/**
+ * Walks a parsed JSON value without recursion: its nesting depth (stops counting past MAX_JSON_DEPTH), and the path
+ * of the first number that is not finite (JSON.parse turns `1e400` into Infinity; stored, it comes back as null or
+ * breaks every answer that serialises it). Paths are built only when `withPaths` is set (the rare second pass).
+ */
+function walk(value: unknown, withPaths: boolean): { depth: number; nonFinite?: Segment[] } {
+  let depth = 0;
+  const stack: Frame[] = [[value, 1, withPaths ? [] : undefined]];
+  const child = (path: Segment[] | undefined, key: Segment) => (path ? [...path, key] : undefined);
   while (stack.length > 0) {
-    const [v, depth] = stack.pop()!;
+    const [v, d, at] = stack.pop()!;
+    if (typeof v === 'number') {
+      if (!Number.isFinite(v)) return { depth, nonFinite: at ?? [] };
+      continue;
+    }
     if (v === null || typeof v !== 'object') continue;
-    if (depth > max) max = depth;
-    if (max > MAX_JSON_DEPTH) return max;
-    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, depth + 1]);
+    if (d > depth) depth = d;
+    if (depth > MAX_JSON_DEPTH) return { depth };
+    if (Array.isArray(v)) v.forEach((item, i) => stack.push([item, d + 1, child(at, i)]));
+    else for (const [k, item] of Object.entries(v)) stack.push([item, d + 1, child(at, k)]);
   }
-  return max;
+  return { depth };
+}
+
+/** The path of the first non-finite number in a value (query strings and params after conversion), if any. */
+export function nonFinitePath(value: unknown): Segment[] | undefined {
+  return walk(value, false).nonFinite === undefined ? undefined : walk(value, true).nonFinite;
 }
 
 /**
- * Fastify's own JSON parser (prototype-poisoning protection included), plus a nesting limit, so that an absurdly
- * deep body is a 400 rather than a stack overflow later.
+ * What the service refuses in any JSON it parses (request bodies, multipart `data` fields, files it reads back):
+ * nesting deeper than MAX_JSON_DEPTH (400 `too_deep`) and non-finite numbers (400 `invalid_request` naming the field).
+ * `where` prefixes the field name, as in validation errors (`body`, `data`).
+ */
+export function checkJson(value: unknown, where: string): ApiError | undefined {
+  const first = walk(value, false);
+  if (first.depth > MAX_JSON_DEPTH) return new ApiError(400, 'too_deep', `JSON nesting deeper than ${MAX_JSON_DEPTH} levels is not accepted`);
+  if (first.nonFinite === undefined) return undefined;
+  const field = [where, ...(walk(value, true).nonFinite ?? [])].join('.');
+  return new ApiError(400, 'invalid_request', `${field} must be a finite number`, [{ field, message: 'must be a finite number' }]);
+}
+
+/** JSON.parse with the limits of checkJson, for JSON that does not arrive as a request body. */
+export function parseJson(text: string, where: string): unknown {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new ApiError(400, 'malformed_json', `${where} is not valid JSON`);
+  }
+  const problem = checkJson(value, where);
+  if (problem) throw problem;
+  return value;
+}
+
+/**
+ * Fastify's own JSON parser (prototype-poisoning protection included), plus checkJson, so that an absurdly deep
+ * body is a 400 rather than a stack overflow later and `1e400` never reaches a handler as Infinity.
  */
 export function installJsonParser(app: FastifyInstance): void {
   const parse = app.getDefaultJsonParser('error', 'error');
@@ -28,9 +72,8 @@ export function installJsonParser(app: FastifyInstance): void {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     parse(req, body as string, (err, value) => {
       if (err) return done(err, undefined);
-      if (jsonDepth(value) > MAX_JSON_DEPTH) {
-        return done(new ApiError(400, 'too_deep', `JSON nesting deeper than ${MAX_JSON_DEPTH} levels is not accepted`), undefined);
-      }
+      const problem = checkJson(value, 'body');
+      if (problem) return done(problem, undefined);
       done(null, value);
     });
   });

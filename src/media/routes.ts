@@ -16,6 +16,8 @@ import { trimMedia } from './trim.js';
 
 const Id = Type.String({ minLength: 1, maxLength: 64 });
 const ElementRef = { board_id: Id, element_id: Id };
+/** A time in a media file: a week is far beyond any file the service handles, and keeps the number finite. */
+const MAX_MEDIA_SECONDS = 7 * 24 * 3600;
 const Async = Type.Optional(Type.Boolean({ description: 'answer at once with a job to poll at GET /api/jobs/{job_id}' }));
 
 const NewElement = Type.Object(
@@ -144,7 +146,7 @@ export const registerMedia: Feature = (app: App, appCtx: AppContext) => {
         tags,
         summary: 'Frame-accurate cut of a video or audio element into a new element',
         body: Type.Object(
-          { ...ElementRef, start_seconds: Type.Number({ minimum: 0 }), end_seconds: Type.Number({ exclusiveMinimum: 0 }) },
+          { ...ElementRef, start_seconds: Type.Number({ minimum: 0, maximum: MAX_MEDIA_SECONDS }), end_seconds: Type.Number({ exclusiveMinimum: 0, maximum: MAX_MEDIA_SECONDS }) },
           { additionalProperties: false },
         ),
         response: { 200: NewElement, ...mediaErrors },

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { replaceFileAtomic, TEMP_PREFIX } from '../files/atomic.js';
+import { replaceFileAtomic } from '../files/atomic.js';
 import { SOUNDS } from './catalog.js';
 import { durationOf, render, SAMPLE_RATE, type SoundSpec } from './synth.js';
 import { encodeWav } from './wav.js';
@@ -25,7 +25,6 @@ export interface SoundInfo {
 export class SoundLibrary {
   private readonly wavs = new Map<string, SoundWav>();
   private readonly files = new Map<string, Promise<string>>();
-  private cleaned: Promise<void> | undefined;
 
   constructor(readonly dir: string) {}
 
@@ -56,17 +55,10 @@ export class SoundLibrary {
   }
 
   private async write(spec: SoundSpec): Promise<string> {
-    await (this.cleaned ??= this.removeStaleTemps());
     const target = path.join(this.dir, `${spec.name}.wav`);
     const { bytes } = this.wav(spec);
     const existing = await fsp.readFile(target).catch(() => undefined);
     if (!existing?.equals(bytes)) await replaceFileAtomic(target, bytes);
     return target;
-  }
-
-  /** Temp files left by a crash in the middle of a write. */
-  private async removeStaleTemps(): Promise<void> {
-    const names = await fsp.readdir(this.dir).catch(() => [] as string[]);
-    await Promise.all(names.filter((n) => n.startsWith(TEMP_PREFIX)).map((n) => fsp.rm(path.join(this.dir, n), { force: true })));
   }
 }

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { Feature } from '../context.js';
-import { ApiError, errorResponses, notFound } from '../http/errors.js';
+import { errorResponses, notFound } from '../http/errors.js';
 import { findSound, SOUNDS } from './catalog.js';
 import { SoundService } from './service.js';
 
@@ -40,8 +40,6 @@ const SoundList = Type.Object({
     reason: Type.Optional(Type.String({ description: 'why no player is available' })),
   }),
 });
-
-const invalidSound = (message: string) => new ApiError(400, 'invalid_request', `body.sound ${message}`, [{ field: 'body.sound', message }]);
 
 export const registerSounds: Feature = (app, ctx) => {
   const sounds = new SoundService(ctx.config.dataDir, ctx.config.env, ctx.config.soundPlayerTimeoutMs, ctx.log);
@@ -83,11 +81,6 @@ export const registerSounds: Feature = (app, ctx) => {
         ...playSchema,
         summary: 'Play a notification sound on the host (queued; answers at once)',
         body: Type.Object({ sound: PlayName }, { additionalProperties: false }),
-      },
-      // The shared validator coerces scalars (5 -> "5", ["x"] -> "x"); a sound name must really be a string.
-      preValidation: async (req) => {
-        const sound = (req.body as { sound?: unknown } | null | undefined)?.sound;
-        if (sound !== undefined && typeof sound !== 'string') throw invalidSound('must be a string');
       },
     },
     async (req) => sounds.play(req.body.sound),

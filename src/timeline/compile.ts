@@ -246,13 +246,14 @@ export function compilePlan(plan: RenderPlan, inputs: Record<string, ClipInput>,
       const { w, h } = geometry.maskSize;
       // The opacity of each frame, computed once on a 2x2 gray frame and stretched to the layer (nearest: it is flat),
       // becomes the alpha of the still opaque layer. The mask runs a second longer: the 2018 alphamerge pairs frames
-      // in order and must not run out first; newer builds pair by timestamp.
+      // in order and must not run out first. Newer builds (5.1) pair by timestamp and repeat the layer's last frame
+      // while mask frames remain, so the merged layer is trimmed to the item's length: it ends with its item on both.
       const level = `clip(255*(${curveExpr(props.opacity, 'T')})/100,0,255)`;
       chains.push(`color=c=black:s=2x2:r=${rate}:d=${num(layer.duration + 1)},format=gray,geq=lum=${quote(level)},scale=${w}:${h}:flags=neighbor[m${k}]`);
       const head = [...filters.slice(0, geometry.opacityAt).filter((f) => f !== 'format=yuva420p'), 'format=yuva420p'];
       chains.push(`[${k}:v]setpts=PTS-STARTPTS,fps=${rate},${head.join(',')}[p${k}]`);
       const rest = filters.slice(geometry.opacityAt);
-      chains.push(`[p${k}][m${k}]alphamerge${rest.length ? ',' + rest.join(',') : ''},setpts=PTS+${num(layer.start)}/TB[v${k}]`);
+      chains.push(`[p${k}][m${k}]alphamerge,${['trim=duration=' + len, ...rest].join(',')},setpts=PTS+${num(layer.start)}/TB[v${k}]`);
     } else {
       if (opacity < 100) filters.splice(geometry.opacityAt, 0, `lut=y=val:u=val:v=val:a=val*${num(opacity / 100)}`);
       chains.push(`[${k}:v]setpts=PTS-STARTPTS,fps=${rate},${filters.join(',')},setpts=PTS+${num(layer.start)}/TB[v${k}]`);

@@ -37,7 +37,9 @@ export class ProjectService {
 
   private view(row: ProjectRow): Project {
     const data = migrateProjectData(JSON.parse(row.data) as ProjectData);
-    return { id: row.id, name: row.name, last_modified: row.last_modified, duration: timelineDuration(data), data };
+    const duration = timelineDuration(data);
+    // A row saved before saves were checked may end at Infinity: reported as the largest number, never a 500.
+    return { id: row.id, name: row.name, last_modified: row.last_modified, duration: Number.isFinite(duration) ? duration : Number.MAX_VALUE, data };
   }
 
   list(boardId: string): ProjectSummary[] {
@@ -79,6 +81,9 @@ export class ProjectService {
     const name = body.name === undefined ? current.name : body.name.trim();
     if (!name) throw badRequest('name must not be empty', { field: 'name' });
     const data = validateProjectData(body.data);
+    // Numbers are finite (the JSON parser refuses 1e400), but a start and a length near 1e308 add up to Infinity,
+    // which no answer could carry as the project's duration.
+    if (!Number.isFinite(timelineDuration(data))) throw badRequest('data: the timeline ends past any representable time', { field: 'data.channels' });
     this.store.replace(boardId, id, name, JSON.stringify(data), laterThan(current.last_modified));
     return this.get(boardId, id);
   }

@@ -120,7 +120,9 @@ export const registerTimeline: Feature = async (app, ctx) => {
     async (req, reply) => {
       const project = projects.get(req.params.id, req.params.pid);
       const settings = renderSettings(req.body ?? {});
-      if (timelineDuration(project.data) <= 0) throw badRequest('The project has no visible items to render');
+      const duration = timelineDuration(project.data);
+      if (duration <= 0) throw badRequest('The project has no visible items to render');
+      if (!Number.isFinite(duration)) throw badRequest('The project ends past any representable time');
       const params: RenderParams = {
         ...settings,
         boardId: req.params.id,

@@ -46,7 +46,9 @@ export function timelineDuration(data: ProjectData): number {
     if (!isVisible(channel)) return;
     for (const p of placeChannel(channel, c, clips)) end = Math.max(end, p.start + p.duration);
   });
-  return Math.round(end * 1000) / 1000;
+  // Rounded to the millisecond, unless the value is too large to scale (the sum itself can overflow to Infinity).
+  const rounded = Math.round(end * 1000) / 1000;
+  return Number.isFinite(rounded) ? rounded : end;
 }
 
 /** Where an item's scale and rotation pivot, as fractions of the item's frame. */

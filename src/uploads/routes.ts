@@ -9,6 +9,7 @@ import { moveIntoUnique, tempPathIn } from '../files/atomic.js';
 import { extensionForMime, kindOfFile } from '../files/media-types.js';
 import { sanitizeFilename } from '../files/names.js';
 import { ApiError, badRequest, ErrorBody, errorResponses } from '../http/errors.js';
+import { parseJson } from '../http/json-body.js';
 import { ElementSchema } from '../boards/types.js';
 
 const UploadResponse = Type.Object({
@@ -23,8 +24,9 @@ const MALFORMED_MULTIPART = /unexpected end of (form|multipart data)|boundary no
 function parseDataField(value: string): Record<string, unknown> {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(value);
-  } catch {
+    parsed = parseJson(value, 'data');
+  } catch (err) {
+    if (err instanceof ApiError && err.code !== 'malformed_json') throw err;
     throw badRequest('data must be a JSON object');
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw badRequest('data must be a JSON object');
@@ -85,12 +87,19 @@ export async function registerUploadRoutes(app: App, ctx: AppContext): Promise<v
           const ext = extensionForMime(upload.mimetype);
           if (ext) filename += `.${ext}`;
         }
-        const stored = await moveIntoUnique(upload.temp, await ctx.media.boardDir(board.id), filename);
+        const dir = await ctx.media.boardDir(board.id);
+        const stored = await moveIntoUnique(upload.temp, dir, filename);
         const url = ctx.media.urlFor(board.id, stored);
         if (fields.add_to_board === 'true' || fields.add_to_board === '1') {
           const kind = kindOfFile(stored, upload.mimetype);
-          const element = await ctx.boards.addElement(board.id, { type: kind, url, name: stored, data });
-          return { filename: stored, url, element };
+          try {
+            const element = await ctx.boards.addElement(board.id, { type: kind, url, name: stored, data });
+            return { filename: stored, url, element };
+          } catch (err) {
+            // Nothing is kept from a request that failed: the file was created by this request, under a new name.
+            await fsp.rm(path.join(dir, stored), { force: true });
+            throw err;
+          }
         }
         return { filename: stored, url };
       } catch (err) {
