@@ -22,6 +22,8 @@ export interface Config {
   soundPlayerTimeoutMs: number;
   /** Generation providers and limits (docs/generation.md). */
   ai: AiConfig;
+  /** Agent sessions (docs/agents.md). */
+  agents: AgentsConfig;
   /** Raw environment, for the tools locator (FFMPEG_PATH, ...) and feature-specific keys. */
   env: NodeJS.ProcessEnv;
 }
@@ -88,6 +90,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     htmlRenderTimeoutMs: integer(env, 'HTML_RENDER_TIMEOUT_SECONDS', 600, 1, 24 * 3600) * 1000,
     soundPlayerTimeoutMs: integer(env, 'SOUND_PLAYER_TIMEOUT_MS', 10_000, 100, 600_000),
     ai: loadAiConfig(env),
+    agents: loadAgentsConfig(env),
     env,
   };
 }
@@ -142,4 +145,15 @@ function loadAiConfig(env: NodeJS.ProcessEnv): AiConfig {
     pollIntervalMs: integer(env, 'AI_POLL_INTERVAL_MS', 2000, 10, 600_000),
     maxRetries: integer(env, 'AI_MAX_RETRIES', 2, 0, 10),
   };
+}
+
+// --- agents (docs/agents.md) ---
+
+export interface AgentsConfig {
+  /** A session without any call for this long expires and is freed (AGENT_SESSION_IDLE_SECONDS, default 3600). */
+  sessionIdleMs: number;
+}
+
+function loadAgentsConfig(env: NodeJS.ProcessEnv): AgentsConfig {
+  return { sessionIdleMs: integer(env, 'AGENT_SESSION_IDLE_SECONDS', 3600, 1, 7 * 24 * 3600) * 1000 };
 }

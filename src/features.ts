@@ -6,6 +6,7 @@ import { registerTimeline } from './timeline/routes.js';
 import { registerCameraPresets } from './camera-presets/routes.js';
 import { registerHtml } from './html/routes.js';
 import { registerGeneration } from './generation/routes.js';
+import { registerAgents } from './agents/routes.js';
 
 /**
  * Every feature folder exposes one register function; this list is the only place that names them all.
@@ -19,4 +20,5 @@ export const FEATURES: Feature[] = [
   registerCameraPresets,
   registerHtml,
   registerGeneration,
+  registerAgents,
 ];
