@@ -119,6 +119,8 @@ export interface AiConfig {
   pollIntervalMs: number;
   /** Retries of a failed provider call (429, 5xx, network), honouring retry-after (AI_MAX_RETRIES, default 2). */
   maxRetries: number;
+  /** Largest audio upload to the speech provider; longer audio is cut on silences (AI_TRANSCRIBE_MAX_BYTES, 24 MiB). */
+  transcribeMaxBytes: number;
 }
 
 function baseUrl(env: NodeJS.ProcessEnv, name: string, fallback: string): string;
@@ -144,6 +146,8 @@ function loadAiConfig(env: NodeJS.ProcessEnv): AiConfig {
     jobTimeoutMs: integer(env, 'AI_JOB_TIMEOUT_SECONDS', 1800, 1, 24 * 3600) * 1000,
     pollIntervalMs: integer(env, 'AI_POLL_INTERVAL_MS', 2000, 10, 600_000),
     maxRetries: integer(env, 'AI_MAX_RETRIES', 2, 0, 10),
+    // OpenAI's limit is 25 MB; the margin leaves room for the multipart envelope.
+    transcribeMaxBytes: integer(env, 'AI_TRANSCRIBE_MAX_BYTES', 24 * 1024 * 1024, 4096, 1024 ** 3),
   };
 }
 

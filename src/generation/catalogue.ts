@@ -28,6 +28,8 @@ export interface CatalogueEntry {
   aspectRatios?: string[];
   /** Image/video with a source image (image-to-image or image-to-video). */
   acceptsInputImage?: boolean;
+  /** Queued APIs: the input field that takes the source image (as a data URI). */
+  imageParam?: string;
   /** Video: seconds a clip lasts when params do not say (for the estimate). */
   defaultSeconds?: number;
   price?: Price;
@@ -56,12 +58,12 @@ export const CATALOGUE: readonly CatalogueEntry[] = [
   { id: 'imagen-4-fast', label: 'Imagen 4 Fast (Google)', provider: 'google', kind: 'image', api: 'google-imagen', providerModel: 'imagen-4.0-fast-generate-001', aspectRatios: IMAGEN_RATIOS, price: { usd: 0.02, per: 'image' } },
   // --- image, queued
   { id: 'flux-schnell', label: 'FLUX.1 [schnell] (Replicate)', provider: 'replicate', kind: 'image', api: 'replicate', providerModel: 'black-forest-labs/flux-schnell', aspectRatios: FLUX_RATIOS, price: { usd: 0.003, per: 'image' } },
-  { id: 'flux-1.1-pro', label: 'FLUX1.1 [pro] (Replicate)', provider: 'replicate', kind: 'image', api: 'replicate', providerModel: 'black-forest-labs/flux-1.1-pro', aspectRatios: FLUX_RATIOS, acceptsInputImage: true, price: { usd: 0.04, per: 'image' } },
+  { id: 'flux-1.1-pro', label: 'FLUX1.1 [pro] (Replicate)', provider: 'replicate', kind: 'image', api: 'replicate', providerModel: 'black-forest-labs/flux-1.1-pro', aspectRatios: FLUX_RATIOS, acceptsInputImage: true, imageParam: 'image_prompt', price: { usd: 0.04, per: 'image' } },
   { id: 'fal-flux-dev', label: 'FLUX.1 [dev] (fal)', provider: 'fal', kind: 'image', api: 'fal', providerModel: 'fal-ai/flux/dev', aspectRatios: FLUX_RATIOS, price: { usd: 0.025, per: 'megapixel' } },
   // --- video, always queued
   { id: 'veo-3', label: 'Veo 3 (Google)', provider: 'google', kind: 'video', api: 'veo', providerModel: 'veo-3.0-generate-001', aspectRatios: ['16:9', '9:16'], acceptsInputImage: true, defaultSeconds: 8, price: { usd: 0.4, per: 'second' } },
   { id: 'veo-3-fast', label: 'Veo 3 Fast (Google)', provider: 'google', kind: 'video', api: 'veo', providerModel: 'veo-3.0-fast-generate-001', aspectRatios: ['16:9', '9:16'], acceptsInputImage: true, defaultSeconds: 8, price: { usd: 0.15, per: 'second' } },
-  { id: 'minimax-video-01', label: 'MiniMax Video-01 (Replicate)', provider: 'replicate', kind: 'video', api: 'replicate', providerModel: 'minimax/video-01', aspectRatios: ['16:9'], acceptsInputImage: true, defaultSeconds: 6, price: { usd: 0.5, per: 'video' } },
+  { id: 'minimax-video-01', label: 'MiniMax Video-01 (Replicate)', provider: 'replicate', kind: 'video', api: 'replicate', providerModel: 'minimax/video-01', aspectRatios: ['16:9'], acceptsInputImage: true, imageParam: 'first_frame_image', defaultSeconds: 6, price: { usd: 0.5, per: 'video' } },
   { id: 'kling-2.1-fal', label: 'Kling 2.1 Standard (fal)', provider: 'fal', kind: 'video', api: 'fal', providerModel: 'fal-ai/kling-video/v2.1/standard/text-to-video', aspectRatios: ['16:9', '9:16', '1:1'], defaultSeconds: 5, price: { usd: 0.05, per: 'second' } },
   // --- chat
   { id: 'gpt-4.1', label: 'GPT-4.1 (OpenAI)', provider: 'openai', kind: 'chat', api: 'chat', providerModel: 'gpt-4.1', price: { usd: 2, per: '1M input tokens' } },

@@ -53,8 +53,11 @@ function providerMessage(body: string | undefined, fallback: string): string {
   return fallback;
 }
 
+/** Google answers a bad key with 400 INVALID_ARGUMENT rather than 401. */
+const BAD_KEY = /api key not valid|API_KEY_INVALID|invalid api key|incorrect api key/i;
+
 function fromStatus(provider: ProviderId, status: number, message: string, retryAfter: number | undefined): ApiError {
-  if (status === 401 || status === 403) {
+  if (status === 401 || status === 403 || (status === 400 && BAD_KEY.test(message))) {
     return new ApiError(502, 'provider_auth_failed', `The ${provider} provider refused the credentials (${status}): ${message}`, { provider, status });
   }
   if (status === 429) {

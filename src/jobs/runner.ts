@@ -21,6 +21,19 @@ export interface JobOutcome {
 
 export type JobHandler<P> = (job: JobContext<P>) => Promise<JobOutcome>;
 
+export interface JobKindOptions {
+  /**
+   * Jobs of this kind run in their own lane, up to this many at once, beside the shared JOB_CONCURRENCY lane: for
+   * jobs that mostly wait on a remote service (polling a provider), which would otherwise hold up every render.
+   */
+  concurrency?: number;
+  /**
+   * A job of this kind interrupted by a shutdown or a crash is queued again at the next start instead of failing:
+   * its handler can pick up where it was (it keeps what it needs in its params or its feature's tables).
+   */
+  resumable?: boolean;
+}
+
 const PROGRESS_WRITE_INTERVAL_MS = 200;
 
 /**
@@ -31,9 +44,10 @@ const PROGRESS_WRITE_INTERVAL_MS = 200;
 export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
   private readonly store: JobStore;
   private readonly handlers = new Map<string, JobHandler<unknown>>();
-  private readonly running = new Map<string, AbortController>();
+  private readonly kindOptions = new Map<string, JobKindOptions>();
+  private readonly running = new Map<string, { controller: AbortController; kind: string }>();
   private readonly waiters = new Map<string, ((job: JobRecord) => void)[]>();
-  private readonly queue: string[] = [];
+  private readonly queue: { id: string; kind: string }[] = [];
   private stopping = false;
 
   constructor(
@@ -46,9 +60,10 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
   }
 
   /** Registers the handler for a kind of job. Features call this once from their register(). */
-  define<P>(kind: string, handler: JobHandler<P>): void {
+  define<P>(kind: string, handler: JobHandler<P>, opts: JobKindOptions = {}): void {
     if (this.handlers.has(kind)) throw new Error(`job kind ${kind} defined twice`);
     this.handlers.set(kind, handler as JobHandler<unknown>);
+    this.kindOptions.set(kind, opts);
   }
 
   enqueue<P>(kind: string, params: P, opts: { boardId?: string; idPrefix?: string } = {}): JobRecord {
@@ -56,7 +71,7 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
     if (this.stopping) throw new ApiError(503, 'shutting_down', 'The service is shutting down');
     const id = newId(opts.idPrefix ?? 'job_');
     this.store.insert({ id, kind, board_id: opts.boardId ?? null, params, created_at: nowIso() });
-    this.queue.push(id);
+    this.queue.push({ id, kind });
     queueMicrotask(() => this.pump());
     return this.store.get(id)!;
   }
@@ -81,11 +96,11 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
   cancel(id: string): JobRecord {
     const job = this.require(id);
     if (job.status === 'queued') {
-      const i = this.queue.indexOf(id);
+      const i = this.queue.findIndex((q) => q.id === id);
       if (i >= 0) this.queue.splice(i, 1);
       this.finish(id, { status: 'cancelled', error: 'Cancelled' });
     } else if (job.status === 'running') {
-      this.running.get(id)?.abort(new ApiError(499, 'cancelled', 'Cancelled'));
+      this.running.get(id)?.controller.abort(new ApiError(499, 'cancelled', 'Cancelled'));
     }
     return this.store.get(id)!;
   }
@@ -103,14 +118,16 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
 
   /**
    * Called once at start, after every feature defined its handlers: a job that was running when the service
-   * stopped cannot be resumed (its child process is gone), so it becomes an error; queued jobs run again.
+   * stopped cannot be resumed (its child process is gone), so it becomes an error, unless its kind is resumable;
+   * queued jobs run again.
    */
   recover(): void {
     for (const job of this.store.byStatus('running')) {
-      this.store.update(job.id, { status: 'error', error: 'Interrupted by a service restart', finished_at: nowIso(), eta_seconds: null });
+      if (this.kindOptions.get(job.kind)?.resumable) this.store.update(job.id, { status: 'queued', eta_seconds: null });
+      else this.store.update(job.id, { status: 'error', error: 'Interrupted by a service restart', finished_at: nowIso(), eta_seconds: null });
     }
     for (const job of this.store.byStatus('queued')) {
-      if (this.handlers.has(job.kind)) this.queue.push(job.id);
+      if (this.handlers.has(job.kind)) this.queue.push({ id: job.id, kind: job.kind });
       else this.store.update(job.id, { status: 'error', error: `No handler for job kind ${job.kind}`, finished_at: nowIso() });
     }
     this.pump();
@@ -121,15 +138,35 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
     this.stopping = true;
     this.queue.length = 0;
     const ids = [...this.running.keys()];
-    for (const c of this.running.values()) c.abort(new ApiError(503, 'shutting_down', 'Interrupted by service shutdown'));
+    for (const r of this.running.values()) r.controller.abort(new ApiError(503, 'shutting_down', 'Interrupted by service shutdown'));
     await Promise.all(ids.map((id) => this.wait(id)));
   }
 
+  /** Starts queued jobs, in order, in whichever lane has room: the shared one, or their kind's own. */
   private pump(): void {
-    while (!this.stopping && this.running.size < this.concurrency && this.queue.length > 0) {
-      const id = this.queue.shift()!;
+    if (this.stopping) return;
+    const busy = new Map<string | undefined, number>();
+    for (const r of this.running.values()) {
+      const lane = this.laneOf(r.kind);
+      busy.set(lane, (busy.get(lane) ?? 0) + 1);
+    }
+    for (let i = 0; i < this.queue.length; ) {
+      const { id, kind } = this.queue[i];
+      const lane = this.laneOf(kind);
+      const limit = lane === undefined ? this.concurrency : this.kindOptions.get(kind)!.concurrency!;
+      if ((busy.get(lane) ?? 0) >= limit) {
+        i++;
+        continue;
+      }
+      busy.set(lane, (busy.get(lane) ?? 0) + 1);
+      this.queue.splice(i, 1);
       void this.execute(id);
     }
+  }
+
+  /** The kind's own lane, or undefined for the shared lane. */
+  private laneOf(kind: string): string | undefined {
+    return this.kindOptions.get(kind)?.concurrency ? kind : undefined;
   }
 
   private async execute(id: string): Promise<void> {
@@ -137,7 +174,7 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
     if (!job || job.status !== 'queued') return;
     const handler = this.handlers.get(job.kind)!;
     const controller = new AbortController();
-    this.running.set(id, controller);
+    this.running.set(id, { controller, kind: job.kind });
     const started = Date.now();
     this.store.update(id, { status: 'running', started_at: new Date(started).toISOString(), progress: 0 });
     this.emitUpdate(id);
@@ -159,6 +196,12 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
       this.finish(id, { status: 'complete', progress: 1, eta_seconds: 0, output_url: outcome.output_url ?? null, result: outcome.result ?? null });
     } catch (err) {
       const reason = controller.signal.aborted ? (controller.signal.reason as ApiError) : err;
+      if (reason instanceof ApiError && reason.code === 'shutting_down' && this.kindOptions.get(job.kind)?.resumable) {
+        // Runs again at the next start (recover); whoever waits for the shutdown is told it has stopped.
+        this.store.update(id, { status: 'queued', eta_seconds: null });
+        this.settle(id);
+        return;
+      }
       const cancelled = reason instanceof ApiError && reason.code === 'cancelled';
       if (!(reason instanceof ApiError)) this.log.error({ err: reason, job: id }, 'job failed');
       this.finish(id, {
@@ -174,6 +217,10 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
 
   private finish(id: string, fields: Parameters<JobStore['update']>[1]): void {
     this.store.update(id, { ...fields, finished_at: nowIso() });
+    this.settle(id);
+  }
+
+  private settle(id: string): void {
     const job = this.emitUpdate(id);
     const list = this.waiters.get(id);
     this.waiters.delete(id);

@@ -21,6 +21,8 @@ export class OpenAIDouble extends HttpDouble {
   defaultImage = Buffer.alloc(0);
   /** Answers one transcription request from the uploaded file's bytes and fields. */
   transcribe: (file: Buffer, fields: Record<string, string>) => TranscriptionAnswer | Promise<TranscriptionAnswer> = (file) => ({ text: `${file.length} bytes of audio` });
+  /** Larger audio uploads get OpenAI's 413, as the real API does past 25 MB. */
+  maxUploadBytes = 25 * 1024 * 1024;
   /** Ids `GET /v1/models` lists. */
   models = ['gpt-4.1', 'gpt-image-1'];
 
@@ -42,6 +44,9 @@ export class OpenAIDouble extends HttpDouble {
     });
     this.route('POST', /^\/v1\/audio\/transcriptions$/, 'POST /v1/audio/transcriptions', async (rec, res) => {
       if (!guard(rec, res)) return;
+      if (rec.body.length > this.maxUploadBytes) {
+        return sendJson(res, 413, { error: { message: `Maximum content size limit (${this.maxUploadBytes}) exceeded (${rec.body.length} bytes read)`, type: 'server_error', param: null, code: null } });
+      }
       const form = await formData(rec);
       const file = form.get('file') as File;
       const fields: Record<string, string> = {};

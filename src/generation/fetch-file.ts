@@ -1,0 +1,124 @@
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import type { AppContext } from '../context.js';
+import { tempPathIn } from '../files/atomic.js';
+import { ApiError, badRequest } from '../http/errors.js';
+import { SNIFF_BYTES, sniff, type Sniffed } from '../media/sniff.js';
+
+const MAX_REDIRECTS = 5;
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+export interface FetchLimits {
+  maxBytes: number;
+  timeoutMs: number;
+}
+
+export interface FetchedFile {
+  temp: string;
+  type: Sniffed;
+}
+
+/**
+ * Streams a URL into a temp file in `dir` under the download limits, typed from its bytes. Unlike POST /api/download
+ * (src/media/download.ts) it can carry a provider's credentials, and only to the provider's own origin: a redirect
+ * to a storage host (Veo's files, signed URLs) is followed without them. Pages and unknown bytes are refused.
+ * The temp file is removed on any failure; the caller commits or removes it.
+ */
+export async function fetchToTemp(
+  url: string,
+  dir: string,
+  limits: FetchLimits,
+  opts: { signal?: AbortSignal; auth?: { origin: string; headers: Record<string, string> } } = {},
+): Promise<FetchedFile> {
+  const timeout = AbortSignal.timeout(limits.timeoutMs);
+  const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
+  const start = new URL(url);
+  const temp = tempPathIn(dir, 'result');
+  try {
+    let current = start;
+    let res: Response;
+    for (let hop = 0; ; hop++) {
+      const headers: Record<string, string> = { accept: '*/*', 'user-agent': 'board-media-service' };
+      if (opts.auth && current.origin === opts.auth.origin) Object.assign(headers, opts.auth.headers);
+      res = await fetch(current, { redirect: 'manual', signal, headers });
+      if (!REDIRECTS.has(res.status)) break;
+      await res.body?.cancel();
+      const location = res.headers.get('location');
+      if (!location || hop >= MAX_REDIRECTS) throw new ApiError(502, 'download_failed', `${current.host} redirected too often or without a Location`);
+      current = new URL(location, current);
+      if (current.protocol !== 'http:' && current.protocol !== 'https:') throw new ApiError(502, 'download_failed', `Redirect to a ${current.protocol} URL`);
+    }
+    if (!res.ok) {
+      await res.body?.cancel();
+      throw new ApiError(502, 'download_failed', `${current.host} answered ${res.status} for ${current.pathname}`, { status: res.status });
+    }
+    const declared = Number(res.headers.get('content-length') ?? NaN);
+    if (Number.isFinite(declared) && declared > limits.maxBytes) {
+      await res.body?.cancel();
+      throw tooLarge(limits.maxBytes);
+    }
+    let head = Buffer.alloc(0);
+    let received = 0;
+    const meter = new Transform({
+      transform(chunk: Buffer, _enc, done) {
+        received += chunk.length;
+        if (received > limits.maxBytes) return done(tooLarge(limits.maxBytes));
+        if (head.length < SNIFF_BYTES) head = Buffer.concat([head, chunk.subarray(0, SNIFF_BYTES - head.length)]);
+        done(null, chunk);
+      },
+    });
+    const body = res.body ? Readable.fromWeb(res.body as WebReadableStream<Uint8Array>) : Readable.from([]);
+    await pipeline(body, meter, fs.createWriteStream(temp, { flags: 'wx' }), { signal });
+    const type = sniff(head);
+    if (!type || type === 'html') throw new ApiError(502, 'download_failed', `${current.host} sent something that is not an image, video or audio file`);
+    return { temp, type };
+  } catch (err) {
+    await fsp.rm(temp, { force: true });
+    if (opts.signal?.aborted) throw opts.signal.reason instanceof ApiError ? opts.signal.reason : new ApiError(499, 'aborted', 'Cancelled');
+    if (timeout.aborted) throw new ApiError(504, 'download_timeout', `Fetching ${start.host}${start.pathname} took longer than ${limits.timeoutMs} ms`);
+    if (err instanceof ApiError) throw err;
+    const cause = (err as { cause?: { code?: string } }).cause;
+    throw new ApiError(504, 'download_unreachable', `Could not fetch from ${start.host}: ${cause?.code ?? (err as Error).message}`);
+  }
+}
+
+const tooLarge = (max: number) => new ApiError(413, 'payload_too_large', `The file is larger than the download limit of ${max} bytes`);
+
+export interface InputImage {
+  data: Buffer;
+  mediaType: string;
+}
+
+/**
+ * An input or reference image: a `/media` URL is read from disk (through the media root, so it stays inside it),
+ * an http(s) URL is fetched with the download limits (DOWNLOAD_MAX_BYTES, DOWNLOAD_TIMEOUT_MS). Must be an image.
+ */
+export async function readInputImage(ctx: AppContext, url: string, field: string, signal?: AbortSignal): Promise<InputImage> {
+  const limits = { maxBytes: ctx.config.downloadMaxBytes, timeoutMs: ctx.config.downloadTimeoutMs };
+  let file: string;
+  let fetched: string | undefined;
+  if (/^https?:\/\//i.test(url)) {
+    const tmp = path.join(ctx.config.dataDir, 'tmp');
+    await fsp.mkdir(tmp, { recursive: true });
+    fetched = (await fetchToTemp(url, tmp, limits, { signal })).temp;
+    file = fetched;
+  } else if (url.startsWith('/media/')) {
+    file = (await ctx.media.resolveField(url, field)).path;
+  } else {
+    throw badRequest(`${field} must be a /media URL of a board file or an http(s) URL`, [{ field, message: 'must be a /media or http(s) URL' }]);
+  }
+  try {
+    const size = (await fsp.stat(file)).size;
+    if (size > limits.maxBytes) throw tooLarge(limits.maxBytes);
+    const data = await fsp.readFile(file);
+    const type = sniff(data.subarray(0, SNIFF_BYTES));
+    if (!type || type === 'html' || type.kind !== 'image') throw badRequest(`${field} is not an image`, [{ field, message: 'is not an image' }]);
+    return { data, mediaType: type.mime };
+  } finally {
+    if (fetched) await fsp.rm(fetched, { force: true });
+  }
+}
