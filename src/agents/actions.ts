@@ -4,8 +4,8 @@ import { bridgeOf } from '../bridge/routes.js';
 import { writeNewFile } from '../files/atomic.js';
 import { filenameFromTitle } from '../files/names.js';
 import { generationContext } from '../generation/context.js';
+import { costEstimate, generate } from '../generation/generate.js';
 import { isQueued, listModels, resolveModel } from '../generation/models.js';
-import type { CatalogueEntry } from '../generation/catalogue.js';
 import { ApiError } from '../http/errors.js';
 import { writeCardHtml } from '../html/card-html.js';
 import { convertImage, IMAGE_FORMATS, type ImageFormat } from '../media/convert-image.js';
@@ -34,6 +34,12 @@ export interface Proposal {
   target?: Element;
 }
 
+/** The elements an executed card created or changed; a queued generation adds the job whose result comes later. */
+export interface Outcome {
+  elements: Element[];
+  job_id?: string;
+}
+
 interface ActionDef<T extends ActionType> {
   /** The tool's description for the model. */
   description: string;
@@ -42,8 +48,8 @@ interface ActionDef<T extends ActionType> {
    * builds the preview. A thrown Error's message goes back to the model as the tool's result; no card is made.
    */
   propose(env: AgentEnv, session: Session, cardId: string, params: ActionParamsOf<T>, signal: AbortSignal): Promise<Proposal>;
-  /** Executes the card through the service's own functions; returns the elements created or changed. */
-  apply(env: AgentEnv, session: Session, params: ActionParamsOf<T>, signal: AbortSignal): Promise<Element[]>;
+  /** Executes the card through the service's own functions. */
+  apply(env: AgentEnv, session: Session, params: ActionParamsOf<T>, signal: AbortSignal): Promise<Outcome>;
 }
 
 /** An element of the session's board, for the model: a wrong id is its mistake, said so it can pick another. */
@@ -58,13 +64,6 @@ const FULL_DOCUMENT = /^\s*(<!doctype html[^>]*>\s*)?(<!--[\s\S]*?-->\s*)*<html[
 
 function requireDocument(html: string): void {
   if (!FULL_DOCUMENT.test(html)) throw new Error('html must be a full HTML document: <!doctype html><html><head>...</head><body>...</body></html>');
-}
-
-/** The list price of one image (a megapixel-priced model: one 1024x1024 image); a guide, not a bill. */
-function imageCost(entry: CatalogueEntry): number | null {
-  if (!entry.price) return null;
-  const units = entry.price.per === 'megapixel' ? (1024 * 1024) / 1e6 : 1;
-  return Math.round(entry.price.usd * units * 10_000) / 10_000;
 }
 
 const elementOf = (env: AgentEnv, session: Session, id: string) => env.ctx.boards.requireElement(session.boardId, id);
@@ -93,18 +92,20 @@ export const ACTIONS: { [T in ActionType]: ActionDef<T> } = {
           provider: entry.provider,
           prompt: p.prompt,
           aspect_ratio: ratio ?? null,
-          cost_estimate: imageCost(entry),
+          cost_estimate: costEstimate(entry, {}),
           currency: 'USD',
           queued: isQueued(entry),
         },
       };
     },
-    async apply() {
-      throw new ApiError(
-        501,
-        'not_available',
-        'generate_image cannot be applied in this build: the image generation logic is not part of it yet (see docs/agents.md)',
+    async apply(env, session, p, signal) {
+      const answer = await generate(
+        generationContext(env.ctx),
+        { board_id: session.boardId, model: p.model ?? '', prompt: p.prompt, aspect_ratio: p.aspect_ratio ?? '' },
+        signal,
       );
+      if (answer.status === 'queued') return { elements: [], job_id: answer.job_id };
+      return { elements: [elementOf(env, session, answer.element.id)] };
     },
   },
 
@@ -117,7 +118,7 @@ export const ACTIONS: { [T in ActionType]: ActionDef<T> } = {
       return { target: el, preview: { element: el, html_version: el.data.htmlVersion ?? 1, html: p.html, ...frame } };
     },
     async apply(env, session, p) {
-      return [(await writeCardHtml(env.ctx, session.boardId, p.element_id, p.html)).element];
+      return { elements: [(await writeCardHtml(env.ctx, session.boardId, p.element_id, p.html)).element] };
     },
   },
 
@@ -132,7 +133,7 @@ export const ACTIONS: { [T in ActionType]: ActionDef<T> } = {
       const dir = await env.ctx.media.boardDir(session.boardId);
       const filename = await writeNewFile(dir, filenameFromTitle(p.name, 'card', 'html'), p.html);
       const url = env.ctx.media.urlFor(session.boardId, filename);
-      return [await env.ctx.boards.addElement(session.boardId, { type: 'html', url, name: p.name, x: p.x, y: p.y })];
+      return { elements: [await env.ctx.boards.addElement(session.boardId, { type: 'html', url, name: p.name, x: p.x, y: p.y })] };
     },
   },
 
@@ -142,7 +143,7 @@ export const ACTIONS: { [T in ActionType]: ActionDef<T> } = {
       return { preview: { text: p.text, x: p.x ?? 0, y: p.y ?? 0 } };
     },
     async apply(env, session, p) {
-      return [await env.ctx.boards.addElement(session.boardId, { type: 'text', data: { text: p.text }, x: p.x, y: p.y })];
+      return { elements: [await env.ctx.boards.addElement(session.boardId, { type: 'text', data: { text: p.text }, x: p.x, y: p.y })] };
     },
   },
 
@@ -153,7 +154,7 @@ export const ACTIONS: { [T in ActionType]: ActionDef<T> } = {
       return { target: el, preview: { element: el, from: { x: el.x, y: el.y }, to: { x: p.x, y: p.y } } };
     },
     async apply(env, session, p) {
-      return [env.ctx.boards.updateElement(session.boardId, p.element_id, { x: p.x, y: p.y })];
+      return { elements: [env.ctx.boards.updateElement(session.boardId, p.element_id, { x: p.x, y: p.y })] };
     },
   },
 
@@ -166,7 +167,7 @@ export const ACTIONS: { [T in ActionType]: ActionDef<T> } = {
     async apply(env, session, p) {
       const el = elementOf(env, session, p.element_id);
       env.ctx.boards.deleteElement(session.boardId, p.element_id);
-      return [el];
+      return { elements: [el] };
     },
   },
 
@@ -183,7 +184,7 @@ export const ACTIONS: { [T in ActionType]: ActionDef<T> } = {
     },
     async apply(env, session, p, signal) {
       const r = await trimMedia(env.media, { board_id: session.boardId, ...p }, signal);
-      return [elementOf(env, session, r.element.id)];
+      return { elements: [elementOf(env, session, r.element.id)] };
     },
   },
 
@@ -216,7 +217,7 @@ export const ACTIONS: { [T in ActionType]: ActionDef<T> } = {
         el.type === 'image'
           ? await convertImage(env.media, { ...req, format: p.format as ImageFormat, width: p.width, height: p.height })
           : await convertVideo(env.media, { ...req, format: p.format as VideoFormat, codec: p.codec ?? 'h264', bitrate: p.bitrate }, { signal });
-      return [elementOf(env, session, r.element.id)];
+      return { elements: [elementOf(env, session, r.element.id)] };
     },
   },
 
@@ -239,7 +240,7 @@ export const ACTIONS: { [T in ActionType]: ActionDef<T> } = {
       // One terminal armed for several bots reads each bot's queue: the text goes to one of them, typed once.
       const result = bridge.queueTextToTerminal(live[0].bot_id, p.text);
       if (!result.queued) throw new ApiError(409, 'not_queued', `The terminal bridge did not queue the text (${result.reason})`);
-      return [];
+      return { elements: [] };
     },
   },
 };

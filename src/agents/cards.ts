@@ -41,6 +41,7 @@ export function requireCard(session: Session, actionId: string): Card {
 export interface Applied {
   action: ActionCardView;
   elements: Element[];
+  job_id?: string;
   board: Board & { elements: Element[] };
 }
 
@@ -71,10 +72,10 @@ export async function applyCard(env: AgentEnv, sessions: AgentSessions, session:
       }
     }
     const def = ACTIONS[card.type] as (typeof ACTIONS)[ActionType];
-    const elements = await def.apply(env, session, card.params as never, signal);
+    const outcome = await def.apply(env, session, card.params as never, signal);
     card.status = 'applied';
     delete card.error;
-    return { action: viewOf(card), elements, board: env.ctx.boards.getBoardWithElements(session.boardId) };
+    return { action: viewOf(card), ...outcome, board: env.ctx.boards.getBoardWithElements(session.boardId) };
   } catch (err) {
     const e = asApiError(err);
     card.status = 'failed';

@@ -112,6 +112,8 @@ export async function runTurn(
       } else if (part.type === 'tool-result') {
         const card = turnCards.find((c) => c.id === (part.output as { action_id?: string } | undefined)?.action_id);
         if (card) events.action(viewOf(card));
+      } else if (part.type === 'start-step' && part.warnings.length > 0) {
+        env.ctx.log.warn({ warnings: part.warnings, model: chat.entry.id }, 'the chat model warned about the call');
       } else if (part.type === 'error') {
         throw part.error;
       } else if (part.type === 'abort') {

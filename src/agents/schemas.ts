@@ -150,6 +150,7 @@ export const CardBody = Type.Object({ session_id: SessionId, action_id: Id }, { 
 export const ApplyAnswer = Type.Object({
   action: ActionCardSchema,
   elements: Type.Array(ElementSchema, { description: 'the elements the action created or changed (a deleted one as it was)' }),
+  job_id: Type.Optional(Type.String({ description: 'generate_image with a queued model: poll GET /api/ai/jobs/{job_id} for the image' })),
   board: BoardSchema,
 });
 

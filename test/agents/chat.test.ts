@@ -259,7 +259,7 @@ describe('agents: chat, cards, apply, reject, auto-apply', () => {
     assert.match(history, /REFERENCED-CARD/);
   });
 
-  it('previews generate_image with model, prompt and cost; create_html_card, convert and trim apply through the service', async () => {
+  it('generate_image (preview: model, prompt, cost), create_html_card, convert and trim apply through the service logic', async () => {
     const video = await s.upload(board, await makeVideo(path.join(dir, 'clip.mp4'), { duration: 2, width: 64, height: 48 }), { addToBoard: true });
     const videoEl = (await s.api('GET', `/api/moodboards/${board}/elements`)).body.find((e: any) => e.url === video.body.url);
     await eventually(async () => ((await s.api('GET', `/api/moodboards/${board}/elements/${videoEl.id}`)).body.data.probe_status === 'done' ? true : undefined));
@@ -295,6 +295,14 @@ describe('agents: chat, cards, apply, reject, auto-apply', () => {
       { model: 'gpt-image-1', prompt: 'a red fox', cost: 0.042, ratio: '1:1' },
     );
     assert.equal(gen.params.model, 'gpt-image-1', 'the card runs the model its preview shows');
+    const generated = await s.api('POST', `${A}/apply-action`, { session_id: sid, action_id: gen.id });
+    assert.equal(generated.status, 200, generated.text);
+    const image = generated.body.elements[0];
+    assert.equal(image.type, 'image');
+    assert.equal(image.data.generation.prompt, 'a red fox');
+    assert.equal(image.data.generation.model, 'gpt-image-1');
+    assert.equal(openai.received('POST', /\/images\/generations$/).at(-1)?.json.prompt, 'a red fox');
+    assert.equal((await fetch(s.baseUrl + image.url)).headers.get('content-type'), 'image/png');
 
     const created = await s.api('POST', `${A}/apply-action`, { session_id: sid, action_id: card('create_html_card').id });
     assert.equal(created.status, 200, created.text);
