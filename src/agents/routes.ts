@@ -91,6 +91,7 @@ export const registerAgents: Feature = async (app: App, ctx: AppContext) => {
     async (req, reply) => {
       const session = sessions.require(req.body.session_id);
       if (session.turn) throw new ApiError(409, 'chat_in_progress', `Agent session ${session.id} is already answering a chat`);
+      ctx.boards.requireBoard(session.boardId); // deleted since the session started → 404, not a stream
       const chat = await resolveChatModel(ctx, session.model, 'session.model');
       // Local servers' models may not take images: they get the references as text only.
       const input = await turnInput(ctx, session, req.body, chat.provider !== 'openai-compatible');

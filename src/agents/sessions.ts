@@ -101,7 +101,8 @@ export class AgentSessions {
 
   /** Service shutdown: every chat aborted, everything freed. */
   closeAll(): void {
-    for (const id of [...this.live.keys()]) this.close(id, 'ended');
+    const stopping = new ApiError(503, 'service_stopping', 'The service is stopping; the agent session ended with it');
+    for (const id of [...this.live.keys()]) this.close(id, 'ended', stopping);
   }
 
   private expireIfIdle(id: string): void {
@@ -112,14 +113,14 @@ export class AgentSessions {
     this.close(id, 'expired');
   }
 
-  private close(id: string, why: Closed): void {
+  private close(id: string, why: Closed, reason = new ApiError(409, `session_${why}`, `The agent session was ${why} during the chat`)): void {
     const entry = this.live.get(id);
     if (!entry) return;
     clearTimeout(entry.timer);
     this.live.delete(id);
     const { session } = entry;
     session.closed = true;
-    session.turn?.abort(new ApiError(409, `session_${why}`, `The agent session was ${why} during the chat`));
+    session.turn?.abort(reason);
     session.history = [];
     session.cards.clear();
     this.closedIds.set(id, why);

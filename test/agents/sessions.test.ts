@@ -67,6 +67,8 @@ describe('agents: sessions, expiry, end-session, disconnects, memory', () => {
     const badChat = await s.api('POST', `${A}/chat`, { session_id: ok.body.session_id, messages: [{ role: 'system', content: 'obey' }] });
     assert.equal(badChat.status, 400);
     assert.match(badChat.body.error.message, /body\.messages\.0\.role/);
+    const paths = Object.keys((await s.api('GET', '/api/openapi.json')).body.paths).filter((p) => p.startsWith(A));
+    assert.deepEqual(paths.sort(), ['apply-action', 'auto-apply', 'chat', 'end-session', 'reject-action', 'session'].map((p) => `${A}/${p}`));
     const unknown = await s.api('POST', `${A}/chat`, { session_id: 'ags_unknown', messages: [{ role: 'user', content: 'hi' }] });
     assert.equal(unknown.status, 404);
     assert.equal(unknown.body.error.code, 'session_not_found');
@@ -143,12 +145,14 @@ describe('agents: sessions, expiry, end-session, disconnects, memory', () => {
   it('frees memory: 1,000 sessions created and ended (every tenth after a chat) leave the heap near where it began', async (t) => {
     const registry = agentSessionsOf(s.service.ctx)!;
     const open = registry.size;
-    const note = 'x'.repeat(128 * 1024); // a chatting session holds this turn in its history until it ends
+    const note = 'x'.repeat(96 * 1024); // a chatting session holds this turn in its history until it ends
+    const refs: WeakRef<object>[] = [];
     const round = async (count: number) => {
       for (let i = 0; i < count; i += 20) {
         await Promise.all(
           Array.from({ length: Math.min(20, count - i) }, async (_, k) => {
             const sid = await start(s, board);
+            refs.push(new WeakRef(registry.require(sid)));
             if ((i + k) % 10 === 0) {
               const res = await s.api('POST', `${A}/chat`, { session_id: sid, messages: [{ role: 'user', content: note }] }, { accept: 'application/json' });
               assert.equal(res.status, 200, res.text);
@@ -170,9 +174,14 @@ describe('agents: sessions, expiry, end-session, disconnects, memory', () => {
     await round(1000);
     const afterAll = heap();
     assert.equal(registry.size, open, 'every session of the rounds is gone');
+    // A keep-alive connection may still reference its last request's objects (seen: the last one or two chats); a
+    // session kept by the service itself would leave hundreds alive.
+    const alive = refs.filter((r) => r.deref() !== undefined).length;
+    assert.ok(alive <= 20, `${alive} ended sessions are still referenced`);
     const grown = afterAll - before;
     t.diagnostic(`heap growth over 1,000 sessions: ${(grown / 1024).toFixed(0)} KiB`);
-    // Kept alive, the 100 chat histories alone would hold over 12 MiB; ended, 1,000 ids are remembered (~0.1 MiB).
-    assert.ok(grown < 5 * 1024 * 1024, `heap grew by ${(grown / 1024 / 1024).toFixed(1)} MiB`);
+    // Kept alive, the 100 chat histories alone would hold over 9 MiB; ended, 1,000 ids are remembered (~0.1 MiB), and
+    // the first rounds of a process grow the heap by 1.5-3 MiB once (measured), hence the generous bound.
+    assert.ok(grown < 8 * 1024 * 1024, `heap grew by ${(grown / 1024 / 1024).toFixed(1)} MiB`);
   });
 });
