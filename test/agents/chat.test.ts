@@ -5,6 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
 import { startAnthropicDouble, type AnthropicDouble } from '../helpers/ai-doubles/anthropic.js';
 import { startOpenAIDouble, type OpenAIDouble } from '../helpers/ai-doubles/openai.js';
+import { HttpDouble, sendJson, sse } from '../helpers/ai-doubles/http-double.js';
 import { makeImage, makeVideo, tempDir } from '../helpers/fixtures.js';
 import { eventually, startService, type TestService } from '../helpers/service.js';
 import { postSse, type SseAnswer } from './sse.js';
@@ -21,10 +22,30 @@ describe('agents: chat, cards, apply, reject, auto-apply', () => {
   let s: TestService;
   let board: string;
   let dir: string;
+  /** A local OpenAI-compatible server whose answer stops after its first delta until the test opens the gate. */
+  let local: HttpDouble;
+  let openGate: () => void = () => undefined;
+  let releasedByClient = false;
 
   before(async () => {
     openai = await startOpenAIDouble({ apiKey: OPENAI_KEY });
     anthropic = await startAnthropicDouble({ apiKey: ANTHROPIC_KEY });
+    local = new HttpDouble();
+    local.route('GET', /^\/v1\/models$/, 'GET /v1/models', (_rec, res) => sendJson(res, 200, { object: 'list', data: [{ id: 'gated', object: 'model' }] }));
+    local.route('POST', /^\/v1\/chat\/completions$/, 'POST /v1/chat/completions', async (_rec, res) => {
+      const gate = new Promise<void>((resolve) => (openGate = resolve));
+      const stream = sse(res);
+      const chunk = (delta: unknown, finish_reason: string | null = null) =>
+        stream.send({ id: 'c1', object: 'chat.completion.chunk', created: 0, model: 'gated', choices: [{ index: 0, delta, finish_reason }] });
+      chunk({ role: 'assistant', content: 'First' });
+      // Released by the client's first event; a service that buffered would get the rest after 10 s instead of hanging.
+      releasedByClient = await Promise.race([gate.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 10_000))]);
+      chunk({ content: ' and last.' });
+      chunk({}, 'stop');
+      stream.raw('data: [DONE]\n\n');
+      stream.end();
+    });
+    await local.listen();
     s = await startService({
       OPENAI_API_KEY: OPENAI_KEY,
       OPENAI_BASE_URL: `${openai.url}/v1`,
@@ -33,14 +54,14 @@ describe('agents: chat, cards, apply, reject, auto-apply', () => {
       GOOGLE_GENERATIVE_AI_API_KEY: '',
       REPLICATE_API_TOKEN: '',
       FAL_KEY: '',
-      OPENAI_COMPATIBLE_BASE_URL: '',
+      OPENAI_COMPATIBLE_BASE_URL: `${local.url}/v1`,
     });
     board = await s.createBoard('Agents');
     dir = await tempDir('bms-agents-');
   });
   after(async () => {
     await s.close();
-    await Promise.all([openai.close(), anthropic.close()]);
+    await Promise.all([openai.close(), anthropic.close(), local.close()]);
     await fsp.rm(dir, { recursive: true, force: true });
   });
 
@@ -86,6 +107,41 @@ describe('agents: chat, cards, apply, reject, auto-apply', () => {
     assert.deepEqual(second.body, { message: 'Second answer.', actions: [] });
     const roles = openai.chatRequests.at(-1).messages.map((m: any) => `${m.role}:${typeof m.content === 'string' ? m.content : ''}`);
     assert.deepEqual(roles.slice(1), ['user:Say hello', 'assistant:Hello there!', 'user:And again'], 'the earlier turn is sent again');
+  });
+
+  it('sends each delta while the model is still writing (a local OpenAI-compatible model)', async () => {
+    const sid = await session('openai-compatible/gated');
+    let whileOpen: string | undefined;
+    const answer = await postSse(
+      s.baseUrl,
+      `${A}/chat`,
+      { session_id: sid, messages: [{ role: 'user', content: 'go' }] },
+      {
+        onEvent: (e) => {
+          if (e.event === 'message' && whileOpen === undefined) {
+            whileOpen = e.data.delta;
+            openGate(); // the model's answer goes on only now that the client holds the first piece
+          }
+        },
+      },
+    );
+    assert.equal(whileOpen, 'First');
+    assert.ok(releasedByClient, 'the first delta reached the client while the model still held back the rest');
+    assert.equal(done(answer).message, 'First and last.');
+  });
+
+  it('a provider failure is an error event in the stream, and the error status with Accept: application/json', async () => {
+    const sid = await session();
+    const refused = { status: 401, json: { error: { message: 'Incorrect API key provided.', type: 'invalid_request_error', code: 'invalid_api_key' } } };
+    openai.script('POST /v1/chat/completions', refused, refused);
+    const answer = await chat(sid, 'hello');
+    assert.equal(answer.status, 200);
+    assert.deepEqual(answer.events.map((e) => e.event), ['error']);
+    assert.equal(answer.events[0].data.error.code, 'provider_auth_failed');
+    const json = await s.api('POST', `${A}/chat`, { session_id: sid, messages: [{ role: 'user', content: 'hello' }] }, { accept: 'application/json' });
+    assert.equal(json.status, 502);
+    assert.equal(json.body.error.code, 'provider_auth_failed');
+    assert.doesNotMatch(json.text, new RegExp(OPENAI_KEY), 'the key is never echoed');
   });
 
   it('turns an update_element_html call streamed in pieces into one card with a rendered preview; apply bumps the version and the served file', async () => {
