@@ -51,8 +51,15 @@ export const registerAgents: Feature = async (app: App, ctx: AppContext) => {
     previews.removeSession(s.id).catch((err: unknown) => ctx.log.warn({ err, session: s.id }, 'could not remove agent previews'));
   });
   registries.set(ctx, sessions);
-  // Chats end before the server waits for open requests, so a stop is not held up by a stream.
-  app.addHook('preClose', async () => sessions.closeAll());
+  /** Chat answers still being written; shutdown waits for them (briefly) once their chats are aborted. */
+  const answering = new Set<Promise<void>>();
+  // Chats end before the server stops: their streams get their last event and finish now, so the server finds their
+  // connections idle and closes them, instead of waiting for the keep-alive time or the grace period.
+  app.addHook('preClose', async () => {
+    sessions.closeAll();
+    await Promise.race([Promise.all(answering), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
+    await new Promise((resolve) => setImmediate(resolve));
+  });
 
   app.post(
     `${BASE}/session`,
@@ -102,6 +109,9 @@ export const registerAgents: Feature = async (app: App, ctx: AppContext) => {
       reply.raw.once('close', () => {
         if (!reply.raw.writableEnded) turn.abort(new ApiError(499, 'client_gone', 'The client disconnected'));
       });
+      const answered = new Promise<void>((resolve) => reply.raw.once('close', resolve));
+      answering.add(answered);
+      void answered.then(() => answering.delete(answered));
       const finish = () => {
         if (session.turn === turn) session.turn = undefined;
         sessions.touch(session);

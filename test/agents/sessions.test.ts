@@ -142,6 +142,18 @@ describe('agents: sessions, expiry, end-session, disconnects, memory', () => {
     }
   });
 
+  it('a service that stops ends its sessions: a chat in flight gets service_stopping', async () => {
+    const t = await startService(env());
+    const sid = await start(t, await t.createBoard('Stopping'));
+    hangNextChat();
+    const seen = openai.chatRequests.length;
+    const streamed = postSse(t.baseUrl, `${A}/chat`, { session_id: sid, messages: [{ role: 'user', content: 'long task' }] });
+    await waitForModelCall(seen + 1);
+    await t.close();
+    const answer = await streamed;
+    assert.equal(answer.events.at(-1)?.data.error.code, 'service_stopping');
+  });
+
   it('frees memory: 1,000 sessions created and ended (every tenth after a chat) leave the heap near where it began', async (t) => {
     const registry = agentSessionsOf(s.service.ctx)!;
     const open = registry.size;
