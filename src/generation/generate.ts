@@ -112,7 +112,7 @@ export async function generate(g: GenerationContext, body: GenerateBody, signal:
   try {
     return await (isQueued(entry) ? startQueued(g, request) : generateNow(g, request));
   } catch (err) {
-    const e = err instanceof ApiError ? err : mapProviderError(err, entry.provider);
+    const e = signal.aborted ? new ApiError(499, 'aborted', 'The client went away before the answer') : err instanceof ApiError ? err : mapProviderError(err, entry.provider);
     g.history.finish(history.id, { status: 'error', error: e.message, error_code: e.code });
     throw e;
   }

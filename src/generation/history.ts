@@ -97,6 +97,17 @@ export class HistoryStore {
       .run(fields.status, fields.element_id ?? entry.element_id, fields.error ?? null, fields.error_code ?? null, at.toISOString(), at.getTime() - Date.parse(entry.created_at), id);
   }
 
+  /**
+   * At start: a request that was still waiting on its provider when the service stopped (an image answered at once,
+   * or a queued one whose job was not yet created) has no one left to finish it; entries with a job belong to that
+   * resumable job. Returns how many were closed.
+   */
+  closeInterrupted(): number {
+    return this.db
+      .prepare(`UPDATE ai_history SET status = 'error', error = 'Interrupted by a service restart', error_code = 'interrupted', finished_at = ? WHERE status IN ('running', 'queued') AND job_id IS NULL`)
+      .run(nowIso()).changes;
+  }
+
   list(filter: { board_id?: string; limit: number }): HistoryEntry[] {
     // rowid breaks ties between entries created in the same millisecond, newest first.
     const rows = this.db

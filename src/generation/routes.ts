@@ -47,6 +47,7 @@ function aiJobView(g: GenerationContext, job: JobRecord) {
 export const registerGeneration: Feature = (app, ctx) => {
   const g = generationContext(ctx);
   const tags = ['generation'];
+  g.history.closeInterrupted();
   const providerCancels = definePollJob(g);
   // The AI SDK prints its warnings with console.warn, outside the service's JSON log; callers log them instead.
   (globalThis as { AI_SDK_LOG_WARNINGS?: unknown }).AI_SDK_LOG_WARNINGS ??= false;

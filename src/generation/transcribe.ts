@@ -60,6 +60,9 @@ export function planPieces(duration: number, maxSeconds: number, silences: { sta
   return pieces;
 }
 
+/** A path as an option value inside a filter graph: escaped for the option parser, then again for the graph parser. */
+const filterValue = (v: string) => v.replace(/[\\':]/g, '\\$&').replace(/[\\'[\],;]/g, '\\$&');
+
 /** Silences as ffmpeg's silencedetect reports them, read from the frame metadata it writes to `file`. */
 function parseSilences(text: string, duration: number): { start: number; end: number }[] {
   const out: { start: number; end: number }[] = [];
@@ -104,7 +107,7 @@ export async function transcribe(g: GenerationContext, body: TranscribeBody, sig
     if (size > limit && duration > 0) {
       const metadata = path.join(work, 'silences.txt');
       // ametadata writes silencedetect's findings to a file: ffmpeg's stderr is not ours to parse.
-      await runFfmpeg(g.tools, ['-i', audio, '-af', `${SILENCE_FILTER},ametadata=mode=print:file=${metadata.replace(/([\\:'])/g, '\\$1')}`, '-f', 'null', '-'], { signal, durationSeconds: duration });
+      await runFfmpeg(g.tools, ['-i', audio, '-af', `${SILENCE_FILTER},ametadata=mode=print:file=${filterValue(metadata)}`, '-f', 'null', '-'], { signal, durationSeconds: duration });
       const silences = parseSilences(await fsp.readFile(metadata, 'utf8').catch(() => ''), duration);
       const plan = planPieces(duration, (limit / (size / duration)) * PIECE_MARGIN, silences);
       files = [];

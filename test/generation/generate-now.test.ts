@@ -107,19 +107,18 @@ describe('generation answered at once (OpenAI images)', () => {
 
   it('maps provider failures: 401 -> 502 provider_auth_failed, 429 after retries -> 429 retry_after, 500 then success', async () => {
     const board = await t.createBoard();
-    const wrong = await startService({ OPENAI_API_KEY: 'sk-wrong-key-000000000000', OPENAI_BASE_URL: `${openai.url}/v1` });
+    assert.equal((await t.api('PUT', '/api/ai/providers/openai', { api_key: 'sk-wrong-key-000000000000' })).status, 200);
     try {
-      const b2 = await wrong.createBoard();
-      const res = await wrong.api('POST', '/api/ai/generate', { board_id: b2, model: 'gpt-image-1', prompt: 'x', aspect_ratio: '1:1' });
+      const res = await t.api('POST', '/api/ai/generate', { board_id: board, model: 'gpt-image-1', prompt: 'x', aspect_ratio: '1:1' });
       assert.equal(res.status, 502);
       assert.equal(res.body.error.code, 'provider_auth_failed');
       assert.match(res.body.error.message, /openai/);
       assert.ok(!res.text.includes('sk-wrong-key'), 'the key is not echoed');
-      const h = (await wrong.api('GET', `/api/ai/history?board_id=${b2}`)).body.entries;
+      const h = (await t.api('GET', `/api/ai/history?board_id=${board}`)).body.entries;
       assert.deepEqual([h[0].status, h[0].error_code], ['error', 'provider_auth_failed']);
-      assert.deepEqual(await boardFiles(wrong, b2), []);
+      assert.deepEqual(await boardFiles(t, board), []);
     } finally {
-      await wrong.close();
+      await t.api('DELETE', '/api/ai/providers/openai');
     }
 
     const limited = { status: 429, headers: { 'retry-after': '7', 'retry-after-ms': '20' }, json: { error: { message: 'Rate limit reached', type: 'requests', code: 'rate_limit_exceeded' } } };

@@ -6,6 +6,7 @@ import sharp from 'sharp';
 import { eventually, startService, type TestService } from '../helpers/service.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { startReplicateDouble, type ReplicateDouble } from '../helpers/ai-doubles/replicate.js';
+import { generationContext } from '../../src/generation/context.js';
 
 const TOKEN = 'r8_test_token_0123456789abcdef';
 
@@ -64,6 +65,23 @@ describe('queued generation (Replicate predictions)', () => {
     assert.deepEqual([h.status, h.provider_job_id, h.job_id, h.element_id], ['complete', [...replicate.predictions.keys()].at(-1), res.body.job_id, job.element.id]);
     // The generic job view has it too.
     assert.equal((await t.api('GET', `/api/jobs/${res.body.job_id}`)).body.output_url, job.element.url);
+  });
+
+  it('fetches an http(s) input image with the download limits and sends it in the model\'s image field', async () => {
+    const board = await t.createBoard();
+    const source = await noisePng();
+    replicate.plans.push({ steps: ['succeeded'], output: source });
+    const first = await t.api('POST', '/api/ai/generate', { board_id: board, model: 'flux-schnell', prompt: 'source', aspect_ratio: '1:1' });
+    await finished(t, first.body.job_id);
+    const url = `${replicate.url}/files/${[...replicate.predictions.keys()].at(-1)}.png`;
+    const res = await t.api('POST', '/api/ai/generate', { board_id: board, model: 'flux-1.1-pro', prompt: 'like this', aspect_ratio: '4:5', input_image_url: url });
+    assert.equal(res.status, 200, res.text);
+    const input = replicate.received('POST', /predictions$/).at(-1)!.json.input;
+    assert.equal(input.image_prompt, `data:image/png;base64,${source.toString('base64')}`);
+    assert.equal(input.aspect_ratio, '4:5');
+    const notImage = await t.api('POST', '/api/ai/generate', { board_id: board, model: 'flux-1.1-pro', prompt: 'x', aspect_ratio: '1:1', input_image_url: `${replicate.url}/v1/predictions/missing` });
+    assert.equal(notImage.status, 502, notImage.text);
+    assert.equal(notImage.body.error.code, 'download_failed');
   });
 
   it('a failed prediction is an error with its reason; a safety failure is content_refused', async () => {
@@ -143,16 +161,17 @@ describe('queued generation (Replicate predictions)', () => {
   });
 
   it('a bad token answers 502 provider_auth_failed at once, with no job', async () => {
-    const wrong = await startService(env(replicate, { REPLICATE_API_TOKEN: 'r8_wrong_000000000000000' }));
+    assert.equal((await t.api('PUT', '/api/ai/providers/replicate', { api_key: 'r8_wrong_000000000000000' })).status, 200);
     try {
-      const board = await wrong.createBoard();
-      const res = await wrong.api('POST', '/api/ai/generate', { board_id: board, model: 'flux-schnell', prompt: 'x', aspect_ratio: '1:1' });
+      const board = await t.createBoard();
+      const jobsBefore = (await t.api('GET', '/api/jobs?kind=generation.poll')).body.jobs.length;
+      const res = await t.api('POST', '/api/ai/generate', { board_id: board, model: 'flux-schnell', prompt: 'x', aspect_ratio: '1:1' });
       assert.equal(res.status, 502);
       assert.equal(res.body.error.code, 'provider_auth_failed');
       assert.match(res.body.error.message, /replicate/);
-      assert.deepEqual((await wrong.api('GET', '/api/jobs?kind=generation.poll')).body.jobs, []);
+      assert.equal((await t.api('GET', '/api/jobs?kind=generation.poll')).body.jobs.length, jobsBefore, 'no job');
     } finally {
-      await wrong.close();
+      await t.api('DELETE', '/api/ai/providers/replicate');
     }
   });
 
@@ -167,6 +186,7 @@ describe('queued generation (Replicate predictions)', () => {
       const res = await first.api('POST', '/api/ai/generate', { board_id: board, model: 'flux-schnell', prompt: 'across a restart', aspect_ratio: '1:1' });
       const pred = [...replicate.predictions.keys()].at(-1)!;
       await eventually(() => (replicate.predictions.get(pred)!.gets >= 2 ? true : undefined));
+      const stranded = generationContext(first.service.ctx).history.insert({ board_id: board, model: 'gpt-image-1', provider: 'openai', kind: 'image', prompt: 'cut off', negative_prompt: null, aspect_ratio: '1:1', params: {}, status: 'running', cost_estimate: 0.042 }).id;
       await first.close();
       first = undefined;
       const created = replicate.received('POST', /predictions$/).length;
@@ -178,8 +198,11 @@ describe('queued generation (Replicate predictions)', () => {
       assert.ok(Buffer.from(await (await fetch(second.baseUrl + job.element.url)).arrayBuffer()).equals(png));
       assert.equal(replicate.received('POST', /predictions$/).length, created, 'no second prediction was started');
       assert.equal(replicate.cancels.includes(pred), false, 'a restart does not cancel at the provider');
-      const h = (await second.api('GET', `/api/ai/history?board_id=${board}`)).body.entries[0];
+      const h = (await second.api('GET', `/api/ai/history?board_id=${board}`)).body.entries.find((e: any) => e.id === res.body.history_entry_id);
       assert.deepEqual([h.status, h.element_id], ['complete', job.element.id]);
+      // A request cut off by the restart while it waited on its provider (no job of its own) is closed as interrupted.
+      const cut = (await second.api('GET', `/api/ai/history?board_id=${board}`)).body.entries.find((e: any) => e.id === stranded);
+      assert.deepEqual([cut.status, cut.error_code], ['error', 'interrupted']);
     } finally {
       await first?.close();
       await second?.close();

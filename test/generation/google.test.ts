@@ -39,14 +39,14 @@ describe('Google: Imagen at once, Veo operations queued', () => {
     assert.deepEqual(sent.instances, [{ prompt: 'a teapot\n\nAvoid: people' }], 'Imagen 4 has no negative prompt: it joins the prompt');
     assert.deepEqual(sent.parameters, { sampleCount: 1, aspectRatio: '16:9' });
 
-    const wrong = await startService({ GOOGLE_GENERATIVE_AI_API_KEY: 'AIza-wrong-key-000000', GOOGLE_BASE_URL: `${google.url}/v1beta` });
+    // A wrong run-time key replaces the environment's until it is deleted.
+    assert.equal((await t.api('PUT', '/api/ai/providers/google', { api_key: 'AIza-wrong-key-000000' })).status, 200);
     try {
-      const b = await wrong.createBoard();
-      const bad = await wrong.api('POST', '/api/ai/generate', { board_id: b, model: 'imagen-4', prompt: 'x', aspect_ratio: '1:1' });
+      const bad = await t.api('POST', '/api/ai/generate', { board_id: board, model: 'imagen-4', prompt: 'x', aspect_ratio: '1:1' });
       assert.equal(bad.status, 502);
       assert.equal(bad.body.error.code, 'provider_auth_failed');
     } finally {
-      await wrong.close();
+      await t.api('DELETE', '/api/ai/providers/google');
     }
   });
 

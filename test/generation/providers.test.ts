@@ -108,8 +108,10 @@ describe('generation providers and models', () => {
       assert.equal(anthropic.messageRequests.at(-1).model, 'claude-haiku-4-5');
 
       await t.close();
+      await fsp.chmod(file, 0o644); // as a copy restored from a backup might be
       t = await startService(env, { dataDir, logStream: logs.stream });
       assert.ok(ids((await t.api('GET', '/api/ai/models')).body.chat).includes('claude-haiku-4-5'), 'the run-time key survives a restart');
+      assert.equal((await fsp.stat(file)).mode & 0o777, 0o600, 'wider permissions are narrowed at start');
 
       const del = await t.api('DELETE', '/api/ai/providers/anthropic');
       assert.equal(del.status, 200);
