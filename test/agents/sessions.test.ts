@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { agentSessionsOf } from '../../src/agents/routes.js';
+import { ConfigError, loadConfig } from '../../src/config.js';
 import { startOpenAIDouble, type OpenAIDouble } from '../helpers/ai-doubles/openai.js';
 import { eventually, startService, type TestService } from '../helpers/service.js';
 import { postSse } from './sse.js';
@@ -44,6 +45,14 @@ describe('agents: sessions, expiry, end-session, disconnects, memory', () => {
   };
   const hangNextChat = () => openai.script('POST /v1/chat/completions', { hang: true });
   const waitForModelCall = (count: number) => eventually(() => (openai.chatRequests.length >= count ? true : undefined), 10_000, 'the model call');
+
+  it('reads AGENT_SESSION_IDLE_SECONDS: one hour by default, a bad value stops the service at start', () => {
+    assert.equal(loadConfig({}).agents.sessionIdleMs, 3600_000);
+    assert.equal(loadConfig({ AGENT_SESSION_IDLE_SECONDS: '90' }).agents.sessionIdleMs, 90_000);
+    for (const bad of ['0', 'soon', '-5', '9999999']) {
+      assert.throws(() => loadConfig({ AGENT_SESSION_IDLE_SECONDS: bad }), (e: unknown) => e instanceof ConfigError && /AGENT_SESSION_IDLE_SECONDS/.test(e.message));
+    }
+  });
 
   it('checks the board, agent type and model; lists the actions of the agent type', async () => {
     const ok = await s.api('POST', `${A}/session`, { board_id: board, agent_type: 'prompt-suggestor', model: 'gpt-4.1-mini' });
