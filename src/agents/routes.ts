@@ -51,6 +51,11 @@ export const registerAgents: Feature = async (app: App, ctx: AppContext) => {
     previews.removeSession(s.id).catch((err: unknown) => ctx.log.warn({ err, session: s.id }, 'could not remove agent previews'));
   });
   registries.set(ctx, sessions);
+  const onBoardDeleted = (board: { id: string }) => sessions.endBoard(board.id);
+  ctx.events.on('board-deleted', onBoardDeleted);
+  ctx.onClose(() => {
+    ctx.events.off('board-deleted', onBoardDeleted);
+  });
   /** Chat answers still being written; shutdown waits for them (briefly) once their chats are aborted. */
   const answering = new Set<Promise<void>>();
   // Chats end before the server stops: their streams get their last event and finish now, so the server finds their

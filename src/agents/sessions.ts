@@ -99,6 +99,11 @@ export class AgentSessions {
     if (!this.closedIds.has(id)) throw new ApiError(404, 'session_not_found', `No agent session ${id}`);
   }
 
+  /** A deleted board ends its sessions (their chats aborted): nothing is left for them to work on. */
+  endBoard(boardId: string): void {
+    for (const [id, { session }] of [...this.live]) if (session.boardId === boardId) this.close(id, 'ended');
+  }
+
   /** Service shutdown: every chat aborted, everything freed. */
   closeAll(): void {
     const stopping = new ApiError(503, 'service_stopping', 'The service is stopping; the agent session ended with it');

@@ -124,6 +124,12 @@ describe('agents: sessions, expiry, end-session, disconnects, memory', () => {
     assert.equal(later.body.error.code, 'session_not_found');
     assert.match(later.body.error.message, /was ended/);
     assert.equal((await s.api('POST', `${A}/end-session`, { session_id: 'ags_never' })).status, 404);
+
+    const doomed = await s.createBoard('Doomed');
+    const onDoomed = await start(s, doomed);
+    await s.api('DELETE', `/api/moodboards/${doomed}`);
+    const afterDelete = await s.api('POST', `${A}/auto-apply`, { session_id: onDoomed, enabled: true });
+    assert.equal(afterDelete.body.error.code, 'session_not_found', 'deleting its board ends a session');
   });
 
   it('expires an idle session: its id then answers 404 session_expired', async () => {
