@@ -249,6 +249,21 @@ describe('agents: chat, cards, apply, reject, auto-apply', () => {
     assert.match(toolAnswer(requests[3]), /"status":"proposed"/);
   });
 
+  it('offers each agent type its own tools; a call to another tool is refused back to the model', async () => {
+    const el = await textElement();
+    const sid = await session('gpt-4.1', 'prompt-suggestor');
+    openai.chat.push({ toolCalls: [{ name: 'delete_element', input: { element_id: el.id } }] });
+    openai.chat.push({ toolCalls: [{ name: 'generate_image', input: { prompt: 'a quiet harbour at dawn' } }] });
+    openai.chat.push({ text: 'Try this prompt.' });
+    const first = openai.chatRequests.length;
+    const body = done(await chat(sid, 'clean up and suggest a prompt'));
+    assert.deepEqual(body.actions.map((a: any) => a.type), ['generate_image']);
+    const requests = openai.chatRequests.slice(first);
+    assert.deepEqual(requests[0].tools.map((t: any) => t.function.name).sort(), ['add_text', 'generate_image']);
+    assert.match(String(requests[1].messages.at(-1).content), /delete_element/);
+    assert.equal((await s.api('GET', `/api/moodboards/${board}/elements/${el.id}`)).status, 200, 'the element is still there');
+  });
+
   it('auto-apply executes cards as they arrive (applied, or failed with the reason)', async () => {
     const sid = await session('gpt-4.1', 'terminal');
     const on = await s.api('POST', `${A}/auto-apply`, { session_id: sid, enabled: true });
