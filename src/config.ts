@@ -24,6 +24,8 @@ export interface Config {
   motionRenderStallSeconds: number;
   /** Generation providers and limits (docs/generation.md). */
   ai: AiConfig;
+  /** Agent sessions (docs/agents.md). */
+  agents: AgentsConfig;
   /** Raw environment, for the tools locator (FFMPEG_PATH, ...) and feature-specific keys. */
   env: NodeJS.ProcessEnv;
 }
@@ -91,6 +93,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     soundPlayerTimeoutMs: integer(env, 'SOUND_PLAYER_TIMEOUT_MS', 10_000, 100, 600_000),
     motionRenderStallSeconds: integer(env, 'MOTION_RENDER_STALL_SECONDS', 60, 1, 24 * 3600),
     ai: loadAiConfig(env),
+    agents: loadAgentsConfig(env),
     env,
   };
 }
@@ -149,4 +152,15 @@ function loadAiConfig(env: NodeJS.ProcessEnv): AiConfig {
     // OpenAI's limit is 25 MB; the margin leaves room for the multipart envelope.
     transcribeMaxBytes: integer(env, 'AI_TRANSCRIBE_MAX_BYTES', 24 * 1024 * 1024, 4096, 1024 ** 3),
   };
+}
+
+// --- agents (docs/agents.md) ---
+
+export interface AgentsConfig {
+  /** A session without any call for this long expires and is freed (AGENT_SESSION_IDLE_SECONDS, default 3600). */
+  sessionIdleMs: number;
+}
+
+function loadAgentsConfig(env: NodeJS.ProcessEnv): AgentsConfig {
+  return { sessionIdleMs: integer(env, 'AGENT_SESSION_IDLE_SECONDS', 3600, 1, 7 * 24 * 3600) * 1000 };
 }

@@ -8,6 +8,7 @@ import { registerHtml } from './html/routes.js';
 import { registerMotion } from './motion/routes.js';
 import { registerMotionPanel } from './motion-panel/routes.js';
 import { registerGeneration } from './generation/routes.js';
+import { registerAgents } from './agents/routes.js';
 
 /**
  * Every feature folder exposes one register function; this list is the only place that names them all.
@@ -23,4 +24,5 @@ export const FEATURES: Feature[] = [
   registerMotion,
   registerMotionPanel,
   registerGeneration,
+  registerAgents,
 ];

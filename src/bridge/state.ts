@@ -152,6 +152,11 @@ export class Bridge {
     return this.status(botId);
   }
 
+  /** Live bots whose armed terminal session works on this board (the agents' send_to_terminal). */
+  liveOnBoard(boardId: string): BridgeStatus[] {
+    return [...this.bots.values()].filter((b) => b.active && b.session?.boardId === boardId).map((b) => this.status(b.id));
+  }
+
   /** Terminal output for the chat, stored without escape sequences. */
   queueToMessenger(botId: string, text: string): QueueResult {
     const bot = this.bots.get(botId);

@@ -120,14 +120,19 @@ export class HtmlRenderer {
     }
   }
 
-  async renderFrame(req: FrameRequest, signal?: AbortSignal): Promise<FrameResult> {
-    this.ctx.boards.requireBoard(req.boardId);
-    const { png, blocked } = await this.limited(signal, (s) =>
+  /** One frame as PNG bytes, written nowhere (the agents' card previews keep them outside the board folder). */
+  capturePng(req: CardSpec & { frame: number }, signal?: AbortSignal): Promise<{ png: Buffer; blocked: string[] }> {
+    return this.limited(signal, (s) =>
       withCardPage(this.env(), req, s, async (card) => {
         await card.seek(req.frame);
         return { png: await card.capture(), blocked: card.blocked };
       }),
     );
+  }
+
+  async renderFrame(req: FrameRequest, signal?: AbortSignal): Promise<FrameResult> {
+    this.ctx.boards.requireBoard(req.boardId);
+    const { png, blocked } = await this.capturePng(req, signal);
     const dir = await this.ctx.media.boardDir(req.boardId);
     const filename = await writeNewFile(dir, filenameFromTitle(req.title, 'HTML frame', 'png'), png);
     return { type: 'image', filename, url: this.ctx.media.urlFor(req.boardId, filename), blocked_requests: blocked };
@@ -211,4 +216,15 @@ export class HtmlRenderer {
     const jpeg = await sharp(png).resize(size, size, { fit: 'inside', withoutEnlargement: true }).jpeg({ quality: 82 }).toBuffer();
     return writeNewFile(dir, filename, jpeg);
   }
+}
+
+const renderers = new WeakMap<AppContext, HtmlRenderer>();
+
+/** The renderer of a service instance, for other features (agent previews); the html feature registers it. */
+export function htmlRendererOf(ctx: AppContext): HtmlRenderer | undefined {
+  return renderers.get(ctx);
+}
+
+export function registerHtmlRenderer(ctx: AppContext, renderer: HtmlRenderer): void {
+  renderers.set(ctx, renderer);
 }

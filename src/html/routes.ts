@@ -6,7 +6,7 @@ import { ElementSchema } from '../boards/types.js';
 import { badRequest, errorResponses, ErrorBody } from '../http/errors.js';
 import { cardHtml } from './card-html.js';
 import { RENDER_LIMITS as L } from './limits.js';
-import { frameCount, HtmlRenderer } from './render.js';
+import { frameCount, HtmlRenderer, registerHtmlRenderer } from './render.js';
 
 const tags = ['html'];
 const renderErrors = { ...errorResponses, 422: ErrorBody, 503: ErrorBody, 504: ErrorBody };
@@ -101,6 +101,7 @@ function serviceOrigins(app: App): string[] {
 
 export const registerHtml: Feature = (app: App, ctx: AppContext) => {
   const renderer = new HtmlRenderer(ctx, () => serviceOrigins(app));
+  registerHtmlRenderer(ctx, renderer);
   const cards = cardHtml(ctx);
   ctx.boards.setInitializer('html', cards.initialize);
   // Which file a card writes to is the service's business: a client-set htmlUrl could aim a write at any file.

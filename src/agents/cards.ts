@@ -1,0 +1,97 @@
+import type { Board, Element } from '../boards/types.js';
+import { ApiError } from '../http/errors.js';
+import { newId } from '../ids.js';
+import { ACTIONS, type AgentEnv, type Proposal } from './actions.js';
+import type { ActionCardView, ActionType } from './schemas.js';
+import type { AgentSessions, Card, Session } from './sessions.js';
+
+export const viewOf = (card: Card): ActionCardView => ({
+  id: card.id,
+  type: card.type,
+  params: card.params,
+  preview: card.preview,
+  status: card.status,
+  ...(card.error ? { error: card.error } : {}),
+});
+
+export const newCardId = () => newId('act_');
+
+/** Stores a checked proposal as a `proposed` card of the session. */
+export function addCard(session: Session, id: string, type: ActionType, params: Record<string, unknown>, proposal: Proposal): Card {
+  if (session.closed) throw new Error('The agent session was closed');
+  const card: Card = {
+    id,
+    type,
+    params: proposal.params ?? params,
+    preview: proposal.preview,
+    status: 'proposed',
+    applying: false,
+    ...(proposal.target ? { target: { id: proposal.target.id, name: proposal.target.name } } : {}),
+  };
+  session.cards.set(id, card);
+  return card;
+}
+
+export function requireCard(session: Session, actionId: string): Card {
+  const card = session.cards.get(actionId);
+  if (!card) throw new ApiError(404, 'action_not_found', `Agent session ${session.id} has no action ${actionId}`);
+  return card;
+}
+
+export interface Applied {
+  action: ActionCardView;
+  elements: Element[];
+  job_id?: string;
+  board: Board & { elements: Element[] };
+}
+
+function asApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  return new ApiError(500, 'action_failed', `The action failed: ${message}`);
+}
+
+/**
+ * Executes a card (apply-action, or auto-apply as it arrives). Applied twice or rejected → 409; its element deleted
+ * since it was proposed → 409 naming it; an execution that throws marks the card `failed` (it may be applied again).
+ */
+export async function applyCard(env: AgentEnv, sessions: AgentSessions, session: Session, card: Card, signal: AbortSignal): Promise<Applied> {
+  if (card.status === 'applied') throw new ApiError(409, 'action_already_applied', `Action ${card.id} was already applied`);
+  if (card.status === 'rejected') throw new ApiError(409, 'action_rejected', `Action ${card.id} was rejected`);
+  if (card.applying) throw new ApiError(409, 'action_in_progress', `Action ${card.id} is being applied`);
+  card.applying = true;
+  session.applying++;
+  try {
+    if (card.target) {
+      const el = env.ctx.boards.store.getElement(card.target.id);
+      if (!el || el.board_id !== session.boardId) {
+        const name = card.target.name ? ` ("${card.target.name}")` : '';
+        throw new ApiError(409, 'element_deleted', `Element ${card.target.id}${name} was deleted after action ${card.id} was proposed`, {
+          element_id: card.target.id,
+        });
+      }
+    }
+    const def = ACTIONS[card.type] as (typeof ACTIONS)[ActionType];
+    const outcome = await def.apply(env, session, card.params as never, signal);
+    card.status = 'applied';
+    delete card.error;
+    return { action: viewOf(card), ...outcome, board: env.ctx.boards.getBoardWithElements(session.boardId) };
+  } catch (err) {
+    const e = asApiError(err);
+    card.status = 'failed';
+    card.error = { code: e.code, message: e.message };
+    throw e;
+  } finally {
+    card.applying = false;
+    session.applying--;
+    sessions.touch(session);
+  }
+}
+
+/** Drops a proposed (or failed) card; rejecting it again changes nothing, an applied one cannot be taken back (409). */
+export function rejectCard(card: Card): ActionCardView {
+  if (card.status === 'applied') throw new ApiError(409, 'action_already_applied', `Action ${card.id} was already applied`);
+  if (card.applying) throw new ApiError(409, 'action_in_progress', `Action ${card.id} is being applied`);
+  card.status = 'rejected';
+  return viewOf(card);
+}

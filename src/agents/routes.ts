@@ -1,0 +1,221 @@
+import { PassThrough } from 'node:stream';
+import type { FastifyRequest } from 'fastify';
+import type { App, AppContext, Feature } from '../context.js';
+import { resolveChatModel } from '../generation/models.js';
+import { ApiError, ErrorBody, errorResponses } from '../http/errors.js';
+import { abortOnDisconnect } from '../media/client-abort.js';
+import { ProbeCache } from '../media/probe-cache.js';
+import type { AgentEnv } from './actions.js';
+import { applyCard, rejectCard, requireCard } from './cards.js';
+import { runTurn } from './chat.js';
+import { Previews } from './previews.js';
+import { turnInput } from './prompt.js';
+import {
+  AGENT_ACTIONS,
+  ApplyAnswer,
+  AutoApplyAnswer,
+  AutoApplyBody,
+  CardBody,
+  ChatAnswer,
+  ChatBody,
+  EndAnswer,
+  EndBody,
+  RejectAnswer,
+  SessionAnswer,
+  SessionBody,
+} from './schemas.js';
+import { AgentSessions } from './sessions.js';
+
+const tags = ['agents'];
+const BASE = '/api/agents';
+const agentErrors = { ...errorResponses, 409: ErrorBody, 422: ErrorBody, 429: ErrorBody, 500: ErrorBody, 501: ErrorBody, 502: ErrorBody, 503: ErrorBody, 504: ErrorBody };
+
+/** Each service's sessions, so tests can check what is held in memory; nothing else reaches them. */
+const registries = new WeakMap<AppContext, AgentSessions>();
+export const agentSessionsOf = (ctx: AppContext): AgentSessions | undefined => registries.get(ctx);
+
+/** One JSON body only when asked for it; the spec's default is the event stream. */
+function wantsJson(req: FastifyRequest): boolean {
+  const accept = req.headers.accept ?? '';
+  return /application\/json/i.test(accept) && !/text\/event-stream/i.test(accept);
+}
+
+const sseEvent = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+
+/** Agents (spec "Agents"): sessions, a streamed chat that proposes action cards, apply / reject / auto-apply. */
+export const registerAgents: Feature = async (app: App, ctx: AppContext) => {
+  const previews = new Previews(ctx);
+  await previews.removeAll(); // sessions do not survive a restart, nor do their previews
+  const env: AgentEnv = { ctx, media: { ...ctx, probes: new ProbeCache(ctx.tools) }, previews };
+  const sessions = new AgentSessions(ctx.config.agents.sessionIdleMs, (s) => {
+    previews.removeSession(s.id).catch((err: unknown) => ctx.log.warn({ err, session: s.id }, 'could not remove agent previews'));
+  });
+  registries.set(ctx, sessions);
+  const onBoardDeleted = (board: { id: string }) => sessions.endBoard(board.id);
+  ctx.events.on('board-deleted', onBoardDeleted);
+  ctx.onClose(() => {
+    ctx.events.off('board-deleted', onBoardDeleted);
+  });
+  /** Chat answers still being written; shutdown waits for them (briefly) once their chats are aborted. */
+  const answering = new Set<Promise<void>>();
+  // Chats end before the server stops: their streams get their last event and finish now, so the server finds their
+  // connections idle and closes them, instead of waiting for the keep-alive time or the grace period.
+  app.addHook('preClose', async () => {
+    sessions.closeAll();
+    await Promise.race([Promise.all(answering), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
+    await new Promise((resolve) => setImmediate(resolve));
+  });
+
+  app.post(
+    `${BASE}/session`,
+    {
+      schema: {
+        tags,
+        summary: 'Start an agent session on a board with a chat model',
+        description: 'Sessions live in memory (a restart ends them) and expire after AGENT_SESSION_IDLE_SECONDS (default 3600) without a call.',
+        body: SessionBody,
+        response: { 200: SessionAnswer, ...errorResponses },
+      },
+    },
+    async (req) => {
+      const { board_id, agent_type, model } = req.body;
+      ctx.boards.requireBoard(board_id);
+      await resolveChatModel(ctx, model);
+      const s = sessions.create({ boardId: board_id, agentType: agent_type, model });
+      return { session_id: s.id, started_at: s.startedAt, board_id, agent_type, model, actions: AGENT_ACTIONS[agent_type] };
+    },
+  );
+
+  app.post(
+    `${BASE}/chat`,
+    {
+      schema: {
+        tags,
+        summary: 'Chat with the agent; the answer streams as Server-Sent Events with action cards',
+        description:
+          '`text/event-stream` (default): `event: message` `{delta}` as the model writes, `event: action` with each card when complete, ' +
+          'then `event: done` `{message, actions}` or `event: error` `{error: {code, message}}`. With `Accept: application/json`: the ' +
+          'same `{message, actions}` as one body. A client that disconnects aborts the model call. One chat at a time per session (409).',
+        body: ChatBody,
+        response: { 200: ChatAnswer, ...agentErrors },
+      },
+    },
+    async (req, reply) => {
+      const session = sessions.require(req.body.session_id);
+      if (session.turn) throw new ApiError(409, 'chat_in_progress', `Agent session ${session.id} is already answering a chat`);
+      ctx.boards.requireBoard(session.boardId); // deleted since the session started → 404, not a stream
+      const chat = await resolveChatModel(ctx, session.model, 'session.model');
+      // Local servers' models may not take images: they get the references as text only.
+      const input = await turnInput(ctx, session, req.body, chat.provider !== 'openai-compatible');
+      sessions.require(session.id); // ended while the references were read → 404 now, not a stream
+      if (session.turn) throw new ApiError(409, 'chat_in_progress', `Agent session ${session.id} is already answering a chat`);
+      const turn = new AbortController();
+      session.turn = turn;
+      reply.raw.once('close', () => {
+        if (!reply.raw.writableEnded) turn.abort(new ApiError(499, 'client_gone', 'The client disconnected'));
+      });
+      const answered = new Promise<void>((resolve) => reply.raw.once('close', resolve));
+      answering.add(answered);
+      void answered.then(() => answering.delete(answered));
+      const finish = () => {
+        if (session.turn === turn) session.turn = undefined;
+        sessions.touch(session);
+      };
+
+      if (wantsJson(req)) {
+        try {
+          return await runTurn(env, sessions, session, chat, input, turn.signal, { delta: () => undefined, action: () => undefined });
+        } finally {
+          finish();
+        }
+      }
+
+      const stream = new PassThrough();
+      runTurn(env, sessions, session, chat, input, turn.signal, {
+        delta: (delta) => stream.write(sseEvent('message', { delta })),
+        action: (card) => stream.write(sseEvent('action', card)),
+      })
+        .then(
+          (result) => stream.write(sseEvent('done', result)),
+          (err: unknown) => {
+            const e = err instanceof ApiError ? err : new ApiError(500, 'internal', 'The chat failed');
+            if (!(err instanceof ApiError)) ctx.log.error({ err }, 'agent chat failed');
+            stream.write(sseEvent('error', { error: { code: e.code, message: e.message } }));
+          },
+        )
+        .finally(() => {
+          finish();
+          stream.end();
+        });
+      return reply
+        .header('content-type', 'text/event-stream; charset=utf-8')
+        .header('cache-control', 'no-cache')
+        .header('x-accel-buffering', 'no')
+        .send(stream as never); // a stream bypasses the response schema, which describes the JSON form
+    },
+  );
+
+  app.post(
+    `${BASE}/apply-action`,
+    {
+      schema: {
+        tags,
+        summary: 'Execute an action card through the service; returns the elements it created or changed and the board',
+        description:
+          '409 when already applied, rejected, being applied, or when its element was deleted since; 404 for an unknown card. ' +
+          'A failing execution answers its error and marks the card failed (it may be applied again).',
+        body: CardBody,
+        response: { 200: ApplyAnswer, ...agentErrors },
+      },
+    },
+    async (req, reply) => {
+      const session = sessions.require(req.body.session_id);
+      return applyCard(env, sessions, session, requireCard(session, req.body.action_id), abortOnDisconnect(reply));
+    },
+  );
+
+  app.post(
+    `${BASE}/reject-action`,
+    {
+      schema: { tags, summary: 'Drop an action card; the board is not touched', body: CardBody, response: { 200: RejectAnswer, ...agentErrors } },
+    },
+    async (req) => {
+      const session = sessions.require(req.body.session_id);
+      return { action: rejectCard(requireCard(session, req.body.action_id)) };
+    },
+  );
+
+  app.post(
+    `${BASE}/auto-apply`,
+    {
+      schema: {
+        tags,
+        summary: 'While enabled, new action cards execute as they arrive (status applied or failed in the stream)',
+        description: 'Off for a new session; it ends with the session.',
+        body: AutoApplyBody,
+        response: { 200: AutoApplyAnswer, ...errorResponses },
+      },
+    },
+    async (req) => {
+      const session = sessions.require(req.body.session_id);
+      session.autoApply = req.body.enabled;
+      return { session_id: session.id, auto_apply: session.autoApply };
+    },
+  );
+
+  app.post(
+    `${BASE}/end-session`,
+    {
+      schema: {
+        tags,
+        summary: 'End a session and free its memory; a chat in flight is aborted. Ending it again changes nothing',
+        body: EndBody,
+        response: { 200: EndAnswer, ...errorResponses },
+      },
+    },
+    async (req) => {
+      sessions.end(req.body.session_id);
+      return { session_id: req.body.session_id, ended: true as const };
+    },
+  );
+};
