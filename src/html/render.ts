@@ -134,7 +134,6 @@ export class HtmlRenderer {
 
   async renderVideo(req: VideoRequest, signal?: AbortSignal): Promise<VideoResult> {
     this.ctx.boards.requireBoard(req.boardId);
-    const frames = frameCount(req.fps, req.duration);
     const dir = await this.ctx.media.boardDir(req.boardId);
     const filename = filenameFromTitle(req.title, 'HTML render', req.format);
     const sideDir = path.join(this.ctx.media.root, SIDE_FILES, req.boardId);
@@ -142,37 +141,13 @@ export class HtmlRenderer {
     const temp = tempPathIn(dir, filename);
     const wantProxy = req.height > RENDER_LIMITS.proxyHeight;
     const proxyTemp = wantProxy ? tempPathIn(sideDir, 'proxy.mp4') : undefined;
-    const thumbAt = Math.floor(frames / 2);
-    let thumbPng: Buffer | undefined;
-    let blocked: string[] = [];
     try {
-      await this.limited(signal, (s) =>
-        withCardPages(this.env(), req, Math.min(PAGES_PER_VIDEO, frames), s, async (cards) => {
-          blocked = [...new Set(cards.flatMap((c) => c.blocked))];
-          await encodeFrames(
-            this.ctx.tools,
-            {
-              fps: req.fps,
-              format: req.format,
-              output: temp,
-              proxy: proxyTemp ? { output: proxyTemp, height: RENDER_LIMITS.proxyHeight } : undefined,
-              frameCount: frames,
-              signal: s,
-              timeoutMs: this.timeoutMs,
-            },
-            (write) =>
-              captureInOrder(cards, frames, async (f, png) => {
-                if (f === thumbAt) thumbPng = png;
-                await write(png);
-              }),
-          );
-        }),
-      );
+      const { frames, blocked, middleFrame } = await this.renderToFile(req, temp, signal, proxyTemp);
       const stored = await commitUnique(temp, dir, filename);
       const stem = path.parse(stored).name;
       const url = this.ctx.media.urlFor(req.boardId, stored);
       const proxyUrl = proxyTemp ? this.ctx.media.rootUrl(path.join(SIDE_FILES, req.boardId, await commitUnique(proxyTemp, sideDir, `${stem}.proxy.mp4`))) : undefined;
-      const thumbnailUrl = thumbPng ? this.ctx.media.rootUrl(path.join(SIDE_FILES, req.boardId, await this.writeThumbnail(thumbPng, sideDir, `${stem}.jpg`))) : undefined;
+      const thumbnailUrl = this.ctx.media.rootUrl(path.join(SIDE_FILES, req.boardId, await this.writeThumbnail(middleFrame, sideDir, `${stem}.jpg`)));
       const element = await this.ctx.boards.addElement(req.boardId, {
         type: 'video',
         url,
@@ -188,6 +163,47 @@ export class HtmlRenderer {
       await fsp.rm(temp, { force: true });
       if (proxyTemp) await fsp.rm(proxyTemp, { force: true });
     }
+  }
+
+  /**
+   * Renders a card to a video at `output` (and its proxy at `proxyOutput`) without touching the board; the caller
+   * owns both paths (and removes them on failure). Used by renderVideo and by features that keep their own renders
+   * (card videos of a share). Answers the middle frame as a PNG, for a thumbnail or poster.
+   */
+  async renderToFile(
+    spec: CardSpec & { duration: number; format: VideoFormat },
+    output: string,
+    signal?: AbortSignal,
+    proxyOutput?: string,
+  ): Promise<{ frames: number; blocked: string[]; middleFrame: Buffer }> {
+    const frames = frameCount(spec.fps, spec.duration);
+    const thumbAt = Math.floor(frames / 2);
+    let middleFrame: Buffer | undefined;
+    let blocked: string[] = [];
+    await this.limited(signal, (s) =>
+      withCardPages(this.env(), spec, Math.min(PAGES_PER_VIDEO, frames), s, async (cards) => {
+        blocked = [...new Set(cards.flatMap((c) => c.blocked))];
+        await encodeFrames(
+          this.ctx.tools,
+          {
+            fps: spec.fps,
+            format: spec.format,
+            output,
+            proxy: proxyOutput ? { output: proxyOutput, height: RENDER_LIMITS.proxyHeight } : undefined,
+            frameCount: frames,
+            signal: s,
+            timeoutMs: this.timeoutMs,
+          },
+          (write) =>
+            captureInOrder(cards, frames, async (f, png) => {
+              if (f === thumbAt) middleFrame = png;
+              await write(png);
+            }),
+        );
+      }),
+    );
+    // captureInOrder delivers every frame before encodeFrames resolves, so the middle one was seen.
+    return { frames, blocked, middleFrame: middleFrame! };
   }
 
   private async writeThumbnail(png: Buffer, dir: string, filename: string): Promise<string> {
