@@ -93,7 +93,7 @@ describe('live shares on the worker (workerd)', () => {
     assert.match(page.headers.get('x-robots-tag') ?? '', /noindex/);
     const html = await page.text();
     assert.match(html, /<meta name="robots" content="noindex, nofollow">/);
-    assert.match(html, new RegExp(`<meta property="og:image" content="${publicUrl.replace(/[/.]/g, '\\$&')}media/[0-9a-f]{32}-w\\d+\\.webp">`));
+    assert.match(html, new RegExp(`<meta property="og:image" content="${publicUrl.replace(/[/.]/g, '\\$&')}media/[0-9a-f]{32}-w\\d+\\.jpg">`));
 
     const board = await (await fetch(`${shareUrl}board.json`)).json();
     assert.equal(board.elements.length, 6);
@@ -122,7 +122,7 @@ describe('live shares on the worker (workerd)', () => {
     const red = board.elements.find((e: { id: string }) => e.id === sample.ids.red);
     assert.deepEqual(red.thumbs.map((t: { width: number }) => t.width), [320, 640]);
     const thumb = await fetch(shareUrl + red.thumbs[0].path);
-    assert.equal(thumb.headers.get('content-type'), 'image/webp');
+    assert.equal(thumb.headers.get('content-type'), 'image/jpeg');
     const card = board.elements.find((e: { id: string }) => e.id === sample.ids.card);
     const cardDoc = await fetch(shareUrl + card.html.path);
     assert.match(cardDoc.headers.get('content-security-policy') ?? '', /sandbox/);

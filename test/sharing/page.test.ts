@@ -39,7 +39,7 @@ async function checkPage(page: Page, url: string, sample: SampleBoard): Promise<
     assert.equal(img.lazy, 'lazy');
     assert.ok(img.attrW);
   }
-  assert.match(images[0].srcset, /-w320\.webp 320w, .*-w640\.webp 640w, .* 800w/);
+  assert.match(images[0].srcset, /-w320\.jpg 320w, .*-w640\.jpg 640w, .* 800w/);
 
   // Layout: each element sits at its board position, scaled to the board's width; checked on a screenshot.
   const boxes = await page.$$eval('#board .item', (items) =>
