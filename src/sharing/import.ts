@@ -91,12 +91,15 @@ export class Importer {
         const timeout = AbortSignal.timeout(this.ctx.config.downloadTimeoutMs);
         const both = signal ? AbortSignal.any([signal, timeout]) : timeout;
         const where = new URL(rel, url);
-        let res: Response;
-        try {
-          res = await fetch(where, { signal: both, redirect: 'error' });
-        } catch (err) {
-          if (signal?.aborted) throw signal.reason;
-          throw new ApiError(502, 'unreachable', `Could not fetch ${where.href}: ${(err as Error).message}`);
+        let res: Response | undefined;
+        // One retry: a kept-alive connection the server closed at the same moment fails a GET that never reached it.
+        for (let attempt = 0; !res; attempt++) {
+          try {
+            res = await fetch(where, { signal: both, redirect: 'error' });
+          } catch (err) {
+            if (signal?.aborted) throw signal.reason;
+            if (attempt === 1 || timeout.aborted) throw new ApiError(502, 'unreachable', `Could not fetch ${where.href}: ${(err as Error).message}`);
+          }
         }
         if (!res.ok || !res.body) {
           await res.body?.cancel();

@@ -27,6 +27,7 @@ type ImportParams = ImportBodyT & { board_id: string };
 export const registerSharing: Feature = (app: App, ctx: AppContext) => {
   const shares = new Shares(ctx);
   const importer = new Importer(ctx);
+  ctx.events.on('board-deleted', (board) => shares.endSharesOf(board.id));
   const share = (p: ShareParams, signal: AbortSignal, onProgress?: (f: number) => void) =>
     p.kind === 'live' ? shares.createLive(p.board_id, p.include_history, { signal, onProgress }) : shares.createArchive(p.board_id, p.include_history, { signal, onProgress });
 

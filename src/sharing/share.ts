@@ -111,6 +111,25 @@ export class Shares {
   }
 
   /**
+   * A deleted board's shares end with it: its live share's objects are removed from the bucket in the background
+   * (logged when the worker cannot be reached; the row stays so that a later attempt could find it), its rows dropped.
+   */
+  endSharesOf(boardId: string): void {
+    for (const row of this.store.ofBoard(boardId)) {
+      if (row.kind === 'archive') {
+        this.store.delete(row.id);
+        continue;
+      }
+      const config = this.ctx.config;
+      if (!config.shareWorkerUrl || !config.shareWorkerToken) continue;
+      this.worker()
+        .deleteShare(row.id)
+        .then(() => this.store.delete(row.id))
+        .catch((err: unknown) => this.ctx.log.warn({ err, share: row.id }, 'could not remove the live share of a deleted board'));
+    }
+  }
+
+  /**
    * Uploads the page: every file whose content key differs from the manifest's, media first and index.html last (the
    * page never points at a file that is not there yet). The manifest is saved after each file, so a failed upload
    * retried starts where it stopped. Files of the previous upload that the page no longer has are removed.
@@ -127,7 +146,8 @@ export class Shares {
     let bytes = 0;
     const send = async (f: PageFile) => {
       const { body, sha256 } = await materialise(f);
-      bytes += await client.put(row.id, f.path, body, f.contentType, sha256, p.signal);
+      const sent = await client.put(row.id, f.path, body, f.contentType, sha256, p.signal);
+      bytes += sent;
       manifest[f.path] = f.key;
       this.store.update(row.id, { manifest: JSON.stringify(manifest) });
       uploaded++;
@@ -135,11 +155,21 @@ export class Shares {
     };
     const media = todo.filter((f) => rank(f) === 0);
     let next = 0;
+    let failure: { err: unknown } | undefined;
+    // On a failure the other lanes finish the file they are sending (and record it) but take no new one, so the
+    // share is idle again when the error is answered and a retry cannot race a stray upload.
     await Promise.all(
       Array.from({ length: Math.min(PARALLEL_UPLOADS, media.length) }, async () => {
-        while (next < media.length) await send(media[next++]);
+        while (!failure && next < media.length) {
+          try {
+            await send(media[next++]);
+          } catch (err) {
+            failure ??= { err };
+          }
+        }
       }),
     );
+    if (failure) throw failure.err;
     for (const f of todo.filter((t) => rank(t) > 0)) await send(f);
     const wanted = new Set(page.files.map((f) => f.path));
     for (const stale of Object.keys(manifest).filter((k) => !wanted.has(k))) {

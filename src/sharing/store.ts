@@ -23,7 +23,7 @@ export interface ShareRow {
 const MIGRATIONS = [
   `CREATE TABLE shares (
     id TEXT PRIMARY KEY,
-    board_id TEXT NOT NULL REFERENCES boards(id) ON DELETE CASCADE,
+    board_id TEXT NOT NULL,
     kind TEXT NOT NULL CHECK (kind IN ('live', 'archive')),
     url TEXT,
     download_url TEXT,
@@ -50,6 +50,11 @@ export class ShareStore {
 
   live(boardId: string): ShareRow | undefined {
     return this.db.prepare("SELECT * FROM shares WHERE board_id = ? AND kind = 'live'").get(boardId) as ShareRow | undefined;
+  }
+
+  /** Every share of a board (a deleted board's live share is ended from these; no foreign key drops them first). */
+  ofBoard(boardId: string): ShareRow[] {
+    return this.db.prepare('SELECT * FROM shares WHERE board_id = ?').all(boardId) as ShareRow[];
   }
 
   insert(row: ShareRow): void {

@@ -4,7 +4,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { startLocalWorker, type LocalWorker } from '../../worker/local.js';
-import { startService, type TestService } from '../helpers/service.js';
+import { eventually, startService, type TestService } from '../helpers/service.js';
 import { sampleBoard, TOKEN, type SampleBoard } from './board.js';
 
 const MiB = 1024 * 1024;
@@ -36,6 +36,13 @@ async function flakyProxy(target: string): Promise<{ url: string; failPaths: Set
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, failPaths, puts, close: () => new Promise((r) => server.close(() => r())) };
+}
+
+/** GET with the body always read (an unread body would keep its connection busy until garbage collection). */
+async function get(url: string, headers: Record<string, string> = {}) {
+  const res = await fetch(url, { headers });
+  const body = Buffer.from(await res.arrayBuffer());
+  return { status: res.status, headers: res.headers, body, text: () => body.toString('utf8'), json: () => JSON.parse(body.toString('utf8')) };
 }
 
 describe('live shares on the worker (workerd)', () => {
@@ -87,49 +94,49 @@ describe('live shares on the worker (workerd)', () => {
   });
 
   it('serves the page, board.json and media with ranges, ETags and conditional requests', async () => {
-    const page = await fetch(shareUrl);
+    const page = await get(shareUrl);
     assert.equal(page.status, 200);
     assert.match(page.headers.get('content-type') ?? '', /text\/html/);
     assert.match(page.headers.get('x-robots-tag') ?? '', /noindex/);
-    const html = await page.text();
+    const html = page.text();
     assert.match(html, /<meta name="robots" content="noindex, nofollow">/);
     assert.match(html, new RegExp(`<meta property="og:image" content="${publicUrl.replace(/[/.]/g, '\\$&')}media/[0-9a-f]{32}-w\\d+\\.jpg">`));
 
-    const board = await (await fetch(`${shareUrl}board.json`)).json();
+    const board = (await get(`${shareUrl}board.json`)).json();
     assert.equal(board.elements.length, 6);
     const blobEl = board.elements.find((e: { id: string }) => e.id === sample.ids.blob);
-    const full = Buffer.from(await (await fetch(shareUrl + blobEl.file.path)).arrayBuffer());
+    const full = (await get(shareUrl + blobEl.file.path)).body;
     assert.ok(full.equals(sample.blob), 'the multipart upload holds the exact bytes');
 
-    const ranged = await fetch(shareUrl + blobEl.file.path, { headers: { range: 'bytes=100-199' } });
+    const ranged = await get(shareUrl + blobEl.file.path, { range: 'bytes=100-199' });
     assert.equal(ranged.status, 206);
     assert.equal(ranged.headers.get('content-range'), `bytes 100-199/${sample.blob.length}`);
-    assert.ok(Buffer.from(await ranged.arrayBuffer()).equals(sample.blob.subarray(100, 200)));
-    const suffix = await fetch(shareUrl + blobEl.file.path, { headers: { range: 'bytes=-10' } });
-    assert.ok(Buffer.from(await suffix.arrayBuffer()).equals(sample.blob.subarray(-10)));
-    const beyond = await fetch(shareUrl + blobEl.file.path, { headers: { range: `bytes=${sample.blob.length}-` } });
+    assert.ok(ranged.body.equals(sample.blob.subarray(100, 200)));
+    const suffix = await get(shareUrl + blobEl.file.path, { range: 'bytes=-10' });
+    assert.ok(suffix.body.equals(sample.blob.subarray(-10)));
+    const beyond = await get(shareUrl + blobEl.file.path, { range: `bytes=${sample.blob.length}-` });
     assert.equal(beyond.status, 416);
     assert.equal(beyond.headers.get('content-range'), `bytes */${sample.blob.length}`);
 
     const etag = ranged.headers.get('etag')!;
     assert.ok(etag);
-    assert.equal((await fetch(shareUrl + blobEl.file.path, { headers: { 'if-none-match': etag } })).status, 304);
-    assert.equal((await fetch(shareUrl + blobEl.file.path, { headers: { 'if-match': '"other"' } })).status, 412);
-    const stale = await fetch(shareUrl + blobEl.file.path, { headers: { range: 'bytes=0-9', 'if-range': '"other"' } });
+    assert.equal((await get(shareUrl + blobEl.file.path, { 'if-none-match': etag })).status, 304);
+    assert.equal((await get(shareUrl + blobEl.file.path, { 'if-match': '"other"' })).status, 412);
+    const stale = await get(shareUrl + blobEl.file.path, { range: 'bytes=0-9', 'if-range': '"other"' });
     assert.equal(stale.status, 200, 'If-Range with another ETag gets the whole file');
-    await stale.body?.cancel();
 
     const red = board.elements.find((e: { id: string }) => e.id === sample.ids.red);
     assert.deepEqual(red.thumbs.map((t: { width: number }) => t.width), [320, 640]);
-    const thumb = await fetch(shareUrl + red.thumbs[0].path);
+    const thumb = await get(shareUrl + red.thumbs[0].path);
     assert.equal(thumb.headers.get('content-type'), 'image/jpeg');
     const card = board.elements.find((e: { id: string }) => e.id === sample.ids.card);
-    const cardDoc = await fetch(shareUrl + card.html.path);
+    const cardDoc = await get(shareUrl + card.html.path);
     assert.match(cardDoc.headers.get('content-security-policy') ?? '', /sandbox/);
-    assert.match(await cardDoc.text(), /rgb\(0,200,0\)/);
+    assert.match(cardDoc.text(), /rgb\(0,200,0\)/);
 
     const unauth = await fetch(`${worker.url}/api/objects/sh_x/index.html`, { method: 'PUT', body: 'x', headers: { authorization: 'Bearer wrong-token-wrong-token' } });
     assert.equal(unauth.status, 401);
+    assert.equal((await unauth.json()).error.code, 'unauthorized');
   });
 
   it('PUT uploads only what changed: nothing, then board.json alone after one element moved', async () => {
@@ -147,7 +154,7 @@ describe('live shares on the worker (workerd)', () => {
     assert.equal(changed.body.uploaded, 1);
     assert.equal(changed.body.skipped, files - 1);
     assert.deepEqual(proxy.puts.slice(before).map((u) => u.split('/').pop()), ['board.json']);
-    const board = await (await fetch(`${shareUrl}board.json`)).json();
+    const board = (await get(`${shareUrl}board.json`)).json();
     assert.equal(board.elements.find((e: { id: string }) => e.id === sample.ids.note).x, 900);
   });
 
@@ -161,7 +168,7 @@ describe('live shares on the worker (workerd)', () => {
     let els = (await s.api('GET', `/api/moodboards/${target}/elements`)).body as any[];
     assert.equal(els.length, 7);
     const blobCopy = els.find((e) => e.name === 'Data');
-    const served = Buffer.from(await (await fetch(s.baseUrl + blobCopy.url)).arrayBuffer());
+    const served = (await get(s.baseUrl + blobCopy.url)).body;
     assert.equal(crypto.createHash('sha256').update(served).digest('hex'), crypto.createHash('sha256').update(sample.blob).digest('hex'));
     const cardCopy = els.find((e) => e.type === 'html');
     assert.equal(cardCopy.data.htmlVersion, 1);
@@ -185,16 +192,27 @@ describe('live shares on the worker (workerd)', () => {
   });
 
   it('DELETE removes every object: the page and its files answer 404', async () => {
-    const board = await (await fetch(`${shareUrl}board.json`)).json();
+    const board = (await get(`${shareUrl}board.json`)).json();
     const del = await s.api('DELETE', `/api/moodboards/${sample.board}/share`);
     assert.equal(del.status, 200, del.text);
     assert.equal(del.body.deleted, files);
-    assert.equal((await fetch(shareUrl)).status, 404);
-    assert.equal((await fetch(`${shareUrl}board.json`)).status, 404);
-    assert.equal((await fetch(shareUrl + board.elements[0].thumbs?.[0]?.path)).status, 404);
+    assert.equal((await get(shareUrl)).status, 404);
+    assert.equal((await get(`${shareUrl}board.json`)).status, 404);
+    assert.equal((await get(shareUrl + board.elements[0].thumbs?.[0]?.path)).status, 404);
     assert.equal((await s.api('PUT', `/api/moodboards/${sample.board}/share`, {})).status, 404);
     const gone = await s.api('POST', `/api/moodboards/${sample.board}/import`, { from_url: shareUrl, mode: 'append' });
     assert.equal(gone.status, 400);
     assert.match(gone.body.error.message, /not a shared board/);
+  });
+
+  it('deleting a board ends its live share', async () => {
+    const board = await s.createBoard('Short-lived');
+    await s.api('POST', `/api/moodboards/${board}/elements`, { type: 'text', name: 'n', data: { text: 'bye' } });
+    const shared = await s.api('POST', `/api/moodboards/${board}/share`, { kind: 'live' });
+    assert.equal(shared.status, 200, shared.text);
+    const page = `${worker.url}/s/${shared.body.share_id}/`;
+    assert.equal((await get(page)).status, 200);
+    assert.equal((await s.api('DELETE', `/api/moodboards/${board}`)).status, 204);
+    await eventually(async () => ((await get(page)).status === 404 ? true : undefined), 10_000, 'the share to go');
   });
 });
