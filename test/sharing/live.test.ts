@@ -191,6 +191,22 @@ describe('live shares on the worker (workerd)', () => {
     assert.equal(newBoard.elements.find((e: any) => e.name === 'Note').x, 900);
   });
 
+  it('PUT after an element was removed deletes its files from the bucket', async () => {
+    const before = (await get(`${shareUrl}board.json`)).json();
+    const blue = before.elements.find((e: { id: string }) => e.id === sample.ids.blue);
+    assert.equal((await s.api('DELETE', `/api/moodboards/${sample.board}/elements/${sample.ids.blue}`)).status, 204);
+    const res = await s.api('PUT', `/api/moodboards/${sample.board}/share`, {});
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.body.uploaded, 1);
+    assert.equal(res.body.files, files - 1 - blue.thumbs.length);
+    assert.equal((await get(shareUrl + blue.file.path)).status, 404);
+    assert.equal((await get(shareUrl + blue.thumbs[0].path)).status, 404);
+    files = res.body.files;
+    const head = await fetch(shareUrl, { method: 'HEAD' });
+    assert.equal(head.status, 200);
+    assert.ok(Number(head.headers.get('content-length')) > 0);
+  });
+
   it('DELETE removes every object: the page and its files answer 404', async () => {
     const board = (await get(`${shareUrl}board.json`)).json();
     const del = await s.api('DELETE', `/api/moodboards/${sample.board}/share`);
