@@ -78,6 +78,10 @@ export const registerSharing: Feature = (app: App, ctx: AppContext) => {
         body: ReshareBody,
         response: { 200: ShareAnswer, 202: Queued, ...shareErrors },
       },
+      // Every field is optional, so no body at all means `{}`.
+      preValidation: async (req) => {
+        req.body ??= {};
+      },
     },
     async (req, reply) => {
       const params: ReshareParams = { board_id: req.params.id, include_history: req.body.include_history };

@@ -140,7 +140,7 @@ describe('live shares on the worker (workerd)', () => {
   });
 
   it('PUT uploads only what changed: nothing, then board.json alone after one element moved', async () => {
-    const same = await s.api('PUT', `/api/moodboards/${sample.board}/share`, {});
+    const same = await s.api('PUT', `/api/moodboards/${sample.board}/share`);
     assert.equal(same.status, 200, same.text);
     assert.equal(same.body.uploaded, 0);
     assert.equal(same.body.skipped, files);
