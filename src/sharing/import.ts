@@ -84,46 +84,53 @@ export class Importer {
     if (!url.pathname.endsWith('/')) url.pathname += '/';
     const { maxEntryBytes, maxTotalBytes } = this.limits();
     let total = 0;
-    return {
-      fetch: async (rel) => {
-        const target = path.join(staging, ...rel.split('/'));
-        await fsp.mkdir(path.dirname(target), { recursive: true });
-        const timeout = AbortSignal.timeout(this.ctx.config.downloadTimeoutMs);
-        const both = signal ? AbortSignal.any([signal, timeout]) : timeout;
-        const where = new URL(rel, url);
-        let res: Response | undefined;
-        // One retry: a kept-alive connection the server closed at the same moment fails a GET that never reached it.
-        for (let attempt = 0; !res; attempt++) {
-          try {
-            res = await fetch(where, { signal: both, redirect: 'error' });
-          } catch (err) {
-            if (signal?.aborted) throw signal.reason;
-            if (attempt === 1 || timeout.aborted) throw new ApiError(502, 'unreachable', `Could not fetch ${where.href}: ${(err as Error).message}`);
-          }
-        }
-        if (!res.ok || !res.body) {
-          await res.body?.cancel();
-          if (rel === 'board.json' && res.status === 404) throw invalid(`${url.href} is not a shared board (no board.json)`);
-          throw new ApiError(502, 'upstream_error', `${where.href} answered ${res.status}`);
-        }
-        let size = 0;
-        const meter = new Transform({
-          transform(chunk: Buffer, _enc, done) {
-            size += chunk.length;
-            total += chunk.length;
-            if (size > maxEntryBytes) return done(new ApiError(413, 'payload_too_large', `${rel} is larger than the download limit of ${maxEntryBytes} bytes`));
-            if (total > maxTotalBytes) return done(new ApiError(413, 'payload_too_large', `The shared board is larger than ${maxTotalBytes} bytes`));
-            done(null, chunk);
-          },
-        });
+    const fetched = new Map<string, Promise<string>>();
+    const fetchOnce = async (rel: string): Promise<string> => {
+      const target = path.join(staging, ...rel.split('/'));
+      await fsp.mkdir(path.dirname(target), { recursive: true });
+      const timeout = AbortSignal.timeout(this.ctx.config.downloadTimeoutMs);
+      const both = signal ? AbortSignal.any([signal, timeout]) : timeout;
+      const where = new URL(rel, url);
+      let res: Response | undefined;
+      // One retry: a kept-alive connection the server closed at the same moment fails a GET that never reached it.
+      for (let attempt = 0; !res; attempt++) {
         try {
-          await pipeline(Readable.fromWeb(res.body as WebReadableStream<Uint8Array>), meter, fs.createWriteStream(target, { flags: 'wx' }), { signal: both });
+          res = await fetch(where, { signal: both, redirect: 'error' });
         } catch (err) {
-          if (err instanceof ApiError) throw err;
           if (signal?.aborted) throw signal.reason;
-          throw new ApiError(502, 'unreachable', `Could not fetch ${where.href}: ${(err as Error).message}`);
+          if (attempt === 1 || timeout.aborted) throw new ApiError(502, 'unreachable', `Could not fetch ${where.href}: ${(err as Error).message}`);
         }
-        return target;
+      }
+      if (!res.ok || !res.body) {
+        await res.body?.cancel();
+        if (rel === 'board.json' && res.status === 404) throw invalid(`${url.href} is not a shared board (no board.json)`);
+        throw new ApiError(502, 'upstream_error', `${where.href} answered ${res.status}`);
+      }
+      let size = 0;
+      const meter = new Transform({
+        transform(chunk: Buffer, _enc, done) {
+          size += chunk.length;
+          total += chunk.length;
+          if (size > maxEntryBytes) return done(new ApiError(413, 'payload_too_large', `${rel} is larger than the download limit of ${maxEntryBytes} bytes`));
+          if (total > maxTotalBytes) return done(new ApiError(413, 'payload_too_large', `The shared board is larger than ${maxTotalBytes} bytes`));
+          done(null, chunk);
+        },
+      });
+      try {
+        await pipeline(Readable.fromWeb(res.body as WebReadableStream<Uint8Array>), meter, fs.createWriteStream(target, { flags: 'wx' }), { signal: both });
+      } catch (err) {
+        if (err instanceof ApiError) throw err;
+        if (signal?.aborted) throw signal.reason;
+        throw new ApiError(502, 'unreachable', `Could not fetch ${where.href}: ${(err as Error).message}`);
+      }
+      return target;
+    };
+    // Elements showing the same content name the same file: it is fetched once.
+    return {
+      fetch: (rel) => {
+        let p = fetched.get(rel);
+        if (!p) fetched.set(rel, (p = fetchOnce(rel)));
+        return p;
       },
     };
   }
@@ -168,6 +175,9 @@ export class Importer {
     const before = mode === 'replace' ? this.ctx.boards.listElements(target) : [];
     const added: Element[] = [];
     const moved: string[] = [];
+    // A staged file several elements share is moved for the last of them and copied for the others.
+    const uses = new Map<string, number>();
+    for (const f of staged.values()) uses.set(f, (uses.get(f) ?? 0) + 1);
     try {
       const dir = await this.ctx.media.boardDir(target);
       for (const el of board.elements) {
@@ -175,7 +185,11 @@ export class Importer {
         const file = staged.get(el);
         if (file) {
           const wanted = el.type === 'html' ? withExtension(sanitizeFilename(el.name ?? 'card', 'card'), 'html') : sanitizeFilename(el.file!.name, 'file');
-          const stored = await moveIntoUnique(file, dir, wanted);
+          const left = uses.get(file)!;
+          uses.set(file, left - 1);
+          const from = left > 1 ? `${file}.copy-${left}` : file;
+          if (left > 1) await fsp.copyFile(file, from);
+          const stored = await moveIntoUnique(from, dir, wanted);
           moved.push(path.join(dir, stored));
           input.url = this.ctx.media.urlFor(target, stored);
         } else if (el.type !== 'text') {

@@ -32,6 +32,10 @@ describe('import from archives', () => {
   after(() => s.close());
 
   it('round-trips a share archive into a new board', async () => {
+    // A second element showing the red image: one file in the archive, two elements imported.
+    const red = (await s.api('GET', `/api/moodboards/${sample.board}/elements/${sample.ids.red}`)).body;
+    const twin = await s.api('POST', `/api/moodboards/${sample.board}/elements`, { type: 'image', url: red.url, name: 'Red again', x: 700, y: 400, width: 100, height: 75 });
+    assert.equal(twin.status, 201, twin.text);
     const share = await s.api('POST', `/api/moodboards/${sample.board}/share`, { kind: 'archive' });
     assert.equal(share.status, 200, share.text);
     const zipFile = path.join(s.dataDir, 'media', `share-archive-${share.body.share_id}.zip`);
@@ -39,9 +43,13 @@ describe('import from archives', () => {
     const res = await s.api('POST', `/api/moodboards/${sample.board}/import`, { from_zip: share.body.download_url, mode: 'new-board' });
     assert.equal(res.status, 200, res.text);
     assert.equal(res.body.mode, 'new-board');
-    assert.equal(res.body.imported, 6);
+    assert.equal(res.body.imported, 7);
     const copy = (await s.api('GET', `/api/moodboards/${res.body.board_id}`)).body;
-    assert.deepEqual(copy.elements.map((e: any) => e.type).sort(), ['file', 'html', 'image', 'image', 'text', 'video']);
+    assert.deepEqual(copy.elements.map((e: any) => e.type).sort(), ['file', 'html', 'image', 'image', 'image', 'text', 'video']);
+    const reds = copy.elements.filter((e: any) => e.name?.startsWith('Red'));
+    assert.equal(reds.length, 2);
+    assert.notEqual(reds[0].url, reds[1].url, 'each element got its own copy of the shared file');
+    for (const r of reds) assert.equal((await s.api('GET', r.url)).status, 200);
     const blob = copy.elements.find((e: any) => e.type === 'file');
     assert.ok(Buffer.from(await (await fetch(s.baseUrl + blob.url)).arrayBuffer()).equals(sample.blob));
     assert.deepEqual(await fsp.readdir(path.join(s.dataDir, 'tmp')).then((n) => n.filter((x) => x.startsWith('import-'))), [], 'staging removed');
@@ -122,7 +130,7 @@ describe('import from archives', () => {
       const j = (await s.api('GET', `/api/jobs/${imported.body.job_id}`)).body;
       return ['complete', 'error'].includes(j.status) ? j : undefined;
     }, 60_000, 'import job');
-    assert.equal(done.result.imported, 6, done.error);
+    assert.equal(done.result.imported, 7, done.error);
 
     const paths = (await s.api('GET', '/api/openapi.json')).body.paths;
     for (const p of ['/api/moodboards/{id}/share', '/api/moodboards/{id}/import']) assert.ok(paths[p], p);
