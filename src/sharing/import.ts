@@ -107,11 +107,12 @@ export class Importer {
         throw new ApiError(502, 'upstream_error', `${where.href} answered ${res.status}`);
       }
       let size = 0;
+      const limit = rel === 'board.json' ? MAX_BOARD_JSON_BYTES : maxEntryBytes;
       const meter = new Transform({
         transform(chunk: Buffer, _enc, done) {
           size += chunk.length;
           total += chunk.length;
-          if (size > maxEntryBytes) return done(new ApiError(413, 'payload_too_large', `${rel} is larger than the download limit of ${maxEntryBytes} bytes`));
+          if (size > limit) return done(new ApiError(413, 'payload_too_large', `${rel} is larger than its limit of ${limit} bytes`));
           if (total > maxTotalBytes) return done(new ApiError(413, 'payload_too_large', `The shared board is larger than ${maxTotalBytes} bytes`));
           done(null, chunk);
         },
