@@ -26,6 +26,11 @@ export interface Config {
   ai: AiConfig;
   /** Agent sessions (docs/agents.md). */
   agents: AgentsConfig;
+  /** Sharing: the user's share worker (SHARE_WORKER_URL, SHARE_WORKER_TOKEN; both or neither) and the multipart part size. */
+  shareWorkerUrl: string | undefined;
+  shareWorkerToken: string | undefined;
+  /** Uploads larger than this use R2 multipart upload in parts of this size (SHARE_UPLOAD_PART_BYTES, 5 MiB..95 MB, default 64 MiB). */
+  shareUploadPartBytes: number;
   /** Raw environment, for the tools locator (FFMPEG_PATH, ...) and feature-specific keys. */
   env: NodeJS.ProcessEnv;
 }
@@ -78,6 +83,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const logLevel = (env.LOG_LEVEL ?? 'info').trim() || 'info';
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   const maxUploadBytes = integer(env, 'MAX_UPLOAD_BYTES', 4 * GiB, 1, Number.MAX_SAFE_INTEGER);
+  const shareWorkerUrl = env.SHARE_WORKER_URL?.trim() || undefined;
+  const shareWorkerToken = env.SHARE_WORKER_TOKEN || undefined;
+  if (shareWorkerUrl !== undefined && !/^https?:\/\/[^/\s]+(\/[^\s]*)?$/i.test(shareWorkerUrl)) throw new ConfigError(`SHARE_WORKER_URL must be an http(s) URL, got "${shareWorkerUrl}"`);
+  if ((shareWorkerUrl === undefined) !== (shareWorkerToken === undefined)) throw new ConfigError('SHARE_WORKER_URL and SHARE_WORKER_TOKEN are set together');
+  if (shareWorkerToken !== undefined && shareWorkerToken.length < 16) throw new ConfigError('SHARE_WORKER_TOKEN must be at least 16 characters long');
   return {
     port: integer(env, 'PORT', 4100, 0, 65535),
     host,
@@ -94,6 +104,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     motionRenderStallSeconds: integer(env, 'MOTION_RENDER_STALL_SECONDS', 60, 1, 24 * 3600),
     ai: loadAiConfig(env),
     agents: loadAgentsConfig(env),
+    shareWorkerUrl,
+    shareWorkerToken,
+    shareUploadPartBytes: integer(env, 'SHARE_UPLOAD_PART_BYTES', 64 * 1024 * 1024, 5 * 1024 * 1024, 95_000_000),
     env,
   };
 }

@@ -9,6 +9,7 @@ import { registerMotion } from './motion/routes.js';
 import { registerMotionPanel } from './motion-panel/routes.js';
 import { registerGeneration } from './generation/routes.js';
 import { registerAgents } from './agents/routes.js';
+import { registerSharing } from './sharing/routes.js';
 
 /**
  * Every feature folder exposes one register function; this list is the only place that names them all.
@@ -25,4 +26,5 @@ export const FEATURES: Feature[] = [
   registerMotionPanel,
   registerGeneration,
   registerAgents,
+  registerSharing,
 ];

@@ -1,0 +1,106 @@
+import { Type, type Static } from 'typebox';
+import { ELEMENT_TYPES } from '../boards/types.js';
+
+/** A file of a shared page: `media/<hash>[-suffix].<ext>` or `cards/<hash>.html`. */
+export const SHARED_PATH = '^(media|cards)/[0-9a-f]{32}(-w[0-9]{1,5}|-poster)?\\.[a-z0-9]{1,5}$';
+const SharedPath = Type.String({ pattern: SHARED_PATH, maxLength: 64 });
+const Coord = Type.Number({ minimum: -1e7, maximum: 1e7 });
+const Size = Type.Union([Type.Number({ minimum: 0, maximum: 1e7 }), Type.Null()]);
+const Pixels = Type.Integer({ minimum: 1, maximum: 100_000 });
+
+export const SharedElementSchema = Type.Object({
+  id: Type.String({ maxLength: 64 }),
+  type: Type.Enum(ELEMENT_TYPES),
+  name: Type.Union([Type.String({ maxLength: 1000 }), Type.Null()]),
+  x: Coord,
+  y: Coord,
+  width: Size,
+  height: Size,
+  data: Type.Record(Type.String({ maxLength: 200 }), Type.Unknown()),
+  /** The element's own file (image, video, audio, file). */
+  file: Type.Optional(
+    Type.Object({
+      path: SharedPath,
+      size: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
+      sha256: Type.String({ pattern: '^[0-9a-f]{64}$' }),
+      name: Type.String({ minLength: 1, maxLength: 255 }),
+    }),
+  ),
+  media: Type.Optional(Type.Object({ width: Pixels, height: Pixels, duration: Type.Optional(Type.Number({ minimum: 0, maximum: 1e7 })) })),
+  thumbs: Type.Optional(Type.Array(Type.Object({ width: Pixels, height: Pixels, path: SharedPath }), { maxItems: 8 })),
+  poster: Type.Optional(SharedPath),
+  /** html cards: the current version's document and its rendered video. */
+  html: Type.Optional(Type.Object({ path: SharedPath, version: Type.Integer({ minimum: 1, maximum: 1e9 }) })),
+  video: Type.Optional(Type.Object({ path: SharedPath, width: Pixels, height: Pixels, duration: Type.Number({ minimum: 0, maximum: 1e7 }) })),
+  /** With include_history: every version of an html card. */
+  history: Type.Optional(
+    Type.Array(Type.Object({ version: Type.Integer({ minimum: 1, maximum: 1e9 }), created_at: Type.String({ maxLength: 40 }), path: SharedPath }), {
+      maxItems: 10_000,
+    }),
+  ),
+});
+export type SharedElement = Static<typeof SharedElementSchema>;
+
+/** board.json of a shared page: what the page shows and what an import reads. */
+export const BoardJsonSchema = Type.Object({
+  format: Type.Literal('board-share'),
+  version: Type.Literal(1),
+  board: Type.Object({ name: Type.String({ maxLength: 1000 }) }),
+  cover: Type.Union([SharedPath, Type.Null()]),
+  elements: Type.Array(SharedElementSchema, { maxItems: 10_000 }),
+});
+export type BoardJson = Static<typeof BoardJsonSchema>;
+
+export const BoardParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
+
+const Async = Type.Optional(Type.Boolean({ description: 'answer 202 {job_id} at once and run as a job (poll /api/jobs/{job_id})' }));
+
+export const ShareBody = Type.Object(
+  {
+    kind: Type.Enum(['live', 'archive']),
+    include_history: Type.Optional(Type.Boolean({ default: false, description: 'add html card versions to board.json' })),
+    async: Async,
+  },
+  { additionalProperties: false },
+);
+export type ShareBodyT = Static<typeof ShareBody>;
+
+export const ReshareBody = Type.Object(
+  {
+    include_history: Type.Optional(Type.Boolean({ description: 'default: what the share was created with' })),
+    async: Async,
+  },
+  { additionalProperties: false },
+);
+
+export const ShareAnswer = Type.Object({
+  share_id: Type.String(),
+  kind: Type.Enum(['live', 'archive']),
+  url: Type.Union([Type.String(), Type.Null()], { description: 'live: the public page' }),
+  download_url: Type.Union([Type.String(), Type.Null()], { description: 'archive: /media/share-archive-<share_id>.zip; live: null' }),
+  files: Type.Integer({ description: 'files of the page' }),
+  uploaded: Type.Optional(Type.Integer({ description: 'live: files sent to the worker by this call' })),
+  skipped: Type.Optional(Type.Integer({ description: 'live: files already there with the same content' })),
+  bytes_uploaded: Type.Optional(Type.Integer()),
+});
+export type ShareAnswerT = Static<typeof ShareAnswer>;
+
+export const Queued = Type.Object({ job_id: Type.String(), status: Type.Literal('queued'), share_id: Type.Optional(Type.String()) });
+
+export const ImportBody = Type.Object(
+  {
+    from_url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'a live share URL (http or https)' })),
+    from_zip: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'a /media URL of an uploaded share archive' })),
+    mode: Type.Enum(['replace', 'append', 'new-board']),
+    async: Async,
+  },
+  { additionalProperties: false },
+);
+export type ImportBodyT = Static<typeof ImportBody>;
+
+export const ImportAnswer = Type.Object({
+  board_id: Type.String({ description: 'the board imported into (the new board for new-board)' }),
+  mode: Type.Enum(['replace', 'append', 'new-board']),
+  imported: Type.Integer({ description: 'elements added' }),
+});
+export type ImportAnswerT = Static<typeof ImportAnswer>;
