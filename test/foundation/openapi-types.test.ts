@@ -81,7 +81,7 @@ function validValue(s: Schema): unknown {
   const type = Array.isArray(s.type) ? s.type[0] : s.type;
   switch (type) {
     case 'string': {
-      const candidates = ['x'.repeat(Math.max(1, s.minLength ?? 1)), 'pty-x', 'a1', '/media/x'];
+      const candidates = ['x'.repeat(Math.max(1, s.minLength ?? 1)), 'pty-x', 'a1', '/media/x', '1:1'];
       return s.pattern ? (candidates.find((c) => new RegExp(s.pattern!, 'u').test(c)) ?? candidates[0]) : candidates[0];
     }
     case 'number':
@@ -121,8 +121,11 @@ describe('every route, from the OpenAPI document', () => {
     for (const { path, method, op } of routes(doc)) {
       const schema = op.requestBody?.content['application/json']?.schema;
       if (!schema) continue; // no body, or multipart (its fields are text by nature)
-      // Path parameters can be any placeholder: body validation runs before the handler looks anything up.
-      const url = path.replace(/\{[^}]+\}/g, '1');
+      // Path parameters can be any valid placeholder: body validation runs before the handler looks anything up.
+      const url = path.replace(/\{([^}]+)\}/g, (_, name: string) => {
+        const param = op.parameters?.find((p) => p.in === 'path' && p.name === name);
+        return encodeURIComponent(String(param ? validValue(param.schema) : '1'));
+      });
       const base = validValue(schema) as Record<string, unknown>;
       let fieldsHere = 0;
       for (const [field, fieldSchema] of Object.entries(schema.properties ?? {})) {
