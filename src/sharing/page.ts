@@ -10,6 +10,7 @@ import type { AppContext } from '../context.js';
 import type { Element } from '../boards/types.js';
 import { cardHtml } from '../html/card-html.js';
 import { cardVideo } from '../html/card-video.js';
+import { generationContext } from '../generation/context.js';
 import { runFfmpeg } from '../tools/ffmpeg.js';
 import type { BoardJson, SharedElement } from './schemas.js';
 import type { ShareStore } from './store.js';
@@ -104,12 +105,34 @@ export class PageBuilder {
       board: { name: board.name },
       cover: cover ?? null,
       elements,
+      ...(opts.includeHistory ? { generations: this.generations(boardId) } : {}),
     };
     const json = JSON.stringify(boardJson, null, 1);
     add({ path: 'board.json', key: sha256(json), contentType: 'application/json', source: { data: Buffer.from(json) } });
     const html = indexHtml(boardJson, { publicUrl: opts.publicUrl, inlineData: opts.inlineData });
     add({ path: 'index.html', key: sha256(html), contentType: contentTypeOf('x.html'), source: { data: Buffer.from(html) } });
     return { board: boardJson, files: [...files.values()] };
+  }
+
+  /** The board's generation requests, oldest first; ids and timings of this machine's jobs stay private. */
+  private generations(boardId: string): NonNullable<BoardJson['generations']> {
+    return generationContext(this.ctx)
+      .history.list({ board_id: boardId, limit: 100_000 })
+      .reverse()
+      .map((g) => ({
+        model: g.model,
+        provider: g.provider,
+        kind: g.kind,
+        prompt: g.prompt,
+        negative_prompt: g.negative_prompt,
+        aspect_ratio: g.aspect_ratio,
+        params: g.params,
+        status: g.status,
+        cost_estimate: g.cost_estimate,
+        element_id: g.element_id,
+        created_at: g.created_at,
+        finished_at: g.finished_at,
+      }));
   }
 
   private async element(el: Element, add: (f: PageFile) => void, opts: PageOptions): Promise<SharedElement> {

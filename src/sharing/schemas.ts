@@ -41,6 +41,22 @@ export const SharedElementSchema = Type.Object({
 });
 export type SharedElement = Static<typeof SharedElementSchema>;
 
+/** With include_history: one generation request made on the board (the generation feature's history). */
+const SharedGeneration = Type.Object({
+  model: Type.String({ maxLength: 200 }),
+  provider: Type.String({ maxLength: 64 }),
+  kind: Type.String({ maxLength: 32 }),
+  prompt: Type.String({ maxLength: 100_000 }),
+  negative_prompt: Type.Union([Type.String({ maxLength: 100_000 }), Type.Null()]),
+  aspect_ratio: Type.Union([Type.String({ maxLength: 16 }), Type.Null()]),
+  params: Type.Record(Type.String({ maxLength: 200 }), Type.Unknown()),
+  status: Type.String({ maxLength: 32 }),
+  cost_estimate: Type.Number({ minimum: 0, maximum: 1e9 }),
+  element_id: Type.Union([Type.String({ maxLength: 64 }), Type.Null()]),
+  created_at: Type.String({ maxLength: 40 }),
+  finished_at: Type.Union([Type.String({ maxLength: 40 }), Type.Null()]),
+});
+
 /** board.json of a shared page: what the page shows and what an import reads. */
 export const BoardJsonSchema = Type.Object({
   format: Type.Literal('board-share'),
@@ -48,6 +64,7 @@ export const BoardJsonSchema = Type.Object({
   board: Type.Object({ name: Type.String({ maxLength: 1000 }) }),
   cover: Type.Union([SharedPath, Type.Null()]),
   elements: Type.Array(SharedElementSchema, { maxItems: 10_000 }),
+  generations: Type.Optional(Type.Array(SharedGeneration, { maxItems: 100_000 })),
 });
 export type BoardJson = Static<typeof BoardJsonSchema>;
 
@@ -58,7 +75,7 @@ const Async = Type.Optional(Type.Boolean({ description: 'answer 202 {job_id} at 
 export const ShareBody = Type.Object(
   {
     kind: Type.Enum(['live', 'archive']),
-    include_history: Type.Optional(Type.Boolean({ default: false, description: 'add html card versions to board.json' })),
+    include_history: Type.Optional(Type.Boolean({ default: false, description: 'add html card versions and the board\'s generation history to board.json' })),
     async: Async,
   },
   { additionalProperties: false },

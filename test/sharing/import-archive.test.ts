@@ -4,11 +4,15 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
+import { generationContext } from '../../src/generation/context.js';
 import { eventually, startService, type TestService } from '../helpers/service.js';
 import { sampleBoard, type SampleBoard } from './board.js';
 import { rawZip, type RawEntry } from './raw-zip.js';
 
+const execFileAsync = promisify(execFile);
 const EVIL = `evil-${crypto.randomBytes(4).toString('hex')}`;
 const H = (c: string) => c.repeat(32);
 const boardJson = (elements: unknown[] = []) => Buffer.from(JSON.stringify({ format: 'board-share', version: 1, board: { name: 'x' }, cover: null, elements }));
@@ -53,6 +57,27 @@ describe('import from archives', () => {
     const blob = copy.elements.find((e: any) => e.type === 'file');
     assert.ok(Buffer.from(await (await fetch(s.baseUrl + blob.url)).arrayBuffer()).equals(sample.blob));
     assert.deepEqual(await fsp.readdir(path.join(s.dataDir, 'tmp')).then((n) => n.filter((x) => x.startsWith('import-'))), [], 'staging removed');
+  });
+
+  it('include_history adds the board\'s generation history to board.json, and only then', async () => {
+    const history = generationContext(s.service.ctx).history;
+    const entry = history.insert({ board_id: sample.board, model: 'gpt-image-1', provider: 'openai', kind: 'image', prompt: 'a red square', negative_prompt: null, aspect_ratio: '1:1', params: { quality: 'low' }, status: 'running', cost_estimate: 0.042 });
+    history.finish(entry.id, { status: 'complete', element_id: sample.ids.red });
+    history.insert({ board_id: await s.createBoard('other'), model: 'dall-e-3', provider: 'openai', kind: 'image', prompt: 'elsewhere', negative_prompt: null, aspect_ratio: null, params: {}, status: 'running', cost_estimate: 0.04 });
+    const boardJsonOf = async (includeHistory: boolean) => {
+      const share = await s.api('POST', `/api/moodboards/${sample.board}/share`, { kind: 'archive', include_history: includeHistory });
+      assert.equal(share.status, 200, share.text);
+      const zip = path.join(s.dataDir, 'media', `share-archive-${share.body.share_id}.zip`);
+      return JSON.parse((await execFileAsync('unzip', ['-p', zip, 'board.json'], { maxBuffer: 64 * 1024 * 1024 })).stdout);
+    };
+    const withHistory = await boardJsonOf(true);
+    assert.equal(withHistory.generations.length, 1, 'only this board\'s requests');
+    assert.deepEqual(
+      { ...withHistory.generations[0], created_at: undefined, finished_at: undefined },
+      { model: 'gpt-image-1', provider: 'openai', kind: 'image', prompt: 'a red square', negative_prompt: null, aspect_ratio: '1:1', params: { quality: 'low' }, status: 'complete', cost_estimate: 0.042, element_id: sample.ids.red, created_at: undefined, finished_at: undefined },
+    );
+    assert.ok(withHistory.elements.some((e: { id: string }) => e.id === sample.ids.red), 'the entry names an element of the page');
+    assert.equal((await boardJsonOf(false)).generations, undefined);
   });
 
   it('leaves the board exactly as it was when a file does not match board.json', async () => {
