@@ -8,12 +8,17 @@ import { FakeTelegram } from './fake-telegram.js';
 const B = '/api/terminal-bridge';
 const TOKEN = '987654:CLI-token';
 
+/** Every child started, so that a failed assertion never leaves one running (it would keep `npm test` from ending). */
+const children = new Set<ChildProcess>();
+
 /** Runs `tsx src/main.ts <args>` as its own process, the way `npm run bot` / `npm run terminal` do. */
 function runCli(args: string[], env: Record<string, string>): ChildProcess & { output: () => string } {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
     env: { ...process.env, ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
+  children.add(child);
+  child.once('exit', () => children.delete(child));
   let output = '';
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));
@@ -27,7 +32,10 @@ describe('bot and terminal subcommands (separate processes)', () => {
     svc = await startService();
     board = await svc.createBoard('CLI board');
   });
-  after(() => svc.close());
+  after(async () => {
+    for (const child of children) child.kill('SIGKILL');
+    await svc.close();
+  });
 
   const status = async (bot: string) => (await svc.api('GET', `${B}/status?bot_id=${bot}`)).body;
 
@@ -36,7 +44,7 @@ describe('bot and terminal subcommands (separate processes)', () => {
     const program = `require('node:readline').createInterface({ input: process.stdin }).on('line', (l) => { if (l === 'bye') process.exit(4); console.log('echo:' + l); });`;
     const child = runCli(['terminal', '--board', board, '--bot-id', 'cli', '--url', svc.baseUrl, '--idle-ms', '100', '--', process.execPath, '-e', program], {});
     const exited = once(child, 'exit');
-    await eventually(async () => ((await status('cli')).active ? true : undefined), 20_000, `the terminal to arm; output: ${child.output()}`);
+    await eventually(async () => ((await status('cli')).active ? true : undefined), 60_000, `the terminal to arm; output: ${child.output()}`);
     assert.match((await status('cli')).session_id, /^pty-/);
     await svc.api('POST', `${B}/to-terminal`, { kind: 'text', text: 'from chat', bot_id: 'cli' });
     const seen: string[] = [];
@@ -70,7 +78,7 @@ describe('bot and terminal subcommands (separate processes)', () => {
         TELEGRAM_ALLOWED_CHATS: '',
       });
       const exited = once(child, 'exit');
-      await eventually(() => (child.output().includes('is running') ? true : undefined), 30_000, `the bot to start; output: ${child.output()}`);
+      await eventually(() => (child.output().includes('is running') ? true : undefined), 60_000, `the bot to start; output: ${child.output()}`);
       telegram.userSendsText(31, '/link');
       await telegram.waitForSent((s) => /Linked to board "CLI board"/.test(s.text ?? ''), 15_000, 'the link answer');
       assert.equal((await status('clibot')).chat_id, 31);
@@ -89,7 +97,7 @@ describe('bot and terminal subcommands (separate processes)', () => {
     try {
       const child = runCli(['bot', '--bot-id', 'closed'], { TELEGRAM_BOT_TOKEN: TOKEN, TELEGRAM_API_ROOT: apiRoot, SERVICE_URL: svc.baseUrl, TELEGRAM_ALLOWED_CHATS: '' });
       const exited = once(child, 'exit');
-      await eventually(() => (child.output().includes('is running') ? true : undefined), 30_000, `the bot to start; output: ${child.output()}`);
+      await eventually(() => (child.output().includes('is running') ? true : undefined), 60_000, `the bot to start; output: ${child.output()}`);
       assert.match(child.output(), /no chat is allowed .*TELEGRAM_ALLOWED_CHATS=<id>/);
       telegram.userSendsText(46, '/link');
       const refusal = await telegram.waitForSent((s) => s.chat_id === 46, 15_000, 'the refusal');
