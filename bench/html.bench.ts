@@ -1,6 +1,8 @@
 /**
  * HTML render benchmark: frames per second of POST /api/html/render for 5 s of 1280x720 at 60 fps and 1920x1080 at
- * 30 fps of a card with a CSS animation and a requestAnimationFrame animation, beside timecut (installed from npm
+ * 30 fps of a light card with a CSS animation and a requestAnimationFrame animation, and 5 s of 1280x720 at 60 fps of
+ * a heavy card (36 boxes moving, rotating and changing colour by CSS keyframes, a spinner, a canvas drawn from rAF,
+ * static text), beside timecut (installed from npm
  * into a temp folder, without its browser download, and pointed at the same Chromium and ffmpeg) on the same card.
  * Timing accuracy: each card moves one bar by CSS and one by rAF across the width; the bar's position in sampled
  * frames, decoded from the video, gives the time the frame really shows. On Linux it also prints where the CPU went
@@ -9,6 +11,7 @@
  *   npx tsx bench/html.bench.ts            both sizes, ours and timecut
  *   npx tsx bench/html.bench.ts --quick    1 s instead of 5 s
  *   npx tsx bench/html.bench.ts --no-timecut
+ *   npx tsx bench/html.bench.ts --card=heavy   only the heavy card (or --card=light)
  */
 import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -23,9 +26,10 @@ const run = promisify(execFile);
 const args = new Set(process.argv.slice(2));
 const SECONDS = args.has('--quick') ? 1 : 5;
 const CASES = [
-  { width: 1280, height: 720, fps: 60 },
-  { width: 1920, height: 1080, fps: 30 },
-];
+  { card: 'light', width: 1280, height: 720, fps: 60 },
+  { card: 'light', width: 1920, height: 1080, fps: 30 },
+  { card: 'heavy', width: 1280, height: 720, fps: 60 },
+] as const;
 const BAR = 8;
 const TIMECUT_VERSION = '0.3.3';
 
@@ -54,6 +58,60 @@ function benchCard(width: number): string {
     g.clearRect(0, 0, 240, 240);
     g.strokeStyle = '#ff0'; g.lineWidth = 8;
     g.beginPath(); g.arc(120, 120, 100, 0, 2 * Math.PI * ((ts / 1000) % 1)); g.stroke();
+    requestAnimationFrame(tick);
+  }
+  requestAnimationFrame(tick);
+</script></body></html>`;
+}
+
+/**
+ * A heavier card: the same two timing bars, and between them 36 boxes that move, rotate and change colour by CSS
+ * keyframes (each with its own duration and delay), a spinner, a canvas redrawn from rAF (80 moving dots and a sweep)
+ * and static text below. The bars' bands (20% and 70% of the height) are kept clear of everything else.
+ */
+function heavyCard(width: number): string {
+  const travel = width - BAR;
+  const boxes = Array.from({ length: 36 }, (_, i) => {
+    const row = i % 4;
+    const dur = 1.1 + (i % 7) * 0.37;
+    const delay = (-(i * 0.23)).toFixed(2);
+    return `<div class="box" style="top:${33 + row * 6}vh;left:${(i * 2.6).toFixed(1)}vw;animation-duration:${dur.toFixed(2)}s,${(dur * 1.7).toFixed(2)}s,${dur.toFixed(2)}s;animation-delay:${delay}s"></div>`;
+  }).join('');
+  return `<!doctype html><html><head><meta charset="utf-8"><style>
+  html, body { margin: 0; width: 100vw; height: 100vh; overflow: hidden; background: #102030; font: 18px sans-serif; color: #cde; }
+  .bar { position: absolute; left: 0; width: ${BAR}px; height: 20vh; background: #fff; }
+  #css { top: 10vh; animation: slide ${SECONDS}s linear forwards; }
+  #raf { top: 60vh; }
+  @keyframes slide { from { transform: translateX(0); } to { transform: translateX(${travel}px); } }
+  .box { position: absolute; width: 4.5vh; height: 4.5vh; border-radius: 6px; box-shadow: 0 0 8px rgba(0,0,0,.6);
+         animation-name: move, turn, hue; animation-timing-function: ease-in-out, linear, linear;
+         animation-iteration-count: infinite; animation-direction: alternate, normal, alternate; }
+  @keyframes move { from { translate: 0 0; } to { translate: 40vw 1.5vh; } }
+  @keyframes turn { to { rotate: 360deg; } }
+  @keyframes hue { 0% { background: #e44; } 33% { background: #4e4; } 66% { background: #44e; } 100% { background: #ee4; } }
+  .spinner { position: absolute; left: 62vw; top: 34vh; width: 18vh; height: 18vh; border-radius: 50%;
+             border: 2.2vh solid rgba(255,255,255,.15); border-top-color: #6cf; animation: turn .9s linear infinite; }
+  canvas { position: absolute; right: 1vw; top: 32vh; }
+  p { position: absolute; left: 2vw; top: 84vh; margin: 0; width: 90vw; line-height: 1.4; }
+</style></head><body>
+<div id="css" class="bar"></div><div id="raf" class="bar"></div>${boxes}<div class="spinner"></div>
+<canvas id="c" width="300" height="190"></canvas>
+<p>Static text: the quick brown fox jumps over the lazy dog. Board Media Service renders this card frame by frame on a
+virtual clock, so every animation above lands on the frame it belongs to, whatever the machine's speed.</p>
+<script>
+  const raf = document.getElementById('raf');
+  const g = document.getElementById('c').getContext('2d');
+  function tick(ts) {
+    const p = Math.min(1, ts / ${SECONDS * 1000});
+    raf.style.transform = 'translateX(' + (${travel} * p) + 'px)';
+    g.fillStyle = '#0a1420'; g.fillRect(0, 0, 300, 190);
+    for (let i = 0; i < 80; i++) {
+      const a = ts / 1000 * (0.5 + (i % 9) * 0.2) + i;
+      g.fillStyle = 'hsl(' + ((i * 37 + ts / 20) % 360) + ',80%,60%)';
+      g.beginPath(); g.arc(150 + Math.cos(a) * (20 + i), 95 + Math.sin(a * 1.3) * (10 + i * 0.9), 4, 0, 2 * Math.PI); g.fill();
+    }
+    g.strokeStyle = '#ff0'; g.lineWidth = 6;
+    g.beginPath(); g.arc(150, 95, 80, 0, 2 * Math.PI * ((ts / 1000) % 1)); g.stroke();
     requestAnimationFrame(tick);
   }
   requestAnimationFrame(tick);
@@ -182,9 +240,10 @@ async function main(): Promise<void> {
       }
     }
 
-    for (const c of CASES) {
+    const only = [...args].find((a) => a.startsWith('--card='))?.slice('--card='.length);
+    for (const c of CASES.filter((k) => !only || k.card === only)) {
       const frames = Math.round(c.fps * SECONDS);
-      const html = benchCard(c.width);
+      const html = c.card === 'heavy' ? heavyCard(c.width) : benchCard(c.width);
       const cpuBefore = cpuSeconds();
       const started = Date.now();
       const res = await s.api('POST', '/api/html/render', { html, ...c, duration: SECONDS, format: 'mp4', title: `bench ${c.width}x${c.height}`, board_id: board });
@@ -194,7 +253,7 @@ async function main(): Promise<void> {
       const ours = frames / seconds;
       const ourFile = (await s.service.ctx.media.resolveUrl(res.body.url)).path;
       const ourErr = await timingError(ffmpeg, ourFile, c, frames);
-      const label = `${c.width}x${c.height} @ ${c.fps} fps, ${frames} frames`;
+      const label = `${c.card} card, ${c.width}x${c.height} @ ${c.fps} fps, ${frames} frames`;
       console.log(`\n${label}`);
       console.log(`  ours:    ${fmt(seconds, 2)} s, ${fmt(ours)} frames/s; worst timing error CSS ${fmt(ourErr.css, 0)} ms, rAF ${fmt(ourErr.raf, 0)} ms`);
       if (cpuBefore && cpuAfter) {
@@ -208,9 +267,9 @@ async function main(): Promise<void> {
       let theirs = NaN;
       let theirErr = { css: NaN, raf: NaN };
       if (timecutDir) {
-        const cardFile = path.join(work, `card-${c.width}.html`);
+        const cardFile = path.join(work, `card-${c.card}-${c.width}.html`);
         await fsp.writeFile(cardFile, html);
-        const output = path.join(work, `timecut-${c.width}.mp4`);
+        const output = path.join(work, `timecut-${c.card}-${c.width}.mp4`);
         try {
           const tSeconds = await runTimecut(timecutDir, { url: `file://${cardFile}`, output, ...c, chromium: chromium.path, ffmpeg });
           theirs = frames / tSeconds;

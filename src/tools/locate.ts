@@ -24,6 +24,8 @@ export interface ToolInfo {
 
 interface ToolSpec {
   env: string;
+  /** Absolute paths tried before PATH (installs that are usually not on PATH but preferred when present). */
+  preferred?: () => string[];
   commands: string[];
   usual: (platform: NodeJS.Platform) => string[];
   npm?: () => Promise<string | undefined>;
@@ -34,6 +36,36 @@ interface ToolSpec {
 const programFiles = (p: string) => [process.env.ProgramFiles, process.env['ProgramFiles(x86)'], process.env.LOCALAPPDATA]
   .filter((d): d is string => !!d)
   .map((d) => path.join(d, p));
+
+/**
+ * Chrome for Testing's headless shells that @puppeteer/browsers installed into puppeteer's cache
+ * (`<cache>/chrome-headless-shell/<platform>-<version>/chrome-headless-shell-<platform>/chrome-headless-shell`),
+ * newest version first.
+ */
+function chromeForTestingShells(): string[] {
+  const cache = path.join(process.env.PUPPETEER_CACHE_DIR ?? path.join(os.homedir(), '.cache', 'puppeteer'), 'chrome-headless-shell');
+  const exe = process.platform === 'win32' ? 'chrome-headless-shell.exe' : 'chrome-headless-shell';
+  const version = (dir: string) => (dir.split('-').pop() ?? '').split('.').map(Number);
+  const newer = (a: string, b: string) => {
+    const [va, vb] = [version(a), version(b)];
+    for (let i = 0; i < Math.max(va.length, vb.length); i++) if ((va[i] ?? 0) !== (vb[i] ?? 0)) return (vb[i] ?? 0) - (va[i] ?? 0);
+    return 0;
+  };
+  try {
+    return fs
+      .readdirSync(cache)
+      .sort(newer)
+      .flatMap((v) => {
+        try {
+          return fs.readdirSync(path.join(cache, v)).map((d) => path.join(cache, v, d, exe));
+        } catch {
+          return [];
+        }
+      });
+  } catch {
+    return [];
+  }
+}
 
 const SPECS: Record<ToolName, ToolSpec> = {
   ffmpeg: {
@@ -54,7 +86,9 @@ const SPECS: Record<ToolName, ToolSpec> = {
   },
   chromium: {
     env: 'CHROMIUM_PATH',
-    commands: ['chromium', 'chromium-browser', 'google-chrome', 'google-chrome-stable'],
+    // Headless-shell builds first: they render under begin-frame control (see BrowserPool), about twice as fast.
+    preferred: chromeForTestingShells,
+    commands: ['chromium-headless-shell', 'chrome-headless-shell', 'chromium', 'chromium-browser', 'google-chrome', 'google-chrome-stable'],
     usual: (pl) =>
       pl === 'darwin'
         ? [
@@ -117,8 +151,9 @@ function onPath(command: string, envPath: string | undefined): string | undefine
 }
 
 /**
- * Finds the external programs the service drives. Order: the *_PATH override, then PATH and the usual install
- * locations, then a binary shipped inside an npm package. Results are cached; a tool installed later is found after
+ * Finds the external programs the service drives. Order: the *_PATH override, then preferred installs (Chromium:
+ * Chrome for Testing's headless shell), PATH and the usual install locations, then a binary shipped inside an npm
+ * package. Results are cached; a tool installed later is found after
  * `refresh()`. Nothing here throws at start: a missing tool is reported by `require` at the endpoint that needs it.
  */
 export class Tools {
@@ -163,6 +198,7 @@ export class Tools {
       // An explicit override that is wrong is reported as missing rather than silently replaced by another binary.
       return isExecutable(override) ? { path: override, source: 'env' } : undefined;
     }
+    for (const p of spec.preferred?.() ?? []) if (isExecutable(p)) return { path: p, source: 'system' };
     for (const cmd of spec.commands) {
       const p = onPath(cmd, this.env.PATH);
       if (p) return { path: p, source: 'system' };
