@@ -139,7 +139,7 @@ export class MediaRoot {
    * Opens the regular file a `/media/...` URL names, inside its base folder, for reading; throws 400/404. For the
    * serving hot path: the look-ups are synchronous system calls (microseconds on the dentry and inode caches) where
    * each asynchronous one was a round trip through libuv's thread pool, which bounded small range requests. The
-   * caller reads the bytes asynchronously and must close `fd`.
+   * caller must close `fd`.
    */
   openInside(url: string): Omit<ResolvedMedia, 'size' | 'mtime'> & { fd: number; stat: fs.Stats } {
     const { base, segments, boardId } = this.locate(url);

@@ -37,8 +37,8 @@ function readAt(fd: number, start: number, length: number): Buffer | Promise<Buf
  * GET and HEAD for `/media/...`: board files (`/media/<board_id>/<file>`, `/media/admin/<board_id>/<file>`) and
  * files at the media root. MediaRoot opens the file, refusing anything outside its base folder; `answerFor` makes the
  * HTTP decisions (single, open-ended and suffix byte ranges, 416, ETag and Last-Modified with conditional requests,
- * Content-Type). Per request that is one synchronous look-up and one asynchronous read (or a stream for large
- * bodies), in constant memory.
+ * Content-Type). Per request that is one synchronous look-up and one read (synchronous up to SYNC_READ), or a stream
+ * for bodies above CHUNK, in constant memory.
  */
 export function registerServingRoutes(app: App, ctx: AppContext): void {
   const handler = async (req: FastifyRequest, reply: FastifyReply) => {

@@ -131,7 +131,7 @@ interface Running {
   pagesOpened: number;
   pagesOpen: number;
   retiring: boolean;
-  /** The begin-frame capture in progress, if any (see `beginFrame`). */
+  /** The begin-frame capture in progress, if any (see `beginFrameInTurn`). */
   drawing: Promise<unknown>;
 }
 
@@ -265,7 +265,7 @@ export class BrowserPool {
       const res = await cdp.send('HeadlessExperimental.beginFrame', {
         screenshot: { format: o.format, quality: o.quality, optimizeForSpeed: true },
       });
-      if (res.screenshotData) return Buffer.from(res.screenshotData, "base64");
+      if (res.screenshotData) return Buffer.from(res.screenshotData, 'base64');
     }
     throw new ApiError(500, 'capture_failed', `Chromium returned no image after ${BEGIN_FRAME_ATTEMPTS} begin-frame attempts`);
   }

@@ -25,7 +25,7 @@ export interface ToolInfo {
 interface ToolSpec {
   env: string;
   /** Absolute paths tried before PATH (installs that are usually not on PATH but preferred when present). */
-  preferred?: () => string[];
+  preferred?: (env: NodeJS.ProcessEnv) => string[];
   commands: string[];
   usual: (platform: NodeJS.Platform) => string[];
   npm?: () => Promise<string | undefined>;
@@ -42,8 +42,8 @@ const programFiles = (p: string) => [process.env.ProgramFiles, process.env['Prog
  * (`<cache>/chrome-headless-shell/<platform>-<version>/chrome-headless-shell-<platform>/chrome-headless-shell`),
  * newest version first.
  */
-function chromeForTestingShells(): string[] {
-  const cache = path.join(process.env.PUPPETEER_CACHE_DIR ?? path.join(os.homedir(), '.cache', 'puppeteer'), 'chrome-headless-shell');
+function chromeForTestingShells(env: NodeJS.ProcessEnv): string[] {
+  const cache = path.join(env.PUPPETEER_CACHE_DIR || path.join(os.homedir(), '.cache', 'puppeteer'), 'chrome-headless-shell');
   const exe = process.platform === 'win32' ? 'chrome-headless-shell.exe' : 'chrome-headless-shell';
   const version = (dir: string) => (dir.split('-').pop() ?? '').split('.').map(Number);
   const newer = (a: string, b: string) => {
@@ -98,7 +98,7 @@ const SPECS: Record<ToolName, ToolSpec> = {
           ]
         : pl === 'win32'
           ? [...programFiles('Google\\Chrome\\Application\\chrome.exe'), ...programFiles('Chromium\\Application\\chrome.exe')]
-          : ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome', '/snap/bin/chromium'],
+          : ['/usr/bin/chromium-headless-shell', '/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome', '/snap/bin/chromium'],
     npm: async () => {
       if (process.platform !== 'linux' || process.arch !== 'x64') return undefined;
       const mod = (await import('@sparticuz/chromium')) as unknown as { default: { executablePath(): Promise<string> } };
@@ -198,7 +198,7 @@ export class Tools {
       // An explicit override that is wrong is reported as missing rather than silently replaced by another binary.
       return isExecutable(override) ? { path: override, source: 'env' } : undefined;
     }
-    for (const p of spec.preferred?.() ?? []) if (isExecutable(p)) return { path: p, source: 'system' };
+    for (const p of spec.preferred?.(this.env) ?? []) if (isExecutable(p)) return { path: p, source: 'system' };
     for (const cmd of spec.commands) {
       const p = onPath(cmd, this.env.PATH);
       if (p) return { path: p, source: 'system' };

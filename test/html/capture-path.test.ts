@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { test } from 'node:test';
 import type { FastifyBaseLogger } from 'fastify';
 import { BrowserPool } from '../../src/tools/browser.js';
@@ -45,4 +47,24 @@ test('a full Chromium, which has no begin-frame control, captures with screensho
   const { beginFrame, png } = await capturePath(fullChromium);
   assert.equal(beginFrame, false);
   assert.ok(isPng(png));
+});
+
+test("Chrome for Testing's headless shell in puppeteer's cache is preferred, newest version first", { skip: process.platform === 'win32' }, async () => {
+  const cache = fs.mkdtempSync(path.join(os.tmpdir(), 'bms-cft-'));
+  try {
+    const shell = (version: string) => {
+      const dir = path.join(cache, 'chrome-headless-shell', `linux-${version}`, 'chrome-headless-shell-linux64');
+      fs.mkdirSync(dir, { recursive: true });
+      fs.writeFileSync(path.join(dir, 'chrome-headless-shell'), `#!/bin/sh\necho "Chrome-Headless-Shell ${version}"\n`, { mode: 0o755 });
+      return path.join(dir, 'chrome-headless-shell');
+    };
+    shell('131.0.6778.85');
+    const newest = shell('139.0.7258.5');
+    shell('99.0.1.1');
+    const info = await new Tools({ ...process.env, CHROMIUM_PATH: '', PUPPETEER_CACHE_DIR: cache }).require('chromium');
+    assert.equal(info.path, newest);
+    assert.equal(info.version, 'Chrome-Headless-Shell 139.0.7258.5');
+  } finally {
+    fs.rmSync(cache, { recursive: true, force: true });
+  }
 });
