@@ -1,6 +1,8 @@
 /**
  * HTML render benchmark: frames per second of POST /api/html/render for 5 s of 1280x720 at 60 fps and 1920x1080 at
- * 30 fps of a card with a CSS animation and a requestAnimationFrame animation, beside timecut (installed from npm
+ * 30 fps of a light card with a CSS animation and a requestAnimationFrame animation, and 5 s of 1280x720 at 60 fps of
+ * a heavy card (36 boxes moving, rotating and changing colour by CSS keyframes, a spinner, a canvas drawn from rAF,
+ * static text), beside timecut (installed from npm
  * into a temp folder, without its browser download, and pointed at the same Chromium and ffmpeg) on the same card.
  * Timing accuracy: each card moves one bar by CSS and one by rAF across the width; the bar's position in sampled
  * frames, decoded from the video, gives the time the frame really shows. On Linux it also prints where the CPU went
@@ -9,6 +11,7 @@
  *   npx tsx bench/html.bench.ts            both sizes, ours and timecut
  *   npx tsx bench/html.bench.ts --quick    1 s instead of 5 s
  *   npx tsx bench/html.bench.ts --no-timecut
+ *   npx tsx bench/html.bench.ts --card=heavy   only the heavy card (or --card=light)
  */
 import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -18,47 +21,17 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { Tools } from '../src/tools/locate.js';
 import { startService } from '../test/helpers/service.js';
+import { BAR, benchCard, heavyCard } from './html-cards.js';
 
 const run = promisify(execFile);
 const args = new Set(process.argv.slice(2));
 const SECONDS = args.has('--quick') ? 1 : 5;
 const CASES = [
-  { width: 1280, height: 720, fps: 60 },
-  { width: 1920, height: 1080, fps: 30 },
-];
-const BAR = 8;
+  { card: 'light', width: 1280, height: 720, fps: 60 },
+  { card: 'light', width: 1920, height: 1080, fps: 30 },
+  { card: 'heavy', width: 1280, height: 720, fps: 60 },
+] as const;
 const TIMECUT_VERSION = '0.3.3';
-
-/** CSS bar in the upper band, rAF bar in the lower band, both crossing the width in SECONDS; plus busy decoration. */
-function benchCard(width: number): string {
-  const travel = width - BAR;
-  return `<!doctype html><html><head><meta charset="utf-8"><style>
-  html, body { margin: 0; width: 100vw; height: 100vh; overflow: hidden; background: #102030; font: 32px sans-serif; color: #fff; }
-  .bar { position: absolute; left: 0; width: ${BAR}px; height: 20vh; background: #fff; }
-  #css { top: 10vh; animation: slide ${SECONDS}s linear forwards; }
-  #raf { top: 60vh; }
-  @keyframes slide { from { transform: translateX(0); } to { transform: translateX(${travel}px); } }
-  .spin { position: absolute; left: 40vw; top: 35vh; width: 20vh; height: 20vh; border-radius: 20%;
-          background: linear-gradient(45deg, #f0a, #0af); animation: spin 1.3s linear infinite; }
-  @keyframes spin { to { transform: rotate(360deg); } }
-  canvas { position: absolute; right: 2vw; top: 32vh; }
-</style></head><body>
-<div id="css" class="bar"></div><div id="raf" class="bar"></div><div class="spin"></div>
-<canvas id="c" width="240" height="240"></canvas>
-<script>
-  const raf = document.getElementById('raf');
-  const g = document.getElementById('c').getContext('2d');
-  function tick(ts) {
-    const p = Math.min(1, ts / ${SECONDS * 1000});
-    raf.style.transform = 'translateX(' + (${travel} * p) + 'px)';
-    g.clearRect(0, 0, 240, 240);
-    g.strokeStyle = '#ff0'; g.lineWidth = 8;
-    g.beginPath(); g.arc(120, 120, 100, 0, 2 * Math.PI * ((ts / 1000) % 1)); g.stroke();
-    requestAnimationFrame(tick);
-  }
-  requestAnimationFrame(tick);
-</script></body></html>`;
-}
 
 /** Column of the bar's centre in one row band of frame `index`, or undefined when no bar is visible. */
 async function barCentre(ffmpeg: string, file: string, index: number, width: number, height: number, bandTop: number): Promise<number | undefined> {
@@ -110,8 +83,12 @@ async function installTimecut(): Promise<string> {
   return dir;
 }
 
-/** Runs timecut in its own process (CommonJS, its own puppeteer) and returns the wall time in seconds. */
-async function runTimecut(dir: string, opts: { url: string; output: string; width: number; height: number; fps: number; chromium: string; ffmpeg: string }): Promise<number> {
+/**
+ * Runs timecut in its own process (CommonJS, its own puppeteer) and returns the wall time in seconds and the CPU
+ * seconds of the process and everything it started (sampled from /proc while it runs, since its Chromium's helper
+ * processes are not all reaped by it; undefined off Linux).
+ */
+async function runTimecut(dir: string, opts: { url: string; output: string; width: number; height: number; fps: number; chromium: string; ffmpeg: string }): Promise<{ seconds: number; cpu?: number }> {
   const script = `
     const timecut = require(${JSON.stringify(path.join(dir, 'node_modules', 'timecut'))});
     const started = Date.now();
@@ -130,26 +107,59 @@ async function runTimecut(dir: string, opts: { url: string; output: string; widt
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (err += d));
     const timer = setTimeout(() => child.kill('SIGKILL'), 600_000);
+    // Last CPU time seen of every process of the tree; a process's own time only, so none is counted twice.
+    const seen = new Map<string, number>();
+    const sample = () => {
+      const procs = processTable();
+      for (const [pid, p] of procs) if (descendsFrom(procs, pid, String(child.pid))) seen.set(pid, (Number(p[11]) + Number(p[12])) / 100);
+    };
+    const sampler = process.platform === 'linux' ? setInterval(sample, 200) : undefined;
     child.on('close', (code) => {
       clearTimeout(timer);
+      clearInterval(sampler);
       const line = out.trim().split('\n').pop() ?? '';
-      if (code === 0 && line.startsWith('{')) resolve((JSON.parse(line) as { seconds: number }).seconds);
+      const cpu = sampler ? [...seen.values()].reduce((a, b) => a + b, 0) : undefined;
+      if (code === 0 && line.startsWith('{')) resolve({ seconds: (JSON.parse(line) as { seconds: number }).seconds, cpu });
       else reject(new Error(`timecut exited with ${code}: ${err.trim().split('\n').slice(-3).join(' | ')}`));
     });
   });
 }
 
+/** Fields of /proc/<pid>/stat after the command name, for every process (Linux). */
+function processTable(): Map<string, string[]> {
+  const table = new Map<string, string[]>();
+  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      table.set(pid, stat.slice(stat.lastIndexOf(')') + 2).split(' '));
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return table;
+}
+
+/** Whether `pid` descends from `root` in a process table. */
+function descendsFrom(table: Map<string, string[]>, pid: string, root: string): boolean {
+  for (let p = table.get(pid)?.[1], depth = 0; p && depth < 32; p = table.get(p)?.[1], depth++) if (p === root) return true;
+  return false;
+}
+
 /**
  * CPU seconds from Linux's /proc (undefined elsewhere): the whole machine's busy time, this process's own (the service
- * runs in it) and that of its finished children (ffmpeg, ffprobe). Chromium stays running, so it is the rest.
+ * runs in it), that of its finished children (ffmpeg, ffprobe), and
+ * that of its live descendants with their finished children (the warm Chromium and its renderers). Unlike the busy
+ * time, the last three do not grow with other work on the machine.
  */
-function cpuSeconds(): { busy: number; self: number; children: number } | undefined {
+function cpuSeconds(): { busy: number; self: number; children: number; tree: number } | undefined {
   try {
     const ticks = 100; // USER_HZ, fixed on Linux
     const [user, nice, system, , , irq, softirq] = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
-    const stat = fs.readFileSync('/proc/self/stat', 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);
-    return { busy: (user + nice + system + irq + softirq) / ticks, self: (f[11] + f[12]) / ticks, children: (f[13] + f[14]) / ticks };
+    const procs = processTable();
+    const f = procs.get(String(process.pid))!.map(Number);
+    let tree = 0;
+    for (const [pid, p] of procs) if (descendsFrom(procs, pid, String(process.pid))) tree += (Number(p[11]) + Number(p[12]) + Number(p[13]) + Number(p[14])) / ticks;
+    return { busy: (user + nice + system + irq + softirq) / ticks, self: (f[11] + f[12]) / ticks, children: (f[13] + f[14]) / ticks, tree };
   } catch {
     return undefined;
   }
@@ -182,41 +192,51 @@ async function main(): Promise<void> {
       }
     }
 
-    for (const c of CASES) {
+    const only = [...args].find((a) => a.startsWith('--card='))?.slice('--card='.length);
+    for (const c of CASES.filter((k) => !only || k.card === only)) {
       const frames = Math.round(c.fps * SECONDS);
-      const html = benchCard(c.width);
+      const html = c.card === 'heavy' ? heavyCard(c.width, SECONDS) : benchCard(c.width, SECONDS);
       const cpuBefore = cpuSeconds();
+      let ourCpu = NaN;
       const started = Date.now();
-      const res = await s.api('POST', '/api/html/render', { html, ...c, duration: SECONDS, format: 'mp4', title: `bench ${c.width}x${c.height}`, board_id: board });
+      const res = await s.api('POST', '/api/html/render', { html, width: c.width, height: c.height, fps: c.fps, duration: SECONDS, format: 'mp4', title: `bench ${c.card} ${c.width}x${c.height}`, board_id: board });
       const seconds = (Date.now() - started) / 1000;
       const cpuAfter = cpuSeconds();
       if (res.status !== 200) throw new Error(`render failed: ${res.status} ${res.text}`);
       const ours = frames / seconds;
       const ourFile = (await s.service.ctx.media.resolveUrl(res.body.url)).path;
       const ourErr = await timingError(ffmpeg, ourFile, c, frames);
-      const label = `${c.width}x${c.height} @ ${c.fps} fps, ${frames} frames`;
+      const label = `${c.card} card, ${c.width}x${c.height} @ ${c.fps} fps, ${frames} frames`;
       console.log(`\n${label}`);
       console.log(`  ours:    ${fmt(seconds, 2)} s, ${fmt(ours)} frames/s; worst timing error CSS ${fmt(ourErr.css, 0)} ms, rAF ${fmt(ourErr.raf, 0)} ms`);
       if (cpuBefore && cpuAfter) {
         const busy = cpuAfter.busy - cpuBefore.busy;
         const ff = cpuAfter.children - cpuBefore.children;
         const node = cpuAfter.self - cpuBefore.self;
+        const browser = cpuAfter.tree - cpuBefore.tree;
+        ourCpu = ff + node + browser;
         const perFrame = (v: number) => `${fmt(v, 2)} s (${fmt((v * 1000) / frames, 0)} ms/frame)`;
-        console.log(`  CPU:     ffmpeg ${perFrame(ff)}, service ${perFrame(node)}, Chromium and the rest ${perFrame(busy - ff - node)}; ${fmt(busy / seconds, 2)} of ${os.cpus().length} cores busy`);
+        console.log(`  CPU:     ffmpeg ${perFrame(ff)}, service ${perFrame(node)}, Chromium ${perFrame(browser)}, other work on the machine ${perFrame(busy - ourCpu)}; ${fmt(busy / seconds, 2)} of ${os.cpus().length} cores busy`);
       }
 
       let theirs = NaN;
+      let theirCpu = NaN;
       let theirErr = { css: NaN, raf: NaN };
       if (timecutDir) {
-        const cardFile = path.join(work, `card-${c.width}.html`);
+        const cardFile = path.join(work, `card-${c.card}-${c.width}.html`);
         await fsp.writeFile(cardFile, html);
-        const output = path.join(work, `timecut-${c.width}.mp4`);
+        const output = path.join(work, `timecut-${c.card}-${c.width}.mp4`);
         try {
-          const tSeconds = await runTimecut(timecutDir, { url: `file://${cardFile}`, output, ...c, chromium: chromium.path, ffmpeg });
+          const timecut = await runTimecut(timecutDir, { url: `file://${cardFile}`, output, ...c, chromium: chromium.path, ffmpeg });
+          const tSeconds = timecut.seconds;
+          theirCpu = timecut.cpu ?? NaN;
           theirs = frames / tSeconds;
           theirErr = await timingError(ffmpeg, output, c, frames);
           console.log(`  timecut: ${fmt(tSeconds, 2)} s, ${fmt(theirs)} frames/s; worst timing error CSS ${fmt(theirErr.css, 0)} ms, rAF ${fmt(theirErr.raf, 0)} ms`);
           console.log(`  ratio:   ${fmt(ours / theirs, 2)}x timecut's frames per second`);
+          // CPU per frame does not depend on what else runs on the machine, frames per second do.
+          const ms = (v: number) => fmt((v * 1000) / frames, 0);
+          console.log(`  CPU per frame: ours ${ms(ourCpu)} ms (${fmt(ourCpu / seconds, 2)} cores), timecut ${ms(theirCpu)} ms (${fmt(theirCpu / tSeconds, 2)} cores): timecut needs ${fmt(theirCpu / ourCpu, 2)}x ours`);
         } catch (err) {
           console.log(`  timecut: could not run here: ${(err as Error).message}`);
         }
@@ -224,15 +244,15 @@ async function main(): Promise<void> {
         console.log(`  timecut: ${timecutSkipped}`);
       }
       rows.push(
-        `| ${label} | ${fmt(ours)} | ${fmt(theirs)} | ${Number.isFinite(theirs) ? `${fmt(ours / theirs, 2)}x` : 'n/a'} | ${fmt(ourErr.css, 0)} / ${fmt(ourErr.raf, 0)} | ${fmt(theirErr.css, 0)} / ${fmt(theirErr.raf, 0)} |`,
+        `| ${label} | ${fmt(ours)} | ${fmt(theirs)} | ${Number.isFinite(theirs) ? `${fmt(ours / theirs, 2)}x` : 'n/a'} | ${fmt((ourCpu * 1000) / frames, 0)} / ${fmt((theirCpu * 1000) / frames, 0)} | ${fmt(ourErr.css, 0)} / ${fmt(ourErr.raf, 0)} | ${fmt(theirErr.css, 0)} / ${fmt(theirErr.raf, 0)} |`,
       );
     }
   } finally {
     await s.close();
     await fsp.rm(work, { recursive: true, force: true });
   }
-  console.log('\n| Case | ours frames/s | timecut frames/s | ratio | ours worst error CSS / rAF (ms) | timecut worst error CSS / rAF (ms) |');
-  console.log('|---|---|---|---|---|---|');
+  console.log('\n| Case | ours frames/s | timecut frames/s | ratio | CPU ms/frame ours / timecut | ours worst error CSS / rAF (ms) | timecut worst error CSS / rAF (ms) |');
+  console.log('|---|---|---|---|---|---|---|');
   for (const r of rows) console.log(r);
 }
 

@@ -49,8 +49,12 @@ const toElement = (r: ElementRow): Element => ({
 
 /** SQL for boards and elements. */
 export class BoardStore {
+  /** Prepared once: every /media request looks its board up, and compiling the SQL cost more than running it. */
+  private readonly boardById;
+
   constructor(private readonly db: Db) {
     migrate(db, 'boards', MIGRATIONS);
+    this.boardById = db.prepare('SELECT id, name, connected_folder, created_at, updated_at FROM boards WHERE id = ?');
   }
 
   transaction<T>(fn: () => T): T {
@@ -67,7 +71,7 @@ export class BoardStore {
   }
 
   getBoard(id: string): Board | undefined {
-    return this.db.prepare('SELECT id, name, connected_folder, created_at, updated_at FROM boards WHERE id = ?').get(id) as Board | undefined;
+    return this.boardById.get(id) as Board | undefined;
   }
 
   connectedFolders(): string[] {

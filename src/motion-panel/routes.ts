@@ -2,11 +2,12 @@ import type { AddressInfo } from 'node:net';
 import { create as contentDisposition } from 'content-disposition';
 import { Type } from 'typebox';
 import type { Feature } from '../context.js';
-import { ErrorBody, errorResponses } from '../http/errors.js';
+import { ErrorBody, errorResponses, notFound } from '../http/errors.js';
 import { abortOnDisconnect } from '../media/client-abort.js';
 import { downloadToBoard } from '../media/download.js';
 import { ProbeCache } from '../media/probe-cache.js';
-import { sendFile } from '../serving/routes.js';
+import { serveOpenFile } from '../serving/routes.js';
+import { openRegularFile } from '../files/media-root.js';
 import { SERVICE_VERSION } from '../version.js';
 import { listPanelEntries, panelFile } from './elements.js';
 import { BoardQuery, PanelEntry, PanelStatus, ResolvedMedia, ResolveMediaBody } from './schemas.js';
@@ -58,7 +59,9 @@ export const registerMotionPanel: Feature = (app, ctx) => {
     },
     async (req, reply) => {
       const file = await panelFile(ctx, req.query.board_id, req.params.eid, abortOnDisconnect(reply));
-      return sendFile(req, reply, file.path, { 'content-disposition': contentDisposition(file.filename) });
+      const opened = openRegularFile(file.path);
+      if (!opened) throw notFound(`The file of element ${req.params.eid} is gone`);
+      return serveOpenFile(req, reply, { ...opened, path: file.path }, { 'content-disposition': contentDisposition(file.filename) });
     },
   );
 

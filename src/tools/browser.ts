@@ -5,7 +5,7 @@ import puppeteer, { type Browser, type BrowserContext, type CDPSession, type Pag
 import type { FastifyBaseLogger } from 'fastify';
 import type { AppContext } from '../context.js';
 import { ApiError } from '../http/errors.js';
-import type { Tools } from './locate.js';
+import type { ToolInfo, Tools } from './locate.js';
 
 /**
  * The shared headless-Chromium adapter: one warm browser process, at most `maxPages` pages at once, each page in a
@@ -15,9 +15,10 @@ import type { Tools } from './locate.js';
  * what a feature serves itself through request interception (and data:/blob: URLs) can load, including WebSockets,
  * which interception does not see. Downloads are denied per context, popups are closed as soon as they appear.
  *
- * With a headless-shell build (the npm @sparticuz/chromium binary) pages are created under begin-frame control: the
- * page draws only when `capture()` asks it to (HeadlessExperimental.beginFrame), which is about twice as fast as
- * screenshots. Other builds cannot do that and capture with Page.captureScreenshot.
+ * With a build that supports it (headless-shell builds: npm's @sparticuz/chromium, Debian's chromium-headless-shell,
+ * Chrome for Testing's chrome-headless-shell) pages are created under begin-frame control: the page draws only when
+ * `capture()` asks it to (HeadlessExperimental.beginFrame), which is about twice as fast as screenshots. Support is
+ * found by trying it at the binary's first launch; other builds capture with Page.captureScreenshot.
  */
 
 export interface PageOptions {
@@ -130,9 +131,13 @@ interface Running {
   pagesOpened: number;
   pagesOpen: number;
   retiring: boolean;
+  /** The begin-frame capture in progress, if any (see `beginFrameInTurn`). */
+  drawing: Promise<unknown>;
 }
 
 const BEGIN_FRAME_ATTEMPTS = 8;
+/** How long the first begin-frame of a newly found binary may take before it counts as unsupported. */
+const BEGIN_FRAME_PROBE_MS = 15_000;
 
 export class BrowserPool {
   private current?: Promise<Running>;
@@ -142,6 +147,8 @@ export class BrowserPool {
   private readonly maxPages: number;
   private readonly recycleAfter: number;
   private readonly heapMiB: number;
+  /** Per Chromium binary: whether it draws under begin-frame control (learnt at its first launch). */
+  private readonly beginFrameSupport = new Map<string, boolean>();
 
   constructor(
     private readonly tools: Tools,
@@ -228,8 +235,20 @@ export class BrowserPool {
     await page.setViewport({ width: opts.width, height: opts.height, deviceScaleFactor: 1 });
     await page.setBypassServiceWorker(true);
     const cdp = await page.createCDPSession();
-    const capture = running.beginFrameControl ? (o: CaptureOptions) => this.beginFrame(cdp, o) : (o: CaptureOptions) => this.screenshot(cdp, o);
+    const capture = running.beginFrameControl ? (o: CaptureOptions) => this.beginFrameInTurn(running, cdp, o) : (o: CaptureOptions) => this.screenshot(cdp, o);
     return { page, cdp, beginFrameControl: running.beginFrameControl, capture };
+  }
+
+  /**
+   * Begin-frames of a browser's pages are issued one page at a time. Chromium 156's display compositor (Debian's
+   * headless shell) treats a begin-frame that arrives while another page's is still being drawn as a protocol
+   * violation and kills its GPU process; 147 tolerated it. The pages still run their scripts and advance their clocks
+   * in parallel.
+   */
+  private beginFrameInTurn(running: Running, cdp: CDPSession, o: CaptureOptions): Promise<Buffer> {
+    const frame = running.drawing.then(() => this.beginFrame(cdp, o));
+    running.drawing = frame.catch(() => undefined);
+    return frame;
   }
 
   /**
@@ -238,8 +257,10 @@ export class BrowserPool {
    */
   private async beginFrame(cdp: CDPSession, o: CaptureOptions): Promise<Buffer> {
     // A begin-frame that reaches the compositor before the page's own request for a main frame draws the previous
-    // page state, and from then on every frame lags one behind. A first frame without a screenshot absorbs that.
-    await cdp.send('HeadlessExperimental.beginFrame', {});
+    // page state, and from then on every frame lags one behind. A first frame without a screenshot absorbs that. It
+    // runs the page's side of a frame only (noDisplayUpdates: no compositing or drawing), which took a quarter off
+    // Chromium's CPU per frame of a busy 720p card.
+    await cdp.send('HeadlessExperimental.beginFrame', { noDisplayUpdates: true });
     for (let attempt = 0; attempt < BEGIN_FRAME_ATTEMPTS; attempt++) {
       const res = await cdp.send('HeadlessExperimental.beginFrame', {
         screenshot: { format: o.format, quality: o.quality, optimizeForSpeed: true },
@@ -268,11 +289,43 @@ export class BrowserPool {
 
   private async launch(): Promise<Running> {
     const chromium = await this.tools.require('chromium');
-    const beginFrameControl = chromium.source === 'npm';
+    // Whether this binary draws under begin-frame control is learnt by trying, once per binary: headless-shell builds
+    // (npm's, Debian's chromium-headless-shell, Chrome for Testing's) do; full Chrome and Chromium, whose --headless is
+    // the new headless mode, do not.
+    const known = this.beginFrameSupport.get(chromium.path);
+    if (known !== false) {
+      const running = await this.start(chromium, true);
+      if (known || (await this.drawsOnBeginFrame(running))) {
+        this.beginFrameSupport.set(chromium.path, true);
+        return running;
+      }
+      this.log.info({ chromium: chromium.path }, 'Chromium does not draw under begin-frame control; capturing with screenshots');
+      this.beginFrameSupport.set(chromium.path, false);
+      await this.shutdown(running);
+    }
+    return this.start(chromium, false);
+  }
+
+  /** One page under begin-frame control that must give an image within a few seconds. */
+  private async drawsOnBeginFrame(running: Running): Promise<boolean> {
+    const context = await running.browser.createBrowserContext();
+    try {
+      const probe = (async () => {
+        const page = await this.openPage(running, context, { width: 16, height: 16 });
+        await page.capture({ format: 'png' });
+        return true;
+      })();
+      const timeout = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), BEGIN_FRAME_PROBE_MS).unref());
+      return await Promise.race([probe.catch(() => false), timeout]);
+    } finally {
+      await context.close().catch(() => undefined);
+    }
+  }
+
+  private async start(chromium: ToolInfo & { path: string }, beginFrameControl: boolean): Promise<Running> {
     const userDataDir = await fsp.mkdtemp(path.join(os.tmpdir(), 'bms-chromium-'));
-    const base = beginFrameControl
-      ? [...((await import('@sparticuz/chromium')).default.args.filter((a) => !UNSAFE_NPM_ARGS.has(a) && !a.startsWith('--headless'))), ...BEGIN_FRAME_ARGS]
-      : SYSTEM_ARGS;
+    const system = chromium.source === 'npm' ? (await import('@sparticuz/chromium')).default.args.filter((a) => !UNSAFE_NPM_ARGS.has(a) && !a.startsWith('--headless')) : SYSTEM_ARGS;
+    const base = beginFrameControl ? [...system, ...BEGIN_FRAME_ARGS] : system;
     const useDevShm = await devShmRoomy();
     const args = [...base, ...(useDevShm ? [] : ['--disable-dev-shm-usage']), ...COMMON_ARGS, ...OFFLINE_ARGS, `--js-flags=--max-old-space-size=${this.heapMiB}`, `--user-data-dir=${userDataDir}`];
     if (process.getuid?.() === 0 && !args.includes('--no-sandbox')) args.push('--no-sandbox');
@@ -280,6 +333,7 @@ export class BrowserPool {
     try {
       browser = await puppeteer.launch({
         executablePath: chromium.path,
+        // 'shell' is the plain --headless that headless-shell builds expect; full builds take it as the new headless.
         headless: beginFrameControl ? 'shell' : true,
         args,
         // puppeteer's own --disable-dev-shm-usage; it is in `args` when it is needed.
@@ -303,7 +357,7 @@ export class BrowserPool {
       await fsp.rm(userDataDir, { recursive: true, force: true });
       throw new ApiError(503, 'tool_failed', `Chromium started but could not be driven: ${(err as Error).message.split('\n')[0]}`, { tool: 'chromium' });
     }
-    const running: Running = { browser, cdp, beginFrameControl, userDataDir, pagesOpened: 0, pagesOpen: 0, retiring: false };
+    const running: Running = { browser, cdp, beginFrameControl, userDataDir, pagesOpened: 0, pagesOpen: 0, retiring: false, drawing: Promise.resolve() };
     browser.on('disconnected', () => {
       if (!running.retiring) this.log.warn('Chromium exited; the next page starts a new one');
       if (this.current) void this.current.then((r) => r === running && (this.current = undefined), () => undefined);
