@@ -5,6 +5,7 @@ import { registerBridge } from './bridge/routes.js';
 import { registerTimeline } from './timeline/routes.js';
 import { registerCameraPresets } from './camera-presets/routes.js';
 import { registerHtml } from './html/routes.js';
+import { registerMockups } from './mockups/routes.js';
 
 /**
  * Every feature folder exposes one register function; this list is the only place that names them all.
@@ -17,4 +18,5 @@ export const FEATURES: Feature[] = [
   registerTimeline,
   registerCameraPresets,
   registerHtml,
+  registerMockups,
 ];

@@ -7,8 +7,9 @@ import { commitUnique, tempPathIn, writeNewFile } from '../files/atomic.js';
 import { filenameFromTitle } from '../files/names.js';
 import { ApiError } from '../http/errors.js';
 import { browserPool } from '../tools/browser.js';
+import type { Tools } from '../tools/locate.js';
 import { withCardPage, withCardPages, type CardEnv, type CardPage, type CardSpec } from './card-page.js';
-import { encodeFrames, type VideoFormat } from './encode.js';
+import { encodeFrames, type EncodeOptions, type VideoFormat } from './encode.js';
 import { RENDER_LIMITS } from './limits.js';
 
 export interface VideoRequest extends CardSpec {
@@ -81,6 +82,24 @@ async function captureInOrder(cards: CardPage[], count: number, deliver: (index:
   );
 }
 
+/**
+ * Captures frames 0..opts.frameCount-1 of a card into a video file (see encodeFrames), with the card's copies taking
+ * turns; `onFrame` sees each frame once it went to the encoder. Answers the requests the sandbox refused. For renders
+ * other features run inside their own jobs (their signal, their progress); the caller owns the output file.
+ */
+export async function captureVideo(tools: Tools, env: CardEnv, spec: CardSpec, opts: EncodeOptions, onFrame?: (index: number, png: Buffer) => void): Promise<string[]> {
+  const frames = opts.frameCount;
+  return withCardPages(env, spec, Math.min(PAGES_PER_VIDEO, frames), opts.signal, async (cards) => {
+    await encodeFrames(tools, opts, (write) =>
+      captureInOrder(cards, frames, async (f, png) => {
+        await write(png);
+        onFrame?.(f, png);
+      }),
+    );
+    return [...new Set(cards.flatMap((c) => c.blocked))];
+  });
+}
+
 /** Frames of a video of `duration` seconds at `fps` (at least one). */
 export const frameCount = (fps: number, duration: number): number => Math.max(1, Math.round(fps * duration));
 
@@ -146,28 +165,25 @@ export class HtmlRenderer {
     let thumbPng: Buffer | undefined;
     let blocked: string[] = [];
     try {
-      await this.limited(signal, (s) =>
-        withCardPages(this.env(), req, Math.min(PAGES_PER_VIDEO, frames), s, async (cards) => {
-          blocked = [...new Set(cards.flatMap((c) => c.blocked))];
-          await encodeFrames(
-            this.ctx.tools,
-            {
-              fps: req.fps,
-              format: req.format,
-              output: temp,
-              proxy: proxyTemp ? { output: proxyTemp, height: RENDER_LIMITS.proxyHeight } : undefined,
-              frameCount: frames,
-              signal: s,
-              timeoutMs: this.timeoutMs,
-            },
-            (write) =>
-              captureInOrder(cards, frames, async (f, png) => {
-                if (f === thumbAt) thumbPng = png;
-                await write(png);
-              }),
-          );
-        }),
-      );
+      await this.limited(signal, async (s) => {
+        blocked = await captureVideo(
+          this.ctx.tools,
+          this.env(),
+          req,
+          {
+            fps: req.fps,
+            format: req.format,
+            output: temp,
+            proxy: proxyTemp ? { output: proxyTemp, height: RENDER_LIMITS.proxyHeight } : undefined,
+            frameCount: frames,
+            signal: s,
+            timeoutMs: this.timeoutMs,
+          },
+          (f, png) => {
+            if (f === thumbAt) thumbPng = png;
+          },
+        );
+      });
       const stored = await commitUnique(temp, dir, filename);
       const stem = path.parse(stored).name;
       const url = this.ctx.media.urlFor(req.boardId, stored);
