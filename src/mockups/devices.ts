@@ -20,6 +20,8 @@ export type ScreenContent = () => string;
 
 interface Ctx {
   k: number;
+  /** Where the box being filled sits in the device (units), so screens are recorded in device coordinates. */
+  origin: [number, number];
   screens: DeviceDrawing['screens'];
   content: ScreenContent;
 }
@@ -31,9 +33,18 @@ function box(c: Ctx, x: number, y: number, w: number, h: number, style: string, 
   return `<div style="position:absolute;left:${r(x * c.k)}px;top:${r(y * c.k)}px;width:${r(w * c.k)}px;height:${r(h * c.k)}px;${style}">${inner}</div>`;
 }
 
+/** `box` whose content is drawn by `inner` with the origin moved to the box (for nested screens). */
+function boxWith(c: Ctx, x: number, y: number, w: number, h: number, style: string, inner: () => string): string {
+  const outer = c.origin;
+  c.origin = [outer[0] + x, outer[1] + y];
+  const html = inner();
+  c.origin = outer;
+  return box(c, x, y, w, h, style, html);
+}
+
 /** A screen area: clips its content to the rounded rectangle and remembers where it is. */
 function screen(c: Ctx, x: number, y: number, w: number, h: number, radius: number | string): string {
-  c.screens.push({ x: x * c.k, y: y * c.k, w: w * c.k, h: h * c.k });
+  c.screens.push({ x: (c.origin[0] + x) * c.k, y: (c.origin[1] + y) * c.k, w: w * c.k, h: h * c.k });
   const rad = typeof radius === 'number' ? `${r(radius * c.k)}px` : radius.replace(/(\d+(?:\.\d+)?)u/g, (_, n: string) => `${r(Number(n) * c.k)}px`);
   return box(c, x, y, w, h, `overflow:hidden;border-radius:${rad};background:#0b0b0d;`, c.content());
 }
@@ -59,13 +70,14 @@ function phone(c: Ctx, x: number, y: number, s: PhoneSpec): string {
     box(c, x - 3, y + s.h * 0.2, 4, s.h * 0.06, 'background:#4b4b52;border-radius:2px;') +
     box(c, x - 3, y + s.h * 0.29, 4, s.h * 0.1, 'background:#4b4b52;border-radius:2px;') +
     box(c, x + s.w - 1, y + s.h * 0.26, 4, s.h * 0.14, 'background:#4b4b52;border-radius:2px;');
-  const body = box(
+  const body = boxWith(
     c,
     x,
     y,
     s.w,
     s.h,
     `border-radius:${r(s.radius * c.k)}px;background:linear-gradient(150deg,#8a8f98,#3a3d44 45%,#6b7079);${SHADOW(c.k)}`,
+    () =>
     box(c, rim, rim, s.w - 2 * rim, s.h - 2 * rim, `border-radius:${r(inner * c.k)}px;background:#050506;`) +
       screen(c, s.bezel, s.bezel, sw, sh, s.radius - s.bezel) +
       box(c, (s.w - s.island.w) / 2, s.bezel + s.island.top, s.island.w, s.island.h, `border-radius:${r((s.island.h / 2) * c.k)}px;background:#000;`),
@@ -87,13 +99,14 @@ const IPAD_MINI: TabletSpec = { w: 572, h: 833, bezel: 36, radius: 46, screenRad
 
 function tablet(c: Ctx, s: TabletSpec): string {
   const rim = 4;
-  return box(
+  return boxWith(
     c,
     0,
     0,
     s.w,
     s.h,
     `border-radius:${r(s.radius * c.k)}px;background:linear-gradient(150deg,#9aa0a8,#4a4d55 50%,#7b8089);${SHADOW(c.k)}`,
+    () =>
     box(c, rim, rim, s.w - 2 * rim, s.h - 2 * rim, `border-radius:${r((s.radius - rim) * c.k)}px;background:#0a0a0b;`) +
       screen(c, s.bezel, s.bezel, s.w - 2 * s.bezel, s.h - 2 * s.bezel, s.screenRadius) +
       box(c, s.w / 2 - 5, s.bezel / 2 - 5, 10, 10, 'border-radius:50%;background:#1f2937;'),
@@ -121,13 +134,14 @@ function laptop(c: Ctx, s: LaptopSpec): string {
   const lidH = s.screenH + s.top + s.bottom;
   const lx = (s.deckW - lidW) / 2;
   const notchW = s.screenW * 0.13;
-  const lid = box(
+  const lid = boxWith(
     c,
     lx,
     0,
     lidW,
     lidH,
     `border-radius:${r(26 * c.k)}px ${r(26 * c.k)}px ${r(6 * c.k)}px ${r(6 * c.k)}px;background:${s.lid};${SHADOW(c.k)}`,
+    () =>
     box(c, 3, 3, lidW - 6, lidH - 6, `border-radius:${r(23 * c.k)}px ${r(23 * c.k)}px ${r(4 * c.k)}px ${r(4 * c.k)}px;background:#060607;`) +
       screen(c, s.side, s.top, s.screenW, s.screenH, '12u 12u 0 0') +
       box(c, s.side + (s.screenW - notchW) / 2, s.top, notchW, 20, `border-radius:0 0 ${r(8 * c.k)}px ${r(8 * c.k)}px;background:#060607;`),
@@ -194,7 +208,7 @@ function grid(c: Ctx): string {
     for (let col = 0; col < 3; col++) {
       const x = col * (cw + gap);
       const y = row * (ch + gap);
-      html += box(c, x, y, cw, ch, `border-radius:${r(18 * c.k)}px;background:#1c1d21;${SHADOW(c.k)}`, screen(c, 6, 6, cw - 12, ch - 12, 13));
+      html += boxWith(c, x, y, cw, ch, `border-radius:${r(18 * c.k)}px;background:#1c1d21;${SHADOW(c.k)}`, () => screen(c, 6, 6, cw - 12, ch - 12, 13));
     }
   }
   return html;
@@ -222,7 +236,7 @@ const FIT = 0.78;
 export function drawDevice(device: Device, frameW: number, frameH: number, content: ScreenContent): DeviceDrawing {
   const size = SIZES[device];
   const k = Math.min((FIT * frameW) / size.w, (FIT * frameH) / size.h);
-  const c: Ctx = { k, screens: [], content };
+  const c: Ctx = { k, origin: [0, 0], screens: [], content };
   let html: string;
   switch (device) {
     case 'iphone':

@@ -108,11 +108,16 @@ export async function prepareScreenVideo(
     [
       '-loglevel', 'error', '-stream_loop', '-1', '-i', source, '-t', String(o.duration), '-an', '-sn',
       '-vf', `fps=${o.fps},scale=${w}:${h}:force_original_aspect_ratio=increase:flags=bicubic,crop=${w}:${h},setsar=1,format=yuv420p`,
-      '-c:v', 'libvpx', '-deadline', 'good', '-cpu-used', '4', '-g', '1', '-crf', '6', '-b:v', '40M', '-threads', '1',
+      '-c:v', 'libvpx', '-deadline', 'realtime', '-cpu-used', '6', '-g', '1', '-crf', '6', '-b:v', '40M', '-threads', '1',
       '-fflags', '+bitexact', '-flags:v', '+bitexact', '-map_metadata', '-1', '-f', 'webm', out,
     ],
     { signal: o.signal, durationSeconds: o.duration, timeoutMs: Math.max(10 * 60_000, o.duration * 30_000) },
   );
+}
+
+/** The screen image cover-cropped to the screen's pixel size (libvips, off the event loop), as a lossless PNG. */
+export async function prepareScreenImage(source: string, out: string, size: { width: number; height: number }): Promise<void> {
+  await sharp(source, { limitInputPixels: 268_402_689 }).rotate().resize(size.width, size.height, { fit: 'cover' }).png({ compressionLevel: 1 }).toFile(out);
 }
 
 /** Image or video, from the file's name and, for what the name does not settle, ffprobe. */

@@ -9,7 +9,7 @@ import type { JobContext, JobOutcome } from '../jobs/runner.js';
 import { browserPool } from '../tools/browser.js';
 import { probe } from '../tools/ffprobe.js';
 import { PRESET_SIZES } from '../timeline/render-options.js';
-import { encodersFor, prepareLayers, prepareScreenVideo, requireEncoders, resolveRefs, screenKind } from './media.js';
+import { encodersFor, prepareLayers, prepareScreenImage, prepareScreenVideo, requireEncoders, resolveRefs, screenKind } from './media.js';
 import { planFrames, sceneHtml, type Frame } from './scene.js';
 import type { MockupFormat, ProjectStateT, SizePreset } from './schemas.js';
 
@@ -70,16 +70,18 @@ export async function renderMockup(ctx: AppContext, job: JobContext<MockupRender
   await fsp.mkdir(work, { recursive: true });
   try {
     const { looks, zoom } = planFrames(p.project, frame);
-    let screen: { kind: 'image' | 'video'; url: string } | null = null;
-    if (screenRef && kind === 'image') screen = { kind, url: screenRef.url };
     const layers = await prepareLayers(looks, files, frame, work);
-    if (screenRef && kind === 'video') {
-      // The size of the screen comes from the drawing, so the page is laid out once to learn it.
+    let screen: { kind: 'image' | 'video'; url: string } | null = null;
+    if (screenRef && kind) {
+      // The screen's size comes from the drawing; the source is cover-cropped to it once, here, rather than by the
+      // browser on every raster (whose resampling of an image's edges varied from run to run).
       const { drawing } = sceneHtml({ project: p.project, frame, looks, screen: null, layers: new Map() });
       const biggest = drawing.screens.reduce((a, s) => (s.w * s.h > a.w * a.h ? s : a));
       const scale = Math.min(Math.max(zoom, 1), 2, 2160 / Math.max(biggest.w, biggest.h));
-      const file = path.join(work, 'screen.webm');
-      await prepareScreenVideo(ctx, screenRef.path, file, { width: biggest.w * scale, height: biggest.h * scale, fps: p.fps, duration: frame.frames / p.fps, signal: job.signal });
+      const size = { width: Math.round(biggest.w * scale), height: Math.round(biggest.h * scale) };
+      const file = path.join(work, kind === 'video' ? 'screen.webm' : 'screen.png');
+      if (kind === 'video') await prepareScreenVideo(ctx, screenRef.path, file, { ...size, fps: p.fps, duration: frame.frames / p.fps, signal: job.signal });
+      else await prepareScreenImage(screenRef.path, file, size);
       screen = { kind, url: served(file) };
     }
     job.progress(PREPARE_SHARE);

@@ -102,6 +102,8 @@ export interface SceneInputs {
 }
 
 const attr = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
+/** A URL inside `url('...')` in a style attribute: quotes, backslashes and parentheses percent-encoded. */
+const cssUrl = (s: string) => attr(s.replace(/['"\\()]/g, (c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`));
 
 /**
  * The HTML page of a mockup: a background layer, a perspective stage, the device on a rig that carries the 3D
@@ -115,7 +117,7 @@ export function sceneHtml(inputs: SceneInputs): { html: string; drawing: DeviceD
     !screen
       ? ''
       : screen.kind === 'image'
-        ? `<img src="${attr(screen.url)}" alt="">`
+        ? `<div class="shot" style="background-image:url('${cssUrl(screen.url)}')"></div>`
         : `<video src="${attr(screen.url)}" muted playsinline preload="auto" loop></video>`;
   const drawing = drawDevice(inputs.project.device, frame.width, frame.height, content);
   const layerUrls = [...inputs.layers.entries()];
@@ -143,18 +145,24 @@ export function sceneHtml(inputs: SceneInputs): { html: string; drawing: DeviceD
     bgTable,
   };
   const perspective = CAMERA_DISTANCE * unitPx(frame);
-  const layersHtml = layerUrls.map(([, url], i) => `<img id="layer${i}" class="layer" src="${attr(url)}" alt="">`).join('');
+  // Pictures are CSS backgrounds: Chromium may composite an <img> as its own layer, decided by when it finished
+  // loading, and the two layerings draw edges differently, so <img> made renders differ between runs. The hidden
+  // <img>s are there so the renderer's ready() waits for every picture to load and decode before frame 0.
+  const pictures = [...(screen?.kind === 'image' ? [screen.url] : []), ...layerUrls.map(([, url]) => url)];
+  const preload = pictures.map((url) => `<img class="preload" src="${attr(url)}" alt="">`).join('');
+  const layersHtml = layerUrls.map(([, url], i) => `<div id="layer${i}" class="layer" style="background-image:url('${cssUrl(url)}')"></div>`).join('');
   const html = `<!doctype html>
 <html><head><meta charset="utf-8"><style>
 html,body{margin:0;padding:0;width:${frame.width}px;height:${frame.height}px;overflow:hidden;background:${frame.transparent ? 'transparent' : '#000'}}
 #bg{position:absolute;left:0;top:0;width:100%;height:100%}
-.layer{position:absolute;left:0;top:0;width:100%;height:100%;object-fit:cover;display:none}
+.layer{position:absolute;left:0;top:0;width:100%;height:100%;background-size:cover;background-position:center;display:none}
+.preload{display:none}
 #stage{position:absolute;left:0;top:0;width:100%;height:100%;perspective:${fixed(perspective)}px;perspective-origin:50% 50%}
-#rig{position:absolute;left:50%;top:50%;width:0;height:0}
-#device{position:absolute;left:${fixed(-drawing.width / 2)}px;top:${fixed(-drawing.height / 2)}px;width:${fixed(drawing.width)}px;height:${fixed(drawing.height)}px}
-#device img,#device video{display:block;width:100%;height:100%;object-fit:cover}
+#rig{position:absolute;left:50%;top:50%;width:0;height:0;will-change:transform}
+#device{position:absolute;left:${fixed(-drawing.width / 2)}px;top:${fixed(-drawing.height / 2)}px;width:${fixed(drawing.width)}px;height:${fixed(drawing.height)}px${looks.some((l) => l.deviceBlur > 0) ? ';will-change:filter' : ''}}
+#device video,.shot{display:block;width:100%;height:100%;object-fit:cover;background-size:cover;background-position:center}
 </style></head><body>
-<div id="bg">${layersHtml}</div>
+${preload}<div id="bg">${layersHtml}</div>
 <div id="stage"><div id="rig"><div id="device">${drawing.html}</div></div></div>
 <script>
 (() => {

@@ -68,6 +68,9 @@ const SYSTEM_ARGS = [
   '--disable-sync',
   '--no-first-run',
   '--disable-quic',
+  // Every frame drawn waits for all of its raster work, so a screenshot never catches a layer drawn from stale tiles
+  // (the edges of 3D-transformed layers differed between runs without it).
+  '--run-all-compositor-stages-before-draw',
 ];
 
 const BEGIN_FRAME_ARGS = [
