@@ -7,6 +7,7 @@
  *   npx tsx bench/mockups.bench.ts            every case, 10 s each
  *   npx tsx bench/mockups.bench.ts --quick    2 s each
  */
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import fsp from 'node:fs/promises';
@@ -14,6 +15,38 @@ import { eventually, startService } from '../test/helpers/service.js';
 import { ffmpeg, makeImage, makeVideo, tempDir } from '../test/helpers/fixtures.js';
 
 const SECONDS = process.argv.includes('--quick') ? 2 : 10;
+const TICKS_PER_SECOND = 100;
+
+/**
+ * CPU seconds used by this process and every process below it (Chromium and its renderers, ffmpeg), counting the
+ * children they have already reaped; undefined where there is no /proc. The machine is shared, so wall time alone
+ * says little: CPU per frame tells what two idle cores would do.
+ */
+function treeCpuSeconds(): number | undefined {
+  try {
+    const stats = new Map<number, { ppid: number; ticks: number }>();
+    for (const entry of fs.readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        const text = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+        const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
+        // Fields after the name: state ppid ... utime(12) stime(13) cutime(14) cstime(15), counted from state = 0.
+        stats.set(Number(entry), { ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]) });
+      } catch {
+        // The process ended while the table was read.
+      }
+    }
+    const inTree = (pid: number): boolean => {
+      for (let p = pid, hops = 0; p > 1 && hops < 64; p = stats.get(p)?.ppid ?? 0, hops++) if (p === process.pid) return true;
+      return false;
+    };
+    let ticks = 0;
+    for (const [pid, st] of stats) if (inTree(pid)) ticks += st.ticks;
+    return ticks / TICKS_PER_SECOND;
+  } catch {
+    return undefined;
+  }
+}
 const FPS = 30;
 
 const t = await startService();
@@ -47,6 +80,7 @@ try {
       ],
     });
     if (put.status !== 200) throw new Error(put.text);
+    const cpuBefore = treeCpuSeconds();
     const started = performance.now();
     const res = await t.api('POST', '/api/mockup/render', { board_id: board, project_id: created.id, format: 'mp4', size_preset: size, fps: FPS });
     if (res.status !== 202) throw new Error(res.text);
@@ -60,8 +94,12 @@ try {
     );
     if (done.status !== 'complete') throw new Error(`${label}: ${done.error}`);
     const seconds = (performance.now() - started) / 1000;
-    const fps = (SECONDS * FPS) / seconds;
-    console.log(`${label.padEnd(34)} ${String(SECONDS * FPS).padStart(4)} frames in ${seconds.toFixed(1).padStart(6)} s = ${fps.toFixed(1).padStart(5)} frames/s`);
+    const cpuAfter = treeCpuSeconds();
+    const frames = SECONDS * FPS;
+    const fps = frames / seconds;
+    const cpuMs = cpuBefore !== undefined && cpuAfter !== undefined ? ((cpuAfter - cpuBefore) * 1000) / frames : undefined;
+    const idle = cpuMs ? ` | CPU ${cpuMs.toFixed(0)} ms/frame -> ${((os.cpus().length * 1000) / cpuMs).toFixed(1)} frames/s on ${os.cpus().length} idle cores` : '';
+    console.log(`${label.padEnd(34)} ${String(frames).padStart(4)} frames in ${seconds.toFixed(1).padStart(6)} s = ${fps.toFixed(1).padStart(5)} frames/s${idle}`);
     return seconds;
   }
 

@@ -68,9 +68,10 @@ const SYSTEM_ARGS = [
   '--disable-sync',
   '--no-first-run',
   '--disable-quic',
-  // Every frame drawn waits for all of its raster work, so a screenshot never catches a layer drawn from stale tiles
-  // (the edges of 3D-transformed layers differed between runs without it).
+  // Every frame drawn waits for all of its raster work and image decodes, so a screenshot never catches a layer drawn
+  // from stale tiles or an image not decoded yet (mockup renders differed between runs without them).
   '--run-all-compositor-stages-before-draw',
+  '--disable-checker-imaging',
 ];
 
 const BEGIN_FRAME_ARGS = [

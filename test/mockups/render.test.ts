@@ -234,7 +234,10 @@ describe('mockup render', () => {
       ],
     });
     const hashes = [];
-    for (let i = 0; i < 2; i++) hashes.push(createHash('sha256').update(await fsp.readFile(await render(pid, { fps: 2 }))).digest('hex'));
+    for (let i = 0; i < 2; i++) {
+      const f = await render(pid, { fps: 2 });
+      hashes.push(createHash('sha256').update(await fsp.readFile(f)).digest('hex'));
+    }
     assert.equal(hashes[0], hashes[1]);
   });
 
