@@ -27,7 +27,7 @@ export interface MockupRenderParams {
 }
 
 /** Folder under the media root for a render's prepared inputs (screen video, blurred backgrounds), removed after it. */
-const WORK_DIR = 'mockup-renders';
+export const WORK_DIR = 'mockup-renders';
 /** Part of the progress bar taken by preparing the inputs, before the first frame. */
 const PREPARE_SHARE = 0.05;
 

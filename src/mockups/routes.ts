@@ -1,8 +1,10 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { Type } from 'typebox';
 import type { Feature } from '../context.js';
 import { badRequest, ErrorBody, errorResponses } from '../http/errors.js';
 import { MockupProjects } from './projects.js';
-import { RENDER_JOB, renderMockup, type MockupRenderParams } from './render.js';
+import { RENDER_JOB, renderMockup, WORK_DIR, type MockupRenderParams } from './render.js';
 import { encodersFor, requireEncoders, resolveRefs, screenKind } from './media.js';
 import { ALPHA_FORMATS, BoardParams, CreateBody, JobParams, Project, ProjectParams, PutBody, RenderBody, RenderStatus, Summary } from './schemas.js';
 
@@ -10,6 +12,8 @@ import { ALPHA_FORMATS, BoardParams, CreateBody, JobParams, Project, ProjectPara
 export const registerMockups: Feature = (app, ctx) => {
   const projects = new MockupProjects(ctx.db, ctx.boards);
   ctx.jobs.define<MockupRenderParams>(RENDER_JOB, (job) => renderMockup(ctx, job));
+  // Inputs prepared by renders a crash interrupted; no render runs before the features are registered.
+  fs.rmSync(path.join(ctx.media.root, WORK_DIR), { recursive: true, force: true });
   const tags = ['mockups'];
   const base = '/api/moodboards/:id/mockup-projects';
 
