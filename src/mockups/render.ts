@@ -10,6 +10,7 @@ import { browserPool } from '../tools/browser.js';
 import { probe } from '../tools/ffprobe.js';
 import { PRESET_SIZES } from '../timeline/render-options.js';
 import { encodersFor, prepareLayers, prepareScreenImage, prepareScreenVideo, requireEncoders, resolveRefs, screenKind } from './media.js';
+import { drawDevice } from './devices.js';
 import { planFrames, sceneHtml, type Frame } from './scene.js';
 import type { MockupFormat, ProjectStateT, SizePreset } from './schemas.js';
 
@@ -73,10 +74,9 @@ export async function renderMockup(ctx: AppContext, job: JobContext<MockupRender
     const layers = await prepareLayers(looks, files, frame, work);
     let screen: { kind: 'image' | 'video'; url: string } | null = null;
     if (screenRef && kind) {
-      // The screen's size comes from the drawing; the source is cover-cropped to it once, here, rather than by the
-      // browser on every raster (whose resampling of an image's edges varied from run to run).
-      const { drawing } = sceneHtml({ project: p.project, frame, looks, screen: null, layers: new Map() });
-      const biggest = drawing.screens.reduce((a, s) => (s.w * s.h > a.w * a.h ? s : a));
+      // The screen's size comes from the drawing: the source is cover-cropped and scaled to it once, here, rather than
+      // by the browser on every raster.
+      const biggest = drawDevice(p.project.device, width, height, () => '').screens.reduce((a, s) => (s.w * s.h > a.w * a.h ? s : a));
       const scale = Math.min(Math.max(zoom, 1), 2, 2160 / Math.max(biggest.w, biggest.h));
       const size = { width: Math.round(biggest.w * scale), height: Math.round(biggest.h * scale) };
       const file = path.join(work, kind === 'video' ? 'screen.webm' : 'screen.png');
@@ -85,7 +85,7 @@ export async function renderMockup(ctx: AppContext, job: JobContext<MockupRender
       screen = { kind, url: served(file) };
     }
     job.progress(PREPARE_SHARE);
-    const { html } = sceneHtml({ project: p.project, frame, looks, screen, layers: new Map([...layers].map(([key, file]) => [key, served(file)])) });
+    const html = sceneHtml({ project: p.project, frame, looks, screen, layers: new Map([...layers].map(([key, file]) => [key, served(file)])) });
     await captureVideo(
       ctx.tools,
       { pool: browserPool(ctx), media: ctx.media, serviceOrigins: [] },

@@ -1,5 +1,5 @@
 import { stateAt, DEFAULT_ANGLE } from './animation.js';
-import { drawDevice, type DeviceDrawing } from './devices.js';
+import { drawDevice } from './devices.js';
 import type { BackgroundT, ProjectStateT } from './schemas.js';
 
 /** The camera sits this many scene units in front of the z = 0 plane (the CSS perspective distance). */
@@ -111,7 +111,7 @@ const cssUrl = (s: string) => attr(s.replace(/['"\\()]/g, (c) => `%${c.charCodeA
  * (from requestAnimationFrame, on the renderer's virtual clock), touching only what changed: a static device or
  * background is painted once and then only composited.
  */
-export function sceneHtml(inputs: SceneInputs): { html: string; drawing: DeviceDrawing } {
+export function sceneHtml(inputs: SceneInputs): string {
   const { frame, looks, screen } = inputs;
   const content = () =>
     !screen
@@ -151,7 +151,7 @@ export function sceneHtml(inputs: SceneInputs): { html: string; drawing: DeviceD
   const pictures = [...(screen?.kind === 'image' ? [screen.url] : []), ...layerUrls.map(([, url]) => url)];
   const preload = pictures.map((url) => `<img class="preload" src="${attr(url)}" alt="">`).join('');
   const layersHtml = layerUrls.map(([, url], i) => `<div id="layer${i}" class="layer" style="background-image:url('${cssUrl(url)}')"></div>`).join('');
-  const html = `<!doctype html>
+  return `<!doctype html>
 <html><head><meta charset="utf-8"><style>
 html,body{margin:0;padding:0;width:${frame.width}px;height:${frame.height}px;overflow:hidden;background:${frame.transparent ? 'transparent' : '#000'}}
 #bg{position:absolute;left:0;top:0;width:100%;height:100%}
@@ -197,5 +197,4 @@ ${preload}<div id="bg">${layersHtml}</div>
   }
 })();
 </script></body></html>`;
-  return { html, drawing };
 }
