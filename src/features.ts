@@ -10,6 +10,7 @@ import { registerMotionPanel } from './motion-panel/routes.js';
 import { registerGeneration } from './generation/routes.js';
 import { registerAgents } from './agents/routes.js';
 import { registerSharing } from './sharing/routes.js';
+import { registerMockups } from './mockups/routes.js';
 
 /**
  * Every feature folder exposes one register function; this list is the only place that names them all.
@@ -27,4 +28,5 @@ export const FEATURES: Feature[] = [
   registerGeneration,
   registerAgents,
   registerSharing,
+  registerMockups,
 ];

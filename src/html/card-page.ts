@@ -11,6 +11,8 @@ export interface CardSpec {
   width: number;
   height: number;
   fps: number;
+  /** Transparent page background: captured frames keep alpha 0 wherever the card draws nothing. */
+  transparent?: boolean;
 }
 
 export interface CardEnv {
@@ -80,6 +82,7 @@ async function loadCard(lent: BrowserPage, env: CardEnv, spec: CardSpec, signal:
   const { page, cdp } = lent;
   let crashed: Error | undefined;
   page.on('error', (err) => (crashed = err));
+  if (spec.transparent) await abortable(cdp.send('Emulation.setDefaultBackgroundColorOverride', { color: { r: 0, g: 0, b: 0, a: 0 } }), signal);
   const sandbox = await abortable(installSandbox(page, { html: spec.html, media: env.media, serviceOrigins: env.serviceOrigins }), signal);
   await abortable(page.evaluateOnNewDocument(VIRTUAL_CLOCK_SCRIPT), signal);
   try {

@@ -3,7 +3,7 @@ import type { Writable } from 'node:stream';
 import type { Tools } from '../tools/locate.js';
 import { runFfmpeg } from '../tools/ffmpeg.js';
 
-export type VideoFormat = 'mp4' | 'webm';
+export type VideoFormat = 'mp4' | 'webm' | 'mov';
 
 /**
  * Settings that make the same frames give the same bytes: bit-exact muxing (no encoder version string, no creation
@@ -15,6 +15,13 @@ const BITEXACT = ['-fflags', '+bitexact', '-flags:v', '+bitexact', '-map_metadat
 const ENCODERS: Record<VideoFormat, string[]> = {
   mp4: ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '18', '-pix_fmt', 'yuv420p', '-threads', '2', '-movflags', '+faststart', '-f', 'mp4'],
   webm: ['-c:v', 'libvpx-vp9', '-deadline', 'good', '-cpu-used', '5', '-row-mt', '0', '-threads', '1', '-crf', '32', '-b:v', '0', '-pix_fmt', 'yuv420p', '-f', 'webm'],
+  mov: ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '18', '-pix_fmt', 'yuv420p', '-threads', '2', '-movflags', '+faststart', '-f', 'mov'],
+};
+
+/** Encoders that keep the frames' alpha channel (from RGBA PNGs); mp4 has none. */
+export const ALPHA_ENCODERS: Partial<Record<VideoFormat, string[]>> = {
+  webm: ['-c:v', 'libvpx-vp9', '-deadline', 'good', '-cpu-used', '5', '-row-mt', '0', '-threads', '1', '-crf', '32', '-b:v', '0', '-pix_fmt', 'yuva420p', '-auto-alt-ref', '0', '-f', 'webm'],
+  mov: ['-c:v', 'prores_ks', '-profile:v', '4444', '-pix_fmt', 'yuva444p10le', '-threads', '2', '-f', 'mov'],
 };
 
 const PROXY = ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '26', '-pix_fmt', 'yuv420p', '-threads', '1', '-movflags', '+faststart', '-f', 'mp4'];
@@ -28,6 +35,8 @@ const MAX_BUFFERED_BYTES = 32 * 1024 * 1024;
 export interface EncodeOptions {
   fps: number;
   format: VideoFormat;
+  /** Keep the frames' alpha (ALPHA_ENCODERS); a format without one, or a proxy (yuv420p), is refused. */
+  alpha?: boolean;
   /** Path of the video to write (a fresh temp path). */
   output: string;
   /** A second, smaller H.264 video of the same frames, this many pixels high. */
@@ -46,14 +55,16 @@ export type FrameSink = (png: Buffer) => Promise<void>;
  * file(s) are complete. No frame touches the disk. A failure on either side stops the other.
  */
 export async function encodeFrames(tools: Tools, opts: EncodeOptions, produce: (sink: FrameSink) => Promise<void>): Promise<void> {
+  const encoder = opts.alpha ? ALPHA_ENCODERS[opts.format] : ENCODERS[opts.format];
+  if (!encoder || (opts.alpha && opts.proxy)) throw new Error(`${opts.format}${opts.proxy ? ' with a proxy' : ''} cannot carry an alpha channel`);
   const args = ['-loglevel', 'error', '-f', 'image2pipe', '-framerate', String(opts.fps), '-c:v', 'png', '-i', 'pipe:0'];
   if (opts.proxy) {
     // Converted to yuv420p once, before the split: the proxy then scales YUV rather than full-size RGB frames.
     args.push('-filter_complex', `[0:v]format=yuv420p,split=2[main][small];[small]scale=-2:${opts.proxy.height}:flags=bilinear[proxy]`);
-    args.push('-map', '[main]', ...ENCODERS[opts.format], ...BITEXACT, opts.output);
+    args.push('-map', '[main]', ...encoder, ...BITEXACT, opts.output);
     args.push('-map', '[proxy]', ...PROXY, ...BITEXACT, opts.proxy.output);
   } else {
-    args.push('-map', '0:v', ...ENCODERS[opts.format], ...BITEXACT, opts.output);
+    args.push('-map', '0:v', ...encoder, ...BITEXACT, opts.output);
   }
 
   const stop = new AbortController();

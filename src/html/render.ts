@@ -8,8 +8,9 @@ import { folderInside } from '../files/media-root.js';
 import { filenameFromTitle } from '../files/names.js';
 import { ApiError } from '../http/errors.js';
 import { browserPool } from '../tools/browser.js';
+import type { Tools } from '../tools/locate.js';
 import { withCardPage, withCardPages, type CardEnv, type CardPage, type CardSpec } from './card-page.js';
-import { encodeFrames, type VideoFormat } from './encode.js';
+import { encodeFrames, type EncodeOptions, type VideoFormat } from './encode.js';
 import { RENDER_LIMITS } from './limits.js';
 
 export interface VideoRequest extends CardSpec {
@@ -80,6 +81,24 @@ async function captureInOrder(cards: CardPage[], count: number, deliver: (index:
       }
     }),
   );
+}
+
+/**
+ * Captures frames 0..opts.frameCount-1 of a card into a video file (see encodeFrames), with the card's copies taking
+ * turns; `onFrame` sees each frame once it went to the encoder. Answers the requests the sandbox refused. For renders
+ * other features run inside their own jobs (their signal, their progress); the caller owns the output file.
+ */
+export async function captureVideo(tools: Tools, env: CardEnv, spec: CardSpec, opts: EncodeOptions, onFrame?: (index: number, png: Buffer) => void): Promise<string[]> {
+  const frames = opts.frameCount;
+  return withCardPages(env, spec, Math.min(PAGES_PER_VIDEO, frames), opts.signal, async (cards) => {
+    await encodeFrames(tools, opts, (write) =>
+      captureInOrder(cards, frames, async (f, png) => {
+        await write(png);
+        onFrame?.(f, png);
+      }),
+    );
+    return [...new Set(cards.flatMap((c) => c.blocked))];
+  });
 }
 
 /** Frames of a video of `duration` seconds at `fps` (at least one). */
@@ -185,28 +204,25 @@ export class HtmlRenderer {
     const thumbAt = Math.floor(frames / 2);
     let middleFrame: Buffer | undefined;
     let blocked: string[] = [];
-    await this.limited(signal, (s) =>
-      withCardPages(this.env(), spec, Math.min(PAGES_PER_VIDEO, frames), s, async (cards) => {
-        blocked = [...new Set(cards.flatMap((c) => c.blocked))];
-        await encodeFrames(
-          this.ctx.tools,
-          {
-            fps: spec.fps,
-            format: spec.format,
-            output,
-            proxy: proxyOutput ? { output: proxyOutput, height: RENDER_LIMITS.proxyHeight } : undefined,
-            frameCount: frames,
-            signal: s,
-            timeoutMs: this.timeoutMs,
-          },
-          (write) =>
-            captureInOrder(cards, frames, async (f, png) => {
-              if (f === thumbAt) middleFrame = png;
-              await write(png);
-            }),
-        );
-      }),
-    );
+    await this.limited(signal, async (s) => {
+      blocked = await captureVideo(
+        this.ctx.tools,
+        this.env(),
+        spec,
+        {
+          fps: spec.fps,
+          format: spec.format,
+          output,
+          proxy: proxyOutput ? { output: proxyOutput, height: RENDER_LIMITS.proxyHeight } : undefined,
+          frameCount: frames,
+          signal: s,
+          timeoutMs: this.timeoutMs,
+        },
+        (f, png) => {
+          if (f === thumbAt) middleFrame = png;
+        },
+      );
+    });
     // captureInOrder delivers every frame before encodeFrames resolves, so the middle one was seen.
     return { frames, blocked, middleFrame: middleFrame! };
   }

@@ -48,7 +48,9 @@ function describeValidation(error: FastifyError): { message: string; details: un
     const missing = v.params?.missingProperty as string | undefined;
     const extra = v.params?.additionalProperty as string | undefined;
     const field = [where, ...(v.instancePath ?? '').split('/').filter(Boolean), ...(missing ? [missing] : [])].join('.');
-    return { field, message: extra ? `unknown field "${extra}"` : (v.message ?? 'is invalid') };
+    const allowed = v.params?.allowedValues;
+    const listed = Array.isArray(allowed) ? `: ${allowed.map(String).join(', ')}` : '';
+    return { field, message: extra ? `unknown field "${extra}"` : `${v.message ?? 'is invalid'}${listed}` };
   });
   const first = details[0];
   return { message: first ? `${first.field} ${first.message}` : error.message, details };

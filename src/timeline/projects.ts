@@ -18,7 +18,7 @@ export interface Project extends ProjectSummary {
 }
 
 /** A timestamp later than `previous`, so last_modified changes on every save even within one millisecond. */
-function laterThan(previous: string | undefined): string {
+export function laterThan(previous: string | undefined): string {
   const now = nowIso();
   if (!previous || now > previous) return now;
   return new Date(Date.parse(previous) + 1).toISOString();

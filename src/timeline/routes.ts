@@ -27,7 +27,7 @@ const ProjectSchema = Type.Object({
   duration: Type.Number(),
   data: Type.Record(Type.String(), Type.Unknown(), { description: 'the project state in the current layout (see docs/timeline.md)' }),
 });
-const RenderStatus = Type.Object({
+export const RenderStatus = Type.Object({
   job_id: Type.String(),
   status: Type.Enum(['queued', 'running', 'complete', 'error', 'cancelled']),
   progress: Type.Number({ description: 'fraction 0..1' }),

@@ -69,6 +69,10 @@ const SYSTEM_ARGS = [
   '--disable-sync',
   '--no-first-run',
   '--disable-quic',
+  // Every frame drawn waits for all of its raster work and image decodes, so a screenshot never catches a layer drawn
+  // from stale tiles or an image not decoded yet (mockup renders differed between runs without them).
+  '--run-all-compositor-stages-before-draw',
+  '--disable-checker-imaging',
 ];
 
 const BEGIN_FRAME_ARGS = [

@@ -1,0 +1,121 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { Type } from 'typebox';
+import type { Feature } from '../context.js';
+import { badRequest, ErrorBody, errorResponses } from '../http/errors.js';
+import { MockupProjects } from './projects.js';
+import { RENDER_JOB, renderMockup, WORK_DIR, type MockupRenderParams } from './render.js';
+import { encodersFor, requireEncoders, resolveRefs, screenKind } from './media.js';
+import { ALPHA_FORMATS, BoardParams, CreateBody, JobParams, Project, ProjectParams, PutBody, RenderBody, RenderStatus, Summary } from './schemas.js';
+
+/** Mockup projects of a board (a device showing a board file, moved in 3D) and their render jobs. */
+export const registerMockups: Feature = (app, ctx) => {
+  const projects = new MockupProjects(ctx.db, ctx.boards);
+  ctx.jobs.define<MockupRenderParams>(RENDER_JOB, (job) => renderMockup(ctx, job));
+  // Inputs prepared by renders a crash interrupted; no render runs before the features are registered.
+  fs.rmSync(path.join(ctx.media.root, WORK_DIR), { recursive: true, force: true });
+  const tags = ['mockups'];
+  const base = '/api/moodboards/:id/mockup-projects';
+
+  app.get(
+    base,
+    { schema: { tags, summary: 'Project summaries of a board, most recently saved first', params: BoardParams, response: { 200: Type.Array(Summary), ...errorResponses } } },
+    async (req) => projects.list(req.params.id),
+  );
+
+  app.post(
+    base,
+    {
+      schema: {
+        tags,
+        summary: 'Create a project: the device at rest on a gradient, no depth of field, no keyframes, 5 s',
+        params: BoardParams,
+        body: CreateBody,
+        response: { 201: Project, ...errorResponses },
+      },
+    },
+    async (req, reply) => reply.status(201).send(projects.create(req.params.id, req.body.name, req.body.device)),
+  );
+
+  app.get(
+    `${base}/:pid`,
+    { schema: { tags, summary: 'A project', params: ProjectParams, response: { 200: Project, ...errorResponses } } },
+    async (req) => projects.get(req.params.id, req.params.pid),
+  );
+
+  app.put(
+    `${base}/:pid`,
+    {
+      schema: {
+        tags,
+        summary: 'Replace the whole project state; answers the saved project',
+        description: 'Every field is type-checked (400 naming the field); fields the service does not know are kept as sent. id, created_at and updated_at are the service\'s.',
+        params: ProjectParams,
+        body: PutBody,
+        response: { 200: Project, ...errorResponses },
+      },
+    },
+    async (req) => projects.replace(req.params.id, req.params.pid, req.body),
+  );
+
+  app.delete(
+    `${base}/:pid`,
+    { schema: { tags, summary: 'Delete a project (rendered videos stay on the board)', params: ProjectParams, response: { 204: Type.Null(), ...errorResponses } } },
+    async (req, reply) => {
+      projects.delete(req.params.id, req.params.pid);
+      return reply.status(204).send(null);
+    },
+  );
+
+  app.post(
+    '/api/mockup/render',
+    {
+      schema: {
+        tags,
+        summary: 'Render a mockup project to a video in the board folder (a job)',
+        description:
+          'Sizes: 1080p 1920x1080, square 1080x1080, vertical 1080x1920, 4k 3840x2160. mp4 is H.264, webm VP9, mov H.264 ' +
+          '(ProRes 4444 when transparent_background). transparent_background needs webm or mov. The files the project uses are checked now (400 naming the url).',
+        body: RenderBody,
+        response: { 202: Type.Object({ job_id: Type.String(), status: Type.Literal('queued') }), ...errorResponses, 503: ErrorBody },
+      },
+    },
+    async (req, reply) => {
+      const b = req.body;
+      const transparent = b.transparent_background ?? false;
+      if (transparent && !ALPHA_FORMATS.includes(b.format)) {
+        throw badRequest(`${b.format} cannot carry an alpha channel; transparent_background needs one of: ${ALPHA_FORMATS.join(', ')}`, {
+          field: 'body.format',
+          formats: ALPHA_FORMATS,
+        });
+      }
+      const project = projects.get(b.board_id, b.project_id);
+      const files = await resolveRefs(ctx, b.board_id, project);
+      const screen = project.screen_source_url ? files.get(project.screen_source_url) : undefined;
+      const videoScreen = screen ? (await screenKind(ctx, screen.path, screen.url)) === 'video' : false;
+      await requireEncoders(ctx.tools, encodersFor(b.format, transparent, videoScreen));
+      const { id: _id, created_at: _c, updated_at: _u, ...state } = project;
+      const params: MockupRenderParams = { boardId: b.board_id, projectId: project.id, project: state, format: b.format, size_preset: b.size_preset, fps: b.fps, transparent };
+      const job = ctx.jobs.enqueue(RENDER_JOB, params, { boardId: b.board_id, idPrefix: 'mockjob_' });
+      return reply.status(202).send({ job_id: job.id, status: 'queued' as const });
+    },
+  );
+
+  app.get(
+    '/api/mockup/render/:job_id',
+    { schema: { tags, summary: 'Poll a mockup render job', params: JobParams, response: { 200: RenderStatus, ...errorResponses } } },
+    async (req) => {
+      const job = ctx.jobs.require(req.params.job_id, RENDER_JOB);
+      const result = job.result as { element_id?: string } | null;
+      return {
+        job_id: job.id,
+        status: job.status,
+        progress: job.progress,
+        eta_seconds: job.eta_seconds,
+        output_url: job.output_url,
+        ...(job.error ? { error: job.error } : {}),
+        ...(result?.element_id ? { element_id: result.element_id } : {}),
+      };
+    },
+  );
+};
