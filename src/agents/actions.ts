@@ -1,5 +1,5 @@
 import type { AppContext } from '../context.js';
-import type { Element } from '../boards/types.js';
+import type { Element } from '../boards/schemas.js';
 import { bridgeOf } from '../bridge/routes.js';
 import { writeNewFile } from '../files/atomic.js';
 import { filenameFromTitle } from '../files/names.js';

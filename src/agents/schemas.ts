@@ -1,5 +1,5 @@
 import { Type, type Static, type TSchema } from 'typebox';
-import { BoardSchema, ElementSchema } from '../boards/types.js';
+import { BoardSchema, ElementSchema } from '../boards/schemas.js';
 import { RENDER_LIMITS } from '../html/limits.js';
 import { IMAGE_FORMATS } from '../media/convert-image.js';
 import { VIDEO_CODECS, VIDEO_FORMATS } from '../media/convert-video.js';

@@ -9,7 +9,7 @@ import { probe } from '../tools/ffprobe.js';
 import type { Tools } from '../tools/locate.js';
 import type { BoardEvents } from './events.js';
 import type { BoardService } from './service.js';
-import type { Element } from './types.js';
+import type { Element } from './schemas.js';
 
 const THUMB_SIZE = 320;
 

@@ -7,7 +7,7 @@ import { badRequest, conflict, notFound } from '../http/errors.js';
 import { newId, nowIso } from '../ids.js';
 import type { BoardEvents } from './events.js';
 import { BoardStore } from './store.js';
-import { MEDIA_TYPES, type Board, type BoardSummary, type Element, type ElementPatch, type ElementType, type NewElement } from './types.js';
+import { MEDIA_TYPES, type Board, type BoardSummary, type Element, type ElementPatch, type ElementType, type NewElement } from './schemas.js';
 
 /** Fills in a new element of one type before it is stored (html cards create their backing file this way). */
 export type ElementInitializer = (board: Board, input: NewElement) => Promise<NewElement>;

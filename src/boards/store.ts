@@ -1,6 +1,6 @@
 import type { Db } from '../db/database.js';
 import { migrate } from '../db/database.js';
-import type { Board, BoardSummary, Element, ElementType } from './types.js';
+import type { Board, BoardSummary, Element, ElementType } from './schemas.js';
 
 const MIGRATIONS = [
   `CREATE TABLE boards (

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import type { App, AppContext, Feature } from '../context.js';
-import { badRequest, ErrorBody, errorResponses } from '../http/errors.js';
+import { badRequest } from '../http/errors.js';
+import { ErrorBody, errorResponses } from '../http/schemas.js';
 import { ItemSchema } from './items.js';
 import { DEFAULT_WAIT_SECONDS, longPoll, MAX_WAIT_SECONDS } from './long-poll.js';
 import { Bridge } from './state.js';

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { BoardService } from '../boards/service.js';
-import { MEDIA_TYPES, type Board, type Element } from '../boards/types.js';
+import { MEDIA_TYPES, type Board, type Element } from '../boards/schemas.js';
 import type { MediaRoot } from '../files/media-root.js';
 import { ApiError } from '../http/errors.js';
 import { nowIso } from '../ids.js';

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { Feature } from '../context.js';
-import { errorResponses } from '../http/errors.js';
+import { errorResponses } from '../http/schemas.js';
 import { CameraPresetStore, PRESET_EASINGS, PRESET_ID, type PresetKeyframe } from './store.js';
 
 const Keyframe = Type.Object({

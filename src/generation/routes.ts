@@ -1,6 +1,6 @@
 import type { Feature } from '../context.js';
 import type { JobRecord } from '../jobs/store.js';
-import { errorResponses } from '../http/errors.js';
+import { errorResponses } from '../http/schemas.js';
 import { abortOnDisconnect } from '../media/client-abort.js';
 import { generationContext, type GenerationContext } from './context.js';
 import { enhancePrompt } from './enhance.js';

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { ErrorBody, errorResponses } from '../http/errors.js';
+import { ErrorBody, errorResponses } from '../http/schemas.js';
 import { PROVIDERS } from './providers.js';
 
 export const ProviderParam = Type.Object({ provider: Type.Enum([...PROVIDERS]) });

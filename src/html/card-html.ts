@@ -2,7 +2,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { AppContext } from '../context.js';
 import type { ElementInitializer } from '../boards/service.js';
-import type { Element } from '../boards/types.js';
+import type { Element } from '../boards/schemas.js';
 import { replaceFileAtomic, writeNewFile } from '../files/atomic.js';
 import { folderInside, readInside, resolveInside } from '../files/media-root.js';
 import { filenameFromTitle } from '../files/names.js';

@@ -1,8 +1,8 @@
 import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import type { App, AppContext, Feature } from '../context.js';
-import { ELEMENT_TYPES } from '../boards/types.js';
-import { ErrorBody, errorResponses } from '../http/errors.js';
+import { ELEMENT_TYPES } from '../boards/schemas.js';
+import { ErrorBody, errorResponses } from '../http/schemas.js';
 import { abortOnDisconnect } from './client-abort.js';
 import { checkConcatRequest, concatVideos } from './concat.js';
 import { convertImage, IMAGE_FORMATS } from './convert-image.js';

@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { create as contentDisposition } from 'content-disposition';
 import { Type } from 'typebox';
 import type { Feature } from '../context.js';
-import { ErrorBody, errorResponses } from '../http/errors.js';
+import { ErrorBody, errorResponses } from '../http/schemas.js';
 import { abortOnDisconnect } from '../media/client-abort.js';
 import { downloadToBoard } from '../media/download.js';
 import { ProbeCache } from '../media/probe-cache.js';

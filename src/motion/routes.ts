@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { Feature } from '../context.js';
-import { ErrorBody, errorResponses } from '../http/errors.js';
+import { ErrorBody, errorResponses } from '../http/schemas.js';
 import { abortOnDisconnect } from '../media/client-abort.js';
 import { DetectAnswer, InspectAnswer, Preset, PresetBody, PresetQuery, ProjectRef, RenderBody, RenderJobAnswer, RenderResult } from './schemas.js';
 import { MotionService } from './service.js';

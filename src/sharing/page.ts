@@ -7,7 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import send from '@fastify/send';
 import sharp from 'sharp';
 import type { AppContext } from '../context.js';
-import type { Element } from '../boards/types.js';
+import type { Element } from '../boards/schemas.js';
 import { cardHtml } from '../html/card-html.js';
 import { cardVideo } from '../html/card-video.js';
 import { runFfmpeg } from '../tools/ffmpeg.js';

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { App, AppContext, Feature } from '../context.js';
-import { ErrorBody, errorResponses } from '../http/errors.js';
+import { ErrorBody, errorResponses } from '../http/schemas.js';
 import { abortOnDisconnect } from '../media/client-abort.js';
 import { Importer } from './import.js';
 import { BoardParams, ImportAnswer, ImportBody, Queued, ReshareBody, ShareAnswer, ShareBody, type ImportBodyT } from './schemas.js';

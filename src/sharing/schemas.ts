@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { ELEMENT_TYPES } from '../boards/types.js';
+import { ELEMENT_TYPES } from '../boards/schemas.js';
 
 /** A file of a shared page: `media/<hash>[-suffix].<ext>` or `cards/<hash>.html`. */
 export const SHARED_PATH = '^(media|cards)/[0-9a-f]{32}(-w[0-9]{1,5}|-poster)?\\.[a-z0-9]{1,5}$';

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import type { Feature } from '../context.js';
-import { errorResponses, notFound } from '../http/errors.js';
+import { notFound } from '../http/errors.js';
+import { errorResponses } from '../http/schemas.js';
 import { findSound, SOUNDS } from './catalog.js';
 import { SoundService } from './service.js';
 

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import type { Feature } from '../context.js';
-import { badRequest, errorResponses, notFound } from '../http/errors.js';
+import { badRequest, notFound } from '../http/errors.js';
+import { errorResponses } from '../http/schemas.js';
 import { ProjectService } from './projects.js';
 import { CODECS, FORMATS, SIZE_PRESETS, renderSettings } from './render-options.js';
 import { RENDER_JOB, renderProject, type RenderParams } from './render.js';
