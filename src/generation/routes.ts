@@ -51,8 +51,6 @@ export const registerGeneration: Feature = (app, ctx) => {
   const providerCancels = definePollJob(g);
   // The AI SDK prints its warnings with console.warn, outside the service's JSON log; callers log them instead.
   (globalThis as { AI_SDK_LOG_WARNINGS?: unknown }).AI_SDK_LOG_WARNINGS ??= false;
-  // Only the service writes how an element was made.
-  ctx.boards.reserveDataKeys('generation', 'transcript');
 
   app.get(
     '/api/ai/providers',

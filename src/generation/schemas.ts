@@ -138,3 +138,6 @@ export const TranscribeAnswer = Type.Object({
   segments: Type.Optional(Type.Array(Type.Object({ start: Type.Number(), end: Type.Number(), text: Type.String() }))),
   pieces: Type.Integer({ description: 'how many uploads the audio took (more than 1 past the provider\'s size limit)' }),
 });
+
+/** `data` keys only the service writes: how an element was made and its transcript. */
+export const GENERATION_DATA_KEYS = ['generation', 'transcript'] as const;

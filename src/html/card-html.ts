@@ -4,7 +4,7 @@ import type { AppContext } from '../context.js';
 import type { ElementInitializer } from '../boards/service.js';
 import type { Element } from '../boards/schemas.js';
 import { replaceFileAtomic, writeNewFile } from '../files/atomic.js';
-import { folderInside, readInside, resolveInside } from '../files/media-root.js';
+import { folderInside, readInside, resolveInside, type MediaRoot } from '../files/media-root.js';
 import { filenameFromTitle } from '../files/names.js';
 import { ApiError, badRequest, notFound } from '../http/errors.js';
 import { KeyedQueue } from './keyed-queue.js';
@@ -32,6 +32,27 @@ interface Card {
   version: number;
 }
 
+/** `data` keys of an html card that only the service writes: a client-set htmlUrl could aim a write at any file. */
+export const HTML_CARD_DATA_KEYS = ['htmlUrl', 'htmlVersion'] as const;
+
+/** Fills in a new html element: creates its empty backing file, or adopts the uploaded `.html` file it names. */
+export function htmlCardInitializer(media: MediaRoot): ElementInitializer {
+  return async (board, input) => {
+    let url: string;
+    if (input.url) {
+      const resolved = await media.resolveField(input.url, 'url');
+      if (!/\.html?$/i.test(resolved.path)) throw badRequest('url: the backing file of an html card must be an .html file');
+      if (resolved.boardId !== board.id) throw badRequest("url: the backing file of an html card must be in the card's own board folder");
+      url = media.urlFor(board.id, resolved.relative);
+    } else {
+      const dir = await media.boardDir(board.id);
+      const filename = await writeNewFile(dir, filenameFromTitle(input.name ?? undefined, 'card', 'html'), EMPTY_CARD);
+      url = media.urlFor(board.id, filename);
+    }
+    return { ...input, url, data: { ...(input.data ?? {}), htmlUrl: url, htmlVersion: 1 } };
+  };
+}
+
 /**
  * Card HTML with versions. The card's backing file (`data.htmlUrl`, in the board folder) always holds the current
  * version; a copy of every version is kept in `DATA_DIR/html-versions/<element_id>/<n>.html`, outside the media
@@ -45,22 +66,6 @@ export class CardHtml {
   constructor(private readonly ctx: AppContext) {
     this.versionsRoot = path.join(ctx.config.dataDir, 'html-versions');
   }
-
-  /** Fills in a new html element: creates its empty backing file, or adopts the uploaded `.html` file it names. */
-  readonly initialize: ElementInitializer = async (board, input) => {
-    let url: string;
-    if (input.url) {
-      const resolved = await this.ctx.media.resolveField(input.url, 'url');
-      if (!/\.html?$/i.test(resolved.path)) throw badRequest('url: the backing file of an html card must be an .html file');
-      if (resolved.boardId !== board.id) throw badRequest("url: the backing file of an html card must be in the card's own board folder");
-      url = this.ctx.media.urlFor(board.id, resolved.relative);
-    } else {
-      const dir = await this.ctx.media.boardDir(board.id);
-      const filename = await writeNewFile(dir, filenameFromTitle(input.name ?? undefined, 'card', 'html'), EMPTY_CARD);
-      url = this.ctx.media.urlFor(board.id, filename);
-    }
-    return { ...input, url, data: { ...(input.data ?? {}), htmlUrl: url, htmlVersion: 1 } };
-  };
 
   /** Keeps the first version of a card that was just added (its id exists only now). */
   keepInitialVersion(element: Element): void {

@@ -104,9 +104,6 @@ export const registerHtml: Feature = (app: App, ctx: AppContext) => {
   const renderer = new HtmlRenderer(ctx, () => serviceOrigins(app));
   registerHtmlRenderer(ctx, renderer);
   const cards = cardHtml(ctx);
-  ctx.boards.setInitializer('html', cards.initialize);
-  // Which file a card writes to is the service's business: a client-set htmlUrl could aim a write at any file.
-  ctx.boards.reserveDataKeys('htmlUrl', 'htmlVersion');
   ctx.events.on('element-added', (element) => cards.keepInitialVersion(element));
   ctx.onClose(() => cards.idle());
 
