@@ -25,7 +25,7 @@ import { registerBoardRoutes } from './boards/routes.js';
 import { registerServingRoutes } from './serving/routes.js';
 import { registerUploadRoutes } from './uploads/routes.js';
 import { registerHealthRoutes } from './health/routes.js';
-import { elementInitializers, FEATURES, SERVICE_DATA_KEYS } from './features.js';
+import { elementInitializers, registerFeatures, SERVICE_DATA_KEYS, type FeatureParts } from './features.js';
 import { SERVICE_VERSION } from './version.js';
 
 /** How long in-flight requests may take to finish once shutdown starts. */
@@ -34,6 +34,8 @@ const SHUTDOWN_GRACE_MS = 10_000;
 export interface Service {
   app: App;
   ctx: AppContext;
+  /** What features built that tests look into (the bridge's and the agent sessions' in-memory state). */
+  features: FeatureParts;
   /** Graceful stop: stop accepting, let in-flight requests finish, stop jobs, close the database. */
   close(): Promise<void>;
 }
@@ -134,7 +136,7 @@ export async function buildService(config: Config, opts: BuildOptions = {}): Pro
   registerServingRoutes(app, ctx);
   await registerUploadRoutes(app, ctx);
   registerJobRoutes(app, ctx);
-  for (const feature of FEATURES) await feature(app, ctx);
+  const features = await registerFeatures(app, ctx);
 
   await app.ready();
   jobs.recover();
@@ -156,5 +158,5 @@ export async function buildService(config: Config, opts: BuildOptions = {}): Pro
       }
       db.close();
     })());
-  return { app, ctx, close };
+  return { app, ctx, features, close };
 }

@@ -1,6 +1,8 @@
 import type { ElementInitializer } from './boards/service.js';
 import type { ElementType } from './boards/schemas.js';
-import type { Feature } from './context.js';
+import type { App, AppContext } from './context.js';
+import type { AgentSessions } from './agents/sessions.js';
+import type { Bridge } from './bridge/state.js';
 import type { MediaRoot } from './files/media-root.js';
 import { registerMedia } from './media/routes.js';
 import { registerSounds } from './sounds/routes.js';
@@ -16,23 +18,30 @@ import { GENERATION_DATA_KEYS } from './generation/schemas.js';
 import { registerAgents } from './agents/routes.js';
 import { registerSharing } from './sharing/routes.js';
 
+/** What features build that the service hands on (tests read in-memory state through it). */
+export interface FeatureParts {
+  bridge: Bridge;
+  agentSessions: AgentSessions;
+}
+
 /**
- * Every feature folder exposes one register function; this list is the only place that names them all.
- * Order matters only where a feature reuses another's logic at register time.
+ * Every feature folder exposes one register function; this is the only place that names them all, in registration
+ * order. What one feature builds and another uses (the bridge, for agents) is passed on here, in plain sight.
  */
-export const FEATURES: Feature[] = [
-  registerMedia,
-  registerSounds,
-  registerBridge,
-  registerTimeline,
-  registerCameraPresets,
-  registerHtml,
-  registerMotion,
-  registerMotionPanel,
-  registerGeneration,
-  registerAgents,
-  registerSharing,
-];
+export async function registerFeatures(app: App, ctx: AppContext): Promise<FeatureParts> {
+  await registerMedia(app, ctx);
+  await registerSounds(app, ctx);
+  const bridge = registerBridge(app, ctx);
+  await registerTimeline(app, ctx);
+  await registerCameraPresets(app, ctx);
+  await registerHtml(app, ctx);
+  await registerMotion(app, ctx);
+  await registerMotionPanel(app, ctx);
+  await registerGeneration(app, ctx);
+  const agentSessions = await registerAgents(app, ctx, { bridge });
+  await registerSharing(app, ctx);
+  return { bridge, agentSessions };
+}
 
 /** Element types a feature fills in before they are stored, handed to BoardService when app.ts builds it. */
 export const elementInitializers = (media: MediaRoot): Partial<Record<ElementType, ElementInitializer>> => ({ html: htmlCardInitializer(media) });

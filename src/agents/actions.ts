@@ -1,6 +1,6 @@
 import type { AppContext } from '../context.js';
 import type { Element } from '../boards/schemas.js';
-import { bridgeOf } from '../bridge/routes.js';
+import type { Bridge } from '../bridge/state.js';
 import { writeNewFile } from '../files/atomic.js';
 import { filenameFromTitle } from '../files/names.js';
 import { generationContext } from '../generation/context.js';
@@ -24,6 +24,8 @@ export interface AgentEnv {
   ctx: AppContext;
   media: MediaContext;
   previews: Previews;
+  /** The terminal bridge, for send_to_terminal. */
+  bridge: Bridge;
 }
 
 /** A card's content before it is stored: what the user sees, the arguments it will run with, the element it touches. */
@@ -224,13 +226,13 @@ export const ACTIONS: { [T in ActionType]: ActionDef<T> } = {
   send_to_terminal: {
     description: "Propose typing text into the board's agent terminal (through the terminal bridge) and submitting it.",
     async propose(env, session, _cardId, p) {
-      const live = bridgeOf(env.ctx)?.liveOnBoard(session.boardId) ?? [];
+      const live = env.bridge.liveOnBoard(session.boardId);
       return { preview: { text: p.text, terminals: live.map((s) => ({ bot_id: s.bot_id, session_id: s.session_id })), connected: live.length > 0 } };
     },
     async apply(env, session, p) {
-      const bridge = bridgeOf(env.ctx);
-      const live = bridge?.liveOnBoard(session.boardId) ?? [];
-      if (!bridge || live.length === 0) {
+      const bridge = env.bridge;
+      const live = bridge.liveOnBoard(session.boardId);
+      if (live.length === 0) {
         throw new ApiError(409, 'terminal_not_connected', `No terminal is live on board ${session.boardId}: arm the terminal bridge for it and link a chat`);
       }
       const terminals = new Set(live.map((s) => s.session_id));

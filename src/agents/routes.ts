@@ -1,6 +1,7 @@
 import { PassThrough } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
-import type { App, AppContext, Feature } from '../context.js';
+import type { App, AppContext } from '../context.js';
+import type { Bridge } from '../bridge/state.js';
 import { resolveChatModel } from '../generation/models.js';
 import { ApiError } from '../http/errors.js';
 import { ErrorBody, errorResponses } from '../http/schemas.js';
@@ -31,10 +32,6 @@ const tags = ['agents'];
 const BASE = '/api/agents';
 const agentErrors = { ...errorResponses, 409: ErrorBody, 422: ErrorBody, 429: ErrorBody, 500: ErrorBody, 501: ErrorBody, 502: ErrorBody, 503: ErrorBody, 504: ErrorBody };
 
-/** Each service's sessions, so tests can check what is held in memory; nothing else reaches them. */
-const registries = new WeakMap<AppContext, AgentSessions>();
-export const agentSessionsOf = (ctx: AppContext): AgentSessions | undefined => registries.get(ctx);
-
 /** One JSON body only when asked for it; the spec's default is the event stream. */
 function wantsJson(req: FastifyRequest): boolean {
   const accept = req.headers.accept ?? '';
@@ -44,14 +41,13 @@ function wantsJson(req: FastifyRequest): boolean {
 const sseEvent = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 
 /** Agents (spec "Agents"): sessions, a streamed chat that proposes action cards, apply / reject / auto-apply. */
-export const registerAgents: Feature = async (app: App, ctx: AppContext) => {
+export const registerAgents = async (app: App, ctx: AppContext, uses: { bridge: Bridge }): Promise<AgentSessions> => {
   const previews = new Previews(ctx);
   await previews.removeAll(); // sessions do not survive a restart, nor do their previews
-  const env: AgentEnv = { ctx, media: { ...ctx, probes: new ProbeCache(ctx.tools) }, previews };
+  const env: AgentEnv = { ctx, media: { ...ctx, probes: new ProbeCache(ctx.tools) }, previews, bridge: uses.bridge };
   const sessions = new AgentSessions(ctx.config.agents.sessionIdleMs, (s) => {
     previews.removeSession(s.id).catch((err: unknown) => ctx.log.warn({ err, session: s.id }, 'could not remove agent previews'));
   });
-  registries.set(ctx, sessions);
   const onBoardDeleted = (board: { id: string }) => sessions.endBoard(board.id);
   ctx.events.on('board-deleted', onBoardDeleted);
   ctx.onClose(() => {
@@ -219,4 +215,5 @@ export const registerAgents: Feature = async (app: App, ctx: AppContext) => {
       return { session_id: req.body.session_id, ended: true as const };
     },
   );
+  return sessions;
 };

@@ -1,4 +1,4 @@
-import type { App, AppContext, Feature } from '../context.js';
+import type { App, AppContext } from '../context.js';
 import { badRequest } from '../http/errors.js';
 import { ErrorBody, errorResponses } from '../http/schemas.js';
 import { DEFAULT_WAIT_SECONDS, longPoll } from './long-poll.js';
@@ -22,17 +22,15 @@ const tags = ['terminal-bridge'];
 const BASE = '/api/terminal-bridge';
 const DEFAULT_BOT = 'default';
 
-/** Each service's bridge, so tests can check its in-memory state; nothing else reaches it. */
-const bridges = new WeakMap<AppContext, Bridge>();
-export const bridgeOf = (ctx: AppContext): Bridge | undefined => bridges.get(ctx);
-
 /** Body field first, then query parameter, then `default`. */
 const botIdOf = (body: { bot_id?: string } | undefined, query: { bot_id?: string }): string => body?.bot_id ?? query.bot_id ?? DEFAULT_BOT;
 
-/** The terminal bridge between an agent terminal and a chat bot (spec "Terminal bridge"); see docs/bridge.md. */
-export const registerBridge: Feature = (app: App, ctx: AppContext) => {
+/**
+ * The terminal bridge between an agent terminal and a chat bot (spec "Terminal bridge"); see docs/bridge.md.
+ * Answers the bridge, which agents use to reach a live terminal.
+ */
+export const registerBridge = (app: App, ctx: AppContext): Bridge => {
   const bridge = new Bridge(new BridgeStore(ctx.db), ctx.boards, ctx.media, ctx.log);
-  bridges.set(ctx, bridge);
   const shutdown = new AbortController();
 
   const onAdded = (...args: Parameters<Bridge['onElementAdded']>) => bridge.onElementAdded(...args);
@@ -186,4 +184,5 @@ export const registerBridge: Feature = (app: App, ctx: AppContext) => {
       },
     );
   }
+  return bridge;
 };
