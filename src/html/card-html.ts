@@ -8,22 +8,10 @@ import { folderInside, readInside, resolveInside, type MediaRoot } from '../file
 import { filenameFromTitle } from '../files/names.js';
 import { ApiError, badRequest, notFound } from '../http/errors.js';
 import { KeyedQueue } from './keyed-queue.js';
+import type { HtmlVersionInfo, HtmlWriteResult } from './schemas.js';
 
 /** The backing file of a new card created without a url. */
 export const EMPTY_CARD = '<!doctype html>\n<html>\n<head>\n<meta charset="utf-8">\n</head>\n<body>\n</body>\n</html>\n';
-
-export interface HtmlWriteResult {
-  htmlUrl: string;
-  htmlVersion: number;
-  element: Element;
-}
-
-export interface HtmlVersionInfo {
-  version: number;
-  size: number;
-  created_at: string;
-  current: boolean;
-}
 
 interface Card {
   element: Element;
