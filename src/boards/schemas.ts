@@ -52,7 +52,7 @@ export const BoardSchema = Type.Object(
 
 export const BoardParams = Type.Object({ id: Id });
 export const ElementParams = Type.Object({ id: Id, eid: Id });
-export const ElementTypeSchema = Type.Enum(ELEMENT_TYPES);
+const ElementTypeSchema = Type.Enum(ELEMENT_TYPES);
 const Data = Type.Record(Type.String(), Type.Unknown());
 const Coord = Type.Number({ minimum: -1e7, maximum: 1e7 });
 const Size = Type.Union([Type.Number({ minimum: 0, maximum: 1e7 }), Type.Null()]);
@@ -87,7 +87,6 @@ export const BoardPatchBody = Type.Object(
   },
   { additionalProperties: false },
 );
-export type BoardPatch = Static<typeof BoardPatchBody>;
 
 export const ElementTypeQuery = Type.Object({ type: Type.Optional(ElementTypeSchema) });
 

@@ -1,7 +1,7 @@
 import { baseUrl, integer, key } from '../config-values.js';
 
 /** Keys and base URLs of the generation providers as the environment sets them (runtime keys are added later). */
-export interface AiProviderEnv {
+interface AiProviderEnv {
   apiKey: string | undefined;
   baseUrl: string;
 }

@@ -3,7 +3,7 @@ import type { Db } from '../db/database.js';
 import type { JOB_STATUSES, JobSchema } from '../http/schemas.js';
 import { migrate } from '../db/database.js';
 
-export type JobStatus = (typeof JOB_STATUSES)[number];
+type JobStatus = (typeof JOB_STATUSES)[number];
 
 /** A job as stored: its public view plus the params its handler runs with. */
 export type JobRecord = Static<typeof JobSchema> & { params: unknown };

@@ -63,7 +63,6 @@ export const ShareBody = Type.Object(
   },
   { additionalProperties: false },
 );
-export type ShareBodyT = Static<typeof ShareBody>;
 
 export const ReshareBody = Type.Object(
   {
