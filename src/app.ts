@@ -15,16 +15,16 @@ import { installGuard } from './http/guard.js';
 import { installJsonParser } from './http/json-body.js';
 import { perPartValidation } from './http/validation.js';
 import { JobRunner } from './jobs/runner.js';
-import { registerJobRoutes } from './jobs/routes.js';
+import { registerJobs } from './jobs/routes.js';
 import { Tools } from './tools/locate.js';
 import { BoardEvents } from './boards/events.js';
 import { BoardService } from './boards/service.js';
 import { BoardStore } from './boards/store.js';
 import { MediaProber } from './boards/probe.js';
-import { registerBoardRoutes } from './boards/routes.js';
-import { registerServingRoutes } from './serving/routes.js';
-import { registerUploadRoutes } from './uploads/routes.js';
-import { registerHealthRoutes } from './health/routes.js';
+import { registerBoards } from './boards/routes.js';
+import { registerServing } from './serving/routes.js';
+import { registerUploads } from './uploads/routes.js';
+import { registerHealth } from './health/routes.js';
 import { elementInitializers, registerFeatures, SERVICE_DATA_KEYS, type FeatureParts } from './features.js';
 import { SERVICE_VERSION } from './version.js';
 
@@ -131,11 +131,11 @@ export async function buildService(config: Config, opts: BuildOptions = {}): Pro
   await app.register(swaggerUi, { routePrefix: '/api/docs' });
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
-  registerHealthRoutes(app, ctx, SERVICE_VERSION);
-  registerBoardRoutes(app, ctx);
-  registerServingRoutes(app, ctx);
-  await registerUploadRoutes(app, ctx);
-  registerJobRoutes(app, ctx);
+  registerHealth(app, ctx, SERVICE_VERSION);
+  registerBoards(app, ctx);
+  registerServing(app, ctx);
+  await registerUploads(app, ctx);
+  registerJobs(app, ctx);
   const features = await registerFeatures(app, ctx);
 
   await app.ready();

@@ -15,7 +15,7 @@ import {
   NewElementBody,
 } from './schemas.js';
 
-export function registerBoardRoutes(app: App, ctx: AppContext): void {
+export function registerBoards(app: App, ctx: AppContext): void {
   const { boards } = ctx;
   const tags = ['boards'];
 

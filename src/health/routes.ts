@@ -1,7 +1,7 @@
 import type { App, AppContext } from '../context.js';
 import { Health } from './schemas.js';
 
-export function registerHealthRoutes(app: App, ctx: AppContext, version: string): void {
+export function registerHealth(app: App, ctx: AppContext, version: string): void {
   app.get(
     '/api/health',
     {

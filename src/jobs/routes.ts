@@ -10,7 +10,7 @@ export const jobView = (job: JobRecord) => {
 };
 
 /** Generic job endpoints: every job of every feature can be polled and cancelled here too. */
-export function registerJobRoutes(app: App, ctx: AppContext): void {
+export function registerJobs(app: App, ctx: AppContext): void {
   const tags = ['jobs'];
   app.get(
     '/api/jobs',

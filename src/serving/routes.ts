@@ -44,7 +44,7 @@ export async function sendFile(req: FastifyRequest, reply: FastifyReply, file: s
  * Content-Range, 416 when unsatisfiable), ETag and Last-Modified with conditional requests, Content-Type, constant
  * memory streaming. The path is resolved by MediaRoot first, which refuses anything outside the file's base folder.
  */
-export function registerServingRoutes(app: App, ctx: AppContext): void {
+export function registerServing(app: App, ctx: AppContext): void {
   const handler = async (req: FastifyRequest, reply: FastifyReply) => {
     const rawPath = req.url.split('?')[0];
     const file = await ctx.media.resolveUrl(rawPath);

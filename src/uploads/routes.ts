@@ -32,7 +32,7 @@ function parseDataField(value: string): Record<string, unknown> {
  * then moved into the board folder under a unique sanitised name. Over MAX_UPLOAD_BYTES the upload is 413 and the
  * partial file is removed.
  */
-export async function registerUploadRoutes(app: App, ctx: AppContext): Promise<void> {
+export async function registerUploads(app: App, ctx: AppContext): Promise<void> {
   const tmpDir = path.join(ctx.config.dataDir, 'tmp');
   await fsp.mkdir(tmpDir, { recursive: true });
   await app.register(multipart, {
