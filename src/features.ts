@@ -3,6 +3,7 @@ import type { ElementType } from './boards/schemas.js';
 import type { App, AppContext } from './context.js';
 import type { AgentSessions } from './agents/sessions.js';
 import type { Bridge } from './bridge/state.js';
+import type { GenerationContext } from './generation/context.js';
 import type { MediaRoot } from './files/media-root.js';
 import { registerMedia } from './media/routes.js';
 import { registerSounds } from './sounds/routes.js';
@@ -21,12 +22,13 @@ import { registerSharing } from './sharing/routes.js';
 /** What features build that the service hands on (tests read in-memory state through it). */
 export interface FeatureParts {
   bridge: Bridge;
+  generation: GenerationContext;
   agentSessions: AgentSessions;
 }
 
 /**
  * Every feature folder exposes one register function; this is the only place that names them all, in registration
- * order. What one feature builds and another uses (the bridge, for agents) is passed on here, in plain sight.
+ * order. What one feature builds and another uses (the bridge and generation's providers, for agents) is passed on here, in plain sight.
  */
 export async function registerFeatures(app: App, ctx: AppContext): Promise<FeatureParts> {
   await registerMedia(app, ctx);
@@ -37,10 +39,10 @@ export async function registerFeatures(app: App, ctx: AppContext): Promise<Featu
   await registerHtml(app, ctx);
   await registerMotion(app, ctx);
   await registerMotionPanel(app, ctx);
-  await registerGeneration(app, ctx);
-  const agentSessions = await registerAgents(app, ctx, { bridge });
+  const generation = registerGeneration(app, ctx);
+  const agentSessions = await registerAgents(app, ctx, { bridge, generation });
   await registerSharing(app, ctx);
-  return { bridge, agentSessions };
+  return { bridge, generation, agentSessions };
 }
 
 /** Element types a feature fills in before they are stored, handed to BoardService when app.ts builds it. */

@@ -3,7 +3,7 @@ import type { Element } from '../boards/schemas.js';
 import type { Bridge } from '../bridge/state.js';
 import { writeNewFile } from '../files/atomic.js';
 import { filenameFromTitle } from '../files/names.js';
-import { generationContext } from '../generation/context.js';
+import type { GenerationContext } from '../generation/context.js';
 import { costEstimate, generate } from '../generation/generate.js';
 import { isQueued, listModels, resolveModel } from '../generation/models.js';
 import { ApiError } from '../http/errors.js';
@@ -26,6 +26,8 @@ export interface AgentEnv {
   previews: Previews;
   /** The terminal bridge, for send_to_terminal. */
   bridge: Bridge;
+  /** Generation's providers and history, for generate_image and the chat model. */
+  generation: GenerationContext;
 }
 
 /** A card's content before it is stored: what the user sees, the arguments it will run with, the element it touches. */
@@ -74,7 +76,7 @@ export const ACTIONS: { [T in ActionType]: ActionDef<T> } = {
   generate_image: {
     description: 'Propose generating an image from a prompt with an image model; the image is added to the board when applied.',
     async propose(env, _session, _cardId, p) {
-      const g = generationContext(env.ctx);
+      const g = env.generation;
       const available = (await listModels(g)).image.map((m) => m.id);
       const id = p.model ?? available[0];
       if (!id) throw new Error('No image model is configured on this service, so no image can be generated');
@@ -102,7 +104,7 @@ export const ACTIONS: { [T in ActionType]: ActionDef<T> } = {
     },
     async apply(env, session, p, signal) {
       const answer = await generate(
-        generationContext(env.ctx),
+        env.generation,
         { board_id: session.boardId, model: p.model ?? '', prompt: p.prompt, aspect_ratio: p.aspect_ratio ?? '' },
         signal,
       );

@@ -2,6 +2,7 @@ import { PassThrough } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
 import type { App, AppContext } from '../context.js';
 import type { Bridge } from '../bridge/state.js';
+import type { GenerationContext } from '../generation/context.js';
 import { resolveChatModel } from '../generation/models.js';
 import { ApiError } from '../http/errors.js';
 import { ErrorBody, errorResponses } from '../http/schemas.js';
@@ -41,10 +42,10 @@ function wantsJson(req: FastifyRequest): boolean {
 const sseEvent = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 
 /** Agents (spec "Agents"): sessions, a streamed chat that proposes action cards, apply / reject / auto-apply. */
-export const registerAgents = async (app: App, ctx: AppContext, uses: { bridge: Bridge }): Promise<AgentSessions> => {
+export const registerAgents = async (app: App, ctx: AppContext, uses: { bridge: Bridge; generation: GenerationContext }): Promise<AgentSessions> => {
   const previews = new Previews(ctx);
   await previews.removeAll(); // sessions do not survive a restart, nor do their previews
-  const env: AgentEnv = { ctx, media: { ...ctx, probes: new ProbeCache(ctx.tools) }, previews, bridge: uses.bridge };
+  const env: AgentEnv = { ctx, media: { ...ctx, probes: new ProbeCache(ctx.tools) }, previews, bridge: uses.bridge, generation: uses.generation };
   const sessions = new AgentSessions(ctx.config.agents.sessionIdleMs, (s) => {
     previews.removeSession(s.id).catch((err: unknown) => ctx.log.warn({ err, session: s.id }, 'could not remove agent previews'));
   });
@@ -77,7 +78,7 @@ export const registerAgents = async (app: App, ctx: AppContext, uses: { bridge: 
     async (req) => {
       const { board_id, agent_type, model } = req.body;
       ctx.boards.requireBoard(board_id);
-      await resolveChatModel(ctx, model);
+      await resolveChatModel(uses.generation, model);
       const s = sessions.create({ boardId: board_id, agentType: agent_type, model });
       return { session_id: s.id, started_at: s.startedAt, board_id, agent_type, model, actions: AGENT_ACTIONS[agent_type] };
     },
@@ -101,7 +102,7 @@ export const registerAgents = async (app: App, ctx: AppContext, uses: { bridge: 
       const session = sessions.require(req.body.session_id);
       if (session.turn) throw new ApiError(409, 'chat_in_progress', `Agent session ${session.id} is already answering a chat`);
       ctx.boards.requireBoard(session.boardId); // deleted since the session started → 404, not a stream
-      const chat = await resolveChatModel(ctx, session.model, 'session.model');
+      const chat = await resolveChatModel(uses.generation, session.model, 'session.model');
       // Local servers' models may not take images: they get the references as text only.
       const input = await turnInput(ctx, session, req.body, chat.provider !== 'openai-compatible');
       sessions.require(session.id); // ended while the references were read → 404 now, not a stream
