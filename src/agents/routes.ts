@@ -5,7 +5,7 @@ import type { Bridge } from '../bridge/state.js';
 import type { GenerationContext } from '../generation/context.js';
 import { resolveChatModel } from '../generation/models.js';
 import { ApiError } from '../http/errors.js';
-import { ErrorBody, errorResponses } from '../http/schemas.js';
+import { errorResponses } from '../http/schemas.js';
 import { abortOnDisconnect } from '../media/client-abort.js';
 import { ProbeCache } from '../media/probe-cache.js';
 import type { AgentEnv } from './actions.js';
@@ -13,25 +13,11 @@ import { applyCard, rejectCard, requireCard } from './cards.js';
 import { runTurn } from './chat.js';
 import { Previews } from './previews.js';
 import { turnInput } from './prompt.js';
-import {
-  AGENT_ACTIONS,
-  ApplyAnswer,
-  AutoApplyAnswer,
-  AutoApplyBody,
-  CardBody,
-  ChatAnswer,
-  ChatBody,
-  EndAnswer,
-  EndBody,
-  RejectAnswer,
-  SessionAnswer,
-  SessionBody,
-} from './schemas.js';
+import { AGENT_ACTIONS, ApplyAnswer, AutoApplyAnswer, AutoApplyBody, CardBody, ChatAnswer, ChatBody, EndAnswer, EndBody, RejectAnswer, SessionAnswer, SessionBody, agentErrors } from './schemas.js';
 import { AgentSessions } from './sessions.js';
 
 const tags = ['agents'];
 const BASE = '/api/agents';
-const agentErrors = { ...errorResponses, 409: ErrorBody, 422: ErrorBody, 429: ErrorBody, 500: ErrorBody, 501: ErrorBody, 502: ErrorBody, 503: ErrorBody, 504: ErrorBody };
 
 /** One JSON body only when asked for it; the spec's default is the event stream. */
 function wantsJson(req: FastifyRequest): boolean {

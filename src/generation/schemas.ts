@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { ErrorBody, errorResponses } from '../http/schemas.js';
+import { ErrorBody, errorResponses, Id } from '../http/schemas.js';
 import { PROVIDERS } from './providers.js';
 
 export const ProviderParam = Type.Object({ provider: Type.Enum([...PROVIDERS]) });
@@ -36,7 +36,6 @@ export const ModelList = Type.Object({ image: Type.Array(ListedModel), video: Ty
 /** Statuses a provider call can answer besides 200 (docs/generation.md, "Errors"). */
 export const providerErrors = { ...errorResponses, 422: ErrorBody, 429: ErrorBody, 502: ErrorBody, 504: ErrorBody } as const;
 
-const Id = Type.String({ minLength: 1, maxLength: 64 });
 const MediaOrHttpUrl = Type.String({ minLength: 1, maxLength: 4000, description: 'a board file (`/media/<board_id>/<file>`) or an http(s) URL' });
 
 export const GenerateBody = Type.Object(

@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { ErrorBody, errorResponses } from '../http/schemas.js';
 import { ELEMENT_TYPES } from '../boards/schemas.js';
 
 /** A file of a shared page: `media/<hash>[-suffix].<ext>` or `cards/<hash>.html`. */
@@ -103,3 +104,6 @@ export const ImportAnswer = Type.Object({
   imported: Type.Integer({ description: 'elements added' }),
 });
 export type ImportAnswerT = Static<typeof ImportAnswer>;
+
+export const shareErrors = { ...errorResponses, 409: ErrorBody, 413: ErrorBody, 502: ErrorBody, 503: ErrorBody };
+export const Unshared = Type.Object({ share_id: Type.String(), deleted: Type.Integer({ description: 'objects removed' }) });
