@@ -11,7 +11,6 @@
 import http from 'node:http';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import { bridgeOf } from '../src/bridge/routes.js';
 import { startService } from '../test/helpers/service.js';
 
 v8.setFlagsFromString('--expose-gc');
@@ -117,7 +116,7 @@ const end = memory();
 console.log(`  after:             heap ${mb(end.heap)}  rss ${mb(end.rss)}  (heap growth ${mb(end.heap - baseline.heap)})`);
 
 // 3. Reads naming bot ids that hold no state
-const bridge = bridgeOf(svc.service.ctx)!;
+const bridge = svc.service.features.bridge;
 const botsBefore = bridge.botCount;
 const idsBaseline = memory();
 const CONCURRENCY = 20;

@@ -15,16 +15,17 @@ import { installGuard } from './http/guard.js';
 import { installJsonParser } from './http/json-body.js';
 import { perPartValidation } from './http/validation.js';
 import { JobRunner } from './jobs/runner.js';
-import { registerJobRoutes } from './jobs/routes.js';
+import { registerJobs } from './jobs/routes.js';
 import { Tools } from './tools/locate.js';
 import { BoardEvents } from './boards/events.js';
 import { BoardService } from './boards/service.js';
+import { BoardStore } from './boards/store.js';
 import { MediaProber } from './boards/probe.js';
-import { registerBoardRoutes } from './boards/routes.js';
-import { registerServingRoutes } from './serving/routes.js';
-import { registerUploadRoutes } from './uploads/routes.js';
-import { registerHealthRoutes } from './health/routes.js';
-import { FEATURES } from './features.js';
+import { registerBoards } from './boards/routes.js';
+import { registerServing } from './serving/routes.js';
+import { registerUploads } from './uploads/routes.js';
+import { registerHealth } from './health/routes.js';
+import { elementInitializers, registerFeatures, SERVICE_DATA_KEYS, type FeatureParts } from './features.js';
 import { SERVICE_VERSION } from './version.js';
 
 /** How long in-flight requests may take to finish once shutdown starts. */
@@ -33,6 +34,8 @@ const SHUTDOWN_GRACE_MS = 10_000;
 export interface Service {
   app: App;
   ctx: AppContext;
+  /** What features built that tests look into (the bridge's and the agent sessions' in-memory state). */
+  features: FeatureParts;
   /** Graceful stop: stop accepting, let in-flight requests finish, stop jobs, close the database. */
   close(): Promise<void>;
 }
@@ -88,17 +91,25 @@ export async function buildService(config: Config, opts: BuildOptions = {}): Pro
 
   const db = openDatabase(path.join(config.dataDir, 'board-media.sqlite'));
   const events = new BoardEvents();
-  const boards = new BoardService(db, config.dataDir, events, app.log);
-  const media = new MediaRoot(config.dataDir, (id) => boards.folderOf(id));
-  boards.attachMedia(media);
+  const store = new BoardStore(db);
+  const media = new MediaRoot(config.dataDir, (id) => store.getBoard(id)?.connected_folder);
+  const tools = new Tools(config.env);
+  const prober = new MediaProber(store, media, tools, events, app.log);
+  const boards = new BoardService({
+    store,
+    dataDir: config.dataDir,
+    media,
+    events,
+    log: app.log,
+    probe: (el) => prober.enqueue(el),
+    initializers: elementInitializers(media),
+    serviceDataKeys: SERVICE_DATA_KEYS,
+  });
   // Every folder the service writes into: all of DATA_DIR (media, card versions, sounds, ...) and, only at their top
   // (where the service writes), the boards' connected folders.
   await removeStaleTemps(config.dataDir, true);
   for (const folder of boards.connectedFolders()) await removeStaleTemps(folder, false);
-  const tools = new Tools(config.env);
   const jobs = new JobRunner(db, config.jobConcurrency, app.log);
-  const prober = new MediaProber(boards, media, tools, events, app.log);
-  boards.probeLater = (el) => prober.enqueue(el);
 
   const closers: (() => Promise<void> | void)[] = [];
   const ctx: AppContext = { config, db, log: app.log, media, tools, jobs, boards, events, onClose: (fn) => closers.push(fn) };
@@ -120,12 +131,12 @@ export async function buildService(config: Config, opts: BuildOptions = {}): Pro
   await app.register(swaggerUi, { routePrefix: '/api/docs' });
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
-  registerHealthRoutes(app, ctx, SERVICE_VERSION);
-  registerBoardRoutes(app, ctx);
-  registerServingRoutes(app, ctx);
-  await registerUploadRoutes(app, ctx);
-  registerJobRoutes(app, ctx);
-  for (const feature of FEATURES) await feature(app, ctx);
+  registerHealth(app, ctx, SERVICE_VERSION);
+  registerBoards(app, ctx);
+  registerServing(app, ctx);
+  await registerUploads(app, ctx);
+  registerJobs(app, ctx);
+  const features = await registerFeatures(app, ctx);
 
   await app.ready();
   jobs.recover();
@@ -147,5 +158,5 @@ export async function buildService(config: Config, opts: BuildOptions = {}): Pro
       }
       db.close();
     })());
-  return { app, ctx, close };
+  return { app, ctx, features, close };
 }

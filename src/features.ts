@@ -1,32 +1,54 @@
-import type { Feature } from './context.js';
+import type { ElementInitializer } from './boards/service.js';
+import type { ElementType } from './boards/schemas.js';
+import type { App, AppContext } from './context.js';
+import type { AgentSessions } from './agents/sessions.js';
+import type { Bridge } from './bridge/state.js';
+import type { GenerationContext } from './generation/context.js';
+import type { MediaRoot } from './files/media-root.js';
 import { registerMedia } from './media/routes.js';
 import { registerSounds } from './sounds/routes.js';
 import { registerBridge } from './bridge/routes.js';
 import { registerTimeline } from './timeline/routes.js';
 import { registerCameraPresets } from './camera-presets/routes.js';
 import { registerHtml } from './html/routes.js';
+import { HTML_CARD_DATA_KEYS, htmlCardInitializer } from './html/card-html.js';
 import { registerMotion } from './motion/routes.js';
 import { registerMotionPanel } from './motion-panel/routes.js';
 import { registerGeneration } from './generation/routes.js';
+import { GENERATION_DATA_KEYS } from './generation/schemas.js';
 import { registerAgents } from './agents/routes.js';
 import { registerSharing } from './sharing/routes.js';
 import { registerMockups } from './mockups/routes.js';
 
+/** What features build that the service hands on (tests read in-memory state through it). */
+export interface FeatureParts {
+  bridge: Bridge;
+  generation: GenerationContext;
+  agentSessions: AgentSessions;
+}
+
 /**
- * Every feature folder exposes one register function; this list is the only place that names them all.
- * Order matters only where a feature reuses another's logic at register time.
+ * Every feature folder exposes one register function; this is the only place that names them all, in registration
+ * order. What one feature builds and another uses (the bridge and generation's providers, for agents) is passed on here, in plain sight.
  */
-export const FEATURES: Feature[] = [
-  registerMedia,
-  registerSounds,
-  registerBridge,
-  registerTimeline,
-  registerCameraPresets,
-  registerHtml,
-  registerMotion,
-  registerMotionPanel,
-  registerGeneration,
-  registerAgents,
-  registerSharing,
-  registerMockups,
-];
+export async function registerFeatures(app: App, ctx: AppContext): Promise<FeatureParts> {
+  await registerMedia(app, ctx);
+  await registerSounds(app, ctx);
+  const bridge = registerBridge(app, ctx);
+  await registerTimeline(app, ctx);
+  await registerCameraPresets(app, ctx);
+  await registerHtml(app, ctx);
+  await registerMotion(app, ctx);
+  await registerMotionPanel(app, ctx);
+  const generation = registerGeneration(app, ctx);
+  const agentSessions = await registerAgents(app, ctx, { bridge, generation });
+  registerSharing(app, ctx, { generation });
+  await registerMockups(app, ctx);
+  return { bridge, generation, agentSessions };
+}
+
+/** Element types a feature fills in before they are stored, handed to BoardService when app.ts builds it. */
+export const elementInitializers = (media: MediaRoot): Partial<Record<ElementType, ElementInitializer>> => ({ html: htmlCardInitializer(media) });
+
+/** Element `data` keys that features write and clients may not set. */
+export const SERVICE_DATA_KEYS: readonly string[] = [...HTML_CARD_DATA_KEYS, ...GENERATION_DATA_KEYS];

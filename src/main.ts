@@ -35,8 +35,8 @@ async function serve(): Promise<void> {
 const commands: Record<string, (args: string[]) => Promise<void>> = {
   serve: () => serve(),
   // Loaded on demand, so `serve` never loads grammY or the native node-pty module.
-  bot: async (args) => (await import('./clients/bot-cli.js')).botCommand(args),
-  terminal: async (args) => (await import('./clients/terminal-cli.js')).terminalCommand(args),
+  bot: async (args) => (await import('./bridge/clients/bot-cli.js')).botCommand(args),
+  terminal: async (args) => (await import('./bridge/clients/terminal-cli.js')).terminalCommand(args),
 };
 
 const [command = 'serve', ...rest] = process.argv.slice(2);

@@ -1,9 +1,9 @@
 import type { AppContext } from '../context.js';
-import type { Element } from '../boards/types.js';
-import { bridgeOf } from '../bridge/routes.js';
+import type { Element } from '../boards/schemas.js';
+import type { Bridge } from '../bridge/state.js';
 import { writeNewFile } from '../files/atomic.js';
 import { filenameFromTitle } from '../files/names.js';
-import { generationContext } from '../generation/context.js';
+import type { GenerationContext } from '../generation/context.js';
 import { costEstimate, generate } from '../generation/generate.js';
 import { isQueued, listModels, resolveModel } from '../generation/models.js';
 import { ApiError } from '../http/errors.js';
@@ -24,6 +24,10 @@ export interface AgentEnv {
   ctx: AppContext;
   media: MediaContext;
   previews: Previews;
+  /** The terminal bridge, for send_to_terminal. */
+  bridge: Bridge;
+  /** Generation's providers and history, for generate_image and the chat model. */
+  generation: GenerationContext;
 }
 
 /** A card's content before it is stored: what the user sees, the arguments it will run with, the element it touches. */
@@ -72,7 +76,7 @@ export const ACTIONS: { [T in ActionType]: ActionDef<T> } = {
   generate_image: {
     description: 'Propose generating an image from a prompt with an image model; the image is added to the board when applied.',
     async propose(env, _session, _cardId, p) {
-      const g = generationContext(env.ctx);
+      const g = env.generation;
       const available = (await listModels(g)).image.map((m) => m.id);
       const id = p.model ?? available[0];
       if (!id) throw new Error('No image model is configured on this service, so no image can be generated');
@@ -100,7 +104,7 @@ export const ACTIONS: { [T in ActionType]: ActionDef<T> } = {
     },
     async apply(env, session, p, signal) {
       const answer = await generate(
-        generationContext(env.ctx),
+        env.generation,
         { board_id: session.boardId, model: p.model ?? '', prompt: p.prompt, aspect_ratio: p.aspect_ratio ?? '' },
         signal,
       );
@@ -224,13 +228,13 @@ export const ACTIONS: { [T in ActionType]: ActionDef<T> } = {
   send_to_terminal: {
     description: "Propose typing text into the board's agent terminal (through the terminal bridge) and submitting it.",
     async propose(env, session, _cardId, p) {
-      const live = bridgeOf(env.ctx)?.liveOnBoard(session.boardId) ?? [];
+      const live = env.bridge.liveOnBoard(session.boardId);
       return { preview: { text: p.text, terminals: live.map((s) => ({ bot_id: s.bot_id, session_id: s.session_id })), connected: live.length > 0 } };
     },
     async apply(env, session, p) {
-      const bridge = bridgeOf(env.ctx);
-      const live = bridge?.liveOnBoard(session.boardId) ?? [];
-      if (!bridge || live.length === 0) {
+      const bridge = env.bridge;
+      const live = bridge.liveOnBoard(session.boardId);
+      if (live.length === 0) {
         throw new ApiError(409, 'terminal_not_connected', `No terminal is live on board ${session.boardId}: arm the terminal bridge for it and link a chat`);
       }
       const terminals = new Set(live.map((s) => s.session_id));

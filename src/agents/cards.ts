@@ -1,4 +1,4 @@
-import type { Board, Element } from '../boards/types.js';
+import type { Board, Element } from '../boards/schemas.js';
 import { ApiError } from '../http/errors.js';
 import { newId } from '../ids.js';
 import { ACTIONS, type AgentEnv, type Proposal } from './actions.js';

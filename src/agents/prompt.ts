@@ -2,7 +2,7 @@ import fsp from 'node:fs/promises';
 import type { ImagePart, ModelMessage, TextPart } from 'ai';
 import sharp from 'sharp';
 import type { AppContext } from '../context.js';
-import type { Element } from '../boards/types.js';
+import type { Element } from '../boards/schemas.js';
 import { ApiError } from '../http/errors.js';
 import { AGENT_ACTIONS, type AgentType, type ChatRequest } from './schemas.js';
 import type { Session } from './sessions.js';

@@ -1,8 +1,11 @@
 import { PassThrough } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
-import type { App, AppContext, Feature } from '../context.js';
+import type { App, AppContext } from '../context.js';
+import type { Bridge } from '../bridge/state.js';
+import type { GenerationContext } from '../generation/context.js';
 import { resolveChatModel } from '../generation/models.js';
-import { ApiError, ErrorBody, errorResponses } from '../http/errors.js';
+import { ApiError } from '../http/errors.js';
+import { errorResponses } from '../http/schemas.js';
 import { abortOnDisconnect } from '../media/client-abort.js';
 import { ProbeCache } from '../media/probe-cache.js';
 import type { AgentEnv } from './actions.js';
@@ -10,29 +13,11 @@ import { applyCard, rejectCard, requireCard } from './cards.js';
 import { runTurn } from './chat.js';
 import { Previews } from './previews.js';
 import { turnInput } from './prompt.js';
-import {
-  AGENT_ACTIONS,
-  ApplyAnswer,
-  AutoApplyAnswer,
-  AutoApplyBody,
-  CardBody,
-  ChatAnswer,
-  ChatBody,
-  EndAnswer,
-  EndBody,
-  RejectAnswer,
-  SessionAnswer,
-  SessionBody,
-} from './schemas.js';
+import { AGENT_ACTIONS, ApplyAnswer, AutoApplyAnswer, AutoApplyBody, CardBody, ChatAnswer, ChatBody, EndAnswer, EndBody, RejectAnswer, SessionAnswer, SessionBody, agentErrors } from './schemas.js';
 import { AgentSessions } from './sessions.js';
 
 const tags = ['agents'];
 const BASE = '/api/agents';
-const agentErrors = { ...errorResponses, 409: ErrorBody, 422: ErrorBody, 429: ErrorBody, 500: ErrorBody, 501: ErrorBody, 502: ErrorBody, 503: ErrorBody, 504: ErrorBody };
-
-/** Each service's sessions, so tests can check what is held in memory; nothing else reaches them. */
-const registries = new WeakMap<AppContext, AgentSessions>();
-export const agentSessionsOf = (ctx: AppContext): AgentSessions | undefined => registries.get(ctx);
 
 /** One JSON body only when asked for it; the spec's default is the event stream. */
 function wantsJson(req: FastifyRequest): boolean {
@@ -43,14 +28,13 @@ function wantsJson(req: FastifyRequest): boolean {
 const sseEvent = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 
 /** Agents (spec "Agents"): sessions, a streamed chat that proposes action cards, apply / reject / auto-apply. */
-export const registerAgents: Feature = async (app: App, ctx: AppContext) => {
+export const registerAgents = async (app: App, ctx: AppContext, uses: { bridge: Bridge; generation: GenerationContext }): Promise<AgentSessions> => {
   const previews = new Previews(ctx);
   await previews.removeAll(); // sessions do not survive a restart, nor do their previews
-  const env: AgentEnv = { ctx, media: { ...ctx, probes: new ProbeCache(ctx.tools) }, previews };
+  const env: AgentEnv = { ctx, media: { ...ctx, probes: new ProbeCache(ctx.tools) }, previews, bridge: uses.bridge, generation: uses.generation };
   const sessions = new AgentSessions(ctx.config.agents.sessionIdleMs, (s) => {
     previews.removeSession(s.id).catch((err: unknown) => ctx.log.warn({ err, session: s.id }, 'could not remove agent previews'));
   });
-  registries.set(ctx, sessions);
   const onBoardDeleted = (board: { id: string }) => sessions.endBoard(board.id);
   ctx.events.on('board-deleted', onBoardDeleted);
   ctx.onClose(() => {
@@ -80,7 +64,7 @@ export const registerAgents: Feature = async (app: App, ctx: AppContext) => {
     async (req) => {
       const { board_id, agent_type, model } = req.body;
       ctx.boards.requireBoard(board_id);
-      await resolveChatModel(ctx, model);
+      await resolveChatModel(uses.generation, model);
       const s = sessions.create({ boardId: board_id, agentType: agent_type, model });
       return { session_id: s.id, started_at: s.startedAt, board_id, agent_type, model, actions: AGENT_ACTIONS[agent_type] };
     },
@@ -104,7 +88,7 @@ export const registerAgents: Feature = async (app: App, ctx: AppContext) => {
       const session = sessions.require(req.body.session_id);
       if (session.turn) throw new ApiError(409, 'chat_in_progress', `Agent session ${session.id} is already answering a chat`);
       ctx.boards.requireBoard(session.boardId); // deleted since the session started → 404, not a stream
-      const chat = await resolveChatModel(ctx, session.model, 'session.model');
+      const chat = await resolveChatModel(uses.generation, session.model, 'session.model');
       // Local servers' models may not take images: they get the references as text only.
       const input = await turnInput(ctx, session, req.body, chat.provider !== 'openai-compatible');
       sessions.require(session.id); // ended while the references were read → 404 now, not a stream
@@ -218,4 +202,5 @@ export const registerAgents: Feature = async (app: App, ctx: AppContext) => {
       return { session_id: req.body.session_id, ended: true as const };
     },
   );
+  return sessions;
 };

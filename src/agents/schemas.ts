@@ -1,5 +1,6 @@
 import { Type, type Static, type TSchema } from 'typebox';
-import { BoardSchema, ElementSchema } from '../boards/types.js';
+import { ErrorBody, errorResponses, Id } from '../http/schemas.js';
+import { BoardSchema, ElementSchema } from '../boards/schemas.js';
 import { RENDER_LIMITS } from '../html/limits.js';
 import { IMAGE_FORMATS } from '../media/convert-image.js';
 import { VIDEO_CODECS, VIDEO_FORMATS } from '../media/convert-video.js';
@@ -90,7 +91,6 @@ export type ActionCardView = Static<typeof ActionCardSchema>;
 // --- routes ---
 
 const SessionId = Type.String({ minLength: 1, maxLength: 64 });
-const Id = Type.String({ minLength: 1, maxLength: 64 });
 
 export const SessionBody = Type.Object(
   {
@@ -161,3 +161,5 @@ export const AutoApplyAnswer = Type.Object({ session_id: Type.String(), auto_app
 
 export const EndBody = Type.Object({ session_id: SessionId }, { additionalProperties: false });
 export const EndAnswer = Type.Object({ session_id: Type.String(), ended: Type.Literal(true) });
+
+export const agentErrors = { ...errorResponses, 409: ErrorBody, 422: ErrorBody, 429: ErrorBody, 500: ErrorBody, 501: ErrorBody, 502: ErrorBody, 503: ErrorBody, 504: ErrorBody };

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import type { Board, Element } from './types.js';
+import type { Board, Element } from './schemas.js';
 
 /**
  * Events that cross features (the bridge's media hook, the similarity index) go through this emitter, so that

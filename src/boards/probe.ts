@@ -8,8 +8,8 @@ import { runFfmpeg } from '../tools/ffmpeg.js';
 import { probe } from '../tools/ffprobe.js';
 import type { Tools } from '../tools/locate.js';
 import type { BoardEvents } from './events.js';
-import type { BoardService } from './service.js';
-import type { Element } from './types.js';
+import type { BoardStore } from './store.js';
+import type { Element } from './schemas.js';
 
 const THUMB_SIZE = 320;
 
@@ -22,7 +22,7 @@ export class MediaProber {
   private chain: Promise<void> = Promise.resolve();
 
   constructor(
-    private readonly boards: BoardService,
+    private readonly boards: BoardStore,
     private readonly media: MediaRoot,
     private readonly tools: Tools,
     private readonly events: BoardEvents,

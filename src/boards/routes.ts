@@ -1,34 +1,21 @@
 import { Type } from 'typebox';
 import type { AppContext, App } from '../context.js';
-import { errorResponses } from '../http/errors.js';
-import { BoardSchema, BoardSummarySchema, ELEMENT_TYPES, ElementSchema } from './types.js';
+import { errorResponses } from '../http/schemas.js';
+import {
+  BoardParams,
+  BoardPatchBody,
+  BoardRecord,
+  BoardSchema,
+  BoardSummarySchema,
+  ElementParams,
+  ElementPatchBody,
+  ElementSchema,
+  ElementTypeQuery,
+  NewBoardBody,
+  NewElementBody,
+} from './schemas.js';
 
-const BoardParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
-const ElementParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }), eid: Type.String({ minLength: 1, maxLength: 64 }) });
-const ElementTypeSchema = Type.Enum(ELEMENT_TYPES);
-const Data = Type.Record(Type.String(), Type.Unknown());
-const Coord = Type.Number({ minimum: -1e7, maximum: 1e7 });
-const Size = Type.Union([Type.Number({ minimum: 0, maximum: 1e7 }), Type.Null()]);
-
-/** Fields a client may set on an element, shared by POST (plus type and url) and PATCH. */
-const EditableElementFields = {
-  name: Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()])),
-  data: Type.Optional(Data),
-  x: Type.Optional(Coord),
-  y: Type.Optional(Coord),
-  width: Type.Optional(Size),
-  height: Type.Optional(Size),
-};
-
-const BoardRecord = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  created_at: Type.String(),
-  updated_at: Type.String(),
-  connected_folder: Type.Union([Type.String(), Type.Null()]),
-});
-
-export function registerBoardRoutes(app: App, ctx: AppContext): void {
+export function registerBoards(app: App, ctx: AppContext): void {
   const { boards } = ctx;
   const tags = ['boards'];
 
@@ -42,7 +29,7 @@ export function registerBoardRoutes(app: App, ctx: AppContext): void {
       schema: {
         tags,
         summary: 'Create a board',
-        body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false }),
+        body: NewBoardBody,
         response: { 201: BoardRecord, ...errorResponses },
       },
     },
@@ -62,13 +49,7 @@ export function registerBoardRoutes(app: App, ctx: AppContext): void {
         tags,
         summary: 'Rename a board or connect it to a folder on disk',
         params: BoardParams,
-        body: Type.Object(
-          {
-            name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-            connected_folder: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 4096 }), Type.Null()])),
-          },
-          { additionalProperties: false },
-        ),
+        body: BoardPatchBody,
         response: { 200: BoardRecord, ...errorResponses },
       },
     },
@@ -91,7 +72,7 @@ export function registerBoardRoutes(app: App, ctx: AppContext): void {
         tags,
         summary: "List a board's elements",
         params: BoardParams,
-        querystring: Type.Object({ type: Type.Optional(ElementTypeSchema) }),
+        querystring: ElementTypeQuery,
         response: { 200: Type.Array(ElementSchema), ...errorResponses },
       },
     },
@@ -106,14 +87,7 @@ export function registerBoardRoutes(app: App, ctx: AppContext): void {
         summary: 'Add an element',
         description: 'url must name an existing /media file (html cards without url get a new backing file; text elements need none).',
         params: BoardParams,
-        body: Type.Object(
-          {
-            type: ElementTypeSchema,
-            url: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 4096 }), Type.Null()])),
-            ...EditableElementFields,
-          },
-          { additionalProperties: false },
-        ),
+        body: NewElementBody,
         response: { 201: ElementSchema, ...errorResponses },
       },
     },
@@ -136,7 +110,7 @@ export function registerBoardRoutes(app: App, ctx: AppContext): void {
         tags,
         summary: 'Move, resize, rename an element or merge keys into its data (a key set to null is removed)',
         params: ElementParams,
-        body: Type.Object(EditableElementFields, { additionalProperties: false }),
+        body: ElementPatchBody,
         response: { 200: ElementSchema, ...errorResponses },
       },
     },

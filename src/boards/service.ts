@@ -1,13 +1,12 @@
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
-import type { Db } from '../db/database.js';
 import type { MediaRoot } from '../files/media-root.js';
 import { badRequest, conflict, notFound } from '../http/errors.js';
 import { newId, nowIso } from '../ids.js';
 import type { BoardEvents } from './events.js';
-import { BoardStore } from './store.js';
-import { MEDIA_TYPES, type Board, type BoardSummary, type Element, type ElementPatch, type ElementType, type NewElement } from './types.js';
+import type { BoardStore } from './store.js';
+import { MEDIA_TYPES, type Board, type BoardSummary, type Element, type ElementPatch, type ElementType, type NewElement } from './schemas.js';
 
 /** Fills in a new element of one type before it is stored (html cards create their backing file this way). */
 export type ElementInitializer = (board: Board, input: NewElement) => Promise<NewElement>;
@@ -16,42 +15,40 @@ export type ElementInitializer = (board: Board, input: NewElement) => Promise<Ne
  * Boards and elements: the records every feature stands on. Features add elements through here (never through
  * SQL), which keeps the board's `updated_at`, the element events and media probing in one place.
  */
+/** What a BoardService is built from: app.ts creates each piece where it is owned and passes it in. */
+export interface BoardServiceParts {
+  store: BoardStore;
+  dataDir: string;
+  media: MediaRoot;
+  events: BoardEvents;
+  log: FastifyBaseLogger;
+  /** Queues a new media element for probing (the prober lives in app.ts, so boards stays free of tool imports). */
+  probe: (element: Element) => void;
+  /** Per element type, what fills in a new element before it is stored (features list theirs in features.ts). */
+  initializers: Partial<Record<ElementType, ElementInitializer>>;
+  /** `data` keys that only the service writes (a card's backing file and version); clients cannot set them. */
+  serviceDataKeys: readonly string[];
+}
+
 export class BoardService {
   readonly store: BoardStore;
-  private readonly initializers = new Map<ElementType, ElementInitializer>();
-  /** Set by app.ts once the prober exists, so boards stays free of tool imports here. */
-  probeLater: (element: Element) => void = () => {};
+  private readonly dataDir: string;
+  private readonly root: MediaRoot;
+  private readonly events: BoardEvents;
+  private readonly log: FastifyBaseLogger;
+  private readonly probeLater: (element: Element) => void;
+  private readonly initializers: Partial<Record<ElementType, ElementInitializer>>;
+  private readonly serviceDataKeys: ReadonlySet<string>;
 
-  constructor(
-    db: Db,
-    private readonly dataDir: string,
-    private readonly events: BoardEvents,
-    private readonly log: FastifyBaseLogger,
-  ) {
-    this.store = new BoardStore(db);
-  }
-
-  private media?: MediaRoot;
-
-  /** The media root needs `folderOf` from this service, so it is attached right after both exist. */
-  attachMedia(media: MediaRoot): void {
-    this.media = media;
-  }
-
-  private get root(): MediaRoot {
-    if (!this.media) throw new Error('media root not attached');
-    return this.media;
-  }
-
-  setInitializer(type: ElementType, fn: ElementInitializer): void {
-    this.initializers.set(type, fn);
-  }
-
-  private readonly serviceDataKeys = new Set<string>();
-
-  /** Marks `data` keys that only the service writes (a card's backing file and version); clients cannot set them. */
-  reserveDataKeys(...keys: string[]): void {
-    for (const k of keys) this.serviceDataKeys.add(k);
+  constructor(parts: BoardServiceParts) {
+    this.store = parts.store;
+    this.dataDir = parts.dataDir;
+    this.root = parts.media;
+    this.events = parts.events;
+    this.log = parts.log;
+    this.probeLater = parts.probe;
+    this.initializers = parts.initializers;
+    this.serviceDataKeys = new Set(parts.serviceDataKeys);
   }
 
   /** Refuses element data from a client that sets a key the service owns. */
@@ -59,11 +56,6 @@ export class BoardService {
     for (const key of Object.keys(data ?? {})) {
       if (this.serviceDataKeys.has(key)) throw badRequest(`data.${key} is managed by the service and cannot be set`, { field: `data.${key}` });
     }
-  }
-
-  /** A board's connected folder, null when it uses the default folder, undefined when the board does not exist. */
-  folderOf(boardId: string): string | null | undefined {
-    return this.store.getBoard(boardId)?.connected_folder;
   }
 
   listBoards(): BoardSummary[] {
@@ -170,7 +162,7 @@ export class BoardService {
 
   async addElement(boardId: string, input: NewElement): Promise<Element> {
     const board = this.requireBoard(boardId);
-    const init = this.initializers.get(input.type);
+    const init = this.initializers[input.type];
     const filled = init ? await init(board, input) : input;
     let url: string | null = filled.url ?? null;
     if (url !== null) {
@@ -235,13 +227,7 @@ export class BoardService {
    * probes) never lose each other's keys. `fn` must be synchronous.
    */
   mutateElementData(elementId: string, fn: (data: Record<string, unknown>, element: Element) => Record<string, unknown>): Element {
-    return this.store.transaction(() => {
-      const el = this.store.getElement(elementId);
-      if (!el) throw notFound(`Element ${elementId} not found`);
-      const next: Element = { ...el, data: fn({ ...el.data }, el), updated_at: nowIso() };
-      this.store.updateElement(next);
-      return next;
-    });
+    return this.store.mutateElementData(elementId, fn);
   }
 
   /** Removes the element record. Its file stays in the board folder: deleting a card never destroys a user's file. */

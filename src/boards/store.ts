@@ -1,6 +1,8 @@
 import type { Db } from '../db/database.js';
 import { migrate } from '../db/database.js';
-import type { Board, BoardSummary, Element, ElementType } from './types.js';
+import { notFound } from '../http/errors.js';
+import { nowIso } from '../ids.js';
+import type { Board, BoardSummary, Element, ElementType } from './schemas.js';
 
 const MIGRATIONS = [
   `CREATE TABLE boards (
@@ -117,6 +119,17 @@ export class BoardStore {
          VALUES (@id, @board_id, @type, @url, @name, @data, @x, @y, @width, @height, @created_at, @updated_at)`,
       )
       .run({ ...e, data: JSON.stringify(e.data) });
+  }
+
+  /** Rewrites an element's data in one transaction (the prober stores its facts here; features via BoardService). */
+  mutateElementData(elementId: string, fn: (data: Record<string, unknown>, element: Element) => Record<string, unknown>): Element {
+    return this.transaction(() => {
+      const el = this.getElement(elementId);
+      if (!el) throw notFound(`Element ${elementId} not found`);
+      const next: Element = { ...el, data: fn({ ...el.data }, el), updated_at: nowIso() };
+      this.updateElement(next);
+      return next;
+    });
   }
 
   updateElement(e: Element): void {

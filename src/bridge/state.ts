@@ -1,26 +1,17 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { BoardService } from '../boards/service.js';
-import { MEDIA_TYPES, type Board, type Element } from '../boards/types.js';
+import { MEDIA_TYPES, type Board, type Element } from '../boards/schemas.js';
 import type { MediaRoot } from '../files/media-root.js';
 import { ApiError } from '../http/errors.js';
 import { nowIso } from '../ids.js';
 import { hasControlCharacters, stripAnsi } from './ansi.js';
 import { mediaItem, pathItem, textItem, type BridgeItem } from './items.js';
 import { ItemQueue } from './queue.js';
+import type { BridgeStatus } from './schemas.js';
 import type { BridgeStore } from './store.js';
 
 /** Items kept per queue while nobody collects them; beyond this the oldest are dropped. */
 const QUEUE_CAPACITY = 1000;
-
-export interface BridgeStatus {
-  bot_id: string;
-  session_enabled: boolean;
-  chat_linked: boolean;
-  board_id: string | null;
-  active: boolean;
-  session_id: string | null;
-  chat_id: number | null;
-}
 
 export type QueueResult = { queued: true; bot_id: string; item: BridgeItem } | { queued: false; bot_id: string; reason: 'inactive' | 'empty' };
 

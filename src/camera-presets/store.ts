@@ -6,25 +6,9 @@ import { folderInside, readInside, resolveInside } from '../files/media-root.js'
 import { parseJson } from '../http/json-body.js';
 import { badRequest, notFound } from '../http/errors.js';
 import { newId, nowIso } from '../ids.js';
+import type { CameraPreset, PresetInput } from './schemas.js';
 
 export const PRESET_EASINGS = ['Linear', 'Smooth', 'EaseIn', 'EaseOut', 'Hold'] as const;
-
-export interface PresetKeyframe {
-  position: number;
-  easing: (typeof PRESET_EASINGS)[number];
-  properties: Record<string, string>;
-}
-
-export interface CameraPreset {
-  id: string;
-  name: string;
-  description: string;
-  /** Seconds; null: the length of whatever the preset is applied to (positions are percentages). */
-  duration: number | null;
-  keyframes: PresetKeyframe[];
-  base?: Record<string, number>;
-  updated_at: string;
-}
 
 /** A file edited by hand (or by another program) must still look like a preset before it is listed. */
 function isPreset(v: unknown, id: string): v is CameraPreset {
@@ -33,15 +17,6 @@ function isPreset(v: unknown, id: string): v is CameraPreset {
     typeof p === 'object' && p !== null && p.id === id && typeof p.name === 'string' && typeof p.updated_at === 'string' &&
     Array.isArray(p.keyframes) && (p.base === undefined || (typeof p.base === 'object' && p.base !== null))
   );
-}
-
-export interface PresetInput {
-  id?: string;
-  name: string;
-  description?: string;
-  duration?: number | null;
-  keyframes?: PresetKeyframe[];
-  base?: Record<string, number>;
 }
 
 /** Preset ids are file names: a safe charset only, so an id can never be a path. */

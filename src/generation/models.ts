@@ -1,8 +1,7 @@
 import type { LanguageModel } from 'ai';
-import type { AppContext } from '../context.js';
 import { ApiError } from '../http/errors.js';
 import { CATALOGUE, findEntry, LOCAL_PREFIX, localEntry, type CatalogueEntry, type ModelKind } from './catalogue.js';
-import { generationContext, type GenerationContext } from './context.js';
+import type { GenerationContext } from './context.js';
 import { notConfigured, type ProviderId, type ProviderSettings } from './providers.js';
 import { languageModel } from './sdk.js';
 
@@ -79,13 +78,12 @@ export interface ResolvedChatModel {
  * an AI SDK LanguageModel of its configured provider. Throws ApiError 400 (`unknown_model`,
  * `provider_not_configured`) that a route can let through as it is. Map call failures with `mapProviderError`.
  */
-export async function resolveChatModel(ctx: AppContext, id: string, field = 'body.model'): Promise<ResolvedChatModel> {
-  const g = generationContext(ctx);
+export async function resolveChatModel(g: GenerationContext, id: string, field = 'body.model'): Promise<ResolvedChatModel> {
   const { entry, settings } = await resolveModel(g, id, ['chat'], field);
   return {
     model: languageModel(settings, entry),
     provider: entry.provider,
     entry,
-    callOptions: { maxRetries: ctx.config.ai.maxRetries, timeoutMs: ctx.config.ai.requestTimeoutMs },
+    callOptions: { maxRetries: g.config.ai.maxRetries, timeoutMs: g.config.ai.requestTimeoutMs },
   };
 }

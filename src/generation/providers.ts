@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
-import type { AiConfig } from '../config.js';
+import type { AiConfig } from './config.js';
 import { replaceFileAtomic } from '../files/atomic.js';
 import { ApiError, badRequest } from '../http/errors.js';
 

@@ -1,8 +1,8 @@
-import type { Feature } from '../context.js';
+import type { App, AppContext } from '../context.js';
 import type { JobRecord } from '../jobs/store.js';
-import { errorResponses } from '../http/errors.js';
+import { errorResponses } from '../http/schemas.js';
 import { abortOnDisconnect } from '../media/client-abort.js';
-import { generationContext, type GenerationContext } from './context.js';
+import { createGenerationContext, type GenerationContext } from './context.js';
 import { enhancePrompt } from './enhance.js';
 import { generate, POLL_JOB, type GeneratedElement, type PollParams } from './generate.js';
 import { listModels } from './models.js';
@@ -44,15 +44,13 @@ function aiJobView(g: GenerationContext, job: JobRecord) {
 }
 
 /** Generation: providers and their keys, the model catalogue, image/video generation, enhancement, transcription. */
-export const registerGeneration: Feature = (app, ctx) => {
-  const g = generationContext(ctx);
+export const registerGeneration = (app: App, ctx: AppContext): GenerationContext => {
+  const g = createGenerationContext(ctx);
   const tags = ['generation'];
   g.history.closeInterrupted();
   const providerCancels = definePollJob(g);
   // The AI SDK prints its warnings with console.warn, outside the service's JSON log; callers log them instead.
   (globalThis as { AI_SDK_LOG_WARNINGS?: unknown }).AI_SDK_LOG_WARNINGS ??= false;
-  // Only the service writes how an element was made.
-  ctx.boards.reserveDataKeys('generation', 'transcript');
 
   app.get(
     '/api/ai/providers',
@@ -154,4 +152,5 @@ export const registerGeneration: Feature = (app, ctx) => {
     },
     async (req, reply) => transcribe(g, req.body, abortOnDisconnect(reply)),
   );
+  return g;
 };

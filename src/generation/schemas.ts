@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { ErrorBody, errorResponses } from '../http/errors.js';
+import { ErrorBody, errorResponses, Id } from '../http/schemas.js';
 import { PROVIDERS } from './providers.js';
 
 export const ProviderParam = Type.Object({ provider: Type.Enum([...PROVIDERS]) });
@@ -36,7 +36,6 @@ export const ModelList = Type.Object({ image: Type.Array(ListedModel), video: Ty
 /** Statuses a provider call can answer besides 200 (docs/generation.md, "Errors"). */
 export const providerErrors = { ...errorResponses, 422: ErrorBody, 429: ErrorBody, 502: ErrorBody, 504: ErrorBody } as const;
 
-const Id = Type.String({ minLength: 1, maxLength: 64 });
 const MediaOrHttpUrl = Type.String({ minLength: 1, maxLength: 4000, description: 'a board file (`/media/<board_id>/<file>`) or an http(s) URL' });
 
 export const GenerateBody = Type.Object(
@@ -138,3 +137,6 @@ export const TranscribeAnswer = Type.Object({
   segments: Type.Optional(Type.Array(Type.Object({ start: Type.Number(), end: Type.Number(), text: Type.String() }))),
   pieces: Type.Integer({ description: 'how many uploads the audio took (more than 1 past the provider\'s size limit)' }),
 });
+
+/** `data` keys only the service writes: how an element was made and its transcript. */
+export const GENERATION_DATA_KEYS = ['generation', 'transcript'] as const;

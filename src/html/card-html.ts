@@ -2,34 +2,43 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { AppContext } from '../context.js';
 import type { ElementInitializer } from '../boards/service.js';
-import type { Element } from '../boards/types.js';
+import type { Element } from '../boards/schemas.js';
 import { replaceFileAtomic, writeNewFile } from '../files/atomic.js';
-import { folderInside, readInside, resolveInside } from '../files/media-root.js';
+import { folderInside, readInside, resolveInside, type MediaRoot } from '../files/media-root.js';
 import { filenameFromTitle } from '../files/names.js';
 import { ApiError, badRequest, notFound } from '../http/errors.js';
 import { KeyedQueue } from './keyed-queue.js';
+import type { HtmlVersionInfo, HtmlWriteResult } from './schemas.js';
 
 /** The backing file of a new card created without a url. */
 export const EMPTY_CARD = '<!doctype html>\n<html>\n<head>\n<meta charset="utf-8">\n</head>\n<body>\n</body>\n</html>\n';
-
-export interface HtmlWriteResult {
-  htmlUrl: string;
-  htmlVersion: number;
-  element: Element;
-}
-
-export interface HtmlVersionInfo {
-  version: number;
-  size: number;
-  created_at: string;
-  current: boolean;
-}
 
 interface Card {
   element: Element;
   url: string;
   file: string;
   version: number;
+}
+
+/** `data` keys of an html card that only the service writes: a client-set htmlUrl could aim a write at any file. */
+export const HTML_CARD_DATA_KEYS = ['htmlUrl', 'htmlVersion'] as const;
+
+/** Fills in a new html element: creates its empty backing file, or adopts the uploaded `.html` file it names. */
+export function htmlCardInitializer(media: MediaRoot): ElementInitializer {
+  return async (board, input) => {
+    let url: string;
+    if (input.url) {
+      const resolved = await media.resolveField(input.url, 'url');
+      if (!/\.html?$/i.test(resolved.path)) throw badRequest('url: the backing file of an html card must be an .html file');
+      if (resolved.boardId !== board.id) throw badRequest("url: the backing file of an html card must be in the card's own board folder");
+      url = media.urlFor(board.id, resolved.relative);
+    } else {
+      const dir = await media.boardDir(board.id);
+      const filename = await writeNewFile(dir, filenameFromTitle(input.name ?? undefined, 'card', 'html'), EMPTY_CARD);
+      url = media.urlFor(board.id, filename);
+    }
+    return { ...input, url, data: { ...(input.data ?? {}), htmlUrl: url, htmlVersion: 1 } };
+  };
 }
 
 /**
@@ -45,22 +54,6 @@ export class CardHtml {
   constructor(private readonly ctx: AppContext) {
     this.versionsRoot = path.join(ctx.config.dataDir, 'html-versions');
   }
-
-  /** Fills in a new html element: creates its empty backing file, or adopts the uploaded `.html` file it names. */
-  readonly initialize: ElementInitializer = async (board, input) => {
-    let url: string;
-    if (input.url) {
-      const resolved = await this.ctx.media.resolveField(input.url, 'url');
-      if (!/\.html?$/i.test(resolved.path)) throw badRequest('url: the backing file of an html card must be an .html file');
-      if (resolved.boardId !== board.id) throw badRequest("url: the backing file of an html card must be in the card's own board folder");
-      url = this.ctx.media.urlFor(board.id, resolved.relative);
-    } else {
-      const dir = await this.ctx.media.boardDir(board.id);
-      const filename = await writeNewFile(dir, filenameFromTitle(input.name ?? undefined, 'card', 'html'), EMPTY_CARD);
-      url = this.ctx.media.urlFor(board.id, filename);
-    }
-    return { ...input, url, data: { ...(input.data ?? {}), htmlUrl: url, htmlVersion: 1 } };
-  };
 
   /** Keeps the first version of a card that was just added (its id exists only now). */
   keepInitialVersion(element: Element): void {

@@ -3,7 +3,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import sharp from 'sharp';
 import type { AppContext } from '../context.js';
-import type { Element } from '../boards/types.js';
+import type { Element } from '../boards/schemas.js';
 import { tempPathIn } from '../files/atomic.js';
 import { ApiError, badRequest } from '../http/errors.js';
 import { abortable } from './card-page.js';

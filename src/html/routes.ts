@@ -1,88 +1,26 @@
 import type { AddressInfo } from 'node:net';
-import { Type } from 'typebox';
 import type { FastifyReply } from 'fastify';
 import type { App, AppContext, Feature } from '../context.js';
-import { ElementSchema } from '../boards/types.js';
-import { badRequest, errorResponses, ErrorBody } from '../http/errors.js';
+import { badRequest } from '../http/errors.js';
+import { errorResponses } from '../http/schemas.js';
 import { cardHtml } from './card-html.js';
 import { RENDER_LIMITS as L } from './limits.js';
 import { frameCount, HtmlRenderer, registerHtmlRenderer } from './render.js';
+import {
+  CardParams,
+  FrameResponse,
+  RenderBody,
+  RenderFrameBody,
+  renderErrors,
+  VersionHtml,
+  VersionList,
+  VersionParams,
+  VideoResponse,
+  WriteBody,
+  WriteResponse,
+} from './schemas.js';
 
 const tags = ['html'];
-const renderErrors = { ...errorResponses, 422: ErrorBody, 503: ErrorBody, 504: ErrorBody };
-
-const Html = Type.String({ minLength: 1, maxLength: L.maxHtmlLength, description: 'a full HTML document' });
-const Width = Type.Integer({ minimum: L.minSize, maximum: L.maxWidth, multipleOf: 2, default: 1280, description: 'pixels, even' });
-const Height = Type.Integer({ minimum: L.minSize, maximum: L.maxHeight, multipleOf: 2, default: 720, description: 'pixels, even' });
-const Fps = Type.Integer({ minimum: L.minFps, maximum: L.maxFps, default: 30 });
-const Title = Type.String({ maxLength: 200, description: 'names the output file' });
-const BoardId = Type.String({ minLength: 1, maxLength: 64 });
-
-const RenderBody = Type.Object(
-  {
-    html: Html,
-    width: Type.Optional(Width),
-    height: Type.Optional(Height),
-    fps: Type.Optional(Fps),
-    duration: Type.Number({ exclusiveMinimum: 0, maximum: L.maxDurationSeconds, description: 'seconds' }),
-    format: Type.Optional(Type.Enum(['mp4', 'webm'], { default: 'mp4' })),
-    title: Type.Optional(Title),
-    board_id: BoardId,
-  },
-  { additionalProperties: false },
-);
-
-const RenderFrameBody = Type.Object(
-  {
-    html: Html,
-    width: Type.Optional(Width),
-    height: Type.Optional(Height),
-    fps: Type.Optional(Fps),
-    frame: Type.Optional(Type.Integer({ minimum: 0, maximum: L.maxFps * L.maxDurationSeconds, description: 'frame index; the page shows t = frame / fps seconds. Default 0' })),
-    duration: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: L.maxDurationSeconds, description: 'when given, frame must lie inside it' })),
-    title: Type.Optional(Title),
-    board_id: BoardId,
-  },
-  { additionalProperties: false },
-);
-
-const BlockedRequests = Type.Array(Type.String(), { description: 'URLs the card asked for that the sandbox refused' });
-
-const VideoResponse = Type.Object({
-  type: Type.Literal('video'),
-  filename: Type.String(),
-  url: Type.String(),
-  proxy_url: Type.Optional(Type.String({ description: `H.264, ${L.proxyHeight} px high; only for taller videos` })),
-  thumbnail_url: Type.Optional(Type.String()),
-  element: ElementSchema,
-  frames: Type.Integer(),
-  blocked_requests: BlockedRequests,
-});
-
-const FrameResponse = Type.Object({
-  type: Type.Literal('image'),
-  filename: Type.String(),
-  url: Type.String(),
-  blocked_requests: BlockedRequests,
-});
-
-const CardParams = Type.Object({ board_id: Type.String({ minLength: 1, maxLength: 64 }), element_id: Type.String({ minLength: 1, maxLength: 64 }) });
-const VersionParams = Type.Object({
-  board_id: Type.String({ minLength: 1, maxLength: 64 }),
-  element_id: Type.String({ minLength: 1, maxLength: 64 }),
-  n: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
-});
-
-const WriteResponse = Type.Object({ htmlUrl: Type.String(), htmlVersion: Type.Integer(), element: ElementSchema });
-
-const VersionList = Type.Object({
-  htmlUrl: Type.String(),
-  htmlVersion: Type.Integer({ description: 'the current version' }),
-  versions: Type.Array(
-    Type.Object({ version: Type.Integer(), size: Type.Integer(), created_at: Type.String(), current: Type.Boolean() }),
-  ),
-});
-
 /** Aborts when the client goes away before the answer was sent, so an abandoned render stops. */
 function clientGone(reply: FastifyReply): AbortSignal {
   const ac = new AbortController();
@@ -103,9 +41,6 @@ export const registerHtml: Feature = (app: App, ctx: AppContext) => {
   const renderer = new HtmlRenderer(ctx, () => serviceOrigins(app));
   registerHtmlRenderer(ctx, renderer);
   const cards = cardHtml(ctx);
-  ctx.boards.setInitializer('html', cards.initialize);
-  // Which file a card writes to is the service's business: a client-set htmlUrl could aim a write at any file.
-  ctx.boards.reserveDataKeys('htmlUrl', 'htmlVersion');
   ctx.events.on('element-added', (element) => cards.keepInitialVersion(element));
   ctx.onClose(() => cards.idle());
 
@@ -178,7 +113,7 @@ export const registerHtml: Feature = (app: App, ctx: AppContext) => {
         tags,
         summary: "Write an html card's HTML as its next version",
         params: CardParams,
-        body: Type.Object({ html: Type.String({ maxLength: L.maxHtmlLength }) }, { additionalProperties: false }),
+        body: WriteBody,
         response: { 200: WriteResponse, ...errorResponses },
       },
     },
@@ -211,7 +146,7 @@ export const registerHtml: Feature = (app: App, ctx: AppContext) => {
         tags,
         summary: 'The HTML of one version',
         params: VersionParams,
-        response: { 200: Type.Object({ version: Type.Integer(), html: Type.String() }), ...errorResponses },
+        response: { 200: VersionHtml, ...errorResponses },
       },
     },
     async (req) => cards.read(req.params.board_id, req.params.element_id, req.params.n),

@@ -1,4 +1,3 @@
-import { Type } from 'typebox';
 import type { FastifyError, FastifyInstance } from 'fastify';
 
 /** The one error type features throw; the handler below renders it as the one error body. */
@@ -17,23 +16,6 @@ export class ApiError extends Error {
 export const badRequest = (message: string, details?: unknown) => new ApiError(400, 'bad_request', message, details);
 export const notFound = (message: string) => new ApiError(404, 'not_found', message);
 export const conflict = (message: string, details?: unknown) => new ApiError(409, 'conflict', message, details);
-
-export const ErrorBody = Type.Object(
-  {
-    error: Type.Object({
-      code: Type.String({ description: 'stable machine-readable code, for example `not_found`' }),
-      message: Type.String({ description: 'human-readable explanation' }),
-      details: Type.Optional(Type.Unknown()),
-    }),
-  },
-  { description: 'The body of every 4xx and 5xx answer' },
-);
-
-/** Response schemas for the usual error statuses, to spread into a route's `response`. */
-export const errorResponses = {
-  400: ErrorBody,
-  404: ErrorBody,
-} as const;
 
 interface ValidationIssue {
   instancePath?: string;

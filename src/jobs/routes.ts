@@ -1,24 +1,7 @@
-import { Type } from 'typebox';
 import type { App, AppContext } from '../context.js';
-import { errorResponses } from '../http/errors.js';
+import { errorResponses, JobSchema } from '../http/schemas.js';
+import { JobList, JobListQuery, JobParams } from './schemas.js';
 import type { JobRecord } from './store.js';
-
-export const JobSchema = Type.Object(
-  {
-    id: Type.String(),
-    kind: Type.String(),
-    board_id: Type.Union([Type.String(), Type.Null()]),
-    status: Type.Enum(['queued', 'running', 'complete', 'error', 'cancelled']),
-    progress: Type.Number({ minimum: 0, maximum: 1 }),
-    eta_seconds: Type.Union([Type.Number(), Type.Null()]),
-    output_url: Type.Union([Type.String(), Type.Null()]),
-    error: Type.Union([Type.String(), Type.Null()]),
-    result: Type.Unknown(),
-    created_at: Type.String(),
-    started_at: Type.Union([Type.String(), Type.Null()]),
-    finished_at: Type.Union([Type.String(), Type.Null()]),
-  },
-);
 
 /** The public view of a job (its params stay internal). */
 export const jobView = (job: JobRecord) => {
@@ -27,28 +10,23 @@ export const jobView = (job: JobRecord) => {
 };
 
 /** Generic job endpoints: every job of every feature can be polled and cancelled here too. */
-export function registerJobRoutes(app: App, ctx: AppContext): void {
+export function registerJobs(app: App, ctx: AppContext): void {
   const tags = ['jobs'];
-  const Params = Type.Object({ job_id: Type.String({ minLength: 1, maxLength: 64 }) });
   app.get(
     '/api/jobs',
     {
       schema: {
         tags,
         summary: 'Recent jobs, newest first',
-        querystring: Type.Object({
-          board_id: Type.Optional(Type.String()),
-          kind: Type.Optional(Type.String()),
-          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })),
-        }),
-        response: { 200: Type.Object({ jobs: Type.Array(JobSchema) }) },
+        querystring: JobListQuery,
+        response: { 200: JobList },
       },
     },
     async (req) => ({ jobs: ctx.jobs.list(req.query).map(jobView) }),
   );
   app.get(
     '/api/jobs/:job_id',
-    { schema: { tags, summary: 'One job', params: Params, response: { 200: JobSchema, ...errorResponses } } },
+    { schema: { tags, summary: 'One job', params: JobParams, response: { 200: JobSchema, ...errorResponses } } },
     async (req) => jobView(ctx.jobs.require(req.params.job_id)),
   );
   app.post(
@@ -57,7 +35,7 @@ export function registerJobRoutes(app: App, ctx: AppContext): void {
       schema: {
         tags,
         summary: 'Cancel a queued or running job (its partial output is removed)',
-        params: Params,
+        params: JobParams,
         response: { 200: JobSchema, ...errorResponses },
       },
     },

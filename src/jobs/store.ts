@@ -1,23 +1,12 @@
+import type { Static } from 'typebox';
 import type { Db } from '../db/database.js';
+import type { JOB_STATUSES, JobSchema } from '../http/schemas.js';
 import { migrate } from '../db/database.js';
 
-export type JobStatus = 'queued' | 'running' | 'complete' | 'error' | 'cancelled';
+type JobStatus = (typeof JOB_STATUSES)[number];
 
-export interface JobRecord {
-  id: string;
-  kind: string;
-  board_id: string | null;
-  status: JobStatus;
-  progress: number;
-  eta_seconds: number | null;
-  output_url: string | null;
-  error: string | null;
-  params: unknown;
-  result: unknown;
-  created_at: string;
-  started_at: string | null;
-  finished_at: string | null;
-}
+/** A job as stored: its public view plus the params its handler runs with. */
+export type JobRecord = Static<typeof JobSchema> & { params: unknown };
 
 const MIGRATIONS = [
   `CREATE TABLE jobs (

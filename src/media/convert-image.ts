@@ -2,16 +2,9 @@ import sharp, { type Metadata, type Sharp } from 'sharp';
 import { badRequest } from '../http/errors.js';
 import { loadSource, produceElement, type NewMediaResult, type MediaContext } from './new-element.js';
 
+import type { ConvertImageRequest } from './schemas.js';
 export const IMAGE_FORMATS = ['png', 'jpg', 'webp', 'avif'] as const;
 export type ImageFormat = (typeof IMAGE_FORMATS)[number];
-
-export interface ConvertImageRequest {
-  board_id: string;
-  element_id: string;
-  format: ImageFormat;
-  width?: number | null;
-  height?: number | null;
-}
 
 function encode(pipeline: Sharp, format: ImageFormat): Sharp {
   switch (format) {

@@ -1,6 +1,7 @@
 import { badRequest } from '../http/errors.js';
 import { runFfmpeg } from '../tools/ffmpeg.js';
 import { loadSource, produceElement, type NewMediaResult, type MediaContext } from './new-element.js';
+import type { ConvertVideoRequest } from './schemas.js';
 
 export const VIDEO_FORMATS = ['mp4', 'webm', 'mov'] as const;
 export const VIDEO_CODECS = ['h264', 'h265', 'vp9', 'av1', 'prores'] as const;
@@ -24,14 +25,6 @@ export function parseBitrate(text: string): number {
   const value = Number(m[1]) * (m[2] === '' ? 1 : m[2].toLowerCase() === 'k' ? 1e3 : 1e6);
   if (value < MIN_BITRATE || value > MAX_BITRATE) throw badRequest(`bitrate must be between 50k and 500M, got ${text}`);
   return Math.round(value);
-}
-
-export interface ConvertVideoRequest {
-  board_id: string;
-  element_id: string;
-  format: VideoFormat;
-  codec: VideoCodec;
-  bitrate?: string | null;
 }
 
 /** Checks everything that needs no file: the container x codec pair and the bitrate. */

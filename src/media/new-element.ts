@@ -4,7 +4,7 @@ import type { AppContext } from '../context.js';
 import { commitUnique, tempPathIn } from '../files/atomic.js';
 import { kindOfFile } from '../files/media-types.js';
 import { sanitizeFilename } from '../files/names.js';
-import type { Element } from '../boards/types.js';
+import type { Element } from '../boards/schemas.js';
 import type { ProbeCache } from './probe-cache.js';
 
 /** The service context plus what the media operations share (built once in registerMedia). */

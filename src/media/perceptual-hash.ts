@@ -73,15 +73,3 @@ export async function hashImageFile(file: string): Promise<PerceptualHash> {
   const [dHi, dLo] = differenceHash(d);
   return { pHi, pLo, dHi, dLo };
 }
-
-export function popcount32(x: number): number {
-  x -= (x >>> 1) & 0x55555555;
-  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
-  x = (x + (x >>> 4)) & 0x0f0f0f0f;
-  return Math.imul(x, 0x01010101) >>> 24;
-}
-
-/** Hamming distance over both hashes, 0 (identical) .. 128. */
-export function hashDistance(a: PerceptualHash, b: PerceptualHash): number {
-  return popcount32(a.pHi ^ b.pHi) + popcount32(a.pLo ^ b.pLo) + popcount32(a.dHi ^ b.dHi) + popcount32(a.dLo ^ b.dLo);
-}

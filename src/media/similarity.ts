@@ -1,6 +1,6 @@
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import type { Element } from '../boards/types.js';
+import type { Element } from '../boards/schemas.js';
 import { badRequest } from '../http/errors.js';
 import { runFfmpeg } from '../tools/ffmpeg.js';
 import { HashIndex } from './hash-index.js';

@@ -117,7 +117,7 @@ export const RenderBody = Type.Object(
 );
 
 /** The video-project render poll's answer, which the mockup poll follows. */
-export { RenderStatus } from '../timeline/routes.js';
+export { RenderStatus } from '../timeline/schemas.js';
 
 export const BoardParams = Type.Object({ id: Id });
 export const ProjectParams = Type.Object({ id: Id, pid: Id });

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { AppContext } from '../context.js';
-import type { Element } from '../boards/types.js';
+import type { Element } from '../boards/schemas.js';
 import { badRequest } from '../http/errors.js';
 import { cardVideo } from '../html/card-video.js';
 import type { PanelEntry } from './schemas.js';

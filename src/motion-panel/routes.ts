@@ -1,8 +1,8 @@
 import type { AddressInfo } from 'node:net';
 import { create as contentDisposition } from 'content-disposition';
-import { Type } from 'typebox';
 import type { Feature } from '../context.js';
-import { ErrorBody, errorResponses, notFound } from '../http/errors.js';
+import { notFound } from '../http/errors.js';
+import { errorResponses } from '../http/schemas.js';
 import { abortOnDisconnect } from '../media/client-abort.js';
 import { downloadToBoard } from '../media/download.js';
 import { ProbeCache } from '../media/probe-cache.js';
@@ -10,7 +10,7 @@ import { serveOpenFile } from '../serving/routes.js';
 import { openRegularFile } from '../files/media-root.js';
 import { SERVICE_VERSION } from '../version.js';
 import { listPanelEntries, panelFile } from './elements.js';
-import { BoardQuery, PanelEntry, PanelStatus, ResolvedMedia, ResolveMediaBody } from './schemas.js';
+import { BoardQuery, PanelFileParams, PanelList, PanelStatus, ResolvedMedia, ResolveMediaBody, resolveErrors } from './schemas.js';
 
 /** Endpoints the motion editor's extension panel polls and imports through. */
 export const registerMotionPanel: Feature = (app, ctx) => {
@@ -25,7 +25,7 @@ export const registerMotionPanel: Feature = (app, ctx) => {
         tags,
         summary: 'Download a URL onto the board through the download pipeline (yt-dlp for pages); the elements are added to the board',
         body: ResolveMediaBody,
-        response: { 200: ResolvedMedia, ...errorResponses, 413: ErrorBody, 415: ErrorBody, 502: ErrorBody, 504: ErrorBody },
+        response: { 200: ResolvedMedia, ...resolveErrors },
       },
     },
     async (req, reply) => downloadToBoard(media, req.body, { signal: abortOnDisconnect(reply) }),
@@ -38,7 +38,7 @@ export const registerMotionPanel: Feature = (app, ctx) => {
         tags,
         summary: 'Flat list of the board elements the panel can import: images, videos, and html cards as their rendered video',
         querystring: BoardQuery,
-        response: { 200: Type.Array(PanelEntry), ...errorResponses },
+        response: { 200: PanelList, ...errorResponses },
       },
     },
     async (req, reply) => {
@@ -53,7 +53,7 @@ export const registerMotionPanel: Feature = (app, ctx) => {
       schema: {
         tags,
         summary: 'The element file as an attachment named after it (byte ranges, conditional requests); a card streams its video',
-        params: Type.Object({ eid: Type.String({ minLength: 1, maxLength: 64 }) }),
+        params: PanelFileParams,
         querystring: BoardQuery,
       },
     },

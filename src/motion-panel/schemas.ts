@@ -1,8 +1,8 @@
 import { Type, type Static } from 'typebox';
+import { ErrorBody, errorResponses, Id } from '../http/schemas.js';
 
 /** Schemas of the motion-editor panel endpoints (the After Effects extension panel talks to these). */
 
-const Id = Type.String({ minLength: 1, maxLength: 64 });
 
 export const ResolveMediaBody = Type.Object(
   { board_id: Id, url: Type.String({ minLength: 1, maxLength: 8192, description: 'an http(s) URL of a media file or a page yt-dlp can read' }) },
@@ -33,3 +33,7 @@ export const PanelStatus = Type.Object({
   backend_port: Type.Integer(),
   boards_count: Type.Integer(),
 });
+
+export const resolveErrors = { ...errorResponses, 413: ErrorBody, 415: ErrorBody, 502: ErrorBody, 504: ErrorBody };
+export const PanelList = Type.Array(PanelEntry);
+export const PanelFileParams = Type.Object({ eid: Id });

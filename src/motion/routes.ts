@@ -1,15 +1,29 @@
 import { Type } from 'typebox';
 import type { Feature } from '../context.js';
-import { ErrorBody, errorResponses } from '../http/errors.js';
+import { errorResponses } from '../http/schemas.js';
 import { abortOnDisconnect } from '../media/client-abort.js';
-import { DetectAnswer, InspectAnswer, Preset, PresetBody, PresetQuery, ProjectRef, RenderBody, RenderJobAnswer, RenderResult } from './schemas.js';
+import {
+  DetectAnswer,
+  InspectAnswer,
+  MotionJobParams,
+  MotionQueued,
+  Preset,
+  PresetBody,
+  PresetList,
+  PresetParams,
+  PresetQuery,
+  ProjectRef,
+  RenderBody,
+  RenderJobAnswer,
+  RenderResult,
+  renderErrors,
+} from './schemas.js';
 import { MotionService } from './service.js';
 
 /** The motion editor (After Effects): detect aerender, inspect projects without it, render them with edits, presets. */
 export const registerMotion: Feature = (app, ctx) => {
   const motion = new MotionService(ctx);
   const tags = ['motion editor'];
-  const renderErrors = { ...errorResponses, 409: ErrorBody, 422: ErrorBody };
 
   app.get(
     '/api/motion/detect',
@@ -50,7 +64,7 @@ export const registerMotion: Feature = (app, ctx) => {
         tags,
         summary: 'Queue the same render as a background job',
         body: RenderBody,
-        response: { 202: Type.Object({ id: Type.String(), status: Type.Literal('queued') }), ...renderErrors },
+        response: { 202: MotionQueued, ...renderErrors },
       },
     },
     async (req, reply) => {
@@ -65,7 +79,7 @@ export const registerMotion: Feature = (app, ctx) => {
       schema: {
         tags,
         summary: 'Poll a motion render job (cancel it with POST /api/jobs/{id}/cancel)',
-        params: Type.Object({ job_id: Type.String({ minLength: 1, maxLength: 64 }) }),
+        params: MotionJobParams,
         response: { 200: RenderJobAnswer, ...errorResponses },
       },
     },
@@ -74,7 +88,7 @@ export const registerMotion: Feature = (app, ctx) => {
 
   app.get(
     '/api/motion/projects/presets',
-    { schema: { tags, summary: 'Saved input presets of a project element, by name', querystring: PresetQuery, response: { 200: Type.Array(Preset), ...errorResponses } } },
+    { schema: { tags, summary: 'Saved input presets of a project element, by name', querystring: PresetQuery, response: { 200: PresetList, ...errorResponses } } },
     async (req) => motion.listPresets(req.query.board_id, req.query.element_id),
   );
 
@@ -100,7 +114,7 @@ export const registerMotion: Feature = (app, ctx) => {
       schema: {
         tags,
         summary: 'Delete a preset',
-        params: Type.Object({ preset_id: Type.String({ minLength: 1, maxLength: 64 }) }),
+        params: PresetParams,
         querystring: PresetQuery,
         response: { 204: Type.Null(), ...errorResponses },
       },

@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { ErrorBody, errorResponses, Id } from '../http/schemas.js';
 
 /** Request and response schemas of the motion editor (After Effects) endpoints; types derive from them. */
 
@@ -6,7 +7,6 @@ export const LAYER_TYPES = ['text', 'footage', 'solid', 'precomp', 'shape', 'cam
 export const FOOTAGE_KINDS = ['file', 'solid', 'placeholder'] as const;
 export const OUTPUT_FORMATS = ['auto', 'mp4', 'webm', 'mov'] as const;
 
-const Id = Type.String({ minLength: 1, maxLength: 64 });
 
 export const Expression = Type.Object({
   property: Type.String({ description: 'match names from the layer down, joined with ">" (e.g. "ADBE Transform Group>ADBE Position")' }),
@@ -213,3 +213,11 @@ export const Preset = Type.Object({
   updated_at: Type.String(),
 });
 export type Preset = Static<typeof Preset>;
+
+export const renderErrors = { ...errorResponses, 409: ErrorBody, 422: ErrorBody };
+
+/** 202 answer of a motion render (its own poll route answers by `id`). */
+export const MotionQueued = Type.Object({ id: Type.String(), status: Type.Literal('queued') });
+export const MotionJobParams = Type.Object({ job_id: Type.String({ minLength: 1, maxLength: 64 }) });
+export const PresetList = Type.Array(Preset);
+export const PresetParams = Type.Object({ preset_id: Type.String({ minLength: 1, maxLength: 64 }) });

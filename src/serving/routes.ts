@@ -80,7 +80,7 @@ export async function serveOpenFile(
  * files at the media root. MediaRoot opens the file, refusing anything outside its base folder. Per request that is
  * one synchronous look-up and one read.
  */
-export function registerServingRoutes(app: App, ctx: AppContext): void {
+export function registerServing(app: App, ctx: AppContext): void {
   const handler = async (req: FastifyRequest, reply: FastifyReply) => serveOpenFile(req, reply, ctx.media.openInside(req.url.split('?')[0]));
   const schema = {
     tags: ['media'],

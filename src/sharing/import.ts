@@ -6,7 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { Compile } from 'typebox/compile';
 import type { AppContext } from '../context.js';
-import type { Element, NewElement } from '../boards/types.js';
+import type { Element, NewElement } from '../boards/schemas.js';
 import { moveIntoUnique } from '../files/atomic.js';
 import { sanitizeFilename, withExtension } from '../files/names.js';
 import { ApiError, badRequest } from '../http/errors.js';

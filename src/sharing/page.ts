@@ -7,10 +7,10 @@ import { pipeline } from 'node:stream/promises';
 import send from '@fastify/send';
 import sharp from 'sharp';
 import type { AppContext } from '../context.js';
-import type { Element } from '../boards/types.js';
+import type { Element } from '../boards/schemas.js';
 import { cardHtml } from '../html/card-html.js';
 import { cardVideo } from '../html/card-video.js';
-import { generationContext } from '../generation/context.js';
+import type { HistoryStore } from '../generation/history.js';
 import { runFfmpeg } from '../tools/ffmpeg.js';
 import type { BoardJson, SharedElement } from './schemas.js';
 import type { ShareStore } from './store.js';
@@ -76,6 +76,8 @@ export class PageBuilder {
   constructor(
     private readonly ctx: AppContext,
     private readonly store: ShareStore,
+    /** The generation feature's history: a shared page with include_history lists the board's requests. */
+    private readonly generations: HistoryStore,
   ) {}
 
   private async hashOf(file: string): Promise<string> {
@@ -105,7 +107,7 @@ export class PageBuilder {
       board: { name: board.name },
       cover: cover ?? null,
       elements,
-      ...(opts.includeHistory ? { generations: this.generations(boardId) } : {}),
+      ...(opts.includeHistory ? { generations: this.generationHistory(boardId) } : {}),
     };
     const json = JSON.stringify(boardJson, null, 1);
     add({ path: 'board.json', key: sha256(json), contentType: 'application/json', source: { data: Buffer.from(json) } });
@@ -115,9 +117,9 @@ export class PageBuilder {
   }
 
   /** The board's generation requests, oldest first; ids and timings of this machine's jobs stay private. */
-  private generations(boardId: string): NonNullable<BoardJson['generations']> {
-    return generationContext(this.ctx)
-      .history.list({ board_id: boardId, limit: 100_000 })
+  private generationHistory(boardId: string): NonNullable<BoardJson['generations']> {
+    return this.generations
+      .list({ board_id: boardId, limit: 100_000 })
       .reverse()
       .map((g) => ({
         model: g.model,

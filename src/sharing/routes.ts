@@ -1,13 +1,11 @@
-import { Type } from 'typebox';
-import type { App, AppContext, Feature } from '../context.js';
-import { ErrorBody, errorResponses } from '../http/errors.js';
+import type { GenerationContext } from '../generation/context.js';
+import type { App, AppContext } from '../context.js';
 import { abortOnDisconnect } from '../media/client-abort.js';
 import { Importer } from './import.js';
-import { BoardParams, ImportAnswer, ImportBody, Queued, ReshareBody, ShareAnswer, ShareBody, type ImportBodyT } from './schemas.js';
+import { BoardParams, ImportAnswer, ImportBody, Queued, ReshareBody, shareErrors, ShareAnswer, ShareBody, Unshared, type ImportBodyT } from './schemas.js';
 import { Shares } from './share.js';
 
 const tags = ['sharing'];
-const shareErrors = { ...errorResponses, 409: ErrorBody, 413: ErrorBody, 502: ErrorBody, 503: ErrorBody };
 
 const JOB_SHARE = 'sharing.share';
 const JOB_RESHARE = 'sharing.reshare';
@@ -24,8 +22,8 @@ interface ReshareParams {
 }
 type ImportParams = ImportBodyT & { board_id: string };
 
-export const registerSharing: Feature = (app: App, ctx: AppContext) => {
-  const shares = new Shares(ctx);
+export const registerSharing = (app: App, ctx: AppContext, uses: { generation: GenerationContext }): void => {
+  const shares = new Shares(ctx, uses.generation.history);
   const importer = new Importer(ctx);
   ctx.events.on('board-deleted', (board) => shares.endSharesOf(board.id));
   const share = (p: ShareParams, signal: AbortSignal, onProgress?: (f: number) => void) =>
@@ -98,7 +96,7 @@ export const registerSharing: Feature = (app: App, ctx: AppContext) => {
         tags,
         summary: 'End the live share: every object of it is removed from the bucket, the URL answers 404',
         params: BoardParams,
-        response: { 200: Type.Object({ share_id: Type.String(), deleted: Type.Integer({ description: 'objects removed' }) }), ...shareErrors },
+        response: { 200: Unshared, ...shareErrors },
       },
     },
     async (req, reply) => shares.deleteLive(req.params.id, abortOnDisconnect(reply)),

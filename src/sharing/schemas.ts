@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
-import { ELEMENT_TYPES } from '../boards/types.js';
+import { ErrorBody, errorResponses } from '../http/schemas.js';
+import { ELEMENT_TYPES } from '../boards/schemas.js';
 
 /** A file of a shared page: `media/<hash>[-suffix].<ext>` or `cards/<hash>.html`. */
 export const SHARED_PATH = '^(media|cards)/[0-9a-f]{32}(-w[0-9]{1,5}|-poster)?\\.[a-z0-9]{1,5}$';
@@ -80,7 +81,6 @@ export const ShareBody = Type.Object(
   },
   { additionalProperties: false },
 );
-export type ShareBodyT = Static<typeof ShareBody>;
 
 export const ReshareBody = Type.Object(
   {
@@ -121,3 +121,6 @@ export const ImportAnswer = Type.Object({
   imported: Type.Integer({ description: 'elements added' }),
 });
 export type ImportAnswerT = Static<typeof ImportAnswer>;
+
+export const shareErrors = { ...errorResponses, 409: ErrorBody, 413: ErrorBody, 502: ErrorBody, 503: ErrorBody };
+export const Unshared = Type.Object({ share_id: Type.String(), deleted: Type.Integer({ description: 'objects removed' }) });

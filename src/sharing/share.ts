@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import yazl from 'yazl';
+import type { HistoryStore } from '../generation/history.js';
 import type { AppContext } from '../context.js';
 import { tempPathIn } from '../files/atomic.js';
 import { ApiError, conflict, notFound } from '../http/errors.js';
@@ -41,9 +42,12 @@ export class Shares {
   /** One share operation per board at a time (two uploads racing over one manifest would lose entries). */
   private readonly busy = new Set<string>();
 
-  constructor(private readonly ctx: AppContext) {
+  constructor(
+    private readonly ctx: AppContext,
+    generations: HistoryStore,
+  ) {
     this.store = new ShareStore(ctx.db);
-    this.pages = new PageBuilder(ctx, this.store);
+    this.pages = new PageBuilder(ctx, this.store, generations);
   }
 
   private worker(): WorkerClient {

@@ -4,25 +4,10 @@ import { soundFor, DEFAULT_SOUND } from './catalog.js';
 import { SoundLibrary, type SoundInfo } from './library.js';
 import { PlaybackQueue } from './playback-queue.js';
 import { findPlayer, type PlayerLookup } from './player-command.js';
+import type { PlayerStatus, PlayResult } from './schemas.js';
 
 /** Sounds that may wait while one plays (the one playing is not counted). */
 export const MAX_WAITING = 32;
-
-export type NotPlayedReason = 'no_player' | 'queue_full';
-
-export interface PlayResult {
-  ok: boolean;
-  /** The sound that plays: the one asked for, or the default for an unknown name. */
-  sound: string;
-  queued: boolean;
-  reason?: NotPlayedReason;
-}
-
-export interface PlayerStatus {
-  available: boolean;
-  name?: string;
-  reason?: string;
-}
 
 /** Notification sounds: synthesis, the host player and the playback queue of one service instance. */
 export class SoundService {

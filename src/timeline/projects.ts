@@ -3,15 +3,10 @@ import type { Db } from '../db/database.js';
 import { badRequest, notFound } from '../http/errors.js';
 import { newId, nowIso } from '../ids.js';
 import { migrateProjectData, newProjectData, validateProjectData, type ProjectData } from './project.js';
+import type { ProjectSummary } from './schemas.js';
 import { ProjectStore, type ProjectRow } from './store.js';
 import { timelineDuration } from './timeline.js';
 
-export interface ProjectSummary {
-  id: string;
-  name: string;
-  last_modified: string;
-  duration: number;
-}
 
 export interface Project extends ProjectSummary {
   data: ProjectData;

@@ -1,4 +1,6 @@
+import type { Static } from 'typebox';
 import { badRequest } from '../http/errors.js';
+import type { RenderBody } from './schemas.js';
 
 export const FORMATS = ['mp4', 'webm', 'mov'] as const;
 export const CODECS = ['h264', 'h265', 'vp9', 'prores'] as const;
@@ -25,13 +27,8 @@ export const PRESET_SIZES: Record<Exclude<SizePreset, 'source'>, { w: number; h:
   vertical: { w: 1080, h: 1920 },
 };
 
-export interface RenderSettings {
-  format: Format;
-  codec: Codec;
-  crf: number;
-  size_preset: SizePreset;
-  fps: number;
-}
+/** The render request with every default filled in. */
+export type RenderSettings = Required<Static<typeof RenderBody>>;
 
 /** Fills defaults (mp4, the container's first codec, crf 23, 1080p, 30 fps) and rejects a pair the container cannot hold. */
 export function renderSettings(input: Partial<RenderSettings>): RenderSettings {

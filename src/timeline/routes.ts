@@ -1,41 +1,12 @@
 import { Type } from 'typebox';
 import type { Feature } from '../context.js';
-import { badRequest, errorResponses, notFound } from '../http/errors.js';
+import { badRequest, notFound } from '../http/errors.js';
+import { errorResponses, Queued } from '../http/schemas.js';
 import { ProjectService } from './projects.js';
-import { CODECS, FORMATS, SIZE_PRESETS, renderSettings } from './render-options.js';
+import { renderSettings } from './render-options.js';
 import { RENDER_JOB, renderProject, type RenderParams } from './render.js';
+import { BoardParams, JobParams, NewProjectBody, ProjectParams, ProjectReplaceBody, ProjectSchema, ProjectSummarySchema, RenderBody, RenderStatus } from './schemas.js';
 import { timelineDuration } from './timeline.js';
-
-const BoardParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
-const ProjectParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }), pid: Type.String({ minLength: 1, maxLength: 64 }) });
-const JobParams = Type.Object({
-  id: Type.String({ minLength: 1, maxLength: 64 }),
-  pid: Type.String({ minLength: 1, maxLength: 64 }),
-  job_id: Type.String({ minLength: 1, maxLength: 64 }),
-});
-
-const Summary = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  last_modified: Type.String({ description: 'ISO 8601, changes on every save' }),
-  duration: Type.Number({ description: 'seconds: end of the last item of a visible channel' }),
-});
-const ProjectSchema = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  last_modified: Type.String(),
-  duration: Type.Number(),
-  data: Type.Record(Type.String(), Type.Unknown(), { description: 'the project state in the current layout (see docs/timeline.md)' }),
-});
-export const RenderStatus = Type.Object({
-  job_id: Type.String(),
-  status: Type.Enum(['queued', 'running', 'complete', 'error', 'cancelled']),
-  progress: Type.Number({ description: 'fraction 0..1' }),
-  eta_seconds: Type.Union([Type.Number(), Type.Null()]),
-  output_url: Type.Union([Type.String(), Type.Null()], { description: '/media/<board_id>/<file> once complete' }),
-  error: Type.Optional(Type.String()),
-  element_id: Type.Optional(Type.String({ description: 'the board element the finished video was added as' })),
-});
 
 /** Video timeline projects of a board and their render jobs. */
 export const registerTimeline: Feature = async (app, ctx) => {
@@ -46,7 +17,7 @@ export const registerTimeline: Feature = async (app, ctx) => {
 
   app.get(
     base,
-    { schema: { tags, summary: 'Project summaries of a board, most recently saved first', params: BoardParams, response: { 200: Type.Array(Summary), ...errorResponses } } },
+    { schema: { tags, summary: 'Project summaries of a board, most recently saved first', params: BoardParams, response: { 200: Type.Array(ProjectSummarySchema), ...errorResponses } } },
     async (req) => projects.list(req.params.id),
   );
 
@@ -57,7 +28,7 @@ export const registerTimeline: Feature = async (app, ctx) => {
         tags,
         summary: 'Create a project with an empty timeline and default settings',
         params: BoardParams,
-        body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) }),
+        body: NewProjectBody,
         response: { 201: ProjectSchema, ...errorResponses },
       },
     },
@@ -77,11 +48,7 @@ export const registerTimeline: Feature = async (app, ctx) => {
         tags,
         summary: 'Replace the whole project state; answers the saved project',
         params: ProjectParams,
-        body: Type.Object({
-          id: Type.Optional(Type.String({ description: 'must match the path when given' })),
-          name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'kept when left out' })),
-          data: Type.Unknown({ description: 'the full project data; unknown fields are kept' }),
-        }),
+        body: ProjectReplaceBody,
         response: { 200: ProjectSchema, ...errorResponses },
       },
     },
@@ -104,17 +71,8 @@ export const registerTimeline: Feature = async (app, ctx) => {
         tags,
         summary: 'Render the project to a video file in the board folder (a job)',
         params: ProjectParams,
-        body: Type.Object(
-          {
-            format: Type.Optional(Type.Enum(FORMATS)),
-            codec: Type.Optional(Type.Enum(CODECS)),
-            crf: Type.Optional(Type.Integer({ minimum: 0, maximum: 51 })),
-            size_preset: Type.Optional(Type.Enum(SIZE_PRESETS)),
-            fps: Type.Optional(Type.Integer({ minimum: 1, maximum: 120 })),
-          },
-          { additionalProperties: false },
-        ),
-        response: { 202: Type.Object({ job_id: Type.String(), status: Type.Literal('queued') }), ...errorResponses },
+        body: RenderBody,
+        response: { 202: Queued, ...errorResponses },
       },
     },
     async (req, reply) => {

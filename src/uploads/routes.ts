@@ -3,20 +3,14 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import multipart from '@fastify/multipart';
-import { Type } from 'typebox';
 import type { App, AppContext } from '../context.js';
 import { moveIntoUnique, tempPathIn } from '../files/atomic.js';
 import { extensionForMime, kindOfFile } from '../files/media-types.js';
 import { sanitizeFilename } from '../files/names.js';
-import { ApiError, badRequest, ErrorBody, errorResponses } from '../http/errors.js';
+import { ApiError, badRequest } from '../http/errors.js';
+import { ErrorBody, errorResponses } from '../http/schemas.js';
 import { parseJson } from '../http/json-body.js';
-import { ElementSchema } from '../boards/types.js';
-
-const UploadResponse = Type.Object({
-  filename: Type.String(),
-  url: Type.String({ description: '/media/<board_id>/<filename>' }),
-  element: Type.Optional(ElementSchema),
-});
+import { UploadResponse } from './schemas.js';
 
 /** What the multipart parser (busboy) says about a body that is cut off or has no boundary. */
 const MALFORMED_MULTIPART = /unexpected end of (form|multipart data)|boundary not found|malformed (part )?header|multipart: /i;
@@ -38,7 +32,7 @@ function parseDataField(value: string): Record<string, unknown> {
  * then moved into the board folder under a unique sanitised name. Over MAX_UPLOAD_BYTES the upload is 413 and the
  * partial file is removed.
  */
-export async function registerUploadRoutes(app: App, ctx: AppContext): Promise<void> {
+export async function registerUploads(app: App, ctx: AppContext): Promise<void> {
   const tmpDir = path.join(ctx.config.dataDir, 'tmp');
   await fsp.mkdir(tmpDir, { recursive: true });
   await app.register(multipart, {

@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import { agentSessionsOf } from '../../src/agents/routes.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { startOpenAIDouble, type OpenAIDouble } from '../helpers/ai-doubles/openai.js';
 import { eventually, startService, type TestService } from '../helpers/service.js';
@@ -92,7 +91,7 @@ describe('agents: sessions, expiry, end-session, disconnects, memory', () => {
       (err: Error) => err,
     );
     await waitForModelCall(seen + 1);
-    const session = agentSessionsOf(s.service.ctx)!.require(sid);
+    const session = s.service.features.agentSessions.require(sid);
     assert.ok(session.turn, 'the chat is in flight');
     hangUp.abort();
     await pending;
@@ -137,7 +136,7 @@ describe('agents: sessions, expiry, end-session, disconnects, memory', () => {
     try {
       const b = await t.createBoard('Idle');
       const sid = await start(t, b);
-      const registry = agentSessionsOf(t.service.ctx)!;
+      const registry = t.service.features.agentSessions;
       assert.equal(registry.size, 1);
       await eventually(() => (registry.size === 0 ? true : undefined), 10_000, 'the expiry');
       for (const [path, body] of [
@@ -170,7 +169,7 @@ describe('agents: sessions, expiry, end-session, disconnects, memory', () => {
   });
 
   it('frees memory: 1,000 sessions created and ended (every tenth after a chat) leave the heap near where it began', async (t) => {
-    const registry = agentSessionsOf(s.service.ctx)!;
+    const registry = s.service.features.agentSessions;
     const open = registry.size;
     const note = 'x'.repeat(96 * 1024); // a chatting session holds this turn in its history until it ends
     const refs: WeakRef<object>[] = [];

@@ -4,9 +4,9 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { eventually, startService, type TestService } from '../helpers/service.js';
 import { makeImage, makeVideo, tempDir } from '../helpers/fixtures.js';
-import { BridgeClient } from '../../src/clients/bridge-client.js';
-import { ChatAllowlist } from '../../src/clients/allowed-chats.js';
-import { ChatBot } from '../../src/clients/chat-bot.js';
+import { BridgeClient } from '../../src/bridge/clients/bridge-client.js';
+import { ChatAllowlist } from '../../src/bridge/clients/allowed-chats.js';
+import { ChatBot } from '../../src/bridge/clients/chat-bot.js';
 import { FakeTelegram, type Sent } from './fake-telegram.js';
 
 const B = '/api/terminal-bridge';

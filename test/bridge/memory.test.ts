@@ -1,7 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startService, eventually, type TestService } from '../helpers/service.js';
-import { bridgeOf } from '../../src/bridge/routes.js';
 
 const B = '/api/terminal-bridge';
 
@@ -13,7 +12,7 @@ describe('terminal bridge: memory per bot id', () => {
   before(async () => {
     svc = await startService();
     board = await svc.createBoard('Memory board');
-    const bridge = bridgeOf(svc.service.ctx);
+    const bridge = svc.service.features.bridge;
     assert.ok(bridge, 'the bridge feature is registered');
     bots = () => bridge.botCount;
   });

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { splitMessage } from '../../src/clients/split-message.js';
+import { splitMessage } from '../../src/bridge/clients/split-message.js';
 
 /** Every chunk has balanced fences: an even number of fence lines. */
 const balanced = (chunk: string) => chunk.split('\n').filter((l) => /^\s*```/.test(l)).length % 2 === 0;

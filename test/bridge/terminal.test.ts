@@ -2,8 +2,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { startService, type TestService } from '../helpers/service.js';
-import { BridgeClient } from '../../src/clients/bridge-client.js';
-import { pathKeystrokes, SESSION_ENV, TerminalSession } from '../../src/clients/terminal-session.js';
+import { BridgeClient } from '../../src/bridge/clients/bridge-client.js';
+import { pathKeystrokes, SESSION_ENV, TerminalSession } from '../../src/bridge/clients/terminal-session.js';
 
 const B = '/api/terminal-bridge';
 

@@ -132,15 +132,15 @@ test('malformed JSON, empty bodies and wrong content types are 4xx with the erro
 });
 
 test('data keys the service owns cannot be set by a client (POST, PATCH or upload)', async () => {
-  svc.service.ctx.boards.reserveDataKeys('service_owned');
+  // htmlVersion is one of the keys the html feature owns (SERVICE_DATA_KEYS).
   const id = await svc.createBoard();
-  const post = await svc.api('POST', `/api/moodboards/${id}/elements`, { type: 'text', data: { service_owned: 1 } });
+  const post = await svc.api('POST', `/api/moodboards/${id}/elements`, { type: 'text', data: { htmlVersion: 1 } });
   assert.equal(post.status, 400);
-  assert.match(post.body.error.message, /data\.service_owned is managed by the service/);
+  assert.match(post.body.error.message, /data\.htmlVersion is managed by the service/);
   const el = (await svc.api('POST', `/api/moodboards/${id}/elements`, { type: 'text', data: { mine: 1 } })).body;
-  const patch = await svc.api('PATCH', `/api/moodboards/${id}/elements/${el.id}`, { data: { service_owned: 'x' } });
+  const patch = await svc.api('PATCH', `/api/moodboards/${id}/elements/${el.id}`, { data: { htmlVersion: 'x' } });
   assert.equal(patch.status, 400);
-  const up = await svc.upload(id, { name: 'a.txt', data: 'a' }, { addToBoard: true, data: { service_owned: true } });
+  const up = await svc.upload(id, { name: 'a.txt', data: 'a' }, { addToBoard: true, data: { htmlVersion: true } });
   assert.equal(up.status, 400);
   assert.deepEqual(fs.readdirSync(path.join(svc.dataDir, 'media', 'admin', id)), [], 'the refused upload left no file');
 });

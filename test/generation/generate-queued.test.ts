@@ -6,7 +6,6 @@ import sharp from 'sharp';
 import { eventually, startService, type TestService } from '../helpers/service.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { startReplicateDouble, type ReplicateDouble } from '../helpers/ai-doubles/replicate.js';
-import { generationContext } from '../../src/generation/context.js';
 
 const TOKEN = 'r8_test_token_0123456789abcdef';
 
@@ -186,7 +185,7 @@ describe('queued generation (Replicate predictions)', () => {
       const res = await first.api('POST', '/api/ai/generate', { board_id: board, model: 'flux-schnell', prompt: 'across a restart', aspect_ratio: '1:1' });
       const pred = [...replicate.predictions.keys()].at(-1)!;
       await eventually(() => (replicate.predictions.get(pred)!.gets >= 2 ? true : undefined));
-      const stranded = generationContext(first.service.ctx).history.insert({ board_id: board, model: 'gpt-image-1', provider: 'openai', kind: 'image', prompt: 'cut off', negative_prompt: null, aspect_ratio: '1:1', params: {}, status: 'running', cost_estimate: 0.042 }).id;
+      const stranded = first.service.features.generation.history.insert({ board_id: board, model: 'gpt-image-1', provider: 'openai', kind: 'image', prompt: 'cut off', negative_prompt: null, aspect_ratio: '1:1', params: {}, status: 'running', cost_estimate: 0.042 }).id;
       await first.close();
       first = undefined;
       const created = replicate.received('POST', /predictions$/).length;

@@ -39,9 +39,9 @@ describe('generation providers and models', () => {
       assert.equal(providers.length, 6);
       assert.ok(providers.every((p: any) => p.configured === false && p.source === null && p.key_last4 === null));
       assert.equal(providers.find((p: any) => p.provider === 'replicate').env.key, 'REPLICATE_API_TOKEN');
-      await assert.rejects(resolveChatModel(t.service.ctx, 'gpt-4.1'), (e: ApiError) => e.status === 400 && e.code === 'provider_not_configured' && /OPENAI_API_KEY/.test(e.message));
-      await assert.rejects(resolveChatModel(t.service.ctx, 'no-such-model'), (e: ApiError) => e.status === 400 && e.code === 'unknown_model');
-      await assert.rejects(resolveChatModel(t.service.ctx, 'gpt-image-1'), (e: ApiError) => e.code === 'unknown_model', 'an image model is not a chat model');
+      await assert.rejects(resolveChatModel(t.service.features.generation, 'gpt-4.1'), (e: ApiError) => e.status === 400 && e.code === 'provider_not_configured' && /OPENAI_API_KEY/.test(e.message));
+      await assert.rejects(resolveChatModel(t.service.features.generation, 'no-such-model'), (e: ApiError) => e.status === 400 && e.code === 'unknown_model');
+      await assert.rejects(resolveChatModel(t.service.features.generation, 'gpt-image-1'), (e: ApiError) => e.code === 'unknown_model', 'an image model is not a chat model');
     } finally {
       await t.close();
     }
@@ -95,7 +95,7 @@ describe('generation providers and models', () => {
       assert.equal((await t.api('GET', '/api/ai/providers')).body.providers.find((p: any) => p.provider === 'anthropic').key_last4, 'wxyz');
 
       // The run-time key works for a real call through the library.
-      const claude = await resolveChatModel(t.service.ctx, 'claude-haiku-4-5');
+      const claude = await resolveChatModel(t.service.features.generation, 'claude-haiku-4-5');
       anthropic.chat.push({ text: 'Bonjour tout le monde', toolCalls: [{ name: 'add_note', input: { text: 'hi' } }] });
       const r = streamText({
         model: claude.model,
@@ -131,7 +131,7 @@ describe('generation providers and models', () => {
   it('resolveChatModel gives a streaming LanguageModel with tool calls (OpenAI chat completions)', async () => {
     const t = await startService({ OPENAI_API_KEY: OPENAI_KEY, OPENAI_BASE_URL: `${openai.url}/v1` });
     try {
-      const resolved = await resolveChatModel(t.service.ctx, 'gpt-4.1-mini');
+      const resolved = await resolveChatModel(t.service.features.generation, 'gpt-4.1-mini');
       assert.equal(resolved.provider, 'openai');
       openai.chat.push({ chunks: ['A ', 'red ', 'fox'], toolCalls: [{ name: 'generate_image', input: { prompt: 'a red fox', aspect_ratio: '1:1' } }] });
       const r = streamText({
@@ -164,12 +164,12 @@ describe('generation providers and models', () => {
         { id: 'openai-compatible/llama3.2:latest', label: 'llama3.2:latest (local)', provider: 'openai-compatible' },
         { id: 'openai-compatible/qwen2.5', label: 'qwen2.5 (local)', provider: 'openai-compatible' },
       ]);
-      const resolved = await resolveChatModel(t.service.ctx, 'openai-compatible/qwen2.5');
+      const resolved = await resolveChatModel(t.service.features.generation, 'openai-compatible/qwen2.5');
       local.chat.push({ text: 'local answer' });
       assert.equal((await streamText({ model: resolved.model, prompt: 'hi', maxRetries: 0 }).text), 'local answer');
       assert.equal(local.chatRequests.at(-1).model, 'qwen2.5');
       assert.equal(local.received('POST', /chat/).at(-1)!.headers.authorization, undefined, 'no key is sent to a keyless server');
-      await assert.rejects(resolveChatModel(t.service.ctx, 'openai-compatible/not-pulled'), (e: ApiError) => e.code === 'unknown_model');
+      await assert.rejects(resolveChatModel(t.service.features.generation, 'openai-compatible/not-pulled'), (e: ApiError) => e.code === 'unknown_model');
     } finally {
       await t.close();
     }

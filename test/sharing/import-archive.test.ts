@@ -7,7 +7,6 @@ import path from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
-import { generationContext } from '../../src/generation/context.js';
 import { eventually, startService, type TestService } from '../helpers/service.js';
 import { sampleBoard, type SampleBoard } from './board.js';
 import { rawZip, type RawEntry } from './raw-zip.js';
@@ -60,7 +59,7 @@ describe('import from archives', () => {
   });
 
   it('include_history adds the board\'s generation history to board.json, and only then', async () => {
-    const history = generationContext(s.service.ctx).history;
+    const history = s.service.features.generation.history;
     const entry = history.insert({ board_id: sample.board, model: 'gpt-image-1', provider: 'openai', kind: 'image', prompt: 'a red square', negative_prompt: null, aspect_ratio: '1:1', params: { quality: 'low' }, status: 'running', cost_estimate: 0.042 });
     history.finish(entry.id, { status: 'complete', element_id: sample.ids.red });
     history.insert({ board_id: await s.createBoard('other'), model: 'dall-e-3', provider: 'openai', kind: 'image', prompt: 'elsewhere', negative_prompt: null, aspect_ratio: null, params: {}, status: 'running', cost_estimate: 0.04 });

@@ -1,7 +1,8 @@
 import http from 'node:http';
 import https from 'node:https';
-import type { BridgeItem } from '../bridge/items.js';
-import type { BridgeStatus, QueueResult } from '../bridge/state.js';
+import type { BridgeItem } from '../items.js';
+import type { BridgeStatus } from '../schemas.js';
+import type { QueueResult } from '../state.js';
 
 export interface BridgeClientOptions {
   /** Base URL of the service, e.g. http://127.0.0.1:4100 */

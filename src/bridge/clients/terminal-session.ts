@@ -2,8 +2,8 @@ import crypto from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pty from 'node-pty';
 import { quote } from 'shell-quote';
-import { hasControlCharacters } from '../bridge/ansi.js';
-import type { BridgeItem } from '../bridge/items.js';
+import { hasControlCharacters } from '../ansi.js';
+import type { BridgeItem } from '../items.js';
 import type { BridgeClient } from './bridge-client.js';
 import { ScreenReader } from './screen-reader.js';
 

@@ -1,0 +1,49 @@
+import { Type } from 'typebox';
+
+/**
+ * Schema pieces every feature shares: ids, the error body with the statuses that answer it, the queued answer and
+ * the public view of a job. Features build their own request/response schemas in `src/<feature>/schemas.ts` from these.
+ */
+
+/** A board, element, project or job id in a path or body. */
+export const Id = Type.String({ minLength: 1, maxLength: 64 });
+
+export const ErrorBody = Type.Object(
+  {
+    error: Type.Object({
+      code: Type.String({ description: 'stable machine-readable code, for example `not_found`' }),
+      message: Type.String({ description: 'human-readable explanation' }),
+      details: Type.Optional(Type.Unknown()),
+    }),
+  },
+  { description: 'The body of every 4xx and 5xx answer' },
+);
+
+/** Response schemas for the usual error statuses, to spread into a route's `response`. */
+export const errorResponses = {
+  400: ErrorBody,
+  404: ErrorBody,
+} as const;
+
+/** 202 answer of a request that became a job, polled at GET /api/jobs/{job_id} (or the feature's own poll route). */
+export const Queued = Type.Object({ job_id: Type.String(), status: Type.Literal('queued') });
+
+export const JOB_STATUSES = ['queued', 'running', 'complete', 'error', 'cancelled'] as const;
+
+/** The public view of a job: its record without the params. */
+export const JobSchema = Type.Object(
+  {
+    id: Type.String(),
+    kind: Type.String(),
+    board_id: Type.Union([Type.String(), Type.Null()]),
+    status: Type.Enum(JOB_STATUSES),
+    progress: Type.Number({ minimum: 0, maximum: 1 }),
+    eta_seconds: Type.Union([Type.Number(), Type.Null()]),
+    output_url: Type.Union([Type.String(), Type.Null()]),
+    error: Type.Union([Type.String(), Type.Null()]),
+    result: Type.Unknown(),
+    created_at: Type.String(),
+    started_at: Type.Union([Type.String(), Type.Null()]),
+    finished_at: Type.Union([Type.String(), Type.Null()]),
+  },
+);
