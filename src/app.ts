@@ -19,6 +19,7 @@ import { registerJobRoutes } from './jobs/routes.js';
 import { Tools } from './tools/locate.js';
 import { BoardEvents } from './boards/events.js';
 import { BoardService } from './boards/service.js';
+import { BoardOutputs } from './boards/outputs.js';
 import { MediaProber } from './boards/probe.js';
 import { registerBoardRoutes } from './boards/routes.js';
 import { registerServingRoutes } from './serving/routes.js';
@@ -96,7 +97,8 @@ export async function buildService(config: Config, opts: BuildOptions = {}): Pro
   await removeStaleTemps(config.dataDir, true);
   for (const folder of boards.connectedFolders()) await removeStaleTemps(folder, false);
   const tools = new Tools(config.env);
-  const jobs = new JobRunner(db, config.jobConcurrency, app.log);
+  const outputs = new BoardOutputs(media, boards);
+  const jobs = new JobRunner(db, config.jobConcurrency, app.log, { resolve: async (url) => (await media.resolveUrl(url)).path, outputs });
   const prober = new MediaProber(boards, media, tools, events, app.log);
   boards.probeLater = (el) => prober.enqueue(el);
 

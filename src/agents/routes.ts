@@ -1,9 +1,10 @@
 import { PassThrough } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
 import type { App, AppContext, Feature } from '../context.js';
+import { Cancelled, DomainError } from '../errors.js';
 import { resolveChatModel } from '../generation/models.js';
 import { ApiError, ErrorBody, errorResponses } from '../http/errors.js';
-import { abortOnDisconnect } from '../media/client-abort.js';
+import { abortOnDisconnect } from '../http/client-abort.js';
 import { ProbeCache } from '../media/probe-cache.js';
 import type { AgentEnv } from './actions.js';
 import { applyCard, rejectCard, requireCard } from './cards.js';
@@ -112,7 +113,7 @@ export const registerAgents: Feature = async (app: App, ctx: AppContext) => {
       const turn = new AbortController();
       session.turn = turn;
       reply.raw.once('close', () => {
-        if (!reply.raw.writableEnded) turn.abort(new ApiError(499, 'client_gone', 'The client disconnected'));
+        if (!reply.raw.writableEnded) turn.abort(new Cancelled('The client disconnected', 'client_gone'));
       });
       const answered = new Promise<void>((resolve) => reply.raw.once('close', resolve));
       answering.add(answered);
@@ -138,8 +139,8 @@ export const registerAgents: Feature = async (app: App, ctx: AppContext) => {
         .then(
           (result) => stream.write(sseEvent('done', result)),
           (err: unknown) => {
-            const e = err instanceof ApiError ? err : new ApiError(500, 'internal', 'The chat failed');
-            if (!(err instanceof ApiError)) ctx.log.error({ err }, 'agent chat failed');
+            const e = err instanceof DomainError ? err : new ApiError(500, 'internal', 'The chat failed');
+            if (!(err instanceof DomainError)) ctx.log.error({ err }, 'agent chat failed');
             stream.write(sseEvent('error', { error: { code: e.code, message: e.message } }));
           },
         )

@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import type { App, AppContext, Feature } from '../context.js';
+import { abortOnDisconnect } from '../http/client-abort.js';
 import { badRequest, ErrorBody, errorResponses } from '../http/errors.js';
 import { ItemSchema } from './items.js';
 import { DEFAULT_WAIT_SECONDS, longPoll, MAX_WAIT_SECONDS } from './long-poll.js';
@@ -241,7 +242,7 @@ export const registerBridge: Feature = (app: App, ctx: AppContext) => {
       async (req, reply) => {
         reply.header('cache-control', 'no-store');
         return bridge.poll(botIdOf(undefined, req.query), direction, (queue) =>
-          longPoll(queue, req.query.wait ?? DEFAULT_WAIT_SECONDS, reply, shutdown.signal),
+          longPoll(queue, req.query.wait ?? DEFAULT_WAIT_SECONDS, abortOnDisconnect(reply), shutdown.signal),
         );
       },
     );

@@ -13,6 +13,7 @@ export const JobSchema = Type.Object(
     eta_seconds: Type.Union([Type.Number(), Type.Null()]),
     output_url: Type.Union([Type.String(), Type.Null()]),
     error: Type.Union([Type.String(), Type.Null()]),
+    error_code: Type.Union([Type.String(), Type.Null()], { description: 'the failure\'s stable code (`ffmpeg_failed`, `timeout`, `cancelled`, ...)' }),
     result: Type.Unknown(),
     created_at: Type.String(),
     started_at: Type.Union([Type.String(), Type.Null()]),
@@ -20,9 +21,9 @@ export const JobSchema = Type.Object(
   },
 );
 
-/** The public view of a job (its params stay internal). */
+/** The public view of a job (its params and the error's kind and details stay internal). */
 export const jobView = (job: JobRecord) => {
-  const { params: _params, ...rest } = job;
+  const { params: _params, error_kind: _kind, error_details: _details, ...rest } = job;
   return rest;
 };
 

@@ -3,7 +3,7 @@ import { create as contentDisposition } from 'content-disposition';
 import { Type } from 'typebox';
 import type { Feature } from '../context.js';
 import { ErrorBody, errorResponses } from '../http/errors.js';
-import { abortOnDisconnect } from '../media/client-abort.js';
+import { abortOnDisconnect } from '../http/client-abort.js';
 import { downloadToBoard } from '../media/download.js';
 import { ProbeCache } from '../media/probe-cache.js';
 import { sendFile } from '../serving/routes.js';

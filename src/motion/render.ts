@@ -1,6 +1,7 @@
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { AppContext } from '../context.js';
+import { DomainError, Unprocessable } from '../errors.js';
 import { commitUnique, tempPathIn } from '../files/atomic.js';
 import { filenameFromTitle } from '../files/names.js';
 import { ApiError } from '../http/errors.js';
@@ -17,6 +18,12 @@ export interface MotionRenderParams {
   plan: RenderPlan;
   /** Located when the render was asked for (the request fails with motion_editor_missing otherwise). */
   aerender: string;
+}
+
+declare module '../jobs/kinds.js' {
+  interface JobKinds {
+    'motion.render': MotionRenderParams;
+  }
 }
 
 export interface MotionRenderResult {
@@ -135,7 +142,7 @@ export async function renderMotion(ctx: AppContext, job: JobContext<MotionRender
     const result: MotionRenderResult = { element: element as unknown as Record<string, unknown>, url: element.url! };
     return { output_url: element.url!, result };
   } catch (err) {
-    if (err instanceof ApiError && err.code === 'ffmpeg_failed') throw new ApiError(422, 'render_failed', `Transcoding the render failed: ${err.message}`);
+    if (err instanceof DomainError && err.code === 'ffmpeg_failed') throw new Unprocessable('render_failed', `Transcoding the render failed: ${err.message}`);
     throw err;
   } finally {
     if (temp) await fsp.rm(temp, { force: true });

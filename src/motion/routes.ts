@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { Feature } from '../context.js';
 import { ErrorBody, errorResponses } from '../http/errors.js';
-import { abortOnDisconnect } from '../media/client-abort.js';
+import { abortOnDisconnect } from '../http/client-abort.js';
 import { DetectAnswer, InspectAnswer, Preset, PresetBody, PresetQuery, ProjectRef, RenderBody, RenderJobAnswer, RenderResult } from './schemas.js';
 import { MotionService } from './service.js';
 

@@ -3,7 +3,7 @@ import type { Feature } from '../context.js';
 import { badRequest, errorResponses, notFound } from '../http/errors.js';
 import { ProjectService } from './projects.js';
 import { CODECS, FORMATS, SIZE_PRESETS, renderSettings } from './render-options.js';
-import { RENDER_JOB, renderProject, type RenderParams } from './render.js';
+import { RENDER_JOB, renderInputs, renderProject, type RenderParams } from './render.js';
 import { timelineDuration } from './timeline.js';
 
 const BoardParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
@@ -34,13 +34,14 @@ const RenderStatus = Type.Object({
   eta_seconds: Type.Union([Type.Number(), Type.Null()]),
   output_url: Type.Union([Type.String(), Type.Null()], { description: '/media/<board_id>/<file> once complete' }),
   error: Type.Optional(Type.String()),
+  error_code: Type.Optional(Type.String({ description: 'the failure\'s stable code, beside `error`' })),
   element_id: Type.Optional(Type.String({ description: 'the board element the finished video was added as' })),
 });
 
 /** Video timeline projects of a board and their render jobs. */
 export const registerTimeline: Feature = async (app, ctx) => {
   const projects = new ProjectService(ctx.db, ctx.boards);
-  ctx.jobs.define<RenderParams>(RENDER_JOB, (job) => renderProject(ctx, job));
+  ctx.jobs.define(RENDER_JOB, (job) => renderProject(ctx, job), { inputs: renderInputs });
   const tags = ['video projects'];
   const base = '/api/moodboards/:id/video-projects';
 
@@ -141,7 +142,7 @@ export const registerTimeline: Feature = async (app, ctx) => {
     async (req) => {
       projects.get(req.params.id, req.params.pid);
       const job = ctx.jobs.require(req.params.job_id, RENDER_JOB);
-      const params = job.params as RenderParams;
+      const params = job.params;
       if (params.projectId !== req.params.pid || params.boardId !== req.params.id) throw notFound(`Job ${req.params.job_id} not found`);
       const result = job.result as { element_id?: string } | null;
       return {
@@ -151,6 +152,7 @@ export const registerTimeline: Feature = async (app, ctx) => {
         eta_seconds: job.eta_seconds,
         output_url: job.output_url,
         ...(job.error ? { error: job.error } : {}),
+        ...(job.error_code ? { error_code: job.error_code } : {}),
         ...(result?.element_id ? { element_id: result.element_id } : {}),
       };
     },
