@@ -1,13 +1,12 @@
-import fsp from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Cancelled, DomainError, TimedOut } from '../errors.js';
-import { commitUnique } from '../files/atomic.js';
+import { BoardOutputs } from '../boards/outputs.js';
 import { filenameFromTitle } from '../files/names.js';
 import { ApiError, statusOf } from '../http/errors.js';
 import type { JobContext, JobOutcome } from '../jobs/runner.js';
 import { isJobOf } from '../jobs/kinds.js';
 import type { JobRecord } from '../jobs/store.js';
-import { addFileElement } from '../media/new-element.js';
+import { newMediaResult } from '../media/new-element.js';
 import { findEntry, type CatalogueEntry } from './catalogue.js';
 import type { GenerationContext } from './context.js';
 import { mapProviderError } from './errors.js';
@@ -107,14 +106,10 @@ async function deliver(g: GenerationContext, job: JobContext<PollParams>, entry:
   const dir = await g.media.boardDir(job.params.board_id);
   const client = queueClient(entry.api);
   const fetched = await fetchToTemp(state.outputUrl!, dir, { maxBytes: g.config.downloadMaxBytes, timeoutMs: g.config.downloadTimeoutMs }, { signal: job.signal, auth: client.downloadAuth?.(settings) });
-  let stored: string;
-  try {
-    stored = await commitUnique(fetched.temp, dir, filenameFromTitle(stemFromPrompt(history.prompt), 'generated', fetched.type.ext));
-  } catch (err) {
-    await fsp.rm(fetched.temp, { force: true });
-    throw err;
-  }
-  const made = await addFileElement(g, job.params.board_id, stored, generationData(history, { seed: state.seed }));
+  const name = filenameFromTitle(stemFromPrompt(history.prompt), 'generated', fetched.type.ext);
+  const made = newMediaResult(
+    await new BoardOutputs(g.media, g.boards).commit({ boardId: job.params.board_id, temp: fetched.temp, name }, { data: generationData(history, { seed: state.seed }) }),
+  );
   g.history.finish(history.id, { status: 'complete', element_id: made.element.id });
   const element = { id: made.element.id, type: made.element.type, url: made.url };
   return { output_url: made.url, result: { element, history_entry_id: history.id } };

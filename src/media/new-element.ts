@@ -1,7 +1,6 @@
 import path from 'node:path';
 import type { AppContext } from '../context.js';
 import { BoardOutputs, type CommittedOutput } from '../boards/outputs.js';
-import { kindOfFile } from '../files/media-types.js';
 import { badRequest } from '../http/errors.js';
 import type { JobContext, JobOutcome } from '../jobs/runner.js';
 import type { Element } from '../boards/types.js';
@@ -85,10 +84,3 @@ export const newMediaResult = ({ element: el, filename, url }: CommittedOutput):
   filename,
   url,
 });
-
-/** Adds a file already in the board folder as an element and shapes the answer. */
-export async function addFileElement(ctx: AppContext, boardId: string, stored: string, data?: Record<string, unknown>): Promise<NewMediaResult> {
-  const url = ctx.media.urlFor(boardId, stored);
-  const el = await ctx.boards.addElement(boardId, { type: kindOfFile(stored), url, name: stored, data });
-  return newMediaResult({ element: el, filename: stored, url });
-}
