@@ -1,6 +1,6 @@
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import Fastify, { type FastifyReply } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyReply } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import addFormats from 'ajv-formats';
@@ -20,6 +20,7 @@ import { Tools } from './tools/locate.js';
 import { BoardEvents } from './boards/events.js';
 import { BoardService } from './boards/service.js';
 import { BoardStore } from './boards/store.js';
+import { BoardOutputs } from './boards/outputs.js';
 import { MediaProber } from './boards/probe.js';
 import { registerBoards } from './boards/routes.js';
 import { registerServing } from './serving/routes.js';
@@ -52,6 +53,51 @@ async function removeStaleTemps(dir: string, recursive: boolean): Promise<void> 
       if (recursive) await removeStaleTemps(full, true);
     } else if (e.isFile() && isTempName(e.name)) await fsp.rm(full, { force: true });
   }
+}
+
+/**
+ * The service context without HTTP, in the order its parts depend on each other: the database, boards and the media
+ * root, the tools, the prober, the job runner (with the board outputs it commits). `stop` ends jobs and probes, runs
+ * the closers features registered and closes the database. Tests build it alone to test feature logic directly.
+ */
+export async function buildContext(config: Config, log: FastifyBaseLogger): Promise<{ ctx: AppContext; outputs: BoardOutputs; stop(): Promise<void> }> {
+  const db = openDatabase(path.join(config.dataDir, 'board-media.sqlite'));
+  const events = new BoardEvents();
+  const store = new BoardStore(db);
+  const media = new MediaRoot(config.dataDir, (id) => store.getBoard(id)?.connected_folder);
+  const tools = new Tools(config.env);
+  const prober = new MediaProber(store, media, tools, events, log);
+  const boards = new BoardService({
+    store,
+    dataDir: config.dataDir,
+    media,
+    events,
+    log,
+    probe: (el) => prober.enqueue(el),
+    initializers: elementInitializers(media),
+    serviceDataKeys: SERVICE_DATA_KEYS,
+  });
+  // Every folder the service writes into: all of DATA_DIR (media, card versions, sounds, ...) and, only at their top
+  // (where the service writes), the boards' connected folders.
+  await removeStaleTemps(config.dataDir, true);
+  for (const folder of boards.connectedFolders()) await removeStaleTemps(folder, false);
+  const outputs = new BoardOutputs(media, boards);
+  const jobs = new JobRunner(db, config.jobConcurrency, log, { resolve: async (url) => (await media.resolveUrl(url)).path, outputs });
+  const closers: (() => Promise<void> | void)[] = [];
+  const ctx: AppContext = { config, db, log, media, tools, jobs, boards, events, onClose: (fn) => closers.push(fn) };
+  const stop = async () => {
+    await jobs.shutdown();
+    await prober.idle();
+    for (const fn of closers.reverse()) {
+      try {
+        await fn();
+      } catch (err) {
+        log.error({ err }, 'error while closing');
+      }
+    }
+    db.close();
+  };
+  return { ctx, outputs, stop };
 }
 
 /** Builds one isolated service instance: its database, media root, tools, jobs and every feature's routes. */
@@ -89,30 +135,8 @@ export async function buildService(config: Config, opts: BuildOptions = {}): Pro
     return503OnClosing: true,
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
-  const db = openDatabase(path.join(config.dataDir, 'board-media.sqlite'));
-  const events = new BoardEvents();
-  const store = new BoardStore(db);
-  const media = new MediaRoot(config.dataDir, (id) => store.getBoard(id)?.connected_folder);
-  const tools = new Tools(config.env);
-  const prober = new MediaProber(store, media, tools, events, app.log);
-  const boards = new BoardService({
-    store,
-    dataDir: config.dataDir,
-    media,
-    events,
-    log: app.log,
-    probe: (el) => prober.enqueue(el),
-    initializers: elementInitializers(media),
-    serviceDataKeys: SERVICE_DATA_KEYS,
-  });
-  // Every folder the service writes into: all of DATA_DIR (media, card versions, sounds, ...) and, only at their top
-  // (where the service writes), the boards' connected folders.
-  await removeStaleTemps(config.dataDir, true);
-  for (const folder of boards.connectedFolders()) await removeStaleTemps(folder, false);
-  const jobs = new JobRunner(db, config.jobConcurrency, app.log);
-
-  const closers: (() => Promise<void> | void)[] = [];
-  const ctx: AppContext = { config, db, log: app.log, media, tools, jobs, boards, events, onClose: (fn) => closers.push(fn) };
+  const { ctx, stop } = await buildContext(config, app.log);
+  const { jobs } = ctx;
 
   installErrorHandling(app);
   installGuard(app, config);
@@ -147,16 +171,7 @@ export async function buildService(config: Config, opts: BuildOptions = {}): Pro
       const force = setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_GRACE_MS);
       await app.close();
       clearTimeout(force);
-      await jobs.shutdown();
-      await prober.idle();
-      for (const fn of closers.reverse()) {
-        try {
-          await fn();
-        } catch (err) {
-          app.log.error({ err }, 'error while closing');
-        }
-      }
-      db.close();
+      await stop();
     })());
   return { app, ctx, features, close };
 }

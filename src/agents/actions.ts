@@ -10,7 +10,7 @@ import { ApiError } from '../http/errors.js';
 import { writeCardHtml } from '../html/card-html.js';
 import { convertImage, IMAGE_FORMATS, type ImageFormat } from '../media/convert-image.js';
 import { convertVideo, validateConvertVideo, VIDEO_FORMATS, type VideoCodec, type VideoFormat } from '../media/convert-video.js';
-import type { MediaContext } from '../media/new-element.js';
+import { boardIo, type MediaContext } from '../media/new-element.js';
 import { trimMedia } from '../media/trim.js';
 import { Previews } from './previews.js';
 import type { ActionParamsOf, ActionType } from './schemas.js';
@@ -220,7 +220,7 @@ export const ACTIONS: { [T in ActionType]: ActionDef<T> } = {
       const r =
         el.type === 'image'
           ? await convertImage(env.media, { ...req, format: p.format as ImageFormat, width: p.width, height: p.height })
-          : await convertVideo(env.media, { ...req, format: p.format as VideoFormat, codec: p.codec ?? 'h264', bitrate: p.bitrate }, { signal });
+          : await convertVideo(env.media, { ...req, format: p.format as VideoFormat, codec: p.codec ?? 'h264', bitrate: p.bitrate }, boardIo(env.media), { signal });
       return { elements: [elementOf(env, session, r.element.id)] };
     },
   },

@@ -1,4 +1,5 @@
 import type { Board, Element } from '../boards/schemas.js';
+import { DomainError } from '../errors.js';
 import { ApiError } from '../http/errors.js';
 import { newId } from '../ids.js';
 import { ACTIONS, type AgentEnv, type Proposal } from './actions.js';
@@ -45,8 +46,8 @@ export interface Applied {
   board: Board & { elements: Element[] };
 }
 
-function asApiError(err: unknown): ApiError {
-  if (err instanceof ApiError) return err;
+function asApiError(err: unknown): DomainError {
+  if (err instanceof DomainError) return err;
   const message = err instanceof Error ? err.message : String(err);
   return new ApiError(500, 'action_failed', `The action failed: ${message}`);
 }

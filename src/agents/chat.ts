@@ -1,8 +1,8 @@
 import { jsonSchema, stepCountIs, streamText, type ModelMessage, type Tool, type ToolSet } from 'ai';
 import { Compile, type Validator } from 'typebox/compile';
+import { Cancelled, DomainError } from '../errors.js';
 import type { ResolvedChatModel } from '../generation/models.js';
 import { mapProviderError } from '../generation/errors.js';
-import { ApiError } from '../http/errors.js';
 import { ACTIONS, type AgentEnv } from './actions.js';
 import { addCard, applyCard, newCardId, viewOf } from './cards.js';
 import { systemPrompt, type TurnInput } from './prompt.js';
@@ -124,7 +124,7 @@ export async function runTurn(
     remember(session, [...input.keep, ...response.messages]);
     return { message, actions: turnCards.map(viewOf) };
   } catch (err) {
-    if (signal.aborted) throw signal.reason instanceof ApiError ? signal.reason : new ApiError(499, 'aborted', 'The chat was cancelled');
+    if (signal.aborted) throw signal.reason instanceof DomainError ? signal.reason : new Cancelled('The chat was cancelled', 'aborted');
     throw mapProviderError(err, chat.provider, timeout);
   }
 }

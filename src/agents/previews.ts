@@ -1,8 +1,8 @@
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { AppContext } from '../context.js';
+import { DomainError } from '../errors.js';
 import { writeNewFile } from '../files/atomic.js';
-import { ApiError } from '../http/errors.js';
 import { htmlRendererOf } from '../html/render.js';
 import { RENDER_LIMITS } from '../html/limits.js';
 
@@ -53,7 +53,7 @@ export class Previews {
       return { image_url: this.ctx.media.rootUrl(path.join(FOLDER, sessionId, stored)), ...size };
     } catch (err) {
       if (signal.aborted) throw err;
-      if (err instanceof ApiError && err.status === 422) throw new Error(`The HTML could not be rendered: ${err.message}`);
+      if (err instanceof DomainError && err.kind === 'unprocessable') throw new Error(`The HTML could not be rendered: ${err.message}`);
       const why = err instanceof Error ? err.message : String(err);
       this.ctx.log.warn({ err }, 'agent card preview not rendered');
       return { image_url: null, ...size, image_error: why };

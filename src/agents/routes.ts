@@ -6,7 +6,8 @@ import type { GenerationContext } from '../generation/context.js';
 import { resolveChatModel } from '../generation/models.js';
 import { ApiError } from '../http/errors.js';
 import { errorResponses } from '../http/schemas.js';
-import { abortOnDisconnect } from '../media/client-abort.js';
+import { abortOnDisconnect } from '../http/client-abort.js';
+import { Cancelled, DomainError } from '../errors.js';
 import { ProbeCache } from '../media/probe-cache.js';
 import type { AgentEnv } from './actions.js';
 import { applyCard, rejectCard, requireCard } from './cards.js';
@@ -96,7 +97,7 @@ export const registerAgents = async (app: App, ctx: AppContext, uses: { bridge: 
       const turn = new AbortController();
       session.turn = turn;
       reply.raw.once('close', () => {
-        if (!reply.raw.writableEnded) turn.abort(new ApiError(499, 'client_gone', 'The client disconnected'));
+        if (!reply.raw.writableEnded) turn.abort(new Cancelled('The client disconnected', 'client_gone'));
       });
       const answered = new Promise<void>((resolve) => reply.raw.once('close', resolve));
       answering.add(answered);
@@ -122,8 +123,8 @@ export const registerAgents = async (app: App, ctx: AppContext, uses: { bridge: 
         .then(
           (result) => stream.write(sseEvent('done', result)),
           (err: unknown) => {
-            const e = err instanceof ApiError ? err : new ApiError(500, 'internal', 'The chat failed');
-            if (!(err instanceof ApiError)) ctx.log.error({ err }, 'agent chat failed');
+            const e = err instanceof DomainError ? err : new ApiError(500, 'internal', 'The chat failed');
+            if (!(err instanceof DomainError)) ctx.log.error({ err }, 'agent chat failed');
             stream.write(sseEvent('error', { error: { code: e.code, message: e.message } }));
           },
         )

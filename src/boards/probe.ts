@@ -10,6 +10,7 @@ import type { Tools } from '../tools/locate.js';
 import type { BoardEvents } from './events.js';
 import type { BoardStore } from './store.js';
 import type { Element } from './schemas.js';
+import { KeyedQueue } from '../jobs/keyed-queue.js';
 
 const THUMB_SIZE = 320;
 
@@ -19,7 +20,7 @@ const THUMB_SIZE = 320;
  * the element keeps it and records `probe_error`.
  */
 export class MediaProber {
-  private chain: Promise<void> = Promise.resolve();
+  private readonly queue = new KeyedQueue();
 
   constructor(
     private readonly boards: BoardStore,
@@ -30,14 +31,12 @@ export class MediaProber {
   ) {}
 
   enqueue(element: Element): void {
-    this.chain = this.chain
-      .then(() => this.probeOne(element))
-      .catch((err) => this.log.error({ err, element: element.id }, 'probe failed'));
+    void this.queue.run('probe', () => this.probeOne(element)).catch((err) => this.log.error({ err, element: element.id }, 'probe failed'));
   }
 
   /** Resolves when every probe queued so far has finished (used at shutdown). */
   idle(): Promise<void> {
-    return this.chain;
+    return this.queue.idle();
   }
 
   private async probeOne(element: Element): Promise<void> {

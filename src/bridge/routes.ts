@@ -15,6 +15,7 @@ import {
   ToMessengerBody,
   ToTerminalBody,
 } from './schemas.js';
+import { abortOnDisconnect } from '../http/client-abort.js';
 import { Bridge } from './state.js';
 import { BridgeStore } from './store.js';
 
@@ -179,7 +180,7 @@ export const registerBridge = (app: App, ctx: AppContext): Bridge => {
       async (req, reply) => {
         reply.header('cache-control', 'no-store');
         return bridge.poll(botIdOf(undefined, req.query), direction, (queue) =>
-          longPoll(queue, req.query.wait ?? DEFAULT_WAIT_SECONDS, reply, shutdown.signal),
+          longPoll(queue, req.query.wait ?? DEFAULT_WAIT_SECONDS, abortOnDisconnect(reply), shutdown.signal),
         );
       },
     );

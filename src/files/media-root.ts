@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { ApiError, badRequest, notFound } from '../http/errors.js';
+import { Conflict, DomainError } from '../errors.js';
+import { badRequest, notFound } from '../http/errors.js';
 
 /** Where a `/media/...` URL points on disk. */
 export interface ResolvedMedia {
@@ -66,7 +67,7 @@ export async function folderInside(base: string, segments: string[]): Promise<st
   // A dangling link in the way makes mkdir fail; the check below then refuses it.
   await fsp.mkdir(dir, { recursive: true }).catch(() => undefined);
   const real = await resolveInside(base, segments);
-  if (!real || !(await fsp.stat(real)).isDirectory()) throw new ApiError(409, 'unsafe_folder', `${dir} leads outside ${base}`);
+  if (!real || !(await fsp.stat(real)).isDirectory()) throw new Conflict(`${dir} leads outside ${base}`, undefined, 'unsafe_folder');
   return real;
 }
 
@@ -226,7 +227,7 @@ export class MediaRoot {
     try {
       return await this.resolveUrl(url);
     } catch (err) {
-      if (err instanceof ApiError) throw new ApiError(err.status, err.code, `${field}: ${err.message}`);
+      if (err instanceof DomainError) err.message = `${field}: ${err.message}`;
       throw err;
     }
   }

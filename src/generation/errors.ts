@@ -1,4 +1,5 @@
 import { APICallError, RetryError } from 'ai';
+import { DomainError, TimedOut } from '../errors.js';
 import { ApiError } from '../http/errors.js';
 import type { ProviderId } from './providers.js';
 
@@ -56,7 +57,7 @@ function providerMessage(body: string | undefined, fallback: string): string {
 /** Google answers a bad key with 400 INVALID_ARGUMENT rather than 401. */
 const BAD_KEY = /api key not valid|API_KEY_INVALID|invalid api key|incorrect api key/i;
 
-function fromStatus(provider: ProviderId, status: number, message: string, retryAfter: number | undefined): ApiError {
+function fromStatus(provider: ProviderId, status: number, message: string, retryAfter: number | undefined): DomainError {
   if (status === 401 || status === 403 || (status === 400 && BAD_KEY.test(message))) {
     return new ApiError(502, 'provider_auth_failed', `The ${provider} provider refused the credentials (${status}): ${message}`, { provider, status });
   }
@@ -64,7 +65,7 @@ function fromStatus(provider: ProviderId, status: number, message: string, retry
     const wait = retryAfter ?? 60;
     return new ApiError(429, 'rate_limited', `The ${provider} provider is rate limiting requests; retry after ${wait} s`, { provider, retry_after: wait });
   }
-  if (status === 408 || status === 504) return new ApiError(504, 'provider_timeout', `The ${provider} provider timed out (${status})`, { provider, status });
+  if (status === 408 || status === 504) return new TimedOut(`The ${provider} provider timed out (${status})`, 'provider_timeout', { provider, status });
   if (status >= 400 && status < 500 && REFUSAL.test(message)) return new ApiError(422, 'content_refused', `The ${provider} provider refused the content: ${message}`, { provider, reason: message });
   if (status >= 400 && status < 500) return new ApiError(422, 'provider_rejected', `The ${provider} provider rejected the request (${status}): ${message}`, { provider, status });
   return new ApiError(502, 'provider_error', `The ${provider} provider failed (${status}): ${message}`, { provider, status });
@@ -75,9 +76,9 @@ function fromStatus(provider: ProviderId, status: number, message: string, retry
  * 504 network or timeout, 502 for the provider's own failures. Never a 500. `timedOut` is our time limit's signal.
  * Messages are built here from status and the provider's words: no request (and so no key) is ever echoed.
  */
-export function mapProviderError(err: unknown, provider: ProviderId, timedOut?: AbortSignal): ApiError {
-  if (err instanceof ApiError) return err;
-  if (timedOut?.aborted) return new ApiError(504, 'provider_timeout', `The ${provider} provider did not answer within the time limit`, { provider });
+export function mapProviderError(err: unknown, provider: ProviderId, timedOut?: AbortSignal): DomainError {
+  if (err instanceof DomainError) return err;
+  if (timedOut?.aborted) return new TimedOut(`The ${provider} provider did not answer within the time limit`, 'provider_timeout', { provider });
   if (err instanceof ContentRefusedError) return new ApiError(422, 'content_refused', `The ${provider} provider refused the content: ${err.reason}`, { provider, reason: err.reason });
   if (err instanceof ProviderHttpError) return fromStatus(provider, err.status, err.message, err.retryAfterSeconds);
   const last = RetryError.isInstance(err) ? err.lastError : err;
@@ -87,7 +88,7 @@ export function mapProviderError(err: unknown, provider: ProviderId, timedOut?: 
     return fromStatus(provider, last.statusCode, message, retryAfterSeconds(last.responseHeaders));
   }
   const name = (last as { name?: string } | undefined)?.name;
-  if (name === 'AbortError' || name === 'TimeoutError') return new ApiError(504, 'provider_timeout', `The ${provider} provider did not answer in time`, { provider });
+  if (name === 'AbortError' || name === 'TimeoutError') return new TimedOut(`The ${provider} provider did not answer in time`, 'provider_timeout', { provider });
   if (last instanceof TypeError || (last as { cause?: { code?: string } })?.cause?.code) return unreachable(provider, last);
   if (last instanceof Error && REFUSAL.test(last.message)) return new ApiError(422, 'content_refused', `The ${provider} provider refused the content: ${last.message}`, { provider, reason: last.message });
   const message = last instanceof Error ? last.message : String(last);

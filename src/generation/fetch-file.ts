@@ -5,8 +5,10 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { AppContext } from '../context.js';
+import { DomainError, TimedOut } from '../errors.js';
 import { tempPathIn } from '../files/atomic.js';
 import { ApiError, badRequest } from '../http/errors.js';
+import { timeLimit } from '../jobs/time-limit.js';
 import { SNIFF_BYTES, sniff, type Sniffed } from '../media/sniff.js';
 
 const MAX_REDIRECTS = 5;
@@ -34,9 +36,9 @@ export async function fetchToTemp(
   limits: FetchLimits,
   opts: { signal?: AbortSignal; auth?: { origin: string; headers: Record<string, string> } } = {},
 ): Promise<FetchedFile> {
-  const timeout = AbortSignal.timeout(limits.timeoutMs);
-  const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
   const start = new URL(url);
+  const limit = timeLimit(opts.signal, limits.timeoutMs, () => new TimedOut(`Fetching ${start.host}${start.pathname} took longer than ${limits.timeoutMs} ms`, 'download_timeout'));
+  const signal = limit.signal;
   const temp = tempPathIn(dir, 'result');
   try {
     let current = start;
@@ -78,9 +80,9 @@ export async function fetchToTemp(
     return { temp, type };
   } catch (err) {
     await fsp.rm(temp, { force: true });
-    if (opts.signal?.aborted) throw opts.signal.reason instanceof ApiError ? opts.signal.reason : new ApiError(499, 'aborted', 'Cancelled');
-    if (timeout.aborted) throw new ApiError(504, 'download_timeout', `Fetching ${start.host}${start.pathname} took longer than ${limits.timeoutMs} ms`);
-    if (err instanceof ApiError) throw err;
+    const stopped = limit.stopped();
+    if (stopped) throw stopped;
+    if (err instanceof DomainError) throw err;
     const cause = (err as { cause?: { code?: string } }).cause;
     throw new ApiError(504, 'download_unreachable', `Could not fetch from ${start.host}: ${cause?.code ?? (err as Error).message}`);
   }

@@ -1,5 +1,6 @@
 import fsp from 'node:fs/promises';
 import { generateImage, NoImageGeneratedError } from 'ai';
+import { Cancelled, DomainError } from '../errors.js';
 import { filenameFromTitle } from '../files/names.js';
 import { extensionForMime } from '../files/media-types.js';
 import { ApiError, badRequest } from '../http/errors.js';
@@ -24,6 +25,12 @@ export interface PollParams {
   board_id: string;
   model: string;
   provider_job_id: string;
+}
+
+declare module '../jobs/kinds.js' {
+  interface JobKinds {
+    'generation.poll': PollParams;
+  }
 }
 
 export interface GeneratedElement {
@@ -112,14 +119,14 @@ export async function generate(g: GenerationContext, body: GenerateBody, signal:
   try {
     return await (isQueued(entry) ? startQueued(g, request) : generateNow(g, request));
   } catch (err) {
-    const e = signal.aborted ? new ApiError(499, 'aborted', 'The client went away before the answer') : err instanceof ApiError ? err : mapProviderError(err, entry.provider);
+    const e = signal.aborted ? new Cancelled('The client went away before the answer', 'aborted') : err instanceof DomainError ? err : mapProviderError(err, entry.provider);
     g.history.finish(history.id, { status: 'error', error: e.message, error_code: e.code });
     throw e;
   }
 }
 
 /** The AI SDK rejects options it cannot use (a wrong type in params) before any call: the client's mistake. */
-function paramsError(err: unknown): ApiError | undefined {
+function paramsError(err: unknown): DomainError | undefined {
   const name = (err as { name?: string }).name;
   if (name === 'AI_InvalidArgumentError' || name === 'AI_TypeValidationError') {
     return badRequest(`params are not valid for this model: ${(err as Error).message.slice(0, 300)}`, [{ field: 'body.params', message: 'not valid for this model' }]);
@@ -191,7 +198,7 @@ async function startQueued(g: GenerationContext, { entry, settings, history, bod
   } catch (err) {
     throw mapProviderError(err, entry.provider, timeout);
   }
-  const job = g.jobs.enqueue<PollParams>(POLL_JOB, { history_id: history.id, board_id: body.board_id, model: entry.id, provider_job_id: providerJobId }, { boardId: body.board_id, idPrefix: 'aijob_' });
+  const job = g.jobs.enqueue(POLL_JOB, { history_id: history.id, board_id: body.board_id, model: entry.id, provider_job_id: providerJobId }, { boardId: body.board_id, idPrefix: 'aijob_' });
   g.history.update(history.id, { provider_job_id: providerJobId, job_id: job.id });
   return { status: 'queued', job_id: job.id, history_entry_id: history.id, cost_estimate: history.cost_estimate };
 }

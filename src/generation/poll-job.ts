@@ -1,11 +1,12 @@
-import fsp from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { commitUnique } from '../files/atomic.js';
+import { Cancelled, DomainError, TimedOut } from '../errors.js';
+import { BoardOutputs } from '../boards/outputs.js';
 import { filenameFromTitle } from '../files/names.js';
-import { ApiError } from '../http/errors.js';
+import { ApiError, statusOf } from '../http/errors.js';
 import type { JobContext, JobOutcome } from '../jobs/runner.js';
+import { isJobOf } from '../jobs/kinds.js';
 import type { JobRecord } from '../jobs/store.js';
-import { addFileElement } from '../media/new-element.js';
+import { newMediaResult } from '../media/new-element.js';
 import { findEntry, type CatalogueEntry } from './catalogue.js';
 import type { GenerationContext } from './context.js';
 import { mapProviderError } from './errors.js';
@@ -60,7 +61,7 @@ export async function pollGeneration(g: GenerationContext, job: JobContext<PollP
       await sleep(Math.max(0, Math.min(wait, deadline - Date.now())), undefined, { signal: job.signal });
       if (Date.now() >= deadline) {
         await cancelAtProvider(g, p).catch(() => undefined);
-        throw new ApiError(504, 'provider_timeout', `The ${entry.provider} job did not finish within ${g.config.ai.jobTimeoutMs / 1000} s`, { provider: entry.provider });
+        throw new TimedOut(`The ${entry.provider} job did not finish within ${g.config.ai.jobTimeoutMs / 1000} s`, 'provider_timeout', { provider: entry.provider });
       }
       const settings = g.providers.require(entry.provider, `Generation ${history.id}`);
       let state: QueueState;
@@ -71,15 +72,16 @@ export async function pollGeneration(g: GenerationContext, job: JobContext<PollP
       } catch (err) {
         if (job.signal.aborted) throw job.signal.reason;
         const e = mapProviderError(err, entry.provider, timeout);
-        const transient = e.status === 429 || ((e.status === 502 || e.status === 504) && e.code !== 'provider_auth_failed');
+        const status = statusOf(e);
+        const transient = status === 429 || ((status === 502 || status === 504) && e.code !== 'provider_auth_failed');
         if (!transient || ++failures > MAX_POLL_FAILURES) throw e;
         const retryAfter = (e.details as { retry_after?: number } | undefined)?.retry_after;
-        wait = e.status === 429 && retryAfter !== undefined ? Math.max(retryAfter * 1000, interval) : Math.min(wait * 2, interval * MAX_BACKOFF);
+        wait = status === 429 && retryAfter !== undefined ? Math.max(retryAfter * 1000, interval) : Math.min(wait * 2, interval * MAX_BACKOFF);
         g.log.warn({ job: job.id, provider: entry.provider, code: e.code, wait_ms: wait }, 'polling the provider failed, trying again');
         continue;
       }
       if (state.status === 'succeeded') return await deliver(g, job, entry, settings, state);
-      if (state.status === 'canceled') throw new ApiError(499, 'cancelled', `The ${entry.provider} job was cancelled`);
+      if (state.status === 'canceled') throw new Cancelled(`The ${entry.provider} job was cancelled`);
       if (state.status === 'failed') {
         if (state.refused) throw new ApiError(422, 'content_refused', `The ${entry.provider} provider refused the content: ${state.refused}`, { provider: entry.provider, reason: state.refused });
         throw new ApiError(502, 'provider_failed', `The ${entry.provider} job failed: ${state.error ?? 'no reason given'}`, { provider: entry.provider });
@@ -90,8 +92,8 @@ export async function pollGeneration(g: GenerationContext, job: JobContext<PollP
   } catch (err) {
     const reason = job.signal.aborted ? job.signal.reason : err;
     // Shutdown: the job is queued again and resumes polling at the next start; nothing to record.
-    if (reason instanceof ApiError && reason.code === 'shutting_down') throw reason;
-    const e = reason instanceof ApiError ? reason : mapProviderError(reason, entry.provider);
+    if (reason instanceof DomainError && reason.code === 'shutting_down') throw reason;
+    const e = reason instanceof DomainError ? reason : mapProviderError(reason, entry.provider);
     g.history.finish(history.id, { status: e.code === 'cancelled' ? 'cancelled' : 'error', error: e.message, error_code: e.code });
     throw e;
   }
@@ -104,14 +106,10 @@ async function deliver(g: GenerationContext, job: JobContext<PollParams>, entry:
   const dir = await g.media.boardDir(job.params.board_id);
   const client = queueClient(entry.api);
   const fetched = await fetchToTemp(state.outputUrl!, dir, { maxBytes: g.config.downloadMaxBytes, timeoutMs: g.config.downloadTimeoutMs }, { signal: job.signal, auth: client.downloadAuth?.(settings) });
-  let stored: string;
-  try {
-    stored = await commitUnique(fetched.temp, dir, filenameFromTitle(stemFromPrompt(history.prompt), 'generated', fetched.type.ext));
-  } catch (err) {
-    await fsp.rm(fetched.temp, { force: true });
-    throw err;
-  }
-  const made = await addFileElement(g, job.params.board_id, stored, generationData(history, { seed: state.seed }));
+  const name = filenameFromTitle(stemFromPrompt(history.prompt), 'generated', fetched.type.ext);
+  const made = newMediaResult(
+    await new BoardOutputs(g.media, g.boards).commit({ boardId: job.params.board_id, temp: fetched.temp, name }, { data: generationData(history, { seed: state.seed }) }),
+  );
   g.history.finish(history.id, { status: 'complete', element_id: made.element.id });
   const element = { id: made.element.id, type: made.element.type, url: made.url };
   return { output_url: made.url, result: { element, history_entry_id: history.id } };
@@ -137,10 +135,10 @@ export async function cancelAtProvider(g: GenerationContext, p: PollParams): Pro
  */
 export function definePollJob(g: GenerationContext): Map<string, Promise<boolean>> {
   const cancels = new Map<string, Promise<boolean>>();
-  g.jobs.define<PollParams>(POLL_JOB, (job) => pollGeneration(g, job), { concurrency: POLL_CONCURRENCY, resumable: true });
+  g.jobs.define(POLL_JOB, (job) => pollGeneration(g, job), { concurrency: POLL_CONCURRENCY, resumable: true });
   g.jobs.on('update', (job: JobRecord) => {
-    if (job.kind !== POLL_JOB || job.status !== 'cancelled' || cancels.has(job.id)) return;
-    const params = job.params as PollParams;
+    if (!isJobOf(job, POLL_JOB) || job.status !== 'cancelled' || cancels.has(job.id)) return;
+    const params = job.params;
     g.history.finish(params.history_id, { status: 'cancelled', error: 'Cancelled', error_code: 'cancelled' });
     const pending = cancelAtProvider(g, params);
     cancels.set(job.id, pending);

@@ -1,7 +1,7 @@
 import type { App, AppContext } from '../context.js';
 import type { JobRecord } from '../jobs/store.js';
 import { errorResponses } from '../http/schemas.js';
-import { abortOnDisconnect } from '../media/client-abort.js';
+import { abortOnDisconnect } from '../http/client-abort.js';
 import { createGenerationContext, type GenerationContext } from './context.js';
 import { enhancePrompt } from './enhance.js';
 import { generate, POLL_JOB, type GeneratedElement, type PollParams } from './generate.js';
@@ -28,8 +28,8 @@ import {
 } from './schemas.js';
 
 /** GET /api/ai/jobs/{job_id}: the job's status with the element once it is on the board. */
-function aiJobView(g: GenerationContext, job: JobRecord) {
-  const historyId = (job.params as PollParams).history_id;
+function aiJobView(g: GenerationContext, job: JobRecord<PollParams>) {
+  const historyId = job.params.history_id;
   const history = g.history.get(historyId);
   const result = job.result as { element?: GeneratedElement } | null;
   return {
@@ -115,7 +115,7 @@ export const registerGeneration = (app: App, ctx: AppContext): GenerationContext
     async (req) => {
       ctx.jobs.cancel(ctx.jobs.require(req.params.job_id, POLL_JOB).id);
       // A running poll stops at once (its waits and calls take the abort signal); then the provider is told.
-      const job = await ctx.jobs.wait(req.params.job_id);
+      const job = await ctx.jobs.wait(req.params.job_id, POLL_JOB);
       const pending = providerCancels.get(job.id);
       return { ...aiJobView(g, job), ...(pending ? { provider_cancelled: await pending } : {}) };
     },

@@ -3,11 +3,12 @@ import path from 'node:path';
 import type { AppContext } from '../context.js';
 import type { ElementInitializer } from '../boards/service.js';
 import type { Element } from '../boards/schemas.js';
+import { NotFound } from '../errors.js';
 import { replaceFileAtomic, writeNewFile } from '../files/atomic.js';
 import { folderInside, readInside, resolveInside, type MediaRoot } from '../files/media-root.js';
 import { filenameFromTitle } from '../files/names.js';
 import { ApiError, badRequest, notFound } from '../http/errors.js';
-import { KeyedQueue } from './keyed-queue.js';
+import { KeyedQueue } from '../jobs/keyed-queue.js';
 import type { HtmlVersionInfo, HtmlWriteResult } from './schemas.js';
 
 /** The backing file of a new card created without a url. */
@@ -157,7 +158,7 @@ export class CardHtml {
       if (resolved.boardId !== boardId || !/\.html?$/i.test(resolved.path)) throw refuse();
       return resolved.path;
     } catch (err) {
-      if (!(err instanceof ApiError) || err.status !== 404) throw err;
+      if (!(err instanceof NotFound)) throw err;
       const { base, segments, boardId: owner } = this.ctx.media.locate(url);
       const target = path.join(base, ...segments);
       if (owner !== boardId || !/\.html?$/i.test(target)) throw refuse();

@@ -4,8 +4,9 @@ import path from 'node:path';
 import sharp from 'sharp';
 import type { AppContext } from '../context.js';
 import type { Element } from '../boards/schemas.js';
+import { Cancelled, NotFound } from '../errors.js';
 import { tempPathIn } from '../files/atomic.js';
-import { ApiError, badRequest } from '../http/errors.js';
+import { badRequest } from '../http/errors.js';
 import { abortable } from './card-page.js';
 import { cardHtml } from './card-html.js';
 import { RENDER_LIMITS } from './limits.js';
@@ -91,7 +92,7 @@ async function currentHtml(ctx: AppContext, element: Element, version: number): 
   try {
     return (await cardHtml(ctx).read(element.board_id, element.id, version)).html;
   } catch (err) {
-    if (!(err instanceof ApiError) || err.status !== 404 || !element.url) throw err;
+    if (!(err instanceof NotFound) || !element.url) throw err;
     return fsp.readFile((await ctx.media.resolveUrl(element.url)).path, 'utf8');
   }
 }
@@ -153,7 +154,7 @@ export async function cardVideo(ctx: AppContext, boardId: string, elementId: str
   const current = entry;
   current.waiters++;
   const leave = () => {
-    if (--current.waiters === 0) current.stop.abort(new ApiError(499, 'aborted', 'The request was cancelled'));
+    if (--current.waiters === 0) current.stop.abort(new Cancelled('The request was cancelled', 'aborted'));
   };
   if (!signal) return current.done.finally(() => current.waiters--);
   const onAbort = () => leave();

@@ -1,21 +1,44 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
+import { Conflict, DomainError, InvalidInput, NotFound, type ErrorKind } from '../errors.js';
 
-/** The one error type features throw; the handler below renders it as the one error body. */
-export class ApiError extends Error {
+/** The one map from a domain error's kind to the HTTP status it is answered with. */
+const STATUS_OF_KIND: Record<ErrorKind, number> = {
+  invalid_input: 400,
+  not_found: 404,
+  conflict: 409,
+  too_large: 413,
+  unsupported: 415,
+  unprocessable: 422,
+  cancelled: 499,
+  upstream: 502,
+  unavailable: 503,
+  timed_out: 504,
+  internal: 500,
+};
+
+const KIND_OF_STATUS = new Map(Object.entries(STATUS_OF_KIND).map(([kind, status]) => [status, kind as ErrorKind]));
+
+/**
+ * A domain error with an explicit status, for the edge cases the kinds do not cover (401, 403, 429, ...). Feature
+ * logic, tools and jobs throw the domain errors of `src/errors.ts`; the handler below renders both as the one body.
+ */
+export class ApiError extends DomainError {
   constructor(
     readonly status: number,
-    readonly code: string,
+    code: string,
     message: string,
-    readonly details?: unknown,
+    details?: unknown,
   ) {
-    super(message);
-    this.name = 'ApiError';
+    super(KIND_OF_STATUS.get(status) ?? (status >= 500 ? 'internal' : 'invalid_input'), code, message, details);
   }
 }
 
-export const badRequest = (message: string, details?: unknown) => new ApiError(400, 'bad_request', message, details);
-export const notFound = (message: string) => new ApiError(404, 'not_found', message);
-export const conflict = (message: string, details?: unknown) => new ApiError(409, 'conflict', message, details);
+/** The status a domain error is answered with. */
+export const statusOf = (err: DomainError): number => (err instanceof ApiError ? err.status : STATUS_OF_KIND[err.kind]);
+
+export const badRequest = (message: string, details?: unknown) => new InvalidInput(message, details);
+export const notFound = (message: string) => new NotFound(message);
+export const conflict = (message: string, details?: unknown) => new Conflict(message, details);
 
 interface ValidationIssue {
   instancePath?: string;
@@ -39,10 +62,11 @@ function describeValidation(error: FastifyError): { message: string; details: un
 }
 
 export function installErrorHandling(app: FastifyInstance): void {
-  app.setErrorHandler((err: FastifyError | ApiError | Error, req, reply) => {
-    if (err instanceof ApiError) {
-      if (err.status >= 500) req.log.error({ err }, err.message);
-      return reply.status(err.status).send({ error: { code: err.code, message: err.message, details: err.details } });
+  app.setErrorHandler((err: FastifyError | DomainError | Error, req, reply) => {
+    if (err instanceof DomainError) {
+      const status = statusOf(err);
+      if (status >= 500) req.log.error({ err }, err.message);
+      return reply.status(status).send({ error: { code: err.code, message: err.message, details: err.details } });
     }
     const fe = err as FastifyError;
     if (fe.validation) {

@@ -41,6 +41,7 @@ export const JobSchema = Type.Object(
     eta_seconds: Type.Union([Type.Number(), Type.Null()]),
     output_url: Type.Union([Type.String(), Type.Null()]),
     error: Type.Union([Type.String(), Type.Null()]),
+    error_code: Type.Union([Type.String(), Type.Null()], { description: 'the failure\'s stable code (`ffmpeg_failed`, `timeout`, `cancelled`, ...)' }),
     result: Type.Unknown(),
     created_at: Type.String(),
     started_at: Type.Union([Type.String(), Type.Null()]),

@@ -3,9 +3,9 @@ import { errorResponses, JobSchema } from '../http/schemas.js';
 import { JobList, JobListQuery, JobParams } from './schemas.js';
 import type { JobRecord } from './store.js';
 
-/** The public view of a job (its params stay internal). */
+/** The public view of a job (its params and the error's kind and details stay internal). */
 export const jobView = (job: JobRecord) => {
-  const { params: _params, ...rest } = job;
+  const { params: _params, error_kind: _kind, error_details: _details, ...rest } = job;
   return rest;
 };
 

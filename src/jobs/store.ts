@@ -5,8 +5,13 @@ import { migrate } from '../db/database.js';
 
 type JobStatus = (typeof JOB_STATUSES)[number];
 
-/** A job as stored: its public view plus the params its handler runs with. */
-export type JobRecord = Static<typeof JobSchema> & { params: unknown };
+/** A job as stored: its public view plus the params its handler runs with and the error's kind and details. */
+export type JobRecord<P = unknown> = Static<typeof JobSchema> & {
+  params: P;
+  /** The failure's kind (src/errors.ts), so a waiter can answer it as the job failed; internal. */
+  error_kind: string | null;
+  error_details: unknown;
+};
 
 const MIGRATIONS = [
   `CREATE TABLE jobs (
@@ -25,14 +30,29 @@ const MIGRATIONS = [
     finished_at TEXT
   );
   CREATE INDEX jobs_status ON jobs(status, created_at);`,
+  // A failed job keeps what it failed with, not only the message.
+  `ALTER TABLE jobs ADD COLUMN error_code TEXT;
+  ALTER TABLE jobs ADD COLUMN error_kind TEXT;
+  ALTER TABLE jobs ADD COLUMN error_details TEXT;
+  UPDATE jobs SET error_code = 'cancelled' WHERE status = 'cancelled';`,
+  // Kinds are named <feature>.<verb>: a render queued before the rename still runs after it.
+  `UPDATE jobs SET kind = 'timeline.render' WHERE kind = 'video-project-render';`,
 ];
 
-interface Row extends Omit<JobRecord, 'params' | 'result'> {
+interface Row extends Omit<JobRecord, 'params' | 'result' | 'error_details'> {
   params: string;
   result: string | null;
+  error_details: string | null;
 }
 
-const fromRow = (r: Row): JobRecord => ({ ...r, params: JSON.parse(r.params), result: r.result ? JSON.parse(r.result) : null });
+const JSON_COLUMNS = new Set(['result', 'error_details']);
+
+const fromRow = (r: Row): JobRecord => ({
+  ...r,
+  params: JSON.parse(r.params),
+  result: r.result ? JSON.parse(r.result) : null,
+  error_details: r.error_details ? JSON.parse(r.error_details) : null,
+});
 
 /** SQL for the jobs table; the runner is its only user. */
 export class JobStore {
@@ -52,7 +72,7 @@ export class JobStore {
   }
 
   update(id: string, fields: Partial<Omit<JobRecord, 'id' | 'kind' | 'params' | 'created_at'>>): void {
-    const entries = Object.entries(fields).map(([k, v]) => [k, k === 'result' && v !== null && v !== undefined ? JSON.stringify(v) : v] as const);
+    const entries = Object.entries(fields).map(([k, v]) => [k, JSON_COLUMNS.has(k) && v !== null && v !== undefined ? JSON.stringify(v) : v] as const);
     if (entries.length === 0) return;
     const sql = `UPDATE jobs SET ${entries.map(([k]) => `${k} = ?`).join(', ')} WHERE id = ?`;
     this.db.prepare(sql).run(...entries.map(([, v]) => v ?? null), id);

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { badRequest } from '../http/errors.js';
 import { runFfmpeg } from '../tools/ffmpeg.js';
 import type { ProbeResult } from '../tools/ffprobe.js';
-import { loadSource, produceElement, type NewMediaResult, type SourceFile, type MediaContext } from './new-element.js';
+import type { MediaContext, MediaIo, SourceFile } from './new-element.js';
 
 export interface ConcatInput {
   path: string;
@@ -84,14 +84,15 @@ export function checkConcatRequest(ctx: MediaContext, req: { board_id: string; e
 }
 
 /** Joins video elements in order. Returns the new element; the sources are untouched. */
-export async function concatVideos(
+export async function concatVideos<T>(
   ctx: MediaContext,
   req: { board_id: string; element_ids: string[] },
+  io: MediaIo<T>,
   opts: { signal?: AbortSignal; onProgress?: (fraction: number) => void } = {},
-): Promise<NewMediaResult> {
+): Promise<T> {
   checkConcatRequest(ctx, req);
   const sources: SourceFile[] = [];
-  for (const id of req.element_ids) sources.push(await loadSource(ctx, req.board_id, id));
+  for (const id of req.element_ids) sources.push(await io.source(req.board_id, id));
   const inputs: ConcatInput[] = await Promise.all(
     sources.map(async (src) => {
       const info = await ctx.probes.probe(src.path);
@@ -109,7 +110,7 @@ export async function concatVideos(
   const name = `${sources[0].stem} (concat ${sources.length})`;
   // The concat demuxer's list file is line-based: a path with a line break (possible in a connected folder) could
   // inject directives, so such inputs take the re-encode path, which passes each path as its own argument.
-  if (!canCopy(inputs) || inputs.some((i) => /[\r\n]/.test(i.path))) return produceElement(ctx, req.board_id, `${name}.mp4`, run(reencodeArgs(inputs)), { concat_mode: 'reencode' });
+  if (!canCopy(inputs) || inputs.some((i) => /[\r\n]/.test(i.path))) return io.produce(req.board_id, `${name}.mp4`, run(reencodeArgs(inputs)), { concat_mode: 'reencode' });
 
   const ext = path.extname(sources[0].path).slice(1).toLowerCase() || 'mp4';
   const tmpRoot = path.join(ctx.config.dataDir, 'tmp');
@@ -118,7 +119,7 @@ export async function concatVideos(
   try {
     const listFile = path.join(listDir, 'list.ffconcat');
     await fsp.writeFile(listFile, `ffconcat version 1.0\n${inputs.map((i) => concatListLine(i.path)).join('\n')}\n`);
-    return await produceElement(ctx, req.board_id, `${name}.${ext}`, run(copyArgs(listFile, ext)), { concat_mode: 'copy' });
+    return await io.produce(req.board_id, `${name}.${ext}`, run(copyArgs(listFile, ext)), { concat_mode: 'copy' });
   } finally {
     await fsp.rm(listDir, { recursive: true, force: true });
   }

@@ -1,6 +1,6 @@
 import { badRequest } from '../http/errors.js';
 import { runFfmpeg } from '../tools/ffmpeg.js';
-import { loadSource, produceElement, type NewMediaResult, type MediaContext } from './new-element.js';
+import type { MediaContext, MediaIo } from './new-element.js';
 import type { ConvertVideoRequest } from './schemas.js';
 
 export const VIDEO_FORMATS = ['mp4', 'webm', 'mov'] as const;
@@ -72,19 +72,20 @@ function audioArgs(format: VideoFormat, codec: VideoCodec): string[] {
   return ['-c:a', 'aac', '-b:a', '160k'];
 }
 
-export async function convertVideo(
+export async function convertVideo<T>(
   ctx: MediaContext,
   req: ConvertVideoRequest,
+  io: MediaIo<T>,
   opts: { signal?: AbortSignal; onProgress?: (fraction: number) => void } = {},
-): Promise<NewMediaResult> {
+): Promise<T> {
   const bitrate = validateConvertVideo(req);
   checkVideoElement(ctx, req);
-  const src = await loadSource(ctx, req.board_id, req.element_id);
+  const src = await io.source(req.board_id, req.element_id);
   const info = await ctx.probes.probe(src.path);
   if (!info.video) throw badRequest(`Element ${req.element_id} has no video stream`);
   const args = ['-i', src.path, '-map', '0:v:0', '-map', '0:a:0?', ...videoArgs(req.codec, bitrate), ...audioArgs(req.format, req.codec)];
   if (req.format !== 'webm') args.push('-movflags', '+faststart');
-  return produceElement(ctx, req.board_id, `${src.stem} (${req.codec}).${req.format}`, (temp) =>
+  return io.produce(req.board_id, `${src.stem} (${req.codec}).${req.format}`, (temp) =>
     runFfmpeg(ctx.tools, [...args, temp], {
       signal: opts.signal,
       durationSeconds: info.duration,

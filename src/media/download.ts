@@ -4,10 +4,12 @@ import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import { DomainError, TimedOut } from '../errors.js';
 import { commitUnique, moveIntoUnique, tempPathIn } from '../files/atomic.js';
 import { extensionForMime, kindOfFile } from '../files/media-types.js';
 import { sanitizeFilename, withExtension } from '../files/names.js';
 import { ApiError, badRequest } from '../http/errors.js';
+import { timeLimit, type TimeLimit } from '../jobs/time-limit.js';
 import { ytdlpDownload } from '../tools/ytdlp.js';
 import { SNIFF_BYTES, SNIFFABLE, sniff, type Sniffed } from './sniff.js';
 import type { MediaContext } from './new-element.js';
@@ -141,11 +143,11 @@ async function fetchToTemp(start: URL, dir: string, limits: DownloadLimits, sign
   return { temp, type: mediaTypeOf(sniff(head), contentType, url), res, url };
 }
 
-/** Maps fetch's failures to the service's errors: our timeout is 504, a client/job abort stays an abort, the rest 502. */
-function transferError(err: unknown, timeout: AbortSignal, outer: AbortSignal | undefined, url: URL, limits: DownloadLimits): unknown {
-  if (outer?.aborted) return outer.reason instanceof ApiError ? outer.reason : new ApiError(499, 'aborted', 'The download was cancelled');
-  if (timeout.aborted) return new ApiError(504, 'timeout', `Downloading ${url.href} took longer than ${limits.timeoutMs} ms`);
-  if (err instanceof ApiError) return err;
+/** Maps fetch's failures to the service's errors: our time limit or a client/job abort as it stopped, the rest 502. */
+function transferError(err: unknown, limit: TimeLimit, url: URL): unknown {
+  const stopped = limit.stopped();
+  if (stopped) return stopped;
+  if (err instanceof DomainError) return err;
   const cause = (err as { cause?: { code?: string; message?: string } }).cause;
   const why = cause?.code ?? cause?.message ?? (err instanceof Error ? err.message : String(err));
   return new ApiError(502, 'unreachable', `Could not fetch ${url.href}: ${why}`);
@@ -165,17 +167,16 @@ export async function downloadToBoard(
   ctx.boards.requireBoard(req.board_id);
   const dir = await ctx.media.boardDir(req.board_id);
   const limits = downloadLimits(ctx);
-  const timeout = AbortSignal.timeout(limits.timeoutMs);
-  const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
+  const limit = timeLimit(opts.signal, limits.timeoutMs, () => new TimedOut(`Downloading ${start.href} took longer than ${limits.timeoutMs} ms`), 'The download was cancelled');
   let fetched: Fetched;
   try {
-    fetched = await fetchToTemp(start, dir, limits, signal, opts.onProgress);
+    fetched = await fetchToTemp(start, dir, limits, limit.signal, opts.onProgress);
   } catch (err) {
-    throw transferError(err, timeout, opts.signal, start, limits);
+    throw transferError(err, limit, start);
   }
   if (fetched.type === 'html') {
     if (fetched.temp) await fsp.rm(fetched.temp, { force: true });
-    return { elements: await extractWithYtdlp(ctx, req.board_id, fetched.url, dir, limits, signal, timeout, opts.signal) };
+    return { elements: await extractWithYtdlp(ctx, req.board_id, fetched.url, dir, limits, limit) };
   }
   if (!fetched.type) {
     await fsp.rm(fetched.temp, { force: true });
@@ -203,9 +204,7 @@ async function extractWithYtdlp(
   page: URL,
   dir: string,
   limits: DownloadLimits,
-  signal: AbortSignal,
-  timeout: AbortSignal,
-  outer: AbortSignal | undefined,
+  limit: TimeLimit,
 ): Promise<DownloadedElement[]> {
   const ytdlp = await ctx.tools.info('ytdlp');
   if (!ytdlp.found) {
@@ -217,9 +216,9 @@ async function extractWithYtdlp(
   try {
     let files: string[];
     try {
-      files = await ytdlpDownload(ctx.tools, page.href, outDir, { signal, maxBytes: limits.maxBytes });
+      files = await ytdlpDownload(ctx.tools, page.href, outDir, { signal: limit.signal, maxBytes: limits.maxBytes });
     } catch (err) {
-      throw transferError(err, timeout, outer, page, limits);
+      throw transferError(err, limit, page);
     }
     const elements: DownloadedElement[] = [];
     for (const file of files) {

@@ -1,9 +1,8 @@
-import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { AppContext } from '../context.js';
-import { commitUnique, tempPathIn } from '../files/atomic.js';
-import { kindOfFile } from '../files/media-types.js';
-import { sanitizeFilename } from '../files/names.js';
+import { BoardOutputs, type CommittedOutput } from '../boards/outputs.js';
+import { badRequest } from '../http/errors.js';
+import type { JobContext, JobOutcome } from '../jobs/runner.js';
 import type { Element } from '../boards/schemas.js';
 import type { ProbeCache } from './probe-cache.js';
 
@@ -32,9 +31,42 @@ export async function loadSource(ctx: AppContext, boardId: string, elementId: st
 }
 
 /**
- * Writes a new file into the board folder: `write` fills a temp path (carrying the final extension, so ffmpeg and
- * sharp pick the format from it), then the file is committed under a unique name and added to the board.
- * The temp file is removed on any failure, including an abort.
+ * Where a media operation reads its sources and puts its new file: straight on the board when it runs in the request
+ * (`boardIo`), or through the job runner's seam when it runs as a job (`jobIo`: inputs resolved by the runner, the
+ * output handed back for the runner to commit). `T` is what producing answers in each case.
+ */
+export interface MediaIo<T> {
+  source(boardId: string, elementId: string): Promise<SourceFile>;
+  produce(boardId: string, filename: string, write: (tempPath: string) => Promise<void>, data?: Record<string, unknown>): Promise<T>;
+}
+
+export const boardIo = (ctx: AppContext): MediaIo<NewMediaResult> => ({
+  source: (boardId, elementId) => loadSource(ctx, boardId, elementId),
+  produce: (boardId, filename, write, data) => produceElement(ctx, boardId, filename, write, data),
+});
+
+/** The media URL of an element's file, for a job kind's `inputs` (an element without one fails in `source`). */
+export const elementUrls = (ctx: AppContext, boardId: string, elementIds: string[]): string[] =>
+  elementIds.flatMap((id) => ctx.boards.requireElement(boardId, id).url ?? []);
+
+export const jobIo = <P>(ctx: AppContext, job: JobContext<P>): MediaIo<JobOutcome> => ({
+  async source(boardId, elementId) {
+    const element = ctx.boards.requireElement(boardId, elementId);
+    if (!element.url) throw badRequest(`Element ${elementId} has no file`);
+    const file = job.input(element.url);
+    return { element, path: file, stem: path.parse(file).name };
+  },
+  async produce(boardId, filename, write, data) {
+    const out = await job.output(boardId, filename);
+    await write(out.temp);
+    return { output: { file: out, element: { data }, result: newMediaResult } };
+  },
+});
+
+/**
+ * Writes a new file into the board folder through the one recipe (`BoardOutputs.produce`): `write` fills a temp path
+ * carrying the final extension (so ffmpeg and sharp pick the format from it), then the file gets a unique name and is
+ * added to the board; the temp file is removed on any failure, including an abort.
  */
 export async function produceElement(
   ctx: AppContext,
@@ -43,23 +75,12 @@ export async function produceElement(
   write: (tempPath: string) => Promise<void>,
   data?: Record<string, unknown>,
 ): Promise<NewMediaResult> {
-  const dir = await ctx.media.boardDir(boardId);
-  const name = sanitizeFilename(filename, 'media');
-  const temp = tempPathIn(dir, name);
-  let stored: string;
-  try {
-    await write(temp);
-    stored = await commitUnique(temp, dir, name);
-  } catch (err) {
-    await fsp.rm(temp, { force: true });
-    throw err;
-  }
-  return addFileElement(ctx, boardId, stored, data);
+  return newMediaResult(await new BoardOutputs(ctx.media, ctx.boards).produce(boardId, filename, write, { data }));
 }
 
-/** Adds a file already in the board folder as an element and shapes the answer. */
-export async function addFileElement(ctx: AppContext, boardId: string, stored: string, data?: Record<string, unknown>): Promise<NewMediaResult> {
-  const url = ctx.media.urlFor(boardId, stored);
-  const el = await ctx.boards.addElement(boardId, { type: kindOfFile(stored), url, name: stored, data });
-  return { element: { id: el.id, type: el.type, url: el.url, name: el.name, data: el.data }, filename: stored, url };
-}
+/** Shapes a file committed to a board as the media operations' answer. */
+export const newMediaResult = ({ element: el, filename, url }: CommittedOutput): NewMediaResult => ({
+  element: { id: el.id, type: el.type, url: el.url, name: el.name, data: el.data },
+  filename,
+  url,
+});

@@ -1,13 +1,13 @@
-import type { FastifyReply } from 'fastify';
 import type { App, AppContext, Feature } from '../context.js';
 import { ErrorBody } from '../http/schemas.js';
-import { abortOnDisconnect } from './client-abort.js';
+import { abortOnDisconnect } from '../http/client-abort.js';
+import { answerNowOrQueued } from '../http/now-or-queued.js';
 import { checkConcatRequest, concatVideos } from './concat.js';
 import { convertImage } from './convert-image.js';
 import { checkVideoElement, convertVideo, validateConvertVideo } from './convert-video.js';
 import { downloadToBoard, parseHttpUrl } from './download.js';
 import { extractAudio } from './extract-audio.js';
-import type { MediaContext, NewMediaResult } from './new-element.js';
+import { boardIo, elementUrls, jobIo, type MediaContext } from './new-element.js';
 import { ProbeCache } from './probe-cache.js';
 import {
   ConcatBody,
@@ -33,15 +33,23 @@ const JOB_CONCAT = 'media.concat-videos';
 const JOB_DOWNLOAD = 'media.download';
 
 
+declare module '../jobs/kinds.js' {
+  interface JobKinds {
+    'media.convert-video': ConvertVideoRequest;
+    'media.concat-videos': ConcatParams;
+    'media.download': DownloadParams;
+  }
+}
+
 function defineJobs(ctx: MediaContext): void {
-  const outcome = (r: NewMediaResult) => ({ output_url: r.url, result: r });
-  ctx.jobs.define<ConvertVideoRequest>(JOB_CONVERT, async (job) =>
-    outcome(await convertVideo(ctx, job.params, { signal: job.signal, onProgress: job.progress })),
-  );
-  ctx.jobs.define<ConcatParams>(JOB_CONCAT, async (job) =>
-    outcome(await concatVideos(ctx, job.params, { signal: job.signal, onProgress: job.progress })),
-  );
-  ctx.jobs.define<DownloadParams>(JOB_DOWNLOAD, async (job) => {
+  // Their sources come resolved from the runner and their new file goes back to it (jobIo): the remote-worker seam.
+  ctx.jobs.define(JOB_CONVERT, (job) => convertVideo(ctx, job.params, jobIo(ctx, job), { signal: job.signal, onProgress: job.progress }), {
+    inputs: (p) => elementUrls(ctx, p.board_id, [p.element_id]),
+  });
+  ctx.jobs.define(JOB_CONCAT, (job) => concatVideos(ctx, job.params, jobIo(ctx, job), { signal: job.signal, onProgress: job.progress }), {
+    inputs: (p) => elementUrls(ctx, p.board_id, p.element_ids),
+  });
+  ctx.jobs.define(JOB_DOWNLOAD, async (job) => {
     const result = await downloadToBoard(ctx, job.params, { signal: job.signal, onProgress: job.progress });
     return { output_url: result.elements[0]?.url, result };
   });
@@ -53,21 +61,6 @@ export const registerMedia: Feature = (app: App, appCtx: AppContext) => {
   const similarity = new SimilarityService(ctx);
   similarity.listen();
   defineJobs(ctx);
-  /**
-   * The long operations run in the request (ffmpeg killed if the client leaves) or, with `async: true`, as a job:
-   * the checks that need no file run first either way, so those mistakes stay an immediate 4xx.
-   */
-  const runOrQueue = async <P extends { board_id: string }, R>(
-    reply: FastifyReply,
-    body: P & { async?: boolean },
-    job: { kind: string; check: (params: P) => void; run: (params: P, signal: AbortSignal) => Promise<R> },
-  ) => {
-    const { async: isAsync, ...rest } = body;
-    const params = rest as unknown as P;
-    if (!isAsync) return job.run(params, abortOnDisconnect(reply));
-    job.check(params);
-    return reply.status(202).send({ job_id: ctx.jobs.enqueue(job.kind, params, { boardId: params.board_id }).id, status: 'queued' as const });
-  };
 
   app.post(
     '/api/download',
@@ -82,15 +75,19 @@ export const registerMedia: Feature = (app: App, appCtx: AppContext) => {
         response: { 200: Downloaded, 202: Queued, ...mediaErrors, 413: ErrorBody, 415: ErrorBody, 502: ErrorBody, 504: ErrorBody },
       },
     },
-    async (req, reply) =>
-      runOrQueue(reply, req.body, {
+    async (req, reply) => {
+      const { async: isAsync, ...p } = req.body;
+      return answerNowOrQueued(ctx.jobs, reply, isAsync, {
         kind: JOB_DOWNLOAD,
-        check: (p) => {
+        params: p,
+        boardId: p.board_id,
+        check: () => {
           parseHttpUrl(p.url);
           ctx.boards.requireBoard(p.board_id);
         },
-        run: (p, signal) => downloadToBoard(ctx, p, { signal }),
-      }),
+        run: (signal) => downloadToBoard(ctx, p, { signal }),
+      });
+    },
   );
 
   app.post(
@@ -144,15 +141,19 @@ export const registerMedia: Feature = (app: App, appCtx: AppContext) => {
         response: { 200: NewElement, 202: Queued, ...mediaErrors },
       },
     },
-    async (req, reply) =>
-      runOrQueue(reply, req.body, {
+    async (req, reply) => {
+      const { async: isAsync, ...p } = req.body;
+      return answerNowOrQueued(ctx.jobs, reply, isAsync, {
         kind: JOB_CONVERT,
-        check: (p) => {
+        params: p,
+        boardId: p.board_id,
+        check: () => {
           validateConvertVideo(p);
           checkVideoElement(ctx, p);
         },
-        run: (p, signal) => convertVideo(ctx, p, { signal }),
-      }),
+        run: (signal) => convertVideo(ctx, p, boardIo(ctx), { signal }),
+      });
+    },
   );
 
   app.post(
@@ -166,12 +167,16 @@ export const registerMedia: Feature = (app: App, appCtx: AppContext) => {
         response: { 200: NewElement, 202: Queued, ...mediaErrors },
       },
     },
-    async (req, reply) =>
-      runOrQueue(reply, req.body, {
+    async (req, reply) => {
+      const { async: isAsync, ...p } = req.body;
+      return answerNowOrQueued(ctx.jobs, reply, isAsync, {
         kind: JOB_CONCAT,
-        check: (p) => checkConcatRequest(ctx, p),
-        run: (p, signal) => concatVideos(ctx, p, { signal }),
-      }),
+        params: p,
+        boardId: p.board_id,
+        check: () => checkConcatRequest(ctx, p),
+        run: (signal) => concatVideos(ctx, p, boardIo(ctx), { signal }),
+      });
+    },
   );
 
   app.post(

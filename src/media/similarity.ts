@@ -7,6 +7,7 @@ import { HashIndex } from './hash-index.js';
 import { hashImageFile, type PerceptualHash } from './perceptual-hash.js';
 import { MediaHashStore } from './store.js';
 import type { MediaContext } from './new-element.js';
+import { KeyedQueue } from '../jobs/keyed-queue.js';
 
 export const MAX_MATCHES = 50;
 /**
@@ -36,7 +37,7 @@ const hashable = (el: Element) => el.type === 'image' || el.type === 'video';
 export class SimilarityService {
   private readonly store: MediaHashStore;
   private readonly index = new HashIndex();
-  private chain: Promise<unknown> = Promise.resolve();
+  private readonly queue = new KeyedQueue();
   private closed = false;
 
   constructor(private readonly ctx: MediaContext) {
@@ -62,15 +63,13 @@ export class SimilarityService {
     events.on('board-deleted', (board) => this.index.removeBoard(board.id));
     this.ctx.onClose(async () => {
       this.closed = true;
-      await this.chain.catch(() => undefined);
+      await this.queue.idle();
     });
   }
 
   /** Hashing runs one element at a time, so a burst of uploads does not start a crowd of ffmpeg processes. */
   private enqueue(element: Element, file: string): Promise<PerceptualHash[]> {
-    const next = this.chain.then(() => this.hashAndStore(element, file));
-    this.chain = next.catch(() => undefined);
-    return next;
+    return this.queue.run('hash', () => this.hashAndStore(element, file));
   }
 
   private forget(elementId: string): void {

@@ -27,6 +27,12 @@ export interface MockupRenderParams {
   transparent: boolean;
 }
 
+declare module '../jobs/kinds.js' {
+  interface JobKinds {
+    'mockups.render': MockupRenderParams;
+  }
+}
+
 /** Folder under the media root for a render's prepared inputs (screen video, blurred backgrounds), removed after it. */
 export const WORK_DIR = 'mockup-renders';
 /** Part of the progress bar taken by preparing the inputs, before the first frame. */

@@ -12,7 +12,7 @@ import { ALPHA_FORMATS, BoardParams, CreateBody, JobParams, Project, ProjectPara
 /** Mockup projects of a board (a device showing a board file, moved in 3D) and their render jobs. */
 export const registerMockups: Feature = (app, ctx) => {
   const projects = new MockupProjects(ctx.db, ctx.boards);
-  ctx.jobs.define<MockupRenderParams>(RENDER_JOB, (job) => renderMockup(ctx, job));
+  ctx.jobs.define(RENDER_JOB, (job) => renderMockup(ctx, job));
   // Inputs prepared by renders a crash interrupted; no render runs before the features are registered.
   fs.rmSync(path.join(ctx.media.root, WORK_DIR), { recursive: true, force: true });
   const tags = ['mockups'];

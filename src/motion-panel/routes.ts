@@ -3,7 +3,7 @@ import { create as contentDisposition } from 'content-disposition';
 import type { Feature } from '../context.js';
 import { notFound } from '../http/errors.js';
 import { errorResponses } from '../http/schemas.js';
-import { abortOnDisconnect } from '../media/client-abort.js';
+import { abortOnDisconnect } from '../http/client-abort.js';
 import { downloadToBoard } from '../media/download.js';
 import { ProbeCache } from '../media/probe-cache.js';
 import { serveOpenFile } from '../serving/routes.js';

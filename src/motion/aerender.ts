@@ -1,4 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
+import { Cancelled } from '../errors.js';
 import { ApiError } from '../http/errors.js';
 
 export interface AerenderRun {
@@ -45,7 +46,7 @@ function killTree(pid: number): void {
  */
 export function runAerender(run: AerenderRun): Promise<{ transcript: string }> {
   return new Promise((resolve, reject) => {
-    if (run.signal?.aborted) return reject(new ApiError(499, 'cancelled', 'Cancelled'));
+    if (run.signal?.aborted) return reject(new Cancelled());
     const child = spawn(run.binary, run.args, { stdio: ['ignore', 'pipe', 'pipe'], detached: process.platform !== 'win32', windowsHide: true });
     let transcript = '';
     const errors: string[] = [];
@@ -92,7 +93,7 @@ export function runAerender(run: AerenderRun): Promise<{ transcript: string }> {
     });
     child.on('close', (code, signal) => {
       done();
-      if (killedFor === 'abort') return reject(new ApiError(499, 'cancelled', 'Cancelled'));
+      if (killedFor === 'abort') return reject(new Cancelled());
       if (killedFor === 'stall') {
         return reject(new ApiError(422, 'render_stalled', `aerender printed nothing for ${Math.round(run.stallMs / 1000)} s (MOTION_RENDER_STALL_SECONDS) and was stopped`));
       }

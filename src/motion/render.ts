@@ -1,7 +1,7 @@
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { AppContext } from '../context.js';
-import { commitUnique, tempPathIn } from '../files/atomic.js';
+import { DomainError, Unprocessable } from '../errors.js';
 import { filenameFromTitle } from '../files/names.js';
 import { ApiError } from '../http/errors.js';
 import type { JobContext, JobOutcome } from '../jobs/runner.js';
@@ -17,6 +17,12 @@ export interface MotionRenderParams {
   plan: RenderPlan;
   /** Located when the render was asked for (the request fails with motion_editor_missing otherwise). */
   aerender: string;
+}
+
+declare module '../jobs/kinds.js' {
+  interface JobKinds {
+    'motion.render': MotionRenderParams;
+  }
 }
 
 export interface MotionRenderResult {
@@ -47,17 +53,16 @@ export function renderFrames(plan: RenderPlan): { frames: number; fps: number } 
 /**
  * One render, as stages whose cleanup always runs: copy the project and its new media into a job folder (the
  * original is never touched), write the script, run aerender on the copy, check the output is whole, transcode it
- * into the board folder and add it to the board. The job folder goes away whatever happens.
+ * into the output file the runner reserved in the board folder and hand it back (the runner adds it to the board).
+ * The job folder goes away whatever happens.
  */
 export async function renderMotion(ctx: AppContext, job: JobContext<MotionRenderParams>, stallMs: number): Promise<JobOutcome> {
   const { plan } = job.params;
   const work = path.join(ctx.config.dataDir, 'tmp', `motion-${job.id}`);
   const name = filenameFromTitle(`${path.parse(plan.project.name).name} - ${plan.composition.name}`, 'motion', ENCODE[plan.outputFormat].ext);
-  let temp: string | undefined;
   try {
     await fsp.mkdir(path.join(work, 'media'), { recursive: true });
-    const boardDir = await ctx.media.boardDir(plan.boardId);
-    temp = tempPathIn(boardDir, name);
+    const out = await job.output(plan.boardId, name);
     // 1. prepare: copies only
     const project = path.join(work, `project${path.extname(plan.project.path).toLowerCase()}`);
     await fsp.copyFile(plan.project.path, project, fsp.constants.COPYFILE_EXCL);
@@ -111,7 +116,7 @@ export async function renderMotion(ctx: AppContext, job: JobContext<MotionRender
       throw new ApiError(422, 'render_truncated', `aerender's output is ${got.toFixed(3)} s long, the render should be ${expected.toFixed(3)} s (${frames} frames at ${Math.round(fps * 1000) / 1000} fps)`);
     }
     // 4. encode into the board folder
-    await runFfmpeg(ctx.tools, ['-i', rendered, '-map', '0:v:0', '-map', '0:a:0?', ...ENCODE[plan.outputFormat].args, temp], {
+    await runFfmpeg(ctx.tools, ['-i', rendered, '-map', '0:v:0', '-map', '0:a:0?', ...ENCODE[plan.outputFormat].args, out.temp], {
       signal: job.signal,
       durationSeconds: got,
       timeoutMs: Math.max(30 * 60_000, got * 60_000),
@@ -119,26 +124,24 @@ export async function renderMotion(ctx: AppContext, job: JobContext<MotionRender
         if (p.fraction !== undefined) job.progress(RENDER_SHARE + p.fraction * (1 - RENDER_SHARE));
       },
     });
-    // 5. commit
-    const stored = await commitUnique(temp, boardDir, name);
-    const element = await ctx.boards.addElement(plan.boardId, {
-      type: 'video',
-      url: ctx.media.urlFor(plan.boardId, stored),
-      name: stored,
-      data: {
-        motion_project_url: plan.project.url,
-        ...(plan.project.elementId ? { motion_project_element_id: plan.project.elementId } : {}),
-        motion_composition: plan.composition.name,
-        render_job_id: job.id,
+    // 5. hand the file back: the runner adds it to the board, or removes it if the job ends otherwise
+    const data = {
+      motion_project_url: plan.project.url,
+      ...(plan.project.elementId ? { motion_project_element_id: plan.project.elementId } : {}),
+      motion_composition: plan.composition.name,
+      render_job_id: job.id,
+    };
+    return {
+      output: {
+        file: out,
+        element: { type: 'video', data },
+        result: (c): MotionRenderResult => ({ element: c.element as unknown as Record<string, unknown>, url: c.url }),
       },
-    });
-    const result: MotionRenderResult = { element: element as unknown as Record<string, unknown>, url: element.url! };
-    return { output_url: element.url!, result };
+    };
   } catch (err) {
-    if (err instanceof ApiError && err.code === 'ffmpeg_failed') throw new ApiError(422, 'render_failed', `Transcoding the render failed: ${err.message}`);
+    if (err instanceof DomainError && err.code === 'ffmpeg_failed') throw new Unprocessable('render_failed', `Transcoding the render failed: ${err.message}`);
     throw err;
   } finally {
-    if (temp) await fsp.rm(temp, { force: true });
     await fsp.rm(work, { recursive: true, force: true });
   }
 }

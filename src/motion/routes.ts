@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { Feature } from '../context.js';
 import { errorResponses } from '../http/schemas.js';
-import { abortOnDisconnect } from '../media/client-abort.js';
+import { abortOnDisconnect } from '../http/client-abort.js';
 import {
   DetectAnswer,
   InspectAnswer,

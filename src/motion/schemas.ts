@@ -189,6 +189,7 @@ export const RenderJobAnswer = Type.Object({
   eta_seconds: Type.Union([Type.Number(), Type.Null()]),
   result: Type.Optional(RenderResult),
   error: Type.Optional(Type.String()),
+  error_code: Type.Optional(Type.String({ description: "the failure's stable code, beside `error`" })),
 });
 
 // ---- presets ----

@@ -1,4 +1,5 @@
 import type { AppContext } from '../context.js';
+import { failureOf } from '../jobs/runner.js';
 import { ApiError } from '../http/errors.js';
 import type { JobRecord } from '../jobs/store.js';
 import { AerenderLocator } from './detect.js';
@@ -13,22 +14,12 @@ import type { Static } from 'typebox';
 export class MotionService {
   readonly aerender: AerenderLocator;
   readonly presets: MotionPresetStore;
-  /** Errors of renders someone waits for synchronously, so the wait answers the same code as the job failed with. */
-  private readonly failures = new Map<string, ApiError>();
-  private readonly waited = new Set<string>();
 
   constructor(private readonly ctx: AppContext) {
     this.aerender = new AerenderLocator(ctx.tools);
     this.presets = new MotionPresetStore(ctx.db);
     const stallMs = ctx.config.motionRenderStallSeconds * 1000;
-    ctx.jobs.define<MotionRenderParams>(MOTION_RENDER_JOB, async (job) => {
-      try {
-        return await renderMotion(ctx, job, stallMs);
-      } catch (err) {
-        if (this.waited.has(job.id) && err instanceof ApiError) this.failures.set(job.id, err);
-        throw err;
-      }
-    });
+    ctx.jobs.define(MOTION_RENDER_JOB, (job) => renderMotion(ctx, job, stallMs));
   }
 
   async inspect(ref: { board_id: string; element_id?: string; url?: string }) {
@@ -54,17 +45,16 @@ export class MotionService {
    */
   async renderAndWait(body: RenderBody, signal?: AbortSignal): Promise<MotionRenderResult> {
     const queued = await this.enqueueRender(body);
-    this.waited.add(queued.id);
     const cancel = () => this.ctx.jobs.cancel(queued.id);
     signal?.addEventListener('abort', cancel, { once: true });
     try {
       const job = await this.ctx.jobs.wait(queued.id);
       if (job.status === 'complete') return job.result as MotionRenderResult;
-      throw this.failures.get(job.id) ?? new ApiError(job.status === 'cancelled' ? 409 : 422, job.status === 'cancelled' ? 'cancelled' : 'render_failed', job.error ?? 'Render failed');
+      // A render cancelled while someone waits for it answers 409: the cancel came from elsewhere (POST .../cancel).
+      if (job.status === 'cancelled') throw new ApiError(409, 'cancelled', job.error ?? 'Cancelled');
+      throw failureOf(job);
     } finally {
       signal?.removeEventListener('abort', cancel);
-      this.waited.delete(queued.id);
-      this.failures.delete(queued.id);
     }
   }
 
@@ -77,6 +67,7 @@ export class MotionService {
       eta_seconds: job.eta_seconds,
       ...(job.status === 'complete' && job.result ? { result: job.result as MotionRenderResult } : {}),
       ...(job.error ? { error: job.error } : {}),
+      ...(job.error_code ? { error_code: job.error_code } : {}),
     };
   }
 

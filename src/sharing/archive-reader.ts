@@ -5,6 +5,7 @@ import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import zlib from 'node:zlib';
 import yauzl from 'yauzl';
+import { DomainError } from '../errors.js';
 import { ApiError } from '../http/errors.js';
 import { SHARED_PATH } from './schemas.js';
 
@@ -154,7 +155,7 @@ export async function extractArchive(zipFile: string, staging: string, limits: A
       try {
         await pipeline(await openEntry(zip, entry), meter, fs.createWriteStream(target, { flags: 'wx' }), { signal });
       } catch (err) {
-        if (err instanceof ApiError || signal?.aborted) throw err;
+        if (err instanceof DomainError || signal?.aborted) throw err;
         throw refuse(`Entry ${JSON.stringify(name)} cannot be read: ${(err as Error).message}`);
       }
       if (crc >>> 0 !== entry.crc32 >>> 0) throw refuse(`Entry ${JSON.stringify(name)} fails its CRC-32 check`);

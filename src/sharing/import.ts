@@ -7,6 +7,7 @@ import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { Compile } from 'typebox/compile';
 import type { AppContext } from '../context.js';
 import type { Element, NewElement } from '../boards/schemas.js';
+import { DomainError } from '../errors.js';
 import { moveIntoUnique } from '../files/atomic.js';
 import { sanitizeFilename, withExtension } from '../files/names.js';
 import { ApiError, badRequest } from '../http/errors.js';
@@ -120,7 +121,7 @@ export class Importer {
       try {
         await pipeline(Readable.fromWeb(res.body as WebReadableStream<Uint8Array>), meter, fs.createWriteStream(target, { flags: 'wx' }), { signal: both });
       } catch (err) {
-        if (err instanceof ApiError) throw err;
+        if (err instanceof DomainError) throw err;
         if (signal?.aborted) throw signal.reason;
         throw new ApiError(502, 'unreachable', `Could not fetch ${where.href}: ${(err as Error).message}`);
       }

@@ -1,6 +1,7 @@
 import type { GenerationContext } from '../generation/context.js';
 import type { App, AppContext } from '../context.js';
-import { abortOnDisconnect } from '../media/client-abort.js';
+import { abortOnDisconnect } from '../http/client-abort.js';
+import { answerNowOrQueued } from '../http/now-or-queued.js';
 import { Importer } from './import.js';
 import { BoardParams, ImportAnswer, ImportBody, Queued, ReshareBody, shareErrors, ShareAnswer, ShareBody, Unshared, type ImportBodyT } from './schemas.js';
 import { Shares } from './share.js';
@@ -22,6 +23,14 @@ interface ReshareParams {
 }
 type ImportParams = ImportBodyT & { board_id: string };
 
+declare module '../jobs/kinds.js' {
+  interface JobKinds {
+    'sharing.share': ShareParams;
+    'sharing.reshare': ReshareParams;
+    'sharing.import': ImportParams;
+  }
+}
+
 export const registerSharing = (app: App, ctx: AppContext, uses: { generation: GenerationContext }): void => {
   const shares = new Shares(ctx, uses.generation.history);
   const importer = new Importer(ctx);
@@ -29,15 +38,15 @@ export const registerSharing = (app: App, ctx: AppContext, uses: { generation: G
   const share = (p: ShareParams, signal: AbortSignal, onProgress?: (f: number) => void) =>
     p.kind === 'live' ? shares.createLive(p.board_id, p.include_history, { signal, onProgress }) : shares.createArchive(p.board_id, p.include_history, { signal, onProgress });
 
-  ctx.jobs.define<ShareParams>(JOB_SHARE, async (job) => {
+  ctx.jobs.define(JOB_SHARE, async (job) => {
     const result = await share(job.params, job.signal, job.progress);
     return { output_url: result.url ?? result.download_url ?? undefined, result };
   });
-  ctx.jobs.define<ReshareParams>(JOB_RESHARE, async (job) => {
+  ctx.jobs.define(JOB_RESHARE, async (job) => {
     const result = await shares.updateLive(job.params.board_id, job.params.include_history, { signal: job.signal, onProgress: job.progress });
     return { output_url: result.url ?? undefined, result };
   });
-  ctx.jobs.define<ImportParams>(JOB_IMPORT, async (job) => ({
+  ctx.jobs.define(JOB_IMPORT, async (job) => ({
     result: await importer.run(job.params.board_id, job.params, { signal: job.signal, onProgress: job.progress }),
   }));
 
@@ -58,10 +67,13 @@ export const registerSharing = (app: App, ctx: AppContext, uses: { generation: G
     },
     async (req, reply) => {
       const params: ShareParams = { board_id: req.params.id, kind: req.body.kind, include_history: req.body.include_history ?? false };
-      if (!req.body.async) return share(params, abortOnDisconnect(reply));
-      if (params.kind === 'live') shares.checkLive(params.board_id, false);
-      else ctx.boards.requireBoard(params.board_id);
-      return reply.status(202).send({ job_id: ctx.jobs.enqueue(JOB_SHARE, params, { boardId: params.board_id }).id, status: 'queued' as const });
+      return answerNowOrQueued(ctx.jobs, reply, req.body.async, {
+        kind: JOB_SHARE,
+        params,
+        boardId: params.board_id,
+        check: () => (params.kind === 'live' ? shares.checkLive(params.board_id, false) : ctx.boards.requireBoard(params.board_id)),
+        run: (signal) => share(params, signal),
+      });
     },
   );
 
@@ -83,9 +95,13 @@ export const registerSharing = (app: App, ctx: AppContext, uses: { generation: G
     },
     async (req, reply) => {
       const params: ReshareParams = { board_id: req.params.id, include_history: req.body.include_history };
-      if (!req.body.async) return shares.updateLive(params.board_id, params.include_history, { signal: abortOnDisconnect(reply) });
-      shares.checkLive(params.board_id, true);
-      return reply.status(202).send({ job_id: ctx.jobs.enqueue(JOB_RESHARE, params, { boardId: params.board_id }).id, status: 'queued' as const });
+      return answerNowOrQueued(ctx.jobs, reply, req.body.async, {
+        kind: JOB_RESHARE,
+        params,
+        boardId: params.board_id,
+        check: () => shares.checkLive(params.board_id, true),
+        run: (signal) => shares.updateLive(params.board_id, params.include_history, { signal }),
+      });
     },
   );
 
@@ -118,9 +134,13 @@ export const registerSharing = (app: App, ctx: AppContext, uses: { generation: G
     },
     async (req, reply) => {
       const { async: isAsync, ...body } = req.body;
-      if (!isAsync) return importer.run(req.params.id, body, { signal: abortOnDisconnect(reply) });
-      importer.check(req.params.id, body);
-      return reply.status(202).send({ job_id: ctx.jobs.enqueue<ImportParams>(JOB_IMPORT, { ...body, board_id: req.params.id }, { boardId: req.params.id }).id, status: 'queued' as const });
+      return answerNowOrQueued(ctx.jobs, reply, isAsync, {
+        kind: JOB_IMPORT,
+        params: { ...body, board_id: req.params.id },
+        boardId: req.params.id,
+        check: () => importer.check(req.params.id, body),
+        run: (signal) => importer.run(req.params.id, body, { signal }),
+      });
     },
   );
 };

@@ -1,8 +1,6 @@
-import fsp from 'node:fs/promises';
 import type { AppContext } from '../context.js';
-import { commitUnique, tempPathIn } from '../files/atomic.js';
+import { DomainError, Unprocessable } from '../errors.js';
 import { filenameFromTitle } from '../files/names.js';
-import { ApiError } from '../http/errors.js';
 import type { JobContext, JobOutcome } from '../jobs/runner.js';
 import { runFfmpeg } from '../tools/ffmpeg.js';
 import { probe } from '../tools/ffprobe.js';
@@ -11,7 +9,7 @@ import type { ProjectData } from './project.js';
 import { outputSize, type RenderSettings } from './render-options.js';
 import { buildRenderPlan, timelineError, type Layer } from './timeline.js';
 
-export const RENDER_JOB = 'video-project-render';
+export const RENDER_JOB = 'timeline.render';
 
 export interface RenderParams extends RenderSettings {
   boardId: string;
@@ -21,15 +19,24 @@ export interface RenderParams extends RenderSettings {
   data: ProjectData;
 }
 
-/** Resolves and probes the media of every clip the layers use; a missing or unreadable file names the item. */
-async function probeInputs(ctx: AppContext, layers: Layer[]): Promise<Record<string, ClipInput>> {
+declare module '../jobs/kinds.js' {
+  interface JobKinds {
+    'timeline.render': RenderParams;
+  }
+}
+
+/** The media URLs a render reads: the clips of its visible layers (resolved by the job runner). */
+export const renderInputs = (p: RenderParams): string[] => buildRenderPlan(p.data).layers.map((l) => l.clip.url as string);
+
+/** Probes the media of every clip the layers use; a missing or unreadable file names the item. */
+async function probeInputs(ctx: AppContext, job: JobContext<RenderParams>, layers: Layer[]): Promise<Record<string, ClipInput>> {
   const inputs: Record<string, ClipInput> = {};
   for (const layer of layers) {
     if (inputs[layer.clipId]) continue;
     const url = layer.clip.url as string;
     let file: string;
     try {
-      file = (await ctx.media.resolveUrl(url)).path;
+      file = job.input(url);
     } catch (err) {
       throw timelineError(`${layer.label}: media ${url} of clip "${layer.clipId}" is missing (${err instanceof Error ? err.message : String(err)})`);
     }
@@ -51,20 +58,19 @@ async function probeInputs(ctx: AppContext, layers: Layer[]): Promise<Record<str
 }
 
 /**
- * The render job: checks the snapshot, probes the media, runs the one compiled ffmpeg command into a temp file in
- * the board folder (progress from ffmpeg's own progress output), then gives it a unique name and adds it to the
- * board as a video element. A cancelled or failed render leaves no partial file behind.
+ * The render job: checks the snapshot, probes the media the runner resolved, runs the one compiled ffmpeg command
+ * into the output file the runner reserved in the board folder (progress from ffmpeg's own progress output) and
+ * hands it back; the runner gives it a unique name and adds it to the board as a video element. A cancelled or
+ * failed render leaves no partial file behind.
  */
 export async function renderProject(ctx: AppContext, job: JobContext<RenderParams>): Promise<JobOutcome> {
   const p = job.params;
   const plan = buildRenderPlan(p.data);
   if (plan.layers.length === 0) throw timelineError('the timeline has no visible items to render');
-  const inputs = await probeInputs(ctx, plan.layers);
+  const inputs = await probeInputs(ctx, job, plan.layers);
   const size = outputSize(p.size_preset, p.data.videoSize);
-  const dir = await ctx.media.boardDir(p.boardId);
-  const filename = filenameFromTitle(p.projectName, 'render', p.format);
-  const temp = tempPathIn(dir, filename);
-  const compiled = compilePlan(plan, inputs, { path: temp, width: size.w, height: size.h, fps: p.fps, format: p.format, codec: p.codec, crf: p.crf });
+  const out = await job.output(p.boardId, filenameFromTitle(p.projectName, 'render', p.format));
+  const compiled = compilePlan(plan, inputs, { path: out.temp, width: size.w, height: size.h, fps: p.fps, format: p.format, codec: p.codec, crf: p.crf });
   try {
     await runFfmpeg(ctx.tools, compiled.args, {
       signal: job.signal,
@@ -74,18 +80,16 @@ export async function renderProject(ctx: AppContext, job: JobContext<RenderParam
         if (pr.fraction !== undefined) job.progress(pr.fraction);
       },
     });
-    const name = await commitUnique(temp, dir, filename);
-    const element = await ctx.boards.addElement(p.boardId, {
-      type: 'video',
-      url: ctx.media.urlFor(p.boardId, name),
-      name,
-      data: { video_project_id: p.projectId, render_job_id: job.id },
-    });
-    return { output_url: element.url ?? undefined, result: { element_id: element.id, filename: name, filter_complex: compiled.graph } };
+    // Handed back, not committed: the runner adds it to the board (and removes it when the job fails or is cancelled).
+    return {
+      output: {
+        file: out,
+        element: { type: 'video', data: { video_project_id: p.projectId, render_job_id: job.id } },
+        result: (c) => ({ element_id: c.element.id, filename: c.filename, filter_complex: compiled.graph }),
+      },
+    };
   } catch (err) {
-    if (err instanceof ApiError && err.code === 'ffmpeg_failed') throw new ApiError(422, 'render_failed', `Render failed: ${err.message}`);
+    if (err instanceof DomainError && err.code === 'ffmpeg_failed') throw new Unprocessable('render_failed', `Render failed: ${err.message}`);
     throw err;
-  } finally {
-    await fsp.rm(temp, { force: true });
   }
 }

@@ -4,14 +4,14 @@ import { badRequest, notFound } from '../http/errors.js';
 import { errorResponses, Queued } from '../http/schemas.js';
 import { ProjectService } from './projects.js';
 import { renderSettings } from './render-options.js';
-import { RENDER_JOB, renderProject, type RenderParams } from './render.js';
+import { RENDER_JOB, renderInputs, renderProject, type RenderParams } from './render.js';
 import { BoardParams, JobParams, NewProjectBody, ProjectParams, ProjectReplaceBody, ProjectSchema, ProjectSummarySchema, RenderBody, RenderStatus } from './schemas.js';
 import { timelineDuration } from './timeline.js';
 
 /** Video timeline projects of a board and their render jobs. */
 export const registerTimeline: Feature = async (app, ctx) => {
   const projects = new ProjectService(ctx.db, ctx.boards);
-  ctx.jobs.define<RenderParams>(RENDER_JOB, (job) => renderProject(ctx, job));
+  ctx.jobs.define(RENDER_JOB, (job) => renderProject(ctx, job), { inputs: renderInputs });
   const tags = ['video projects'];
   const base = '/api/moodboards/:id/video-projects';
 
@@ -99,7 +99,7 @@ export const registerTimeline: Feature = async (app, ctx) => {
     async (req) => {
       projects.get(req.params.id, req.params.pid);
       const job = ctx.jobs.require(req.params.job_id, RENDER_JOB);
-      const params = job.params as RenderParams;
+      const params = job.params;
       if (params.projectId !== req.params.pid || params.boardId !== req.params.id) throw notFound(`Job ${req.params.job_id} not found`);
       const result = job.result as { element_id?: string } | null;
       return {
@@ -109,6 +109,7 @@ export const registerTimeline: Feature = async (app, ctx) => {
         eta_seconds: job.eta_seconds,
         output_url: job.output_url,
         ...(job.error ? { error: job.error } : {}),
+        ...(job.error_code ? { error_code: job.error_code } : {}),
         ...(result?.element_id ? { element_id: result.element_id } : {}),
       };
     },

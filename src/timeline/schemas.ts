@@ -30,6 +30,7 @@ export const RenderStatus = Type.Object({
   eta_seconds: Type.Union([Type.Number(), Type.Null()]),
   output_url: Type.Union([Type.String(), Type.Null()], { description: '/media/<board_id>/<file> once complete' }),
   error: Type.Optional(Type.String()),
+  error_code: Type.Optional(Type.String({ description: 'the failure\'s stable code, beside `error`' })),
   element_id: Type.Optional(Type.String({ description: 'the board element the finished video was added as' })),
 });
 

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { ApiError } from '../http/errors.js';
+import { Cancelled, TimedOut, ToolFailed, ToolUnavailable } from '../errors.js';
 import type { Tools } from './locate.js';
 
 export interface FfmpegProgress {
@@ -35,7 +35,7 @@ function explain(stderr: string): string {
 
 /**
  * Runs ffmpeg with the located binary, streaming (`-progress pipe:1`), enforcing a time limit, killing the process
- * when the signal aborts, and turning a failure into an ApiError(422, 'ffmpeg_failed') with ffmpeg's own reason.
+ * when the signal aborts, and turning a failure into a ToolFailed ('ffmpeg_failed') with ffmpeg's own reason.
  * The caller's args must not include `-progress`/`-nostats`; `-y` is never added, outputs go to fresh temp paths.
  */
 export async function runFfmpeg(tools: Tools, args: string[], opts: RunOptions = {}): Promise<void> {
@@ -47,7 +47,7 @@ export async function runFfmpeg(tools: Tools, args: string[], opts: RunOptions =
 
 export function runProcess(file: string, args: string[], opts: RunOptions, label: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (opts.signal?.aborted) return reject(new ApiError(499, 'aborted', `${label} was cancelled`));
+    if (opts.signal?.aborted) return reject(new Cancelled(`${label} was cancelled`, 'aborted'));
     const child = spawn(file, args, { stdio: [opts.stdin === 'pipe' ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
     opts.onSpawn?.(child.stdin);
     let stderr = '';
@@ -87,15 +87,15 @@ export function runProcess(file: string, args: string[], opts: RunOptions, label
     child.on('error', (err) => {
       clearTimeout(timer);
       opts.signal?.removeEventListener('abort', onAbort);
-      reject(new ApiError(503, 'tool_failed', `${label} could not be started: ${err.message}`));
+      reject(new ToolUnavailable(`${label} could not be started: ${err.message}`));
     });
     child.on('close', (code) => {
       clearTimeout(timer);
       opts.signal?.removeEventListener('abort', onAbort);
-      if (killedFor === 'abort') return reject(new ApiError(499, 'aborted', `${label} was cancelled`));
-      if (killedFor === 'timeout') return reject(new ApiError(504, 'timeout', `${label} took longer than its time limit`));
+      if (killedFor === 'abort') return reject(new Cancelled(`${label} was cancelled`, 'aborted'));
+      if (killedFor === 'timeout') return reject(new TimedOut(`${label} took longer than its time limit`));
       if (code === 0) return resolve();
-      reject(new ApiError(422, `${label}_failed`, `${label} failed: ${explain(stderr)}`));
+      reject(new ToolFailed(`${label}_failed`, `${label} failed: ${explain(stderr)}`));
     });
   });
 }

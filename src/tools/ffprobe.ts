@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { ApiError } from '../http/errors.js';
+import { ToolFailed } from '../errors.js';
 import type { Tools } from './locate.js';
 
 export interface ProbeResult {
@@ -50,7 +50,7 @@ export async function probe(tools: Tools, file: string, timeoutMs = 30_000): Pro
       ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', file],
       { timeout: timeoutMs, maxBuffer: 8 * 1024 * 1024 },
       (err, out, errOut) => {
-        if (err) reject(new ApiError(422, 'unreadable_media', `ffprobe could not read the file: ${String(errOut || err.message).trim().split('\n').pop()}`));
+        if (err) reject(new ToolFailed('unreadable_media', `ffprobe could not read the file: ${String(errOut || err.message).trim().split('\n').pop()}`));
         else resolve(out);
       },
     );

@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { ApiError } from '../http/errors.js';
+import { ToolMissing } from '../errors.js';
 
 const execFileAsync = promisify(execFile);
 const require = createRequire(import.meta.url);
@@ -198,10 +198,10 @@ export class Tools {
     return p;
   }
 
-  /** The tool's path, or a 503 naming what to install. */
+  /** The tool's path, or ToolMissing naming what to install. */
   async require(name: ToolName): Promise<ToolInfo & { path: string }> {
     const info = await this.info(name);
-    if (!info.found || !info.path) throw new ApiError(503, 'tool_missing', info.hint ?? `${name} was not found`, { tool: name });
+    if (!info.found || !info.path) throw new ToolMissing(name, info.hint ?? `${name} was not found`);
     return info as ToolInfo & { path: string };
   }
 

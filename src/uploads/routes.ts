@@ -4,6 +4,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import multipart from '@fastify/multipart';
 import type { App, AppContext } from '../context.js';
+import { DomainError } from '../errors.js';
 import { moveIntoUnique, tempPathIn } from '../files/atomic.js';
 import { extensionForMime, kindOfFile } from '../files/media-types.js';
 import { sanitizeFilename } from '../files/names.js';
@@ -20,7 +21,7 @@ function parseDataField(value: string): Record<string, unknown> {
   try {
     parsed = parseJson(value, 'data');
   } catch (err) {
-    if (err instanceof ApiError && err.code !== 'malformed_json') throw err;
+    if (err instanceof DomainError && err.code !== 'malformed_json') throw err;
     throw badRequest('data must be a JSON object');
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw badRequest('data must be a JSON object');

@@ -3,7 +3,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { makeImage, tempDir } from '../helpers/fixtures.js';
-import { eventually, startService, type TestService } from '../helpers/service.js';
+import { eventually, startService, waitForJob, type TestService } from '../helpers/service.js';
 import { pngPixels } from '../html/cards.js';
 
 /**
@@ -89,10 +89,7 @@ describe('files named by requests stay inside the media root (symlinks included)
     assert.equal((await s.api('PUT', `/api/moodboards/${board}/video-projects/${created.id}`, { data })).status, 200);
     const start = await s.api('POST', `/api/moodboards/${board}/video-projects/${created.id}/render`, { size_preset: 'source', fps: 5 });
     assert.equal(start.status, 202, start.text);
-    const done = await eventually(async () => {
-      const poll = (await s.api('GET', `/api/moodboards/${board}/video-projects/${created.id}/render/${start.body.job_id}`)).body;
-      return ['complete', 'error', 'cancelled'].includes(poll.status) ? poll : undefined;
-    }, 60_000);
+    const done = await waitForJob(s, `/api/moodboards/${board}/video-projects/${created.id}/render/${start.body.job_id}`);
     assert.equal(done.status, 'error');
     assert.match(done.error, /"it"/);
   });

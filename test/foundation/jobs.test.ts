@@ -5,8 +5,18 @@ import os from 'node:os';
 import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import { openDatabase } from '../../src/db/database.js';
-import { JobRunner } from '../../src/jobs/runner.js';
+import { DomainError, ToolFailed } from '../../src/errors.js';
+import { failureOf, JobRunner } from '../../src/jobs/runner.js';
 import { startService } from '../helpers/service.js';
+
+declare module '../../src/jobs/kinds.js' {
+  interface JobKinds {
+    count: { n: number };
+    work: { i: number };
+    long: Record<string, never>;
+    slow: Record<string, never>;
+  }
+}
 
 const noop = () => {};
 const silent = { level: 'silent', error: noop, warn: noop, info: noop, debug: noop, trace: noop, fatal: noop, silent: noop, child: () => silent } as unknown as FastifyBaseLogger;
@@ -17,7 +27,7 @@ test('a job goes queued -> running -> complete with progress, eta and output_url
   const runner = new JobRunner(openDatabase(tmpDb()), 1, silent);
   const seen: string[] = [];
   runner.on('update', (j) => seen.push(`${j.status}:${j.progress.toFixed(1)}`));
-  runner.define<{ n: number }>('count', async (job) => {
+  runner.define('count', async (job) => {
     for (let i = 1; i <= 4; i++) {
       await sleep(250);
       job.progress(i / 5);
@@ -46,7 +56,7 @@ test('failures become status error with the message; concurrency is bounded; FIF
   let running = 0;
   let peak = 0;
   const order: number[] = [];
-  runner.define<{ i: number }>('work', async (job) => {
+  runner.define('work', async (job) => {
     running++;
     peak = Math.max(peak, running);
     order.push(job.params.i);
@@ -61,7 +71,21 @@ test('failures become status error with the message; concurrency is bounded; FIF
   assert.deepEqual(order, [0, 1, 2, 3, 4, 5]);
   assert.equal(results[3].status, 'error');
   assert.equal(results[3].error, 'clip 3 is missing');
+  assert.equal(results[3].error_code, 'internal');
   assert.ok(results.filter((r) => r.status === 'complete').length === 5);
+});
+
+test('a failed job keeps the code, kind and details of the domain error it threw', async () => {
+  const runner = new JobRunner(openDatabase(tmpDb()), 1, silent);
+  runner.define('work', async () => {
+    throw new ToolFailed('ffmpeg_failed', 'ffmpeg failed: Invalid data', { stream: 0 });
+  });
+  const failed = await runner.wait(runner.enqueue('work', { i: 1 }).id);
+  assert.equal(failed.status, 'error');
+  assert.equal(failed.error_code, 'ffmpeg_failed');
+  const again = failureOf(failed);
+  assert.ok(again instanceof DomainError);
+  assert.deepEqual([again.kind, again.code, again.message, again.details], ['unprocessable', 'ffmpeg_failed', 'ffmpeg failed: Invalid data', { stream: 0 }]);
 });
 
 test('cancel: a queued job never runs; a running one is aborted through its signal', async () => {
@@ -83,6 +107,8 @@ test('cancel: a queued job never runs; a running one is aborted through its sign
   runner.cancel(a.id);
   const done = await runner.wait(a.id);
   assert.equal(done.status, 'cancelled');
+  assert.equal(done.error_code, 'cancelled');
+  assert.equal(runner.get(b.id)!.error_code, 'cancelled');
   assert.ok(aborted);
   assert.equal(ran, 1);
 });

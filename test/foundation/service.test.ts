@@ -6,6 +6,8 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { startService } from '../helpers/service.js';
+import { ToolMissing } from '../../src/errors.js';
+import { statusOf } from '../../src/http/errors.js';
 
 test('health answers ok with the version and the programs found', async () => {
   const svc = await startService();
@@ -31,7 +33,7 @@ test('a missing program is reported by health and by the work that needs it, not
     const ffprobe = tools.find((t: any) => t.name === 'ffprobe');
     assert.equal(ffprobe.found, false);
     assert.match(ffprobe.hint, /FFPROBE_PATH/);
-    await assert.rejects(svc.service.ctx.tools.require('ffprobe'), (e: any) => e.status === 503 && e.code === 'tool_missing');
+    await assert.rejects(svc.service.ctx.tools.require('ffprobe'), (e: unknown) => e instanceof ToolMissing && statusOf(e) === 503 && e.code === 'tool_missing');
   } finally {
     await svc.close();
   }

@@ -1,17 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
-import { eventually, startService, type TestService } from '../helpers/service.js';
+import { eventually, startService, waitForJob, type TestService } from '../helpers/service.js';
 import { startFalDouble, type FalDouble } from '../helpers/ai-doubles/fal.js';
 
 const KEY = 'fal-test-key-0000:secret1111';
 
-async function finished(t: TestService, jobId: string): Promise<any> {
-  return eventually(async () => {
-    const r = await t.api('GET', `/api/ai/jobs/${jobId}`);
-    return ['complete', 'error', 'cancelled'].includes(r.body.status) ? r.body : undefined;
-  }, 20_000, `job ${jobId}`);
-}
+const finished = (t: TestService, jobId: string) => waitForJob(t, `/api/ai/jobs/${jobId}`, { timeoutMs: 20_000 });
 
 describe('fal queue', () => {
   let fal: FalDouble;

@@ -3,7 +3,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
-import { eventually, startService, type TestService } from '../helpers/service.js';
+import { eventually, startService, waitForJob, type TestService } from '../helpers/service.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { startReplicateDouble, type ReplicateDouble } from '../helpers/ai-doubles/replicate.js';
 
@@ -19,12 +19,7 @@ const env = (replicate: ReplicateDouble, extra: Record<string, string> = {}) => 
   ...extra,
 });
 
-async function finished(t: TestService, jobId: string): Promise<any> {
-  return eventually(async () => {
-    const r = await t.api('GET', `/api/ai/jobs/${jobId}`);
-    return ['complete', 'error', 'cancelled'].includes(r.body.status) ? r.body : undefined;
-  }, 20_000, `job ${jobId}`);
-}
+const finished = (t: TestService, jobId: string) => waitForJob(t, `/api/ai/jobs/${jobId}`, { timeoutMs: 20_000 });
 
 describe('queued generation (Replicate predictions)', () => {
   let replicate: ReplicateDouble;

@@ -1,17 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
-import { eventually, startService, type TestService } from '../helpers/service.js';
+import { eventually, startService, waitForJob, type TestService } from '../helpers/service.js';
 import { startGoogleDouble, type GoogleDouble } from '../helpers/ai-doubles/google.js';
 
 const KEY = 'AIza-test-google-key-5678';
 
-async function finished(t: TestService, jobId: string): Promise<any> {
-  return eventually(async () => {
-    const r = await t.api('GET', `/api/ai/jobs/${jobId}`);
-    return ['complete', 'error', 'cancelled'].includes(r.body.status) ? r.body : undefined;
-  }, 20_000, `job ${jobId}`);
-}
+const finished = (t: TestService, jobId: string) => waitForJob(t, `/api/ai/jobs/${jobId}`, { timeoutMs: 20_000 });
 
 /** MP4-looking bytes (an `ftyp` box, then noise): enough for the type check, unique per call. */
 const fakeMp4 = () => Buffer.concat([Buffer.from('0000001866747970', 'hex'), Buffer.from('isom'), Buffer.from(Array.from({ length: 4096 }, () => Math.floor(Math.random() * 256)))]);

@@ -113,3 +113,29 @@ export function logCapture(): { stream: NodeJS.WritableStream; lines: () => Reco
       .map((l) => JSON.parse(l) as Record<string, unknown>);
   return { stream, lines };
 }
+
+const FINISHED = ['complete', 'error', 'cancelled'];
+
+/**
+ * Polls a job until it has finished (complete, error or cancelled), or until `until` holds, and answers the poll's
+ * body. `job` is a job id (polled at GET /api/jobs/{id}) or a feature's own poll path (`/api/ai/jobs/...`). Every
+ * poll must answer 200; `each` sees every body (to check progress on the way).
+ */
+export async function waitForJob<T = any>(
+  t: Pick<TestService, 'api'>,
+  job: string,
+  opts: { timeoutMs?: number; what?: string; until?: (body: any) => boolean; each?: (body: any) => void } = {},
+): Promise<T> {
+  const url = job.startsWith('/') ? job : `/api/jobs/${job}`;
+  const done = opts.until ?? ((body: any) => FINISHED.includes(body.status));
+  return eventually(
+    async () => {
+      const poll = await t.api('GET', url);
+      if (poll.status !== 200) throw new Error(`GET ${url} answered ${poll.status}: ${poll.text}`);
+      opts.each?.(poll.body);
+      return done(poll.body) ? (poll.body as T) : undefined;
+    },
+    opts.timeoutMs ?? 60_000,
+    opts.what ?? `job ${job}`,
+  );
+}

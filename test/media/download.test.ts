@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
-import { eventually, startService, type TestService } from '../helpers/service.js';
+import { startService, waitForJob, type TestService } from '../helpers/service.js';
 import { makeVideo, probeFile, tempDir } from '../helpers/fixtures.js';
 
 const LIMIT = 512 * 1024;
@@ -177,18 +177,12 @@ describe('download', () => {
   it('runs as a job with async: true', async () => {
     const res = await download({ url: `${origin}/image.png`, async: true });
     assert.equal(res.status, 202, res.text);
-    const job = await eventually(async () => {
-      const j = await t.api('GET', `/api/jobs/${res.body.job_id}`);
-      return ['complete', 'error'].includes(j.body.status) ? j.body : undefined;
-    }, 20_000, 'download job');
+    const job = await waitForJob(t, res.body.job_id, { timeoutMs: 20_000, what: 'download job' });
     assert.equal(job.status, 'complete', job.error);
     assert.equal(job.result.elements[0].type, 'image');
     assert.equal(job.output_url, job.result.elements[0].url);
     const failed = await download({ url: `${origin}/notes.txt`, async: true });
-    const failedJob = await eventually(async () => {
-      const j = await t.api('GET', `/api/jobs/${failed.body.job_id}`);
-      return ['complete', 'error'].includes(j.body.status) ? j.body : undefined;
-    }, 20_000, 'failing download job');
+    const failedJob = await waitForJob(t, failed.body.job_id, { timeoutMs: 20_000, what: 'failing download job' });
     assert.equal(failedJob.status, 'error');
     assert.match(failedJob.error, /not an image, video or audio/);
   });

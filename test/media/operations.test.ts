@@ -5,7 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
-import { eventually, startService, type TestService } from '../helpers/service.js';
+import { eventually, startService, waitForJob, type TestService } from '../helpers/service.js';
 import { ffmpeg, ffmpegPath, makeAudio, makeCorrupt, makeVideo, probeFile, tempDir } from '../helpers/fixtures.js';
 
 const FRAME = 1 / 25;
@@ -244,10 +244,7 @@ describe('convert-video', () => {
     const res = await post('/api/convert-video', { board_id: board, element_id: ids.silent, format: 'mp4', codec: 'h264', bitrate: '2M', async: true });
     assert.equal(res.status, 202, res.text);
     assert.equal(res.body.status, 'queued');
-    const job = await eventually(async () => {
-      const j = await t.api('GET', `/api/jobs/${res.body.job_id}`);
-      return ['complete', 'error'].includes(j.body.status) ? j.body : undefined;
-    }, 60_000, 'convert job');
+    const job = await waitForJob(t, res.body.job_id, { what: 'convert job' });
     assert.equal(job.status, 'complete', job.error);
     assert.equal(job.progress, 1);
     assert.equal(job.result.element.type, 'video');
@@ -309,10 +306,7 @@ describe('concat-videos', () => {
   it('runs as a job with async: true', async () => {
     const res = await post('/api/concat-videos', { board_id: board, element_ids: [ids.clip2, ids.clip], async: true });
     assert.equal(res.status, 202, res.text);
-    const job = await eventually(async () => {
-      const j = await t.api('GET', `/api/jobs/${res.body.job_id}`);
-      return ['complete', 'error'].includes(j.body.status) ? j.body : undefined;
-    }, 60_000, 'concat job');
+    const job = await waitForJob(t, res.body.job_id, { what: 'concat job' });
     assert.equal(job.status, 'complete', job.error);
     assert.equal(job.result.element.data.concat_mode, 'copy');
     assert.equal(job.result.filename, 'bars (concat 2).mp4');

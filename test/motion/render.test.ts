@@ -4,7 +4,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { eventually, startService, type TestService } from '../helpers/service.js';
+import { eventually, startService, waitForJob, type TestService } from '../helpers/service.js';
 import { makeImage, probeFile, tempDir } from '../helpers/fixtures.js';
 import { aerenderArgs, runAerender } from '../../src/motion/aerender.js';
 import { generateScript } from '../../src/motion/script.js';
@@ -103,12 +103,10 @@ describe('motion render through aerender', () => {
     assert.equal(res.status, 202, res.text);
     assert.match(res.body.id, /^motionjob_[a-z0-9]{12}$/);
     assert.equal(res.body.status, 'queued');
-    const done = await eventually(async () => {
-      const poll = await s.t.api('GET', `/api/motion/render-jobs/${res.body.id}`);
-      assert.equal(poll.status, 200);
-      assert.ok(poll.body.progress >= 0 && poll.body.progress <= 1);
-      return ['complete', 'error'].includes(poll.body.status) ? poll.body : undefined;
-    }, 60_000, 'the motion job');
+    const done = await waitForJob(s.t, `/api/motion/render-jobs/${res.body.id}`, {
+      each: (poll) => assert.ok(poll.progress >= 0 && poll.progress <= 1),
+      what: 'the motion job',
+    });
     assert.equal(done.status, 'complete', done.error);
     assert.equal(done.progress, 1);
     const seen = JSON.parse(await fsp.readFile(log, 'utf8'));
@@ -257,10 +255,7 @@ describe('motion render through aerender', () => {
       assert.equal(running.body.status, 'running');
       assert.ok(running.body.progress > 0 && running.body.progress < 0.9, `progress ${running.body.progress}`);
       assert.equal((await c.t.api('POST', `/api/jobs/${res.body.id}/cancel`)).status, 200);
-      const done = await eventually(async () => {
-        const poll = await c.t.api('GET', `/api/motion/render-jobs/${res.body.id}`);
-        return poll.body.status === 'running' ? undefined : poll.body;
-      }, 10_000, 'the cancel');
+      const done = await waitForJob(c.t, `/api/motion/render-jobs/${res.body.id}`, { until: (poll) => poll.status !== 'running', timeoutMs: 10_000, what: 'the cancel' });
       assert.equal(done.status, 'cancelled');
       await gone(pid);
       const leftovers = (await fsp.readdir(path.join(c.t.dataDir, 'tmp')).catch(() => [])).filter((n) => n.startsWith('motion-'));

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
-import { eventually, startService, type TestService } from '../helpers/service.js';
+import { startService, waitForJob, type TestService } from '../helpers/service.js';
 import { sampleBoard, type SampleBoard } from './board.js';
 import { rawZip, type RawEntry } from './raw-zip.js';
 
@@ -140,20 +140,14 @@ describe('import from archives', () => {
   it('runs as a job with async: true, and the routes are in the OpenAPI document', async () => {
     const queued = await s.api('POST', `/api/moodboards/${sample.board}/share`, { kind: 'archive', async: true });
     assert.equal(queued.status, 202, queued.text);
-    const job = await eventually(async () => {
-      const j = (await s.api('GET', `/api/jobs/${queued.body.job_id}`)).body;
-      return ['complete', 'error'].includes(j.status) ? j : undefined;
-    }, 60_000, 'share job');
+    const job = await waitForJob(s, queued.body.job_id, { what: 'share job' });
     assert.equal(job.status, 'complete', job.error);
     assert.equal(job.kind, 'sharing.share');
     assert.match(job.result.download_url, /^\/media\/share-archive-sh_[a-z0-9]+\.zip$/);
     assert.equal((await s.api('GET', job.result.download_url)).status, 200);
     const imported = await s.api('POST', `/api/moodboards/${sample.board}/import`, { from_zip: job.result.download_url, mode: 'new-board', async: true });
     assert.equal(imported.status, 202, imported.text);
-    const done = await eventually(async () => {
-      const j = (await s.api('GET', `/api/jobs/${imported.body.job_id}`)).body;
-      return ['complete', 'error'].includes(j.status) ? j : undefined;
-    }, 60_000, 'import job');
+    const done = await waitForJob(s, imported.body.job_id, { what: 'import job' });
     assert.equal(done.result.imported, 7, done.error);
 
     const paths = (await s.api('GET', '/api/openapi.json')).body.paths;

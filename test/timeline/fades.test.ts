@@ -4,7 +4,7 @@ import { execFile } from 'node:child_process';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { eventually, startService, type TestService } from '../helpers/service.js';
+import { startService, waitForJob, type TestService } from '../helpers/service.js';
 import { ffmpegPath, frameAt, makeImage, makeVideo, tempDir } from '../helpers/fixtures.js';
 
 const run = promisify(execFile);
@@ -87,14 +87,7 @@ describe('timeline: nothing outlives its item', () => {
     assert.equal(put.status, 200, put.text);
     const start = await t.api('POST', `/api/moodboards/${board}/video-projects/${pid}/render`, { format: 'mp4', codec: 'h264', crf: 0, size_preset: 'source', fps: FPS });
     assert.equal(start.status, 202, start.text);
-    const done = await eventually(
-      async () => {
-        const poll = await t.api('GET', `/api/moodboards/${board}/video-projects/${pid}/render/${start.body.job_id}`);
-        return ['complete', 'error', 'cancelled'].includes(poll.body.status) ? poll.body : undefined;
-      },
-      120_000,
-      'render',
-    );
+    const done = await waitForJob(t, `/api/moodboards/${board}/video-projects/${pid}/render/${start.body.job_id}`, { timeoutMs: 120_000, what: 'render' });
     assert.equal(done.status, 'complete', done.error);
     output = (await t.service.ctx.media.resolveUrl(done.output_url)).path;
   });

@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { eventually, startService, type TestService } from '../helpers/service.js';
+import { startService, waitForJob, type TestService } from '../helpers/service.js';
 import { frameAt, makeImage, makeVideo, probeFile, tempDir } from '../helpers/fixtures.js';
 
 const W = 160;
@@ -64,15 +64,7 @@ describe('video project render', () => {
     const start = await t.api('POST', `${base()}/${pid}/render`, { format: 'mp4', codec: 'h264', crf: 0, size_preset: 'source', fps: FPS, ...body });
     assert.equal(start.status, 202, start.text);
     assert.equal(start.body.status, 'queued');
-    return eventually(
-      async () => {
-        const poll = await t.api<RenderStatus>('GET', `${base()}/${pid}/render/${start.body.job_id}`);
-        assert.equal(poll.status, 200);
-        return ['complete', 'error', 'cancelled'].includes(poll.body.status) ? poll.body : undefined;
-      },
-      120_000,
-      'render',
-    );
+    return waitForJob<RenderStatus>(t, `${base()}/${pid}/render/${start.body.job_id}`, { timeoutMs: 120_000, what: 'render' });
   }
 
   const fileOf = (url: string) => path.join(t.dataDir, 'media', 'admin', board, decodeURIComponent(url.split('/').pop()!));
@@ -254,19 +246,16 @@ describe('video project render', () => {
     const pid = await project('Long', { clips: [image], channels: [{ id: 'c', items: [{ id: 'i', clipId: 'still', trimStart: 0, trimEnd: 600 }] }] });
     const start = await t.api('POST', `${base()}/${pid}/render`, { size_preset: '720p', fps: 30 });
     const jobId = start.body.job_id as string;
-    const running = await eventually(async () => {
-      const s = (await t.api<RenderStatus>('GET', `${base()}/${pid}/render/${jobId}`)).body;
-      return s.status === 'running' && typeof s.eta_seconds === 'number' ? s : undefined;
-    }, 60_000, 'progress with an eta measured from the rate');
+    const running = await waitForJob<RenderStatus>(t, `${base()}/${pid}/render/${jobId}`, {
+      until: (s) => s.status === 'running' && typeof s.eta_seconds === 'number',
+      what: 'progress with an eta measured from the rate',
+    });
     assert.ok(running.progress > 0 && running.progress < 1);
     assert.ok((running.eta_seconds as number) > 0);
     const boardDir = path.join(t.dataDir, 'media', 'admin', board);
     assert.ok((await fsp.readdir(boardDir)).some((f) => f.startsWith('.tmp-') && f.endsWith('Long.mp4')), 'ffmpeg writes a temp file while running');
     assert.equal((await t.api('POST', `/api/jobs/${jobId}/cancel`)).status, 200);
-    const final = await eventually(async () => {
-      const s = (await t.api<RenderStatus>('GET', `${base()}/${pid}/render/${jobId}`)).body;
-      return s.status === 'running' ? undefined : s;
-    }, 20_000, 'cancel');
+    const final = await waitForJob<RenderStatus>(t, `${base()}/${pid}/render/${jobId}`, { until: (s) => s.status !== 'running', timeoutMs: 20_000, what: 'cancel' });
     assert.equal(final.status, 'cancelled');
     const left = await fsp.readdir(boardDir);
     assert.ok(!left.some((f) => f.includes('Long')), `no partial output left: ${left.join(', ')}`);

@@ -1,4 +1,7 @@
-/** Runs tasks one after another per key (and concurrently across keys); a failed task does not stop the next. */
+/**
+ * Runs tasks one after another per key (and concurrently across keys); a failed task does not stop the next. The one
+ * serial queue of the service: writes to one card, background probes and hashing (one key) all go through it.
+ */
 export class KeyedQueue {
   private readonly tails = new Map<string, Promise<unknown>>();
 

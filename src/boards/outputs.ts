@@ -1,0 +1,90 @@
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { commitUnique, tempPathIn } from '../files/atomic.js';
+import { kindOfFile } from '../files/media-types.js';
+import type { MediaRoot } from '../files/media-root.js';
+import { sanitizeFilename } from '../files/names.js';
+import type { BoardService } from './service.js';
+import type { Element, ElementType } from './schemas.js';
+
+/** A file being produced for a board: a temp path in the board folder, and the name it will ask for. */
+export interface PendingOutput {
+  boardId: string;
+  /** Where the work writes (a dotfile in the board folder, carrying the final extension so ffmpeg and sharp pick the format). */
+  temp: string;
+  /** The wanted name; a taken one becomes `name (n).ext`. */
+  name: string;
+}
+
+/** What the element for a produced file is made of, besides its file. */
+export interface OutputElement {
+  type?: ElementType;
+  data?: Record<string, unknown>;
+}
+
+export interface CommittedOutput {
+  element: Element;
+  /** The name the file got in the board folder. */
+  filename: string;
+  /** `/media/<board_id>/<filename>` */
+  url: string;
+}
+
+/**
+ * The one recipe for producing a file into a board: temp file in the board folder → unique name (never replacing a
+ * file) → element added → leftovers removed on any failure or cancel. Used directly by work answered in the
+ * request, and by the job runner for the output a job hands back (`JobOutcome.output`).
+ */
+export class BoardOutputs {
+  constructor(
+    private readonly media: MediaRoot,
+    private readonly boards: BoardService,
+  ) {}
+
+  /** A temp path in the board folder for a file to be called `filename` (sanitised). */
+  async reserve(boardId: string, filename: string): Promise<PendingOutput> {
+    const dir = await this.media.boardDir(boardId);
+    const name = sanitizeFilename(filename, 'media');
+    return { boardId, temp: tempPathIn(dir, name), name };
+  }
+
+  /**
+   * Claims a unique name for the finished temp file and adds it to the board. The temp file is gone afterwards
+   * either way; a file whose element could not be added is removed again (it was created here, under a fresh name).
+   */
+  async commit(out: PendingOutput, element: OutputElement = {}): Promise<CommittedOutput> {
+    const dir = path.dirname(out.temp);
+    let filename: string;
+    try {
+      filename = await commitUnique(out.temp, dir, out.name);
+    } catch (err) {
+      await this.discard(out);
+      throw err;
+    }
+    const url = this.media.urlFor(out.boardId, filename);
+    try {
+      const added = await this.boards.addElement(out.boardId, { type: element.type ?? kindOfFile(filename), url, name: filename, data: element.data });
+      return { element: added, filename, url };
+    } catch (err) {
+      await fsp.rm(path.join(dir, filename), { force: true });
+      throw err;
+    }
+  }
+
+  /** Removes what a failed or cancelled piece of work left of its output. */
+  async discard(out: PendingOutput): Promise<void> {
+    await fsp.rm(out.temp, { force: true });
+  }
+
+  /** reserve → `write` fills the temp path → commit; the temp file is removed on any failure, including an abort. */
+  async produce(boardId: string, filename: string, write: (tempPath: string) => Promise<void>, element: OutputElement = {}): Promise<CommittedOutput> {
+    const out = await this.reserve(boardId, filename);
+    try {
+      await write(out.temp);
+    } catch (err) {
+      await this.discard(out);
+      throw err;
+    }
+    return this.commit(out, element);
+  }
+}
