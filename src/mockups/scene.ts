@@ -118,7 +118,7 @@ export function sceneHtml(inputs: SceneInputs): string {
       ? ''
       : screen.kind === 'image'
         ? `<div class="shot" style="background-image:url('${cssUrl(screen.url)}')"></div>`
-        : `<video src="${attr(screen.url)}" muted playsinline preload="auto" loop></video>`;
+        : `<canvas class="shot screen-video"></canvas>`;
   const drawing = drawDevice(inputs.project.device, frame.width, frame.height, content);
   const layerUrls = [...inputs.layers.entries()];
   const layerIndex = new Map(layerUrls.map(([key], i) => [key, i]));
@@ -160,9 +160,10 @@ html,body{margin:0;padding:0;width:${frame.width}px;height:${frame.height}px;ove
 #stage{position:absolute;left:0;top:0;width:100%;height:100%;perspective:${fixed(perspective)}px;perspective-origin:50% 50%}
 #rig{position:absolute;left:50%;top:50%;width:0;height:0;will-change:transform}
 #device{position:absolute;left:${fixed(-drawing.width / 2)}px;top:${fixed(-drawing.height / 2)}px;width:${fixed(drawing.width)}px;height:${fixed(drawing.height)}px${looks.some((l) => l.deviceBlur > 0) ? ';will-change:filter' : ''}}
-#device video,.shot{display:block;width:100%;height:100%;object-fit:cover;background-size:cover;background-position:center}
+#screen-video{position:absolute;left:0;top:0;width:2px;height:2px;opacity:0}
+#device canvas,.shot{display:block;width:100%;height:100%;object-fit:cover;background-size:cover;background-position:center}
 </style></head><body>
-${preload}<div id="bg">${layersHtml}</div>
+${preload}${screen?.kind === 'video' ? `<video id="screen-video" src="${attr(screen.url)}" muted playsinline preload="auto" loop></video>` : ''}<div id="bg">${layersHtml}</div>
 <div id="stage"><div id="rig"><div id="device">${drawing.html}</div></div></div>
 <script>
 (() => {
@@ -183,9 +184,23 @@ ${preload}<div id="bg">${layersHtml}</div>
       last.bg = D.bg[f];
     }
   };
+  // Screens showing a video are canvases drawn from one hidden <video> in every frame: the clock has seeked it before
+  // rAF callbacks run, and drawImage reads the decoded frame itself, where a composited <video> layer can show a
+  // stale frame under begin-frame control. One video serves every screen (double-iphone, grid): one seek per frame.
+  const video = document.getElementById('screen-video');
+  const screens = Array.from(document.querySelectorAll('canvas.screen-video'), (c) => [c, c.getContext('2d')]);
+  const drawScreens = () => {
+    if (!video || video.readyState < 2) return;
+    for (const [c, g] of screens) {
+      if (c.width !== video.videoWidth || c.height !== video.videoHeight) { c.width = video.videoWidth; c.height = video.videoHeight; }
+      g.drawImage(video, 0, 0);
+    }
+  };
   apply(0);
+  drawScreens();
   const tick = (now) => {
     apply(Math.min(D.transform.length - 1, Math.max(0, Math.round((now * D.fps) / 1000))));
+    drawScreens();
     requestAnimationFrame(tick);
   };
   requestAnimationFrame(tick);
