@@ -1,14 +1,11 @@
-import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { Readable, Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { AppContext } from '../context.js';
 import { DomainError, TimedOut } from '../errors.js';
 import { tempPathIn } from '../files/atomic.js';
 import { ApiError, badRequest } from '../http/errors.js';
 import { timeLimit } from '../jobs/time-limit.js';
+import { refuseDeclaredTooLarge, streamToFile, tooLarge } from '../media/download.js';
 import { SNIFF_BYTES, sniff, type Sniffed } from '../media/sniff.js';
 
 const MAX_REDIRECTS = 5;
@@ -58,23 +55,8 @@ export async function fetchToTemp(
       await res.body?.cancel();
       throw new ApiError(502, 'download_failed', `${current.host} answered ${res.status} for ${current.pathname}`, { status: res.status });
     }
-    const declared = Number(res.headers.get('content-length') ?? NaN);
-    if (Number.isFinite(declared) && declared > limits.maxBytes) {
-      await res.body?.cancel();
-      throw tooLarge(limits.maxBytes);
-    }
-    let head = Buffer.alloc(0);
-    let received = 0;
-    const meter = new Transform({
-      transform(chunk: Buffer, _enc, done) {
-        received += chunk.length;
-        if (received > limits.maxBytes) return done(tooLarge(limits.maxBytes));
-        if (head.length < SNIFF_BYTES) head = Buffer.concat([head, chunk.subarray(0, SNIFF_BYTES - head.length)]);
-        done(null, chunk);
-      },
-    });
-    const body = res.body ? Readable.fromWeb(res.body as WebReadableStream<Uint8Array>) : Readable.from([]);
-    await pipeline(body, meter, fs.createWriteStream(temp, { flags: 'wx' }), { signal });
+    await refuseDeclaredTooLarge(res, limits.maxBytes);
+    const head = await streamToFile(res, temp, limits.maxBytes, signal);
     const type = sniff(head);
     if (!type || type === 'html') throw new ApiError(502, 'download_failed', `${current.host} sent something that is not an image, video or audio file`);
     return { temp, type };
@@ -88,7 +70,6 @@ export async function fetchToTemp(
   }
 }
 
-const tooLarge = (max: number) => new ApiError(413, 'payload_too_large', `The file is larger than the download limit of ${max} bytes`);
 
 export interface InputImage {
   data: Buffer;

@@ -45,7 +45,7 @@ export function parseHttpUrl(text: string): URL {
   return url;
 }
 
-const tooLarge = (max: number) => new ApiError(413, 'payload_too_large', `The file is larger than the download limit of ${max} bytes`);
+export const tooLarge = (max: number) => new ApiError(413, 'payload_too_large', `The file is larger than the download limit of ${max} bytes`);
 
 /** Follows at most MAX_REDIRECTS redirects by hand, so each hop's scheme is checked and the count is ours. */
 async function fetchFollowing(start: URL, signal: AbortSignal): Promise<{ res: Response; url: URL }> {
@@ -106,28 +106,27 @@ interface Fetched {
   url: URL;
 }
 
-/** Streams the body into a temp file in `dir`, counting bytes against the limit and keeping the head for sniffing. */
-async function fetchToTemp(start: URL, dir: string, limits: DownloadLimits, signal: AbortSignal, onProgress?: (f: number) => void): Promise<Fetched> {
-  const { res, url } = await fetchFollowing(start, signal);
-  const contentType = res.headers.get('content-type') ?? '';
+/** A body whose declared length is over the limit is refused before a byte of it is read. */
+export async function refuseDeclaredTooLarge(res: Response, maxBytes: number): Promise<void> {
   const declared = Number(res.headers.get('content-length') ?? NaN);
-  if (Number.isFinite(declared) && declared > limits.maxBytes) {
+  if (Number.isFinite(declared) && declared > maxBytes) {
     await res.body?.cancel();
-    throw tooLarge(limits.maxBytes);
+    throw tooLarge(maxBytes);
   }
-  // A page announced as HTML is not fetched whole: it is a page, not media.
-  const mime = contentType.split(';')[0].trim().toLowerCase();
-  if (mime === 'text/html' || mime === 'application/xhtml+xml') {
-    await res.body?.cancel();
-    return { temp: '', type: 'html', res, url };
-  }
-  const temp = tempPathIn(dir, 'download');
+}
+
+/**
+ * Streams a response body into a new file (never overwriting), counting bytes against `maxBytes` whatever the
+ * headers said, and answers its first SNIFF_BYTES for typing from the bytes. The file is removed on failure.
+ */
+export async function streamToFile(res: Response, file: string, maxBytes: number, signal: AbortSignal, onProgress?: (f: number) => void): Promise<Buffer> {
+  const declared = Number(res.headers.get('content-length') ?? NaN);
   let head = Buffer.alloc(0);
   let received = 0;
   const meter = new Transform({
     transform(chunk: Buffer, _enc, done) {
       received += chunk.length;
-      if (received > limits.maxBytes) return done(tooLarge(limits.maxBytes));
+      if (received > maxBytes) return done(tooLarge(maxBytes));
       if (head.length < SNIFF_BYTES) head = Buffer.concat([head, chunk.subarray(0, SNIFF_BYTES - head.length)]);
       if (Number.isFinite(declared) && declared > 0) onProgress?.(received / declared);
       done(null, chunk);
@@ -135,11 +134,27 @@ async function fetchToTemp(start: URL, dir: string, limits: DownloadLimits, sign
   });
   try {
     const body = res.body ? Readable.fromWeb(res.body as WebReadableStream<Uint8Array>) : Readable.from([]);
-    await pipeline(body, meter, fs.createWriteStream(temp, { flags: 'wx' }), { signal });
+    await pipeline(body, meter, fs.createWriteStream(file, { flags: 'wx' }), { signal });
   } catch (err) {
-    await fsp.rm(temp, { force: true });
+    await fsp.rm(file, { force: true });
     throw err;
   }
+  return head;
+}
+
+/** Streams the body into a temp file in `dir`, counting bytes against the limit and keeping the head for sniffing. */
+async function fetchToTemp(start: URL, dir: string, limits: DownloadLimits, signal: AbortSignal, onProgress?: (f: number) => void): Promise<Fetched> {
+  const { res, url } = await fetchFollowing(start, signal);
+  const contentType = res.headers.get('content-type') ?? '';
+  await refuseDeclaredTooLarge(res, limits.maxBytes);
+  // A page announced as HTML is not fetched whole: it is a page, not media.
+  const mime = contentType.split(';')[0].trim().toLowerCase();
+  if (mime === 'text/html' || mime === 'application/xhtml+xml') {
+    await res.body?.cancel();
+    return { temp: '', type: 'html', res, url };
+  }
+  const temp = tempPathIn(dir, 'download');
+  const head = await streamToFile(res, temp, limits.maxBytes, signal, onProgress);
   return { temp, type: mediaTypeOf(sniff(head), contentType, url), res, url };
 }
 
