@@ -8,6 +8,7 @@ import { MockupProjects } from './projects.js';
 import { RENDER_JOB, renderMockup, WORK_DIR, type MockupRenderParams } from './render.js';
 import { encodersFor, requireEncoders, resolveRefs, screenKind } from './media.js';
 import { ALPHA_FORMATS, BoardParams, CreateBody, JobParams, Project, ProjectParams, PutBody, RenderBody, RenderStatus, Summary } from './schemas.js';
+import { toRenderStatus } from '../timeline/schemas.js';
 
 /** Mockup projects of a board (a device showing a board file, moved in 3D) and their render jobs. */
 export const registerMockups: Feature = (app, ctx) => {
@@ -107,16 +108,7 @@ export const registerMockups: Feature = (app, ctx) => {
     { schema: { tags, summary: 'Poll a mockup render job', params: JobParams, response: { 200: RenderStatus, ...errorResponses } } },
     async (req) => {
       const job = ctx.jobs.require(req.params.job_id, RENDER_JOB);
-      const result = job.result as { element_id?: string } | null;
-      return {
-        job_id: job.id,
-        status: job.status,
-        progress: job.progress,
-        eta_seconds: job.eta_seconds,
-        output_url: job.output_url,
-        ...(job.error ? { error: job.error } : {}),
-        ...(result?.element_id ? { element_id: result.element_id } : {}),
-      };
+      return toRenderStatus(job);
     },
   );
 };

@@ -5,7 +5,7 @@ import { errorResponses, Queued } from '../http/schemas.js';
 import { ProjectService } from './projects.js';
 import { renderSettings } from './render-options.js';
 import { RENDER_JOB, renderInputs, renderProject, type RenderParams } from './render.js';
-import { BoardParams, JobParams, NewProjectBody, ProjectParams, ProjectReplaceBody, ProjectSchema, ProjectSummarySchema, RenderBody, RenderStatus } from './schemas.js';
+import { BoardParams, JobParams, NewProjectBody, ProjectParams, ProjectReplaceBody, ProjectSchema, ProjectSummarySchema, RenderBody, RenderStatus, toRenderStatus } from './schemas.js';
 import { timelineDuration } from './timeline.js';
 
 /** Video timeline projects of a board and their render jobs. */
@@ -101,17 +101,7 @@ export const registerTimeline: Feature = async (app, ctx) => {
       const job = ctx.jobs.require(req.params.job_id, RENDER_JOB);
       const params = job.params;
       if (params.projectId !== req.params.pid || params.boardId !== req.params.id) throw notFound(`Job ${req.params.job_id} not found`);
-      const result = job.result as { element_id?: string } | null;
-      return {
-        job_id: job.id,
-        status: job.status,
-        progress: job.progress,
-        eta_seconds: job.eta_seconds,
-        output_url: job.output_url,
-        ...(job.error ? { error: job.error } : {}),
-        ...(job.error_code ? { error_code: job.error_code } : {}),
-        ...(result?.element_id ? { element_id: result.element_id } : {}),
-      };
+      return toRenderStatus(job);
     },
   );
 };

@@ -1,3 +1,4 @@
+import type { JobRecord } from '../jobs/store.js';
 import { Type, type Static } from 'typebox';
 import { Id, JOB_STATUSES } from '../http/schemas.js';
 import { CODECS, FORMATS, SIZE_PRESETS } from './render-options.js';
@@ -54,3 +55,18 @@ export const RenderBody = Type.Object(
   },
   { additionalProperties: false },
 );
+
+/** A job as the render poll answers it (the video-project render, and the mockup render that follows its pattern). */
+export function toRenderStatus(job: JobRecord): Static<typeof RenderStatus> {
+  const result = job.result as { element_id?: string } | null;
+  return {
+    job_id: job.id,
+    status: job.status,
+    progress: job.progress,
+    eta_seconds: job.eta_seconds,
+    output_url: job.output_url,
+    ...(job.error ? { error: job.error } : {}),
+    ...(job.error_code ? { error_code: job.error_code } : {}),
+    ...(result?.element_id ? { element_id: result.element_id } : {}),
+  };
+}
