@@ -38,11 +38,19 @@ const tokenWritten = () => {
 
 const openai = await startOpenAIDouble({ apiKey: KEY });
 const local = new HttpDouble();
-local.route('GET', /^\/v1\/models$/, 'GET /v1/models', (_rec, res) => sendJson(res, 200, { object: 'list', data: [{ id: 'bench', object: 'model' }] }));
+local.route('GET', /^\/v1\/models$/, 'GET /v1/models', (_rec, res) =>
+  sendJson(res, 200, { object: 'list', data: [{ id: 'bench', object: 'model' }] }),
+);
 local.route('POST', /^\/v1\/chat\/completions$/, 'POST /v1/chat/completions', async (_rec, res) => {
   const stream = sse(res);
   const chunk = (delta: unknown, finish_reason: string | null = null) =>
-    stream.send({ id: 'c', object: 'chat.completion.chunk', created: 0, model: 'bench', choices: [{ index: 0, delta, finish_reason }] });
+    stream.send({
+      id: 'c',
+      object: 'chat.completion.chunk',
+      created: 0,
+      model: 'bench',
+      choices: [{ index: 0, delta, finish_reason }],
+    });
   chunk({ role: 'assistant', content: '' });
   await new Promise((resolve) => setTimeout(resolve, THINKING_MS));
   tokenWritten();
@@ -56,13 +64,19 @@ local.route('POST', /^\/v1\/chat\/completions$/, 'POST /v1/chat/completions', as
 });
 await local.listen();
 
-const svc = await startService({ OPENAI_API_KEY: KEY, OPENAI_BASE_URL: `${openai.url}/v1`, OPENAI_COMPATIBLE_BASE_URL: `${local.url}/v1` });
+const svc = await startService({
+  OPENAI_API_KEY: KEY,
+  OPENAI_BASE_URL: `${openai.url}/v1`,
+  OPENAI_COMPATIBLE_BASE_URL: `${local.url}/v1`,
+});
 const board = await svc.createBoard('Bench');
 const agent = new http.Agent({ keepAlive: true });
 
 /** POSTs a chat and resolves with the time the first message event arrived and the whole text. */
 function chat(sessionId: string): Promise<{ firstMessage: number; cpu: number; text: string }> {
-  const payload = Buffer.from(JSON.stringify({ session_id: sessionId, messages: [{ role: 'user', content: 'Say something short.' }] }));
+  const payload = Buffer.from(
+    JSON.stringify({ session_id: sessionId, messages: [{ role: 'user', content: 'Say something short.' }] }),
+  );
   return new Promise((resolve, reject) => {
     const req = http.request(
       {
@@ -115,7 +129,8 @@ async function measure(label: string, model: string, script: () => void): Promis
     }
     script();
     const r = await chat(sessionId);
-    if (!r.firstMessage || !r.text.includes('event: done')) throw new Error(`unexpected answer: ${r.text.slice(0, 300)}`);
+    if (!r.firstMessage || !r.text.includes('event: done'))
+      throw new Error(`unexpected answer: ${r.text.slice(0, 300)}`);
     if (i === WARMUP) loopDelay.enable();
     if (i >= WARMUP) {
       latencies.push(r.firstMessage - firstToken);
@@ -131,9 +146,15 @@ async function measure(label: string, model: string, script: () => void): Promis
   const ms = (v: number) => `${v.toFixed(2)} ms`;
   const lag = (p: number) => ms(loopDelay.percentile(p) / 1e6 - 1);
   console.log(`${label}: model's first token -> first SSE message byte at the client, ${latencies.length} chats`);
-  console.log(`  median ${ms(q(0.5))}  p90 ${ms(q(0.9))}  p99 ${ms(q(0.99))}  max ${ms(latencies.at(-1)!)}  (target p99 < 5 ms)`);
-  console.log(`  CPU time this process spent in between (service, SDK, both stand-ins): median ${ms(q(0.5, cpu))}  p99 ${ms(q(0.99, cpu))}`);
-  console.log(`  event-loop lateness of this process meanwhile: median ${lag(50)}  p99 ${lag(99)}; load average ${os.loadavg()[0].toFixed(1)} on ${os.cpus().length} cores`);
+  console.log(
+    `  median ${ms(q(0.5))}  p90 ${ms(q(0.9))}  p99 ${ms(q(0.99))}  max ${ms(latencies.at(-1)!)}  (target p99 < 5 ms)`,
+  );
+  console.log(
+    `  CPU time this process spent in between (service, SDK, both stand-ins): median ${ms(q(0.5, cpu))}  p99 ${ms(q(0.99, cpu))}`,
+  );
+  console.log(
+    `  event-loop lateness of this process meanwhile: median ${lag(50)}  p99 ${lag(99)}; load average ${os.loadavg()[0].toFixed(1)} on ${os.cpus().length} cores`,
+  );
 }
 
 await measure(`token ${THINKING_MS} ms after the stream opened`, 'openai-compatible/bench', () => undefined);

@@ -29,7 +29,14 @@ function request(method: string, path: string, body?: unknown): Promise<{ status
   const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: '127.0.0.1', port: svc.port, path, method, agent, headers: payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {} },
+      {
+        host: '127.0.0.1',
+        port: svc.port,
+        path,
+        method,
+        agent,
+        headers: payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {},
+      },
       (res) => {
         let text = '';
         res.setEncoding('utf8');
@@ -63,7 +70,8 @@ function arrivals(count: number): Promise<void> {
   });
 }
 
-const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+const pct = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`;
 function memory(): { heap: number; rss: number } {
   gc();
@@ -88,7 +96,9 @@ for (let i = 0; i < ITERATIONS; i++) {
 }
 latencies.sort((a, b) => a - b);
 console.log(`POST to-messenger -> waiting GET answered (${ITERATIONS} runs, loopback, keep-alive):`);
-console.log(`  median ${pct(latencies, 50).toFixed(2)} ms   p99 ${pct(latencies, 99).toFixed(2)} ms   max ${latencies.at(-1)!.toFixed(2)} ms`);
+console.log(
+  `  median ${pct(latencies, 50).toFixed(2)} ms   p99 ${pct(latencies, 99).toFixed(2)} ms   max ${latencies.at(-1)!.toFixed(2)} ms`,
+);
 
 // 2. Concurrent long polls
 const bots = Array.from({ length: POLLS }, (_, i) => `poll-${i}`);
@@ -113,7 +123,9 @@ for (let round = 1; round <= ROUNDS; round++) {
   );
 }
 const end = memory();
-console.log(`  after:             heap ${mb(end.heap)}  rss ${mb(end.rss)}  (heap growth ${mb(end.heap - baseline.heap)})`);
+console.log(
+  `  after:             heap ${mb(end.heap)}  rss ${mb(end.rss)}  (heap growth ${mb(end.heap - baseline.heap)})`,
+);
 
 // 3. Reads naming bot ids that hold no state
 const bridge = svc.service.features.bridge;

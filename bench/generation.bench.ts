@@ -42,7 +42,9 @@ const KEY = 'sk-bench-0000000000000000';
 const openai = await startOpenAIDouble({ apiKey: KEY });
 const replicate = await startReplicateDouble({ apiToken: KEY });
 // A provider-sized image: random pixels do not compress, so this is the worst case for base64 and disk.
-const png = await sharp(Buffer.from(Array.from({ length: SIZE * SIZE * 3 }, () => Math.floor(Math.random() * 256))), { raw: { width: SIZE, height: SIZE, channels: 3 } })
+const png = await sharp(Buffer.from(Array.from({ length: SIZE * SIZE * 3 }, () => Math.floor(Math.random() * 256))), {
+  raw: { width: SIZE, height: SIZE, channels: 3 },
+})
   .png({ compressionLevel: 1 })
   .toBuffer();
 openai.defaultImage = png;
@@ -76,11 +78,22 @@ const direct = async (): Promise<Cost> => {
 };
 /** The new element's background probe and thumbnail are left to finish, so they do not slow the next run. */
 const settle = (elementId: string) =>
-  eventually(async () => ((await t.api('GET', `/api/moodboards/${board}/elements/${elementId}`)).body.data.probe_status !== 'pending' ? true : undefined), 60_000);
+  eventually(
+    async () =>
+      (await t.api('GET', `/api/moodboards/${board}/elements/${elementId}`)).body.data.probe_status !== 'pending'
+        ? true
+        : undefined,
+    60_000,
+  );
 const viaService = async (i: number): Promise<Cost> => {
   const t0 = performance.now();
   const c0 = process.cpuUsage();
-  const res = await t.api('POST', '/api/ai/generate', { board_id: board, model: 'gpt-image-1', prompt: `bench image ${i}`, aspect_ratio: '1:1' });
+  const res = await t.api('POST', '/api/ai/generate', {
+    board_id: board,
+    model: 'gpt-image-1',
+    prompt: `bench image ${i}`,
+    aspect_ratio: '1:1',
+  });
   const c = process.cpuUsage(c0);
   const cost = { ms: performance.now() - t0, cpuMs: (c.user + c.system) / 1000 };
   if (res.status !== 200) throw new Error(`generate failed: ${res.status} ${res.text}`);
@@ -100,17 +113,30 @@ for (let i = 0; i < RUNS; i++) {
 const ms = (xs: Cost[]) => xs.map((x) => x.ms);
 const cpu = (xs: Cost[]) => xs.map((x) => x.cpuMs);
 const pairs = (k: (c: Cost) => number) => s.map((x, i) => k(x) - k(d[i]));
-console.log(`image ${SIZE}x${SIZE} PNG, ${(png.length / MiB).toFixed(2)} MiB, ${RUNS} interleaved pairs; load average ${(await import('node:os')).loadavg()[0].toFixed(1)}`);
-console.log(`  straight to the double: wall median ${f(median(ms(d)))} ms (p95 ${f(p95(ms(d)))}), CPU median ${f(median(cpu(d)))} ms`);
-console.log(`  through the service:    wall median ${f(median(ms(s)))} ms (p95 ${f(p95(ms(s)))}), CPU median ${f(median(cpu(s)))} ms`);
-console.log(`  service overhead per generation (median of pair differences): wall ${f(median(pairs((c) => c.ms)))} ms, CPU ${f(median(pairs((c) => c.cpuMs)))} ms`);
+console.log(
+  `image ${SIZE}x${SIZE} PNG, ${(png.length / MiB).toFixed(2)} MiB, ${RUNS} interleaved pairs; load average ${(await import('node:os')).loadavg()[0].toFixed(1)}`,
+);
+console.log(
+  `  straight to the double: wall median ${f(median(ms(d)))} ms (p95 ${f(p95(ms(d)))}), CPU median ${f(median(cpu(d)))} ms`,
+);
+console.log(
+  `  through the service:    wall median ${f(median(ms(s)))} ms (p95 ${f(p95(ms(s)))}), CPU median ${f(median(cpu(s)))} ms`,
+);
+console.log(
+  `  service overhead per generation (median of pair differences): wall ${f(median(pairs((c) => c.ms)))} ms, CPU ${f(median(pairs((c) => c.cpuMs)))} ms`,
+);
 
 // --- memory with N queued generations polling at once
 const before = mem();
 const jobs: string[] = [];
 for (let i = 0; i < QUEUED; i++) {
   replicate.plans.push({ steps: ['processing'] });
-  const res = await t.api('POST', '/api/ai/generate', { board_id: board, model: 'flux-schnell', prompt: `queued ${i}`, aspect_ratio: '1:1' });
+  const res = await t.api('POST', '/api/ai/generate', {
+    board_id: board,
+    model: 'flux-schnell',
+    prompt: `queued ${i}`,
+    aspect_ratio: '1:1',
+  });
   jobs.push(res.body.job_id);
 }
 const preds = [...replicate.predictions.keys()].slice(-QUEUED);
@@ -119,20 +145,32 @@ const held0 = performance.now();
 await new Promise((r) => setTimeout(r, HOLD_S * 1000));
 const polls = replicate.received('GET', /predictions\//).length - gets0;
 const during = mem();
-const running = (await Promise.all(jobs.map((id) => t.api('GET', `/api/ai/jobs/${id}`)))).filter((r) => r.body.status === 'running').length;
+const running = (await Promise.all(jobs.map((id) => t.api('GET', `/api/ai/jobs/${id}`)))).filter(
+  (r) => r.body.status === 'running',
+).length;
 for (const id of preds) replicate.force(id, 'succeeded');
 const t0 = performance.now();
-await eventually(async () => {
-  const all = await Promise.all(jobs.map((id) => t.api('GET', `/api/ai/jobs/${id}`)));
-  return all.every((r) => r.body.status === 'complete') ? true : undefined;
-}, 120_000, 'queued generations to complete');
+await eventually(
+  async () => {
+    const all = await Promise.all(jobs.map((id) => t.api('GET', `/api/ai/jobs/${id}`)));
+    return all.every((r) => r.body.status === 'complete') ? true : undefined;
+  },
+  120_000,
+  'queued generations to complete',
+);
 const done = performance.now() - t0;
 const after = mem();
-console.log(`${QUEUED} queued generations (Replicate double, first poll interval ${POLL_MS} ms, backing off x1.5 to x10)`);
+console.log(
+  `${QUEUED} queued generations (Replicate double, first poll interval ${POLL_MS} ms, backing off x1.5 to x10)`,
+);
 console.log(`  running at once: ${running}/${QUEUED}; ${polls} polls in ${f((performance.now() - held0) / 1000)} s`);
 console.log(`  process memory before: rss ${f(before.rss)} MiB, heap ${f(before.heap)} MiB`);
-console.log(`  while polling:         rss ${f(during.rss)} MiB (+${f(during.rss - before.rss)}), heap ${f(during.heap)} MiB (+${f(during.heap - before.heap)})`);
-console.log(`  after completion:      rss ${f(after.rss)} MiB, heap ${f(after.heap)} MiB; all ${QUEUED} delivered ${f(done)} ms after the provider finished`);
+console.log(
+  `  while polling:         rss ${f(during.rss)} MiB (+${f(during.rss - before.rss)}), heap ${f(during.heap)} MiB (+${f(during.heap - before.heap)})`,
+);
+console.log(
+  `  after completion:      rss ${f(after.rss)} MiB, heap ${f(after.heap)} MiB; all ${QUEUED} delivered ${f(done)} ms after the provider finished`,
+);
 
 await t.close();
 await openai.close();

@@ -4,7 +4,10 @@
 export const BAR = 8;
 
 /** The two timing bars: CSS-moved in the upper band, rAF-moved in the lower band, both crossing the width in seconds. */
-const barStyles = (travel: number, seconds: number) => `.bar { position: absolute; left: 0; width: ${BAR}px; height: 20vh; background: #fff; }
+const barStyles = (
+  travel: number,
+  seconds: number,
+) => `.bar { position: absolute; left: 0; width: ${BAR}px; height: 20vh; background: #fff; }
   #css { top: 10vh; animation: slide ${seconds}s linear forwards; }
   #raf { top: 60vh; }
   @keyframes slide { from { transform: translateX(0); } to { transform: translateX(${travel}px); } }`;
@@ -34,10 +37,14 @@ export function benchCard(width: number, seconds: number): string {
 </style></head><body>
 <div id="css" class="bar"></div><div id="raf" class="bar"></div><div class="spin"></div>
 <canvas id="c" width="240" height="240"></canvas>
-${rafLoop(travel, seconds, `
+${rafLoop(
+  travel,
+  seconds,
+  `
     g.clearRect(0, 0, 240, 240);
     g.strokeStyle = '#ff0'; g.lineWidth = 8;
-    g.beginPath(); g.arc(120, 120, 100, 0, 2 * Math.PI * ((ts / 1000) % 1)); g.stroke();`)}</body></html>`;
+    g.beginPath(); g.arc(120, 120, 100, 0, 2 * Math.PI * ((ts / 1000) % 1)); g.stroke();`,
+)}</body></html>`;
 }
 
 /**
@@ -71,7 +78,10 @@ export function heavyCard(width: number, seconds: number): string {
 <canvas id="c" width="300" height="190"></canvas>
 <p>Static text: the quick brown fox jumps over the lazy dog. Board Media Service renders this card frame by frame on a
 virtual clock, so every animation above lands on the frame it belongs to, whatever the machine's speed.</p>
-${rafLoop(travel, seconds, `
+${rafLoop(
+  travel,
+  seconds,
+  `
     g.fillStyle = '#0a1420'; g.fillRect(0, 0, 300, 190);
     for (let i = 0; i < 80; i++) {
       const a = ts / 1000 * (0.5 + (i % 9) * 0.2) + i;
@@ -79,5 +89,6 @@ ${rafLoop(travel, seconds, `
       g.beginPath(); g.arc(150 + Math.cos(a) * (20 + i), 95 + Math.sin(a * 1.3) * (10 + i * 0.9), 4, 0, 2 * Math.PI); g.fill();
     }
     g.strokeStyle = '#ff0'; g.lineWidth = 6;
-    g.beginPath(); g.arc(150, 95, 80, 0, 2 * Math.PI * ((ts / 1000) % 1)); g.stroke();`)}</body></html>`;
+    g.beginPath(); g.arc(150, 95, 80, 0, 2 * Math.PI * ((ts / 1000) % 1)); g.stroke();`,
+)}</body></html>`;
 }

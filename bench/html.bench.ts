@@ -34,11 +34,33 @@ const CASES = [
 const TIMECUT_VERSION = '0.3.3';
 
 /** Column of the bar's centre in one row band of frame `index`, or undefined when no bar is visible. */
-async function barCentre(ffmpeg: string, file: string, index: number, width: number, height: number, bandTop: number): Promise<number | undefined> {
+async function barCentre(
+  ffmpeg: string,
+  file: string,
+  index: number,
+  width: number,
+  height: number,
+  bandTop: number,
+): Promise<number | undefined> {
   const y = Math.round(height * bandTop) & ~1;
   const { stdout } = await run(
     ffmpeg,
-    ['-hide_banner', '-loglevel', 'error', '-i', file, '-vf', `select=eq(n\\,${index}),crop=${width}:2:0:${y}`, '-vframes', '1', '-f', 'rawvideo', '-pix_fmt', 'gray', 'pipe:1'],
+    [
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-i',
+      file,
+      '-vf',
+      `select=eq(n\\,${index}),crop=${width}:2:0:${y}`,
+      '-vframes',
+      '1',
+      '-f',
+      'rawvideo',
+      '-pix_fmt',
+      'gray',
+      'pipe:1',
+    ],
     { encoding: 'buffer', maxBuffer: 16 * 1024 * 1024 },
   );
   const row = (stdout as unknown as Buffer).subarray(0, width);
@@ -53,13 +75,21 @@ async function barCentre(ffmpeg: string, file: string, index: number, width: num
 }
 
 /** Largest difference, in ms, between the time a sampled frame shows (from the bar) and the time it should show. */
-async function timingError(ffmpeg: string, file: string, c: (typeof CASES)[number], frames: number): Promise<{ css: number; raf: number }> {
+async function timingError(
+  ffmpeg: string,
+  file: string,
+  c: (typeof CASES)[number],
+  frames: number,
+): Promise<{ css: number; raf: number }> {
   const travel = c.width - BAR;
   const samples = [1, 2, 3, 4].map((k) => Math.floor((k * frames) / 5));
   const worst = { css: 0, raf: 0 };
   for (const f of samples) {
     const want = f / c.fps;
-    for (const [key, band] of [['css', 0.2], ['raf', 0.7]] as const) {
+    for (const [key, band] of [
+      ['css', 0.2],
+      ['raf', 0.7],
+    ] as const) {
       const centre = await barCentre(ffmpeg, file, f, c.width, c.height, band);
       const shown = centre === undefined ? Infinity : ((centre - BAR / 2 + 0.5) / travel) * SECONDS;
       worst[key] = Math.max(worst[key], Math.abs(shown - want) * 1000);
@@ -88,7 +118,10 @@ async function installTimecut(): Promise<string> {
  * seconds of the process and everything it started (sampled from /proc while it runs, since its Chromium's helper
  * processes are not all reaped by it; undefined off Linux).
  */
-async function runTimecut(dir: string, opts: { url: string; output: string; width: number; height: number; fps: number; chromium: string; ffmpeg: string }): Promise<{ seconds: number; cpu?: number }> {
+async function runTimecut(
+  dir: string,
+  opts: { url: string; output: string; width: number; height: number; fps: number; chromium: string; ffmpeg: string },
+): Promise<{ seconds: number; cpu?: number }> {
   const script = `
     const timecut = require(${JSON.stringify(path.join(dir, 'node_modules', 'timecut'))});
     const started = Date.now();
@@ -111,7 +144,8 @@ async function runTimecut(dir: string, opts: { url: string; output: string; widt
     const seen = new Map<string, number>();
     const sample = () => {
       const procs = processTable();
-      for (const [pid, p] of procs) if (descendsFrom(procs, pid, String(child.pid))) seen.set(pid, (Number(p[11]) + Number(p[12])) / 100);
+      for (const [pid, p] of procs)
+        if (descendsFrom(procs, pid, String(child.pid))) seen.set(pid, (Number(p[11]) + Number(p[12])) / 100);
     };
     const sampler = process.platform === 'linux' ? setInterval(sample, 200) : undefined;
     child.on('close', (code) => {
@@ -119,7 +153,8 @@ async function runTimecut(dir: string, opts: { url: string; output: string; widt
       clearInterval(sampler);
       const line = out.trim().split('\n').pop() ?? '';
       const cpu = sampler ? [...seen.values()].reduce((a, b) => a + b, 0) : undefined;
-      if (code === 0 && line.startsWith('{')) resolve({ seconds: (JSON.parse(line) as { seconds: number }).seconds, cpu });
+      if (code === 0 && line.startsWith('{'))
+        resolve({ seconds: (JSON.parse(line) as { seconds: number }).seconds, cpu });
       else reject(new Error(`timecut exited with ${code}: ${err.trim().split('\n').slice(-3).join(' | ')}`));
     });
   });
@@ -141,7 +176,8 @@ function processTable(): Map<string, string[]> {
 
 /** Whether `pid` descends from `root` in a process table. */
 function descendsFrom(table: Map<string, string[]>, pid: string, root: string): boolean {
-  for (let p = table.get(pid)?.[1], depth = 0; p && depth < 32; p = table.get(p)?.[1], depth++) if (p === root) return true;
+  for (let p = table.get(pid)?.[1], depth = 0; p && depth < 32; p = table.get(p)?.[1], depth++)
+    if (p === root) return true;
   return false;
 }
 
@@ -154,12 +190,25 @@ function descendsFrom(table: Map<string, string[]>, pid: string, root: string): 
 function cpuSeconds(): { busy: number; self: number; children: number; tree: number } | undefined {
   try {
     const ticks = 100; // USER_HZ, fixed on Linux
-    const [user, nice, system, , , irq, softirq] = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+    const [user, nice, system, , , irq, softirq] = fs
+      .readFileSync('/proc/stat', 'utf8')
+      .split('\n')[0]
+      .trim()
+      .split(/\s+/)
+      .slice(1)
+      .map(Number);
     const procs = processTable();
     const f = procs.get(String(process.pid))!.map(Number);
     let tree = 0;
-    for (const [pid, p] of procs) if (descendsFrom(procs, pid, String(process.pid))) tree += (Number(p[11]) + Number(p[12]) + Number(p[13]) + Number(p[14])) / ticks;
-    return { busy: (user + nice + system + irq + softirq) / ticks, self: (f[11] + f[12]) / ticks, children: (f[13] + f[14]) / ticks, tree };
+    for (const [pid, p] of procs)
+      if (descendsFrom(procs, pid, String(process.pid)))
+        tree += (Number(p[11]) + Number(p[12]) + Number(p[13]) + Number(p[14])) / ticks;
+    return {
+      busy: (user + nice + system + irq + softirq) / ticks,
+      self: (f[11] + f[12]) / ticks,
+      children: (f[13] + f[14]) / ticks,
+      tree,
+    };
   } catch {
     return undefined;
   }
@@ -171,7 +220,9 @@ async function main(): Promise<void> {
   const tools = new Tools(process.env);
   const chromium = await tools.require('chromium');
   const ffmpeg = (await tools.require('ffmpeg')).path;
-  console.log(`HTML render benchmark: ${SECONDS} s per case, ${os.cpus().length} cores, ${chromium.version} (${chromium.source})`);
+  console.log(
+    `HTML render benchmark: ${SECONDS} s per case, ${os.cpus().length} cores, ${chromium.version} (${chromium.source})`,
+  );
 
   const work = await fsp.mkdtemp(path.join(os.tmpdir(), 'bms-bench-html-'));
   const s = await startService();
@@ -179,7 +230,13 @@ async function main(): Promise<void> {
   try {
     const board = await s.createBoard('bench');
     // Warm the browser pool, as a running service has it.
-    await s.api('POST', '/api/html/render-frame', { html: '<p>warm</p>', width: 64, height: 64, fps: 1, board_id: board });
+    await s.api('POST', '/api/html/render-frame', {
+      html: '<p>warm</p>',
+      width: 64,
+      height: 64,
+      fps: 1,
+      board_id: board,
+    });
 
     let timecutDir: string | undefined;
     let timecutSkipped: string | undefined;
@@ -199,7 +256,16 @@ async function main(): Promise<void> {
       const cpuBefore = cpuSeconds();
       let ourCpu = NaN;
       const started = Date.now();
-      const res = await s.api('POST', '/api/html/render', { html, width: c.width, height: c.height, fps: c.fps, duration: SECONDS, format: 'mp4', title: `bench ${c.card} ${c.width}x${c.height}`, board_id: board });
+      const res = await s.api('POST', '/api/html/render', {
+        html,
+        width: c.width,
+        height: c.height,
+        fps: c.fps,
+        duration: SECONDS,
+        format: 'mp4',
+        title: `bench ${c.card} ${c.width}x${c.height}`,
+        board_id: board,
+      });
       const seconds = (Date.now() - started) / 1000;
       const cpuAfter = cpuSeconds();
       if (res.status !== 200) throw new Error(`render failed: ${res.status} ${res.text}`);
@@ -208,7 +274,9 @@ async function main(): Promise<void> {
       const ourErr = await timingError(ffmpeg, ourFile, c, frames);
       const label = `${c.card} card, ${c.width}x${c.height} @ ${c.fps} fps, ${frames} frames`;
       console.log(`\n${label}`);
-      console.log(`  ours:    ${fmt(seconds, 2)} s, ${fmt(ours)} frames/s; worst timing error CSS ${fmt(ourErr.css, 0)} ms, rAF ${fmt(ourErr.raf, 0)} ms`);
+      console.log(
+        `  ours:    ${fmt(seconds, 2)} s, ${fmt(ours)} frames/s; worst timing error CSS ${fmt(ourErr.css, 0)} ms, rAF ${fmt(ourErr.raf, 0)} ms`,
+      );
       if (cpuBefore && cpuAfter) {
         const busy = cpuAfter.busy - cpuBefore.busy;
         const ff = cpuAfter.children - cpuBefore.children;
@@ -216,7 +284,9 @@ async function main(): Promise<void> {
         const browser = cpuAfter.tree - cpuBefore.tree;
         ourCpu = ff + node + browser;
         const perFrame = (v: number) => `${fmt(v, 2)} s (${fmt((v * 1000) / frames, 0)} ms/frame)`;
-        console.log(`  CPU:     ffmpeg ${perFrame(ff)}, service ${perFrame(node)}, Chromium ${perFrame(browser)}, other work on the machine ${perFrame(busy - ourCpu)}; ${fmt(busy / seconds, 2)} of ${os.cpus().length} cores busy`);
+        console.log(
+          `  CPU:     ffmpeg ${perFrame(ff)}, service ${perFrame(node)}, Chromium ${perFrame(browser)}, other work on the machine ${perFrame(busy - ourCpu)}; ${fmt(busy / seconds, 2)} of ${os.cpus().length} cores busy`,
+        );
       }
 
       let theirs = NaN;
@@ -227,16 +297,26 @@ async function main(): Promise<void> {
         await fsp.writeFile(cardFile, html);
         const output = path.join(work, `timecut-${c.card}-${c.width}.mp4`);
         try {
-          const timecut = await runTimecut(timecutDir, { url: `file://${cardFile}`, output, ...c, chromium: chromium.path, ffmpeg });
+          const timecut = await runTimecut(timecutDir, {
+            url: `file://${cardFile}`,
+            output,
+            ...c,
+            chromium: chromium.path,
+            ffmpeg,
+          });
           const tSeconds = timecut.seconds;
           theirCpu = timecut.cpu ?? NaN;
           theirs = frames / tSeconds;
           theirErr = await timingError(ffmpeg, output, c, frames);
-          console.log(`  timecut: ${fmt(tSeconds, 2)} s, ${fmt(theirs)} frames/s; worst timing error CSS ${fmt(theirErr.css, 0)} ms, rAF ${fmt(theirErr.raf, 0)} ms`);
+          console.log(
+            `  timecut: ${fmt(tSeconds, 2)} s, ${fmt(theirs)} frames/s; worst timing error CSS ${fmt(theirErr.css, 0)} ms, rAF ${fmt(theirErr.raf, 0)} ms`,
+          );
           console.log(`  ratio:   ${fmt(ours / theirs, 2)}x timecut's frames per second`);
           // CPU per frame does not depend on what else runs on the machine, frames per second do.
           const ms = (v: number) => fmt((v * 1000) / frames, 0);
-          console.log(`  CPU per frame: ours ${ms(ourCpu)} ms (${fmt(ourCpu / seconds, 2)} cores), timecut ${ms(theirCpu)} ms (${fmt(theirCpu / tSeconds, 2)} cores): timecut needs ${fmt(theirCpu / ourCpu, 2)}x ours`);
+          console.log(
+            `  CPU per frame: ours ${ms(ourCpu)} ms (${fmt(ourCpu / seconds, 2)} cores), timecut ${ms(theirCpu)} ms (${fmt(theirCpu / tSeconds, 2)} cores): timecut needs ${fmt(theirCpu / ourCpu, 2)}x ours`,
+          );
         } catch (err) {
           console.log(`  timecut: could not run here: ${(err as Error).message}`);
         }
@@ -251,7 +331,9 @@ async function main(): Promise<void> {
     await s.close();
     await fsp.rm(work, { recursive: true, force: true });
   }
-  console.log('\n| Case | ours frames/s | timecut frames/s | ratio | CPU ms/frame ours / timecut | ours worst error CSS / rAF (ms) | timecut worst error CSS / rAF (ms) |');
+  console.log(
+    '\n| Case | ours frames/s | timecut frames/s | ratio | CPU ms/frame ours / timecut | ours worst error CSS / rAF (ms) | timecut worst error CSS / rAF (ms) |',
+  );
   console.log('|---|---|---|---|---|---|---|');
   for (const r of rows) console.log(r);
 }

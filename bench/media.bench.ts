@@ -36,7 +36,8 @@ const W = Math.round((H * 16) / 9 / 2) * 2;
 const HASHES = Number(opt.hashes);
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
 const ms = (n: number) => `${n.toFixed(n < 10 ? 2 : 0)} ms`;
 
 async function timed(fn: () => Promise<unknown>): Promise<number> {
@@ -63,7 +64,10 @@ async function addClips(t: TestService, board: string, files: string[]): Promise
   const ids: string[] = [];
   for (const file of files) {
     await fsp.copyFile(file, path.join(dir, path.basename(file)));
-    const res = await t.api('POST', `/api/moodboards/${board}/elements`, { type: 'video', url: `/media/${board}/${path.basename(file)}` });
+    const res = await t.api('POST', `/api/moodboards/${board}/elements`, {
+      type: 'video',
+      url: `/media/${board}/${path.basename(file)}`,
+    });
     ids.push(res.body.id);
   }
   await settle(t, board, ids[ids.length - 1]);
@@ -73,7 +77,9 @@ async function addClips(t: TestService, board: string, files: string[]): Promise
 async function concatBench(t: TestService, work: string): Promise<void> {
   const tools = new Tools(process.env);
   const ff = await ffmpegPath();
-  console.log(`\nconcat: ${CLIPS} clips of ${CLIP_S} s at ${W}x${H} (copy path), ${CLIPS} clips of ${RE_S} s (re-encode path)`);
+  console.log(
+    `\nconcat: ${CLIPS} clips of ${CLIP_S} s at ${W}x${H} (copy path), ${CLIPS} clips of ${RE_S} s (re-encode path)`,
+  );
   const base = await makeVideo(path.join(work, 'base.mp4'), { width: W, height: H, duration: CLIP_S, tone: 440 });
   const copies: string[] = [];
   for (let i = 0; i < CLIPS; i++) {
@@ -90,20 +96,27 @@ async function concatBench(t: TestService, work: string): Promise<void> {
   const serviceCopy: number[] = [];
   for (let i = 0; i < 5; i++) {
     const out = path.join(work, `plain-copy-${i}.mp4`);
-    plainCopy.push(await timed(() => run(ff, ['-hide_banner', '-loglevel', 'error', '-nostdin', ...copyArgs(list, 'mp4'), out])));
+    plainCopy.push(
+      await timed(() => run(ff, ['-hide_banner', '-loglevel', 'error', '-nostdin', ...copyArgs(list, 'mp4'), out])),
+    );
     let made = '';
     serviceCopy.push(
       await timed(async () => {
         const res = await t.api('POST', '/api/concat-videos', { board_id: board, element_ids: copyIds });
-        if (res.status !== 200 || res.body.element.data.concat_mode !== 'copy') throw new Error(`copy concat failed: ${res.text}`);
+        if (res.status !== 200 || res.body.element.data.concat_mode !== 'copy')
+          throw new Error(`copy concat failed: ${res.text}`);
         made = res.body.element.id;
       }),
     );
     await settle(t, board, made);
   }
   const cp = median(serviceCopy) / median(plainCopy);
-  console.log(`  copy path      service ${ms(median(serviceCopy))}  plain ffmpeg ${ms(median(plainCopy))}  ratio ${cp.toFixed(2)}x (median of 5)`);
-  console.log(`                 first service run (clips were probed once when indexed at add time) ${ms(serviceCopy[0])}  ratio ${(serviceCopy[0] / median(plainCopy)).toFixed(2)}x`);
+  console.log(
+    `  copy path      service ${ms(median(serviceCopy))}  plain ffmpeg ${ms(median(plainCopy))}  ratio ${cp.toFixed(2)}x (median of 5)`,
+  );
+  console.log(
+    `                 first service run (clips were probed once when indexed at add time) ${ms(serviceCopy[0])}  ratio ${(serviceCopy[0] / median(plainCopy)).toFixed(2)}x`,
+  );
 
   // The last clip differs in size, which sends the service down the re-encoding path.
   const reFiles: string[] = [];
@@ -113,19 +126,37 @@ async function concatBench(t: TestService, work: string): Promise<void> {
     await fsp.copyFile(short, f);
     reFiles.push(f);
   }
-  reFiles.push(await makeVideo(path.join(work, `re-${CLIPS - 1}.mp4`), { width: Math.round(W / 1.5 / 2) * 2, height: Math.round(H / 1.5 / 2) * 2, duration: RE_S }));
+  reFiles.push(
+    await makeVideo(path.join(work, `re-${CLIPS - 1}.mp4`), {
+      width: Math.round(W / 1.5 / 2) * 2,
+      height: Math.round(H / 1.5 / 2) * 2,
+      duration: RE_S,
+    }),
+  );
   const reIds = await addClips(t, board, reFiles);
   const infos = await Promise.all(reFiles.map(async (f) => ({ path: f, info: await probe(tools, f) })));
   const plainRe: number[] = [];
   const serviceRe: number[] = [];
   const plain = async (i: number) =>
-    plainRe.push(await timed(() => run(ff, ['-hide_banner', '-loglevel', 'error', '-nostdin', ...reencodeArgs(infos), path.join(work, `plain-re-${i}.mp4`)])));
+    plainRe.push(
+      await timed(() =>
+        run(ff, [
+          '-hide_banner',
+          '-loglevel',
+          'error',
+          '-nostdin',
+          ...reencodeArgs(infos),
+          path.join(work, `plain-re-${i}.mp4`),
+        ]),
+      ),
+    );
   const service = async () => {
     let made = '';
     serviceRe.push(
       await timed(async () => {
         const res = await t.api('POST', '/api/concat-videos', { board_id: board, element_ids: reIds });
-        if (res.status !== 200 || res.body.element.data.concat_mode !== 'reencode') throw new Error(`re-encode concat failed: ${res.text}`);
+        if (res.status !== 200 || res.body.element.data.concat_mode !== 'reencode')
+          throw new Error(`re-encode concat failed: ${res.text}`);
         made = res.body.element.id;
       }),
     );
@@ -138,7 +169,9 @@ async function concatBench(t: TestService, work: string): Promise<void> {
   await plain(1);
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
   const re = mean(serviceRe) / mean(plainRe);
-  console.log(`  re-encode path service ${ms(mean(serviceRe))}  plain ffmpeg ${ms(mean(plainRe))}  ratio ${re.toFixed(2)}x (mean of 2 interleaved runs each)`);
+  console.log(
+    `  re-encode path service ${ms(mean(serviceRe))}  plain ffmpeg ${ms(mean(plainRe))}  ratio ${re.toFixed(2)}x (mean of 2 interleaved runs each)`,
+  );
 }
 
 function randomHash(): PerceptualHash {
@@ -155,14 +188,21 @@ async function similarityBench(): Promise<void> {
     dctHash(grey);
     dctRuns.push(performance.now() - t0);
   }
-  console.log(`  pHash DCT of a 32x32 buffer: median ${(median(dctRuns) * 1000).toFixed(1)} µs (why it runs inline, not in a worker)`);
+  console.log(
+    `  pHash DCT of a 32x32 buffer: median ${(median(dctRuns) * 1000).toFixed(1)} µs (why it runs inline, not in a worker)`,
+  );
 
   // A data folder whose database already holds the synthetic index, so the service loads it at start.
   const dataDir = await tempDir('bms-bench-similar-');
   const db = openDatabase(path.join(dataDir, 'board-media.sqlite'));
   new BoardStore(db);
   const at = new Date().toISOString();
-  db.prepare('INSERT INTO boards (id, name, connected_folder, created_at, updated_at) VALUES (?, ?, NULL, ?, ?)').run('bd_synthetic', 'synthetic', at, at);
+  db.prepare('INSERT INTO boards (id, name, connected_folder, created_at, updated_at) VALUES (?, ?, NULL, ?, ?)').run(
+    'bd_synthetic',
+    'synthetic',
+    at,
+    at,
+  );
   const store = new MediaHashStore(db);
   const index = new HashIndex();
   const t0 = performance.now();
@@ -180,7 +220,8 @@ async function similarityBench(): Promise<void> {
     // Direct index queries: the same code the route runs, without HTTP.
     const t1 = performance.now();
     const byElement = new Map<string, PerceptualHash[]>();
-    for (const row of new MediaHashStore(t.service.ctx.db).all()) byElement.set(row.elementId, [...(byElement.get(row.elementId) ?? []), row]);
+    for (const row of new MediaHashStore(t.service.ctx.db).all())
+      byElement.set(row.elementId, [...(byElement.get(row.elementId) ?? []), row]);
     for (const [id, hashes] of byElement) index.set(id, 'bd_synthetic', hashes);
     const loadMs = performance.now() - t1;
     const direct: number[] = [];
@@ -196,18 +237,28 @@ async function similarityBench(): Promise<void> {
       index.search([randomHash()], { limit: 50, maxDistance: 128 });
       wide.push(performance.now() - s);
     }
-    console.log(`  insert ${HASHES.toLocaleString('en')} rows ${ms(insertMs)}, load into the in-memory index ${ms(loadMs)}`);
-    console.log(`  index query (threshold 32)      median ${ms(median(direct))}  p99 ${ms(pct(direct, 99))}  (300 queries)`);
-    console.log(`  index query (no threshold, 50)  median ${ms(median(wide))}  p99 ${ms(pct(wide, 99))}  (worst case: every hash is a candidate)`);
+    console.log(
+      `  insert ${HASHES.toLocaleString('en')} rows ${ms(insertMs)}, load into the in-memory index ${ms(loadMs)}`,
+    );
+    console.log(
+      `  index query (threshold 32)      median ${ms(median(direct))}  p99 ${ms(pct(direct, 99))}  (300 queries)`,
+    );
+    console.log(
+      `  index query (no threshold, 50)  median ${ms(median(wide))}  p99 ${ms(pct(wide, 99))}  (worst case: every hash is a candidate)`,
+    );
 
     const board = await t.createBoard('query');
-    const img = await sharp({ create: { width: 320, height: 240, channels: 3, background: '#884422' } }).png().toBuffer();
+    const img = await sharp({ create: { width: 320, height: 240, channels: 3, background: '#884422' } })
+      .png()
+      .toBuffer();
     const up = await t.upload(board, { name: 'q.png', data: img }, { addToBoard: true });
     const body = { board_id: board, element_id: up.body.element.id };
     await t.api('POST', '/api/find-similar', body);
     const http: number[] = [];
     for (let i = 0; i < 200; i++) http.push(await timed(() => t.api('POST', '/api/find-similar', body)));
-    console.log(`  HTTP POST /api/find-similar     median ${ms(median(http))}  p99 ${ms(pct(http, 99))}  (200 requests, index of ${HASHES.toLocaleString('en')} + 1)`);
+    console.log(
+      `  HTTP POST /api/find-similar     median ${ms(median(http))}  p99 ${ms(pct(http, 99))}  (200 requests, index of ${HASHES.toLocaleString('en')} + 1)`,
+    );
   } finally {
     await t.close();
     await fsp.rm(dataDir, { recursive: true, force: true });

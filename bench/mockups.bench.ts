@@ -32,13 +32,17 @@ function treeCpuSeconds(): number | undefined {
         const text = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
         const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
         // Fields after the name: state ppid ... utime(12) stime(13) cutime(14) cstime(15), counted from state = 0.
-        stats.set(Number(entry), { ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]) });
+        stats.set(Number(entry), {
+          ppid: Number(f[1]),
+          ticks: Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]),
+        });
       } catch {
         // The process ended while the table was read.
       }
     }
     const inTree = (pid: number): boolean => {
-      for (let p = pid, hops = 0; p > 1 && hops < 64; p = stats.get(p)?.ppid ?? 0, hops++) if (p === process.pid) return true;
+      for (let p = pid, hops = 0; p > 1 && hops < 64; p = stats.get(p)?.ppid ?? 0, hops++)
+        if (p === process.pid) return true;
       return false;
     };
     let ticks = 0;
@@ -55,21 +59,40 @@ const fixtures = await tempDir();
 try {
   const board = await t.createBoard('Mockup bench');
   const image = await makeImage(path.join(fixtures, 'screen.png'), { width: 1170, height: 2532, source: 'testsrc2' });
-  const video = await makeVideo(path.join(fixtures, 'screen.mp4'), { width: 1080, height: 1920, fps: 30, duration: 4, source: 'testsrc2' });
+  const video = await makeVideo(path.join(fixtures, 'screen.mp4'), {
+    width: 1080,
+    height: 1920,
+    fps: 30,
+    duration: 4,
+    source: 'testsrc2',
+  });
   const bg = path.join(fixtures, 'bg.jpg');
   await ffmpeg(['-f', 'lavfi', '-i', 'mandelbrot=size=1920x1080', '-frames:v', '1', bg]);
   const urls: Record<string, string> = {};
-  for (const [name, file] of [['image', image], ['video', video], ['bg', bg]]) urls[name] = (await t.upload(board, file)).body.url;
+  for (const [name, file] of [
+    ['image', image],
+    ['video', video],
+    ['bg', bg],
+  ])
+    urls[name] = (await t.upload(board, file)).body.url;
 
   const tools = (await t.api('GET', '/api/health')).body.tools as { name: string; path?: string; source?: string }[];
   const tool = (name: string) => tools.find((x) => x.name === name);
-  console.log(`machine: ${os.cpus().length} cores, load ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
-  console.log(`chromium: ${tool('chromium')?.path} (${tool('chromium')?.source}), ffmpeg: ${tool('ffmpeg')?.path} (${tool('ffmpeg')?.source})`);
+  console.log(
+    `machine: ${os.cpus().length} cores, load ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
+  console.log(
+    `chromium: ${tool('chromium')?.path} (${tool('chromium')?.source}), ffmpeg: ${tool('ffmpeg')?.path} (${tool('ffmpeg')?.source})`,
+  );
 
   /** dof `on`: the focus follows the device (it stays sharp, the background is blurred); `device`: the device is out of focus too. */
   async function run(label: string, screen: string, dof: 'off' | 'on' | 'device', size: string): Promise<number> {
     const focus = (z: number) => (dof === 'device' ? {} : { dof: { focus_distance: 2000 - z } });
-    const created = (await t.api('POST', `/api/moodboards/${board}/mockup-projects`, { name: label, device: 'iphone' })).body;
+    const created = (await t.api('POST', `/api/moodboards/${board}/mockup-projects`, { name: label, device: 'iphone' }))
+      .body;
     const put = await t.api('PUT', `/api/moodboards/${board}/mockup-projects/${created.id}`, {
       ...created,
       screen_source_url: urls[screen],
@@ -78,14 +101,30 @@ try {
       dof: { enabled: dof !== 'off', focus_distance: 2000, aperture: 30 },
       keyframes: [
         { time: 0, easing: 'Smooth', transform: { rotation: { x: 10, y: -35 }, position: { z: 0 } }, ...focus(0) },
-        { time: SECONDS / 2, easing: 'Smooth', transform: { rotation: { x: -5, y: 30 }, position: { z: 300 } }, ...focus(300) },
-        { time: SECONDS, easing: 'Linear', transform: { rotation: { x: 10, y: -35 }, position: { z: 0 } }, ...focus(0) },
+        {
+          time: SECONDS / 2,
+          easing: 'Smooth',
+          transform: { rotation: { x: -5, y: 30 }, position: { z: 300 } },
+          ...focus(300),
+        },
+        {
+          time: SECONDS,
+          easing: 'Linear',
+          transform: { rotation: { x: 10, y: -35 }, position: { z: 0 } },
+          ...focus(0),
+        },
       ],
     });
     if (put.status !== 200) throw new Error(put.text);
     const cpuBefore = treeCpuSeconds();
     const started = performance.now();
-    const res = await t.api('POST', '/api/mockup/render', { board_id: board, project_id: created.id, format: 'mp4', size_preset: size, fps: FPS });
+    const res = await t.api('POST', '/api/mockup/render', {
+      board_id: board,
+      project_id: created.id,
+      format: 'mp4',
+      size_preset: size,
+      fps: FPS,
+    });
     if (res.status !== 202) throw new Error(res.text);
     const done = await eventually(
       async () => {
@@ -100,9 +139,14 @@ try {
     const cpuAfter = treeCpuSeconds();
     const frames = SECONDS * FPS;
     const fps = frames / seconds;
-    const cpuMs = cpuBefore !== undefined && cpuAfter !== undefined ? ((cpuAfter - cpuBefore) * 1000) / frames : undefined;
-    const idle = cpuMs ? ` | CPU ${cpuMs.toFixed(0)} ms/frame -> ${((os.cpus().length * 1000) / cpuMs).toFixed(1)} frames/s on ${os.cpus().length} idle cores` : '';
-    console.log(`${label.padEnd(34)} ${String(frames).padStart(4)} frames in ${seconds.toFixed(1).padStart(6)} s = ${fps.toFixed(1).padStart(5)} frames/s${idle}`);
+    const cpuMs =
+      cpuBefore !== undefined && cpuAfter !== undefined ? ((cpuAfter - cpuBefore) * 1000) / frames : undefined;
+    const idle = cpuMs
+      ? ` | CPU ${cpuMs.toFixed(0)} ms/frame -> ${((os.cpus().length * 1000) / cpuMs).toFixed(1)} frames/s on ${os.cpus().length} idle cores`
+      : '';
+    console.log(
+      `${label.padEnd(34)} ${String(frames).padStart(4)} frames in ${seconds.toFixed(1).padStart(6)} s = ${fps.toFixed(1).padStart(5)} frames/s${idle}`,
+    );
     return seconds;
   }
 

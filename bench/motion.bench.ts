@@ -21,10 +21,23 @@ const FIXTURES = path.resolve('../shared/fixtures/after-effects');
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const ms = (x: number) => `${x.toFixed(1)} ms`;
 
-const files = fs.existsSync(FIXTURES) ? fs.readdirSync(FIXTURES).filter((f) => /\.aepx?$/i.test(f)).sort() : [];
+const files = fs.existsSync(FIXTURES)
+  ? fs
+      .readdirSync(FIXTURES)
+      .filter((f) => /\.aepx?$/i.test(f))
+      .sort()
+  : [];
 if (files.length === 0) console.log(`${FIXTURES} is absent: only the built file is measured`);
 
-console.log('file'.padEnd(34), 'size'.padStart(9), 'CPU med'.padStart(10), 'wall med'.padStart(10), 'wall max'.padStart(10), 'HTTP med'.padStart(10), ' target');
+console.log(
+  'file'.padEnd(34),
+  'size'.padStart(9),
+  'CPU med'.padStart(10),
+  'wall med'.padStart(10),
+  'wall max'.padStart(10),
+  'HTTP med'.padStart(10),
+  ' target',
+);
 const t = await startService({ AERENDER_PATH: '/nonexistent' });
 const board = await t.createBoard('bench');
 for (const f of files) {
@@ -44,7 +57,10 @@ for (const f of files) {
   const http: number[] = [];
   for (let i = 0; i < 10; i++) {
     const t0 = performance.now();
-    const res = await t.api('POST', '/api/motion/projects/inspect', { board_id: board, element_id: up.body.element.id });
+    const res = await t.api('POST', '/api/motion/projects/inspect', {
+      board_id: board,
+      element_id: up.body.element.id,
+    });
     http.push(performance.now() - t0);
     if (res.status !== 200) throw new Error(`${f}: ${res.status} ${res.text}`);
   }
@@ -70,6 +86,17 @@ for (let i = 0; i < 5; i++) {
   await inspectFile({ path: tmp, name: 'big.aep', size: big.length });
   worker.push(performance.now() - t0);
 }
-console.log('built 8 MiB .aep (worker thread)'.padEnd(34), `${(big.length / 1024).toFixed(0)} KiB`.padStart(9), '-'.padStart(10), ms(median(worker)).padStart(10), ms(Math.max(...worker)).padStart(10));
-console.log(`load average while measuring: ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} on ${os.cpus().length} cores`);
+console.log(
+  'built 8 MiB .aep (worker thread)'.padEnd(34),
+  `${(big.length / 1024).toFixed(0)} KiB`.padStart(9),
+  '-'.padStart(10),
+  ms(median(worker)).padStart(10),
+  ms(Math.max(...worker)).padStart(10),
+);
+console.log(
+  `load average while measuring: ${os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')} on ${os.cpus().length} cores`,
+);
 fs.rmSync(path.dirname(tmp), { recursive: true, force: true });

@@ -6,7 +6,10 @@ import { fileURLToPath } from 'node:url';
 
 const dir = path.dirname(fileURLToPath(import.meta.url));
 const wanted = process.argv.slice(2);
-const all = fs.readdirSync(dir).filter((f) => f.endsWith('.bench.ts')).sort();
+const all = fs
+  .readdirSync(dir)
+  .filter((f) => f.endsWith('.bench.ts'))
+  .sort();
 const chosen = wanted.length ? all.filter((f) => wanted.some((w) => f.startsWith(w))) : all;
 let failed = 0;
 for (const file of chosen) {

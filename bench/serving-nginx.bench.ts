@@ -119,17 +119,23 @@ interface WrkResult {
 
 async function wrk(url: string, connections: number, script: string): Promise<WrkResult> {
   const threads = Math.min(connections, 2);
-  const { stdout } = await run('wrk', ['-t', String(threads), '-c', String(connections), '-d', `${SECONDS}s`, '--timeout', '60s', '-s', script, url], {
-    timeout: (SECONDS + 90) * 1000,
-    maxBuffer: 1024 * 1024,
-  });
+  const { stdout } = await run(
+    'wrk',
+    ['-t', String(threads), '-c', String(connections), '-d', `${SECONDS}s`, '--timeout', '60s', '-s', script, url],
+    {
+      timeout: (SECONDS + 90) * 1000,
+      maxBuffer: 1024 * 1024,
+    },
+  );
   const line = stdout.split('\n').find((l) => l.startsWith('{"requests"'));
   if (!line) throw new Error(`wrk printed no summary: ${stdout}`);
   return JSON.parse(line) as WrkResult;
 }
 
 async function curlSpeed(args: string[]): Promise<{ status: number; mbps: number }> {
-  const { stdout } = await run('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code} %{speed_upload}', ...args], { timeout: 600_000 });
+  const { stdout } = await run('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code} %{speed_upload}', ...args], {
+    timeout: 600_000,
+  });
   const [status, speed] = stdout.trim().split(' ').map(Number);
   return { status, mbps: speed / 1e6 };
 }
@@ -158,20 +164,33 @@ async function main(): Promise<void> {
     const board = await svc.createBoard('bench');
     const boardDir = await svc.service.ctx.media.boardDir(board);
     await fsp.writeFile(path.join(work, 'nginx.conf'), nginxConfig(work, port, boardDir));
-    nginx = spawn('nginx', ['-c', path.join(work, 'nginx.conf'), '-p', work, '-e', path.join(work, 'error.log')], { stdio: 'ignore' });
+    nginx = spawn('nginx', ['-c', path.join(work, 'nginx.conf'), '-p', work, '-e', path.join(work, 'error.log')], {
+      stdio: 'ignore',
+    });
     await waitForPort(port);
 
-    console.log(`file ${SIZE_MIB} MiB, ${SECONDS} s per phase, ${os.cpus().length} cores, logging ${logLevel ?? 'off'}, ${process.version}`);
+    console.log(
+      `file ${SIZE_MIB} MiB, ${SECONDS} s per phase, ${os.cpus().length} cores, logging ${logLevel ?? 'off'}, ${process.version}`,
+    );
 
     // Uploads: the service parses multipart and streams the part to disk; nginx writes the PUT body to its temp file.
-    const up = await curlSpeed(['-F', `board_id=${board}`, '-F', `file=@${source};filename=big.bin`, `${svc.baseUrl}/api/upload`]);
+    const up = await curlSpeed([
+      '-F',
+      `board_id=${board}`,
+      '-F',
+      `file=@${source};filename=big.bin`,
+      `${svc.baseUrl}/api/upload`,
+    ]);
     const upNginx = await curlSpeed(['-T', source, `http://127.0.0.1:${port}/put/big.bin`]);
-    if (up.status !== 200 || upNginx.status >= 300) throw new Error(`uploads answered ${up.status} / ${upNginx.status}`);
+    if (up.status !== 200 || upNginx.status >= 300)
+      throw new Error(`uploads answered ${up.status} / ${upNginx.status}`);
     const fileName = (await fsp.readdir(boardDir)).find((n) => n.startsWith('big'));
     if (!fileName) throw new Error('the upload is not in the board folder');
     const ours = `${svc.baseUrl}/media/${board}/${encodeURIComponent(fileName)}`;
     const theirs = `http://127.0.0.1:${port}/files/${encodeURIComponent(fileName)}`;
-    console.log(`upload       ours ${f(up.mbps)} MB/s   nginx ${f(upNginx.mbps)} MB/s   ratio ${f(up.mbps / upNginx.mbps, 2)}`);
+    console.log(
+      `upload       ours ${f(up.mbps)} MB/s   nginx ${f(upNginx.mbps)} MB/s   ratio ${f(up.mbps / upNginx.mbps, 2)}`,
+    );
 
     const whole = path.join(work, 'whole.lua');
     await fsp.writeFile(whole, SUMMARY_LUA);
@@ -195,18 +214,22 @@ async function main(): Promise<void> {
       for (const r of [...o, ...n]) if (r.errors || r.status) throw new Error(`${label}: errors ${JSON.stringify(r)}`);
       const sum = (rs: WrkResult[], k: 'requests' | 'bytes' | 'us') => rs.reduce((a, r) => a + r[k], 0);
       const worst = (rs: WrkResult[], k: 'p50' | 'p99' | 'max') => Math.max(...rs.map((r) => r[k])) / 1000;
-      const median = (rs: WrkResult[], k: 'p50' | 'p99') => rs.map((r) => r[k]).sort((a, b) => a - b)[Math.floor(rs.length / 2)] / 1000;
+      const median = (rs: WrkResult[], k: 'p50' | 'p99') =>
+        rs.map((r) => r[k]).sort((a, b) => a - b)[Math.floor(rs.length / 2)] / 1000;
       return { o, n, sum, worst, median };
     };
     for (const c of [1, 4]) {
       const { o, n, sum } = await phase(`whole file, ${c} conn`, c, whole);
       const mb = (rs: WrkResult[]) => sum(rs, 'bytes') / sum(rs, 'us'); // bytes per µs = MB/s
-      console.log(`whole file, ${c} conn   ours ${f(mb(o))} MB/s   nginx ${f(mb(n))} MB/s   ratio ${f(mb(o) / mb(n), 2)}`);
+      console.log(
+        `whole file, ${c} conn   ours ${f(mb(o))} MB/s   nginx ${f(mb(n))} MB/s   ratio ${f(mb(o) / mb(n), 2)}`,
+      );
     }
     for (const c of [16, 1]) {
       const { o, n, sum, worst, median } = await phase(`ranges, ${c} conn`, c, ranges);
       const rps = (rs: WrkResult[]) => sum(rs, 'requests') / (sum(rs, 'us') / 1e6);
-      const lat = (rs: WrkResult[]) => `p50 ${f(median(rs, 'p50'), 2)} p99 ${f(median(rs, 'p99'), 2)} ms (median of runs), worst p99 ${f(worst(rs, 'p99'), 2)} max ${f(worst(rs, 'max'), 1)} ms`;
+      const lat = (rs: WrkResult[]) =>
+        `p50 ${f(median(rs, 'p50'), 2)} p99 ${f(median(rs, 'p99'), 2)} ms (median of runs), worst p99 ${f(worst(rs, 'p99'), 2)} max ${f(worst(rs, 'max'), 1)} ms`;
       console.log(`64 KiB ranges, ${c} conn`);
       console.log(`  ours  ${f(rps(o))} req/s  ${lat(o)}`);
       console.log(`  nginx ${f(rps(n))} req/s  ${lat(n)}`);
@@ -216,10 +239,14 @@ async function main(): Promise<void> {
       // on a loaded machine, are scheduling.
       if (c === 1) {
         const stalled = median(o, 'p50') >= 35;
-        console.log(`  delayed-ACK check (1 keep-alive connection): ours median p50 ${f(median(o, 'p50'), 2)} ms, ${stalled ? 'STALLS: look at Nagle/corking' : 'no 40 ms stalls'}`);
+        console.log(
+          `  delayed-ACK check (1 keep-alive connection): ours median p50 ${f(median(o, 'p50'), 2)} ms, ${stalled ? 'STALLS: look at Nagle/corking' : 'no 40 ms stalls'}`,
+        );
       }
     }
-    console.log(`service rss: ${f(rss0)} MiB before the GET phases, at most ${f(rssMax)} MiB during them, ${f(rssMiB())} MiB after`);
+    console.log(
+      `service rss: ${f(rss0)} MiB before the GET phases, at most ${f(rssMax)} MiB during them, ${f(rssMiB())} MiB after`,
+    );
   } finally {
     if (nginx && nginx.exitCode === null) {
       nginx.kill('SIGQUIT');

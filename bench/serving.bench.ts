@@ -43,12 +43,17 @@ function uploadStreaming(port: number, board: string, file: string): Promise<{ u
         port,
         method: 'POST',
         path: '/api/upload',
-        headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': head.length + fs.statSync(file).size + tail.length },
+        headers: {
+          'content-type': `multipart/form-data; boundary=${boundary}`,
+          'content-length': head.length + fs.statSync(file).size + tail.length,
+        },
       },
       (res) => {
         let body = '';
         res.on('data', (c) => (body += c));
-        res.on('end', () => (res.statusCode === 200 ? resolve(JSON.parse(body)) : reject(new Error(`${res.statusCode} ${body}`))));
+        res.on('end', () =>
+          res.statusCode === 200 ? resolve(JSON.parse(body)) : reject(new Error(`${res.statusCode} ${body}`)),
+        );
       },
     );
     req.on('error', reject);
@@ -100,9 +105,15 @@ async function main(): Promise<void> {
 
     const mbps = (ms: number) => ((sizeMiB / ms) * 1000).toFixed(0);
     console.log(`file: ${sizeMiB} MiB (service and client in one process, loopback)`);
-    console.log(`upload   : ${uploadMs.toFixed(0)} ms  ${mbps(uploadMs)} MiB/s  rss delta ${((rssAfterUpload - rssBeforeUpload) / MiB).toFixed(1)} MiB`);
-    console.log(`download : ${downloadMs.toFixed(0)} ms  ${mbps(downloadMs)} MiB/s  rss delta ${((rssAfter - rssBefore) / MiB).toFixed(1)} MiB`);
-    console.log(`ranges   : ${rangeCount} x 64 KiB  median ${percentile(lat, 50).toFixed(2)} ms  p99 ${percentile(lat, 99).toFixed(2)} ms  max ${lat.at(-1)!.toFixed(2)} ms`);
+    console.log(
+      `upload   : ${uploadMs.toFixed(0)} ms  ${mbps(uploadMs)} MiB/s  rss delta ${((rssAfterUpload - rssBeforeUpload) / MiB).toFixed(1)} MiB`,
+    );
+    console.log(
+      `download : ${downloadMs.toFixed(0)} ms  ${mbps(downloadMs)} MiB/s  rss delta ${((rssAfter - rssBefore) / MiB).toFixed(1)} MiB`,
+    );
+    console.log(
+      `ranges   : ${rangeCount} x 64 KiB  median ${percentile(lat, 50).toFixed(2)} ms  p99 ${percentile(lat, 99).toFixed(2)} ms  max ${lat.at(-1)!.toFixed(2)} ms`,
+    );
   } finally {
     await svc.close();
     await fsp.rm(work, { recursive: true, force: true });

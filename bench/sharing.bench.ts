@@ -48,7 +48,9 @@ try {
   let t0 = performance.now();
   for (let i = 0; i < IMAGES; i++) {
     // Smooth noise compresses like a photo: a small random image scaled up.
-    const small = await sharp(crypto.randomBytes(80 * 60 * 3), { raw: { width: 80, height: 60, channels: 3 } }).png().toBuffer();
+    const small = await sharp(crypto.randomBytes(80 * 60 * 3), { raw: { width: 80, height: 60, channels: 3 } })
+      .png()
+      .toBuffer();
     const jpeg = await sharp(small).resize(1600, 1200, { kernel: 'cubic' }).jpeg({ quality: 85 }).toBuffer();
     const up = await s.upload(board, { name: `photo-${i}.jpg`, data: jpeg }, { addToBoard: true });
     if (up.status !== 200) throw new Error(up.text);
@@ -58,19 +60,29 @@ try {
     const up = await s.upload(board, file, { addToBoard: true });
     if (up.status !== 200) throw new Error(up.text);
   }
-  await eventually(async () => {
-    const els = (await s.api('GET', `/api/moodboards/${board}/elements`)).body as { data: { probe_status?: string } }[];
-    return els.every((e) => e.data.probe_status !== 'pending') ? true : undefined;
-  }, 600_000, 'probes');
+  await eventually(
+    async () => {
+      const els = (await s.api('GET', `/api/moodboards/${board}/elements`)).body as {
+        data: { probe_status?: string };
+      }[];
+      return els.every((e) => e.data.probe_status !== 'pending') ? true : undefined;
+    },
+    600_000,
+    'probes',
+  );
   const source = await dirBytes(path.join(s.dataDir, 'media', 'admin', board));
-  console.log(`board: ${IMAGES} images + ${VIDEOS} videos, ${source.files} files, ${(source.bytes / MB).toFixed(1)} MB (made in ${seconds(t0)} s)`);
+  console.log(
+    `board: ${IMAGES} images + ${VIDEOS} videos, ${source.files} files, ${(source.bytes / MB).toFixed(1)} MB (made in ${seconds(t0)} s)`,
+  );
 
   const share = async (label: string, method: 'POST' | 'PUT', body: Record<string, unknown>) => {
     const t = performance.now();
     const res = await s.api(method, `/api/moodboards/${board}/share`, body);
     if (res.status !== 200) throw new Error(`${label}: ${res.status} ${res.text}`);
     const b = res.body;
-    console.log(`${label.padEnd(28)} ${seconds(t).padStart(7)} s   files ${b.files}, uploaded ${b.uploaded}, skipped ${b.skipped}, ${(b.bytes_uploaded / MB).toFixed(1)} MB sent`);
+    console.log(
+      `${label.padEnd(28)} ${seconds(t).padStart(7)} s   files ${b.files}, uploaded ${b.uploaded}, skipped ${b.skipped}, ${(b.bytes_uploaded / MB).toFixed(1)} MB sent`,
+    );
     return b;
   };
   const first = await share('live share (first upload)', 'POST', { kind: 'live' });
@@ -85,7 +97,9 @@ try {
   const archiveSeconds = seconds(t0);
   const zipPath = path.join(s.dataDir, 'media', `share-archive-${archive.body.share_id}.zip`);
   const zipSize = (await fsp.stat(zipPath)).size;
-  console.log(`archive (POST, page + thumbs + zip) ${archiveSeconds.padStart(7)} s   ${archive.body.files} files, ${(zipSize / MB).toFixed(1)} MB`);
+  console.log(
+    `archive (POST, page + thumbs + zip) ${archiveSeconds.padStart(7)} s   ${archive.body.files} files, ${(zipSize / MB).toFixed(1)} MB`,
+  );
 
   const pageDir = path.join(dir, 'page');
   await run('unzip', ['-q', zipPath, '-d', pageDir]);
@@ -94,20 +108,32 @@ try {
   for (const e of await fsp.readdir(pageDir, { withFileTypes: true, recursive: true })) {
     if (!e.isFile()) continue;
     const full = path.join(e.parentPath, e.name);
-    files.push({ path: path.relative(pageDir, full), key: '', contentType: contentTypeOf(full), source: { file: full } });
+    files.push({
+      path: path.relative(pageDir, full),
+      key: '',
+      contentType: contentTypeOf(full),
+      source: { file: full },
+    });
   }
   const ours = path.join(dir, 'ours.zip');
   t0 = performance.now();
   await writeZip(files, ours);
   const oursS = (performance.now() - t0) / 1000;
   const rate = (sec: number) => `${(page.bytes / MB / sec).toFixed(0)} MB/s`;
-  console.log(`zip writer alone (yazl)      ${oursS.toFixed(2).padStart(7)} s   ${rate(oursS)}, ${((await fsp.stat(ours)).size / MB).toFixed(1)} MB`);
-  for (const [label, extra] of [['zip -r (deflate all)', []], ['zip -r -n jpg:webp:mp4:png', ['-n', '.jpg:.webp:.mp4:.png']]] as const) {
+  console.log(
+    `zip writer alone (yazl)      ${oursS.toFixed(2).padStart(7)} s   ${rate(oursS)}, ${((await fsp.stat(ours)).size / MB).toFixed(1)} MB`,
+  );
+  for (const [label, extra] of [
+    ['zip -r (deflate all)', []],
+    ['zip -r -n jpg:webp:mp4:png', ['-n', '.jpg:.webp:.mp4:.png']],
+  ] as const) {
     const out = path.join(dir, `plain-${extra.length}.zip`);
     t0 = performance.now();
     await run('zip', ['-q', '-r', ...extra, out, '.'], { cwd: pageDir });
     const sec = (performance.now() - t0) / 1000;
-    console.log(`${label.padEnd(28)} ${sec.toFixed(2).padStart(7)} s   ${rate(sec)}, ${((await fsp.stat(out)).size / MB).toFixed(1)} MB`);
+    console.log(
+      `${label.padEnd(28)} ${sec.toFixed(2).padStart(7)} s   ${rate(sec)}, ${((await fsp.stat(out)).size / MB).toFixed(1)} MB`,
+    );
   }
   console.log(`(page: ${page.files} files, ${(page.bytes / MB).toFixed(1)} MB; live share ${first.files} files)`);
 } finally {

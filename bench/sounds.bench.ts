@@ -12,7 +12,8 @@ import { encodeWav } from '../src/sounds/wav.js';
 
 const soundCount = Number(process.argv[2] ?? 100);
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 const ms = (v: number) => `${v.toFixed(2)} ms`;
 
 function synthesis(): void {
@@ -53,7 +54,9 @@ async function postLatency(): Promise<void> {
     const cold = performance.now() - t;
     const t2 = performance.now();
     await fetch(`${svc.baseUrl}/api/sounds/complete.wav`);
-    console.log(`GET /api/sounds/complete.wav: first ${ms(cold)} (synthesis included), then ${ms(performance.now() - t2)}`);
+    console.log(
+      `GET /api/sounds/complete.wav: first ${ms(cold)} (synthesis included), then ${ms(performance.now() - t2)}`,
+    );
   } finally {
     await svc.close();
     await rec.remove();
@@ -64,7 +67,9 @@ async function queueOverhead(): Promise<void> {
   const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'bms-bench-player-'));
   const log = path.join(dir, 'log');
   const player = path.join(dir, 'player.sh');
-  await fsp.writeFile(player, `#!/bin/sh\necho "s $(date +%s%N)" >> '${log}'\necho "e $(date +%s%N)" >> '${log}'\n`, { mode: 0o755 });
+  await fsp.writeFile(player, `#!/bin/sh\necho "s $(date +%s%N)" >> '${log}'\necho "e $(date +%s%N)" >> '${log}'\n`, {
+    mode: 0o755,
+  });
   const svc = await startService({ SOUND_PLAYER: player });
   try {
     await svc.api('POST', '/api/sounds/play', { sound: 'notice' });
@@ -72,7 +77,8 @@ async function queueOverhead(): Promise<void> {
     await fsp.rm(log);
     const t = performance.now();
     let accepted = 0;
-    for (let i = 0; i < soundCount; i++) if ((await svc.api('POST', '/api/sounds/play', { sound: 'notice' })).body.queued) accepted++;
+    for (let i = 0; i < soundCount; i++)
+      if ((await svc.api('POST', '/api/sounds/play', { sound: 'notice' })).body.queued) accepted++;
     const lines = await eventually(async () => {
       const l = (await fsp.readFile(log, 'utf8').catch(() => '')).trim().split('\n');
       return l.length >= accepted * 2 ? l : undefined;
@@ -82,8 +88,12 @@ async function queueOverhead(): Promise<void> {
     const gaps: number[] = [];
     for (let i = 2; i < stamps.length; i += 2) gaps.push(stamps[i] - stamps[i - 1]);
     gaps.sort((a, b) => a - b);
-    console.log(`queue with an instant sh player: ${soundCount} requests back to back, ${accepted} accepted (the rest found 32 waiting):`);
-    console.log(`  gap from one player's end to the next one's start: p50 ${ms(percentile(gaps, 50))}  p99 ${ms(percentile(gaps, 99))}`);
+    console.log(
+      `queue with an instant sh player: ${soundCount} requests back to back, ${accepted} accepted (the rest found 32 waiting):`,
+    );
+    console.log(
+      `  gap from one player's end to the next one's start: p50 ${ms(percentile(gaps, 50))}  p99 ${ms(percentile(gaps, 99))}`,
+    );
     console.log(`  ${(accepted / (elapsed / 1000)).toFixed(0)} sounds/s played end to end`);
   } finally {
     await svc.close();

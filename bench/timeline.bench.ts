@@ -11,7 +11,9 @@ import { eventually, startService } from '../test/helpers/service.js';
 import { ffmpegPath, makeVideo, probeFile, tempDir } from '../test/helpers/fixtures.js';
 
 const run = promisify(execFile);
-const { values: opt } = parseArgs({ options: { seconds: { type: 'string', default: '4' }, fps: { type: 'string', default: '60' } } });
+const { values: opt } = parseArgs({
+  options: { seconds: { type: 'string', default: '4' }, fps: { type: 'string', default: '60' } },
+});
 const D = Number(opt.seconds);
 const FPS = Number(opt.fps);
 const W = 1920;
@@ -31,9 +33,18 @@ async function main(): Promise<void> {
     console.log(`making three ${D} s ${W}x${H}@${FPS} source clips...`);
     const files = [];
     for (const [i, source] of sources.entries()) {
-      files.push(await makeVideo(path.join(dir, `clip${i}.mp4`), { width: W, height: H, fps: FPS, duration: D, source }));
+      files.push(
+        await makeVideo(path.join(dir, `clip${i}.mp4`), { width: W, height: H, fps: FPS, duration: D, source }),
+      );
     }
-    const clips = files.map((f, i) => ({ id: `c${i}`, source: 'REMOTE', mediaType: 'video', url: `/media/${board}/${path.basename(f)}`, name: `c${i}`, duration: D }));
+    const clips = files.map((f, i) => ({
+      id: `c${i}`,
+      source: 'REMOTE',
+      mediaType: 'video',
+      url: `/media/${board}/${path.basename(f)}`,
+      name: `c${i}`,
+      duration: D,
+    }));
     const key = (position: number, value: string) => ({ position, value, easing: 'Linear' });
     const data = {
       version: 2,
@@ -45,12 +56,31 @@ async function main(): Promise<void> {
         {
           id: 'pip',
           visible: true,
-          items: [{ id: 'p', clipId: 'c2', trimStart: 0, trimEnd: D, zoom: PIP.w / W, panX: (PIP.x + PIP.w / 2) / W - 0.5, panY: (PIP.y + PIP.h / 2) / H - 0.5, propertyKeyframes: { opacity: [key(0, '100'), key(D, '0')] } }],
+          items: [
+            {
+              id: 'p',
+              clipId: 'c2',
+              trimStart: 0,
+              trimEnd: D,
+              zoom: PIP.w / W,
+              panX: (PIP.x + PIP.w / 2) / W - 0.5,
+              panY: (PIP.y + PIP.h / 2) / H - 0.5,
+              propertyKeyframes: { opacity: [key(0, '100'), key(D, '0')] },
+            },
+          ],
         },
         {
           id: 'zoom',
           visible: true,
-          items: [{ id: 'z', clipId: 'c1', trimStart: 0, trimEnd: D, propertyKeyframes: { zoom: [key(0, '1'), key(D, '1.5')], opacity: [key(0, '0'), key(D / 2, '100')] } }],
+          items: [
+            {
+              id: 'z',
+              clipId: 'c1',
+              trimStart: 0,
+              trimEnd: D,
+              propertyKeyframes: { zoom: [key(0, '1'), key(D, '1.5')], opacity: [key(0, '0'), key(D / 2, '100')] },
+            },
+          ],
         },
         { id: 'base', visible: true, items: [{ id: 'b', clipId: 'c0', trimStart: 0, trimEnd: D }] },
       ],
@@ -61,11 +91,23 @@ async function main(): Promise<void> {
     await t.api('PUT', `/api/moodboards/${board}/video-projects/${created.id}`, { name: 'Bench', data });
 
     const t0 = performance.now();
-    const start = await t.api('POST', `/api/moodboards/${board}/video-projects/${created.id}/render`, { format: 'mp4', codec: 'h264', crf: 23, size_preset: '1080p', fps: FPS });
-    const done = await eventually(async () => {
-      const s = (await t.api('GET', `/api/moodboards/${board}/video-projects/${created.id}/render/${start.body.job_id}`)).body;
-      return ['complete', 'error', 'cancelled'].includes(s.status) ? s : undefined;
-    }, 3_600_000, 'render');
+    const start = await t.api('POST', `/api/moodboards/${board}/video-projects/${created.id}/render`, {
+      format: 'mp4',
+      codec: 'h264',
+      crf: 23,
+      size_preset: '1080p',
+      fps: FPS,
+    });
+    const done = await eventually(
+      async () => {
+        const s = (
+          await t.api('GET', `/api/moodboards/${board}/video-projects/${created.id}/render/${start.body.job_id}`)
+        ).body;
+        return ['complete', 'error', 'cancelled'].includes(s.status) ? s : undefined;
+      },
+      3_600_000,
+      'render',
+    );
     const serviceMs = performance.now() - t0;
     if (done.status !== 'complete') throw new Error(`render failed: ${done.error}`);
     const job = (await t.api('GET', `/api/jobs/${start.body.job_id}`)).body;
@@ -80,7 +122,27 @@ async function main(): Promise<void> {
       `[b][z]overlay=eof_action=pass[bz]`,
       `[bz][p]overlay=x=${PIP.x}:y=${PIP.y}:eof_action=pass,format=yuv420p[v]`,
     ].join(';');
-    const handArgs = ['-hide_banner', '-loglevel', 'error', ...files.flatMap((f) => ['-i', f]), '-filter_complex', graph, '-map', '[v]', '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '23', '-pix_fmt', 'yuv420p', '-t', String(D), handOut];
+    const handArgs = [
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      ...files.flatMap((f) => ['-i', f]),
+      '-filter_complex',
+      graph,
+      '-map',
+      '[v]',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'veryfast',
+      '-crf',
+      '23',
+      '-pix_fmt',
+      'yuv420p',
+      '-t',
+      String(D),
+      handOut,
+    ];
     const t1 = performance.now();
     await run(await ffmpegPath(), handArgs, { maxBuffer: 16 * 1024 * 1024 });
     const handMs = performance.now() - t1;
@@ -88,10 +150,18 @@ async function main(): Promise<void> {
     const serviceFile = path.join(dir, decodeURIComponent(done.output_url.split('/').pop()));
     const [a, b] = await Promise.all([probeFile(serviceFile), probeFile(handOut)]);
     console.log(`\nservice filter_complex: ${serviceGraph}`);
-    console.log(`\nhand-written command: ffmpeg ${handArgs.map((x) => (/[\s;'[\]]/.test(x) ? JSON.stringify(x) : x)).join(' ')}\n`);
-    console.log(`project: ${D} s, ${W}x${H}@${FPS}, 3 channels, keyframed zoom (1 -> 1.5) and opacity on two of them, libx264 veryfast crf 23`);
-    console.log(`service render job (enqueue -> complete): ${seconds(serviceMs)}  realtime factor ${(D / (serviceMs / 1000)).toFixed(2)}x  output ${a.video?.width}x${a.video?.height}@${a.video?.fps} ${a.duration?.toFixed(2)} s`);
-    console.log(`hand-written ffmpeg command:              ${seconds(handMs)}  realtime factor ${(D / (handMs / 1000)).toFixed(2)}x  output ${b.video?.width}x${b.video?.height}@${b.video?.fps} ${b.duration?.toFixed(2)} s`);
+    console.log(
+      `\nhand-written command: ffmpeg ${handArgs.map((x) => (/[\s;'[\]]/.test(x) ? JSON.stringify(x) : x)).join(' ')}\n`,
+    );
+    console.log(
+      `project: ${D} s, ${W}x${H}@${FPS}, 3 channels, keyframed zoom (1 -> 1.5) and opacity on two of them, libx264 veryfast crf 23`,
+    );
+    console.log(
+      `service render job (enqueue -> complete): ${seconds(serviceMs)}  realtime factor ${(D / (serviceMs / 1000)).toFixed(2)}x  output ${a.video?.width}x${a.video?.height}@${a.video?.fps} ${a.duration?.toFixed(2)} s`,
+    );
+    console.log(
+      `hand-written ffmpeg command:              ${seconds(handMs)}  realtime factor ${(D / (handMs / 1000)).toFixed(2)}x  output ${b.video?.width}x${b.video?.height}@${b.video?.fps} ${b.duration?.toFixed(2)} s`,
+    );
     console.log(`service / hand-written: ${(serviceMs / handMs).toFixed(2)}x (target <= 1.2x)`);
   } finally {
     await t.close();

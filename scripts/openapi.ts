@@ -8,7 +8,10 @@ import { loadConfig } from '../src/config.js';
 
 const dataDir = await fsp.mkdtemp(path.join(os.tmpdir(), 'bms-openapi-'));
 try {
-  const service = await buildService(loadConfig({ ...process.env, LOG_LEVEL: 'silent', API_TOKEN: '', DATA_DIR: dataDir }), { logger: false });
+  const service = await buildService(
+    loadConfig({ ...process.env, LOG_LEVEL: 'silent', API_TOKEN: '', DATA_DIR: dataDir }),
+    { logger: false },
+  );
   await service.app.ready();
   const doc = service.app.swagger();
   await service.close();

@@ -60,7 +60,10 @@ async function removeStaleTemps(dir: string, recursive: boolean): Promise<void> 
  * root, the tools, the prober, the job runner (with the board outputs it commits). `stop` ends jobs and probes, runs
  * the closers features registered and closes the database. Tests build it alone to test feature logic directly.
  */
-export async function buildContext(config: Config, log: FastifyBaseLogger): Promise<{ ctx: AppContext; outputs: BoardOutputs; stop(): Promise<void> }> {
+export async function buildContext(
+  config: Config,
+  log: FastifyBaseLogger,
+): Promise<{ ctx: AppContext; outputs: BoardOutputs; stop(): Promise<void> }> {
   const db = openDatabase(path.join(config.dataDir, 'board-media.sqlite'));
   const events = new BoardEvents();
   const store = new BoardStore(db);
@@ -82,7 +85,10 @@ export async function buildContext(config: Config, log: FastifyBaseLogger): Prom
   await removeStaleTemps(config.dataDir, true);
   for (const folder of boards.connectedFolders()) await removeStaleTemps(folder, false);
   const outputs = new BoardOutputs(media, boards);
-  const jobs = new JobRunner(db, config.jobConcurrency, log, { resolve: async (url) => (await media.resolveUrl(url)).path, outputs });
+  const jobs = new JobRunner(db, config.jobConcurrency, log, {
+    resolve: async (url) => (await media.resolveUrl(url)).path,
+    outputs,
+  });
   const closers: (() => Promise<void> | void)[] = [];
   const ctx: AppContext = { config, db, log, media, tools, jobs, boards, events, onClose: (fn) => closers.push(fn) };
   const stop = async () => {
@@ -120,14 +126,23 @@ export async function buildService(config: Config, opts: BuildOptions = {}): Pro
             level: config.logLevel,
             ...(opts.logStream ? { stream: opts.logStream } : {}),
             // `/media?token=` must never reach a log file.
-            serializers: { req: (req) => ({ method: req.method, url: req.url.replace(/([?&]token=)[^&]*/g, '$1[redacted]'), remoteAddress: req.ip }) },
+            serializers: {
+              req: (req) => ({
+                method: req.method,
+                url: req.url.replace(/([?&]token=)[^&]*/g, '$1[redacted]'),
+                remoteAddress: req.ip,
+              }),
+            },
           },
     // A URL the router cannot even decode (`/api/%zz`) still answers with the one error body.
     frameworkErrors: (err, _req, reply) => {
       void (reply as FastifyReply).status(400).send({ error: { code: 'bad_url', message: err.message } });
     },
     bodyLimit: 32 * 1024 * 1024,
-    ajv: { customOptions: { removeAdditional: false, allErrors: false, strictNumbers: true }, plugins: [addFormats as never] },
+    ajv: {
+      customOptions: { removeAdditional: false, allErrors: false, strictNumbers: true },
+      plugins: [addFormats as never],
+    },
     // Bodies are validated exactly as sent; query strings, path parameters and headers are converted (http/validation.ts).
     schemaController: perPartValidation(),
     // Idle keep-alive connections are closed at once on shutdown; busy ones get SHUTDOWN_GRACE_MS to finish.
@@ -147,9 +162,12 @@ export async function buildService(config: Config, opts: BuildOptions = {}): Pro
       info: {
         title: 'Board Media Service',
         version: SERVICE_VERSION,
-        description: 'Local backend of a desktop moodboard application. Every error answers `{error: {code, message, details?}}`.',
+        description:
+          'Local backend of a desktop moodboard application. Every error answers `{error: {code, message, details?}}`.',
       },
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'Only when API_TOKEN is set' } } },
+      components: {
+        securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'Only when API_TOKEN is set' } },
+      },
     },
   });
   await app.register(swaggerUi, { routePrefix: '/api/docs' });

@@ -65,7 +65,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }
   }
   const logLevel = (env.LOG_LEVEL ?? 'info').trim() || 'info';
-  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  if (!LOG_LEVELS.includes(logLevel))
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   const maxUploadBytes = integer(env, 'MAX_UPLOAD_BYTES', 4 * GiB, 1, Number.MAX_SAFE_INTEGER);
   return {
     port: integer(env, 'PORT', 4100, 0, 65535),

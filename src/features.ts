@@ -48,7 +48,9 @@ export async function registerFeatures(app: App, ctx: AppContext): Promise<Featu
 }
 
 /** Element types a feature fills in before they are stored, handed to BoardService when app.ts builds it. */
-export const elementInitializers = (media: MediaRoot): Partial<Record<ElementType, ElementInitializer>> => ({ html: htmlCardInitializer(media) });
+export const elementInitializers = (media: MediaRoot): Partial<Record<ElementType, ElementInitializer>> => ({
+  html: htmlCardInitializer(media),
+});
 
 /** Element `data` keys that features write and clients may not set. */
 export const SERVICE_DATA_KEYS: readonly string[] = [...HTML_CARD_DATA_KEYS, ...GENERATION_DATA_KEYS];

@@ -41,7 +41,12 @@ export async function startLocalWorker(o: LocalWorkerOptions): Promise<LocalWork
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const { values } = parseArgs({
-    options: { port: { type: 'string', default: '8787' }, token: { type: 'string' }, persist: { type: 'string' }, host: { type: 'string' } },
+    options: {
+      port: { type: 'string', default: '8787' },
+      token: { type: 'string' },
+      persist: { type: 'string' },
+      host: { type: 'string' },
+    },
   });
   const token = values.token ?? process.env.SHARE_WORKER_TOKEN;
   if (!token) {
@@ -49,8 +54,15 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     process.exit(2);
   }
   const port = Number(values.port);
-  const worker = await startLocalWorker({ port: Number.isInteger(port) ? port : 8787, token, persist: values.persist, host: values.host });
-  console.log(`share worker on ${worker.url} (R2 ${values.persist ? `kept in ${path.resolve(values.persist)}` : 'in memory'})`);
+  const worker = await startLocalWorker({
+    port: Number.isInteger(port) ? port : 8787,
+    token,
+    persist: values.persist,
+    host: values.host,
+  });
+  console.log(
+    `share worker on ${worker.url} (R2 ${values.persist ? `kept in ${path.resolve(values.persist)}` : 'in memory'})`,
+  );
   const stop = () => void worker.close().then(() => process.exit(0));
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);

@@ -9,7 +9,13 @@ import { isQueued, listModels, resolveModel } from '../generation/models.js';
 import { ApiError } from '../http/errors.js';
 import { writeCardHtml } from '../html/card-html.js';
 import { convertImage, IMAGE_FORMATS, type ImageFormat } from '../media/convert-image.js';
-import { convertVideo, validateConvertVideo, VIDEO_FORMATS, type VideoCodec, type VideoFormat } from '../media/convert-video.js';
+import {
+  convertVideo,
+  validateConvertVideo,
+  VIDEO_FORMATS,
+  type VideoCodec,
+  type VideoFormat,
+} from '../media/convert-video.js';
 import { boardIo, type MediaContext } from '../media/new-element.js';
 import { trimMedia } from '../media/trim.js';
 import { Previews } from './previews.js';
@@ -51,7 +57,13 @@ interface ActionDef<T extends ActionType> {
    * Checks what the schema cannot (the element exists on the board, is of the right kind, the values fit it) and
    * builds the preview. A thrown Error's message goes back to the model as the tool's result; no card is made.
    */
-  propose(env: AgentEnv, session: Session, cardId: string, params: ActionParamsOf<T>, signal: AbortSignal): Promise<Proposal>;
+  propose(
+    env: AgentEnv,
+    session: Session,
+    cardId: string,
+    params: ActionParamsOf<T>,
+    signal: AbortSignal,
+  ): Promise<Proposal>;
   /** Executes the card through the service's own functions. */
   apply(env: AgentEnv, session: Session, params: ActionParamsOf<T>, signal: AbortSignal): Promise<Outcome>;
 }
@@ -59,22 +71,28 @@ interface ActionDef<T extends ActionType> {
 /** An element of the session's board, for the model: a wrong id is its mistake, said so it can pick another. */
 function boardElement(env: AgentEnv, session: Session, id: string, kinds?: Element['type'][]): Element {
   const el = env.ctx.boards.store.getElement(id);
-  if (!el || el.board_id !== session.boardId) throw new Error(`There is no element ${id} on this board; use an id from the board's element list`);
-  if (kinds && !kinds.includes(el.type)) throw new Error(`Element ${id} is ${el.type === 'image' ? 'an' : 'a'} ${el.type}; this action needs ${kinds.join(' or ')}`);
+  if (!el || el.board_id !== session.boardId)
+    throw new Error(`There is no element ${id} on this board; use an id from the board's element list`);
+  if (kinds && !kinds.includes(el.type))
+    throw new Error(
+      `Element ${id} is ${el.type === 'image' ? 'an' : 'a'} ${el.type}; this action needs ${kinds.join(' or ')}`,
+    );
   return el;
 }
 
 const FULL_DOCUMENT = /^\s*(<!doctype html[^>]*>\s*)?(<!--[\s\S]*?-->\s*)*<html[\s>]/i;
 
 function requireDocument(html: string): void {
-  if (!FULL_DOCUMENT.test(html)) throw new Error('html must be a full HTML document: <!doctype html><html><head>...</head><body>...</body></html>');
+  if (!FULL_DOCUMENT.test(html))
+    throw new Error('html must be a full HTML document: <!doctype html><html><head>...</head><body>...</body></html>');
 }
 
 const elementOf = (env: AgentEnv, session: Session, id: string) => env.ctx.boards.requireElement(session.boardId, id);
 
 export const ACTIONS: { [T in ActionType]: ActionDef<T> } = {
   generate_image: {
-    description: 'Propose generating an image from a prompt with an image model; the image is added to the board when applied.',
+    description:
+      'Propose generating an image from a prompt with an image model; the image is added to the board when applied.',
     async propose(env, _session, _cardId, p) {
       const g = env.generation;
       const available = (await listModels(g)).image.map((m) => m.id);
@@ -114,7 +132,8 @@ export const ACTIONS: { [T in ActionType]: ActionDef<T> } = {
   },
 
   update_element_html: {
-    description: "Propose replacing an html card's document with a new full HTML document (the card keeps its earlier versions).",
+    description:
+      "Propose replacing an html card's document with a new full HTML document (the card keeps its earlier versions).",
     async propose(env, session, cardId, p, signal) {
       const el = boardElement(env, session, p.element_id, ['html']);
       requireDocument(p.html);
@@ -137,7 +156,11 @@ export const ACTIONS: { [T in ActionType]: ActionDef<T> } = {
       const dir = await env.ctx.media.boardDir(session.boardId);
       const filename = await writeNewFile(dir, filenameFromTitle(p.name, 'card', 'html'), p.html);
       const url = env.ctx.media.urlFor(session.boardId, filename);
-      return { elements: [await env.ctx.boards.addElement(session.boardId, { type: 'html', url, name: p.name, x: p.x, y: p.y })] };
+      return {
+        elements: [
+          await env.ctx.boards.addElement(session.boardId, { type: 'html', url, name: p.name, x: p.x, y: p.y }),
+        ],
+      };
     },
   },
 
@@ -147,7 +170,11 @@ export const ACTIONS: { [T in ActionType]: ActionDef<T> } = {
       return { preview: { text: p.text, x: p.x ?? 0, y: p.y ?? 0 } };
     },
     async apply(env, session, p) {
-      return { elements: [await env.ctx.boards.addElement(session.boardId, { type: 'text', data: { text: p.text }, x: p.x, y: p.y })] };
+      return {
+        elements: [
+          await env.ctx.boards.addElement(session.boardId, { type: 'text', data: { text: p.text }, x: p.x, y: p.y }),
+        ],
+      };
     },
   },
 
@@ -182,9 +209,19 @@ export const ACTIONS: { [T in ActionType]: ActionDef<T> } = {
       if (!(p.start_seconds < p.end_seconds)) throw new Error('start_seconds must be less than end_seconds');
       const duration = typeof el.data.duration === 'number' ? el.data.duration : undefined;
       if (duration !== undefined && p.end_seconds > duration + 0.001) {
-        throw new Error(`end_seconds ${p.end_seconds} is past the end of element ${el.id} (${duration.toFixed(3)} s long)`);
+        throw new Error(
+          `end_seconds ${p.end_seconds} is past the end of element ${el.id} (${duration.toFixed(3)} s long)`,
+        );
       }
-      return { target: el, preview: { element: el, start_seconds: p.start_seconds, end_seconds: p.end_seconds, length_seconds: p.end_seconds - p.start_seconds } };
+      return {
+        target: el,
+        preview: {
+          element: el,
+          start_seconds: p.start_seconds,
+          end_seconds: p.end_seconds,
+          length_seconds: p.end_seconds - p.start_seconds,
+        },
+      };
     },
     async apply(env, session, p, signal) {
       const r = await trimMedia(env.media, { board_id: session.boardId, ...p }, signal);
@@ -193,17 +230,26 @@ export const ACTIONS: { [T in ActionType]: ActionDef<T> } = {
   },
 
   convert_media: {
-    description: 'Propose converting an image (png, jpg, webp, avif; optional width/height) or a video (mp4, webm, mov; optional codec, bitrate) into a new element.',
+    description:
+      'Propose converting an image (png, jpg, webp, avif; optional width/height) or a video (mp4, webm, mov; optional codec, bitrate) into a new element.',
     async propose(env, session, _cardId, p) {
       const el = boardElement(env, session, p.element_id, ['image', 'video']);
       if (el.type === 'image') {
-        if (!(IMAGE_FORMATS as readonly string[]).includes(p.format)) throw new Error(`An image converts to ${IMAGE_FORMATS.join(', ')}, not ${p.format}`);
-        if (p.codec !== undefined || p.bitrate !== undefined) throw new Error('codec and bitrate are for videos; omit them for an image');
+        if (!(IMAGE_FORMATS as readonly string[]).includes(p.format))
+          throw new Error(`An image converts to ${IMAGE_FORMATS.join(', ')}, not ${p.format}`);
+        if (p.codec !== undefined || p.bitrate !== undefined)
+          throw new Error('codec and bitrate are for videos; omit them for an image');
         const params = { element_id: p.element_id, format: p.format, width: p.width, height: p.height };
-        return { target: el, params, preview: { element: el, format: p.format, width: p.width ?? null, height: p.height ?? null } };
+        return {
+          target: el,
+          params,
+          preview: { element: el, format: p.format, width: p.width ?? null, height: p.height ?? null },
+        };
       }
-      if (!(VIDEO_FORMATS as readonly string[]).includes(p.format)) throw new Error(`A video converts to ${VIDEO_FORMATS.join(', ')}, not ${p.format}`);
-      if (p.width !== undefined || p.height !== undefined) throw new Error('width and height are for images; omit them for a video');
+      if (!(VIDEO_FORMATS as readonly string[]).includes(p.format))
+        throw new Error(`A video converts to ${VIDEO_FORMATS.join(', ')}, not ${p.format}`);
+      if (p.width !== undefined || p.height !== undefined)
+        throw new Error('width and height are for images; omit them for a video');
       const format = p.format as VideoFormat;
       const codec: VideoCodec = p.codec ?? (format === 'webm' ? 'vp9' : 'h264');
       try {
@@ -220,7 +266,12 @@ export const ACTIONS: { [T in ActionType]: ActionDef<T> } = {
       const r =
         el.type === 'image'
           ? await convertImage(env.media, { ...req, format: p.format as ImageFormat, width: p.width, height: p.height })
-          : await convertVideo(env.media, { ...req, format: p.format as VideoFormat, codec: p.codec ?? 'h264', bitrate: p.bitrate }, boardIo(env.media), { signal });
+          : await convertVideo(
+              env.media,
+              { ...req, format: p.format as VideoFormat, codec: p.codec ?? 'h264', bitrate: p.bitrate },
+              boardIo(env.media),
+              { signal },
+            );
       return { elements: [elementOf(env, session, r.element.id)] };
     },
   },
@@ -229,21 +280,37 @@ export const ACTIONS: { [T in ActionType]: ActionDef<T> } = {
     description: "Propose typing text into the board's agent terminal (through the terminal bridge) and submitting it.",
     async propose(env, session, _cardId, p) {
       const live = env.bridge.liveOnBoard(session.boardId);
-      return { preview: { text: p.text, terminals: live.map((s) => ({ bot_id: s.bot_id, session_id: s.session_id })), connected: live.length > 0 } };
+      return {
+        preview: {
+          text: p.text,
+          terminals: live.map((s) => ({ bot_id: s.bot_id, session_id: s.session_id })),
+          connected: live.length > 0,
+        },
+      };
     },
     async apply(env, session, p) {
       const bridge = env.bridge;
       const live = bridge.liveOnBoard(session.boardId);
       if (live.length === 0) {
-        throw new ApiError(409, 'terminal_not_connected', `No terminal is live on board ${session.boardId}: arm the terminal bridge for it and link a chat`);
+        throw new ApiError(
+          409,
+          'terminal_not_connected',
+          `No terminal is live on board ${session.boardId}: arm the terminal bridge for it and link a chat`,
+        );
       }
       const terminals = new Set(live.map((s) => s.session_id));
       if (terminals.size > 1) {
-        throw new ApiError(409, 'ambiguous_bridge', `${terminals.size} terminals are live on board ${session.boardId}; disarm all but one`, { session_ids: [...terminals] });
+        throw new ApiError(
+          409,
+          'ambiguous_bridge',
+          `${terminals.size} terminals are live on board ${session.boardId}; disarm all but one`,
+          { session_ids: [...terminals] },
+        );
       }
       // One terminal armed for several bots reads each bot's queue: the text goes to one of them, typed once.
       const result = bridge.queueTextToTerminal(live[0].bot_id, p.text);
-      if (!result.queued) throw new ApiError(409, 'not_queued', `The terminal bridge did not queue the text (${result.reason})`);
+      if (!result.queued)
+        throw new ApiError(409, 'not_queued', `The terminal bridge did not queue the text (${result.reason})`);
       return { elements: [] };
     },
   },

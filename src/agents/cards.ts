@@ -18,7 +18,13 @@ export const viewOf = (card: Card): ActionCardView => ({
 export const newCardId = () => newId('act_');
 
 /** Stores a checked proposal as a `proposed` card of the session. */
-export function addCard(session: Session, id: string, type: ActionType, params: Record<string, unknown>, proposal: Proposal): Card {
+export function addCard(
+  session: Session,
+  id: string,
+  type: ActionType,
+  params: Record<string, unknown>,
+  proposal: Proposal,
+): Card {
   if (session.closed) throw new Error('The agent session was closed');
   const card: Card = {
     id,
@@ -56,8 +62,15 @@ function asApiError(err: unknown): DomainError {
  * Executes a card (apply-action, or auto-apply as it arrives). Applied twice or rejected → 409; its element deleted
  * since it was proposed → 409 naming it; an execution that throws marks the card `failed` (it may be applied again).
  */
-export async function applyCard(env: AgentEnv, sessions: AgentSessions, session: Session, card: Card, signal: AbortSignal): Promise<Applied> {
-  if (card.status === 'applied') throw new ApiError(409, 'action_already_applied', `Action ${card.id} was already applied`);
+export async function applyCard(
+  env: AgentEnv,
+  sessions: AgentSessions,
+  session: Session,
+  card: Card,
+  signal: AbortSignal,
+): Promise<Applied> {
+  if (card.status === 'applied')
+    throw new ApiError(409, 'action_already_applied', `Action ${card.id} was already applied`);
   if (card.status === 'rejected') throw new ApiError(409, 'action_rejected', `Action ${card.id} was rejected`);
   if (card.applying) throw new ApiError(409, 'action_in_progress', `Action ${card.id} is being applied`);
   card.applying = true;
@@ -67,9 +80,14 @@ export async function applyCard(env: AgentEnv, sessions: AgentSessions, session:
       const el = env.ctx.boards.store.getElement(card.target.id);
       if (!el || el.board_id !== session.boardId) {
         const name = card.target.name ? ` ("${card.target.name}")` : '';
-        throw new ApiError(409, 'element_deleted', `Element ${card.target.id}${name} was deleted after action ${card.id} was proposed`, {
-          element_id: card.target.id,
-        });
+        throw new ApiError(
+          409,
+          'element_deleted',
+          `Element ${card.target.id}${name} was deleted after action ${card.id} was proposed`,
+          {
+            element_id: card.target.id,
+          },
+        );
       }
     }
     const def = ACTIONS[card.type] as (typeof ACTIONS)[ActionType];
@@ -91,7 +109,8 @@ export async function applyCard(env: AgentEnv, sessions: AgentSessions, session:
 
 /** Drops a proposed (or failed) card; rejecting it again changes nothing, an applied one cannot be taken back (409). */
 export function rejectCard(card: Card): ActionCardView {
-  if (card.status === 'applied') throw new ApiError(409, 'action_already_applied', `Action ${card.id} was already applied`);
+  if (card.status === 'applied')
+    throw new ApiError(409, 'action_already_applied', `Action ${card.id} was already applied`);
   if (card.applying) throw new ApiError(409, 'action_in_progress', `Action ${card.id} is being applied`);
   card.status = 'rejected';
   return viewOf(card);

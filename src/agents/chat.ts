@@ -14,7 +14,9 @@ export const MAX_STEPS = 8;
 /** Messages a session keeps; older turns are dropped whole (a history never starts with a tool result). */
 const MAX_HISTORY = 200;
 
-const validators = Object.fromEntries(Object.entries(ACTION_PARAMS).map(([type, schema]) => [type, Compile(schema)])) as Record<ActionType, Validator>;
+const validators = Object.fromEntries(
+  Object.entries(ACTION_PARAMS).map(([type, schema]) => [type, Compile(schema)]),
+) as Record<ActionType, Validator>;
 
 /** The schema's complaints as one sentence the model can act on: `x must be number; unknown field "foo"`. */
 function complaints(type: ActionType, value: unknown): string {
@@ -31,9 +33,14 @@ function complaints(type: ActionType, value: unknown): string {
 
 /** What the model reads as the tool's result: the card it made and where it stands. */
 function toolAnswer(card: Card): Record<string, unknown> {
-  if (card.status === 'applied') return { action_id: card.id, status: 'applied', note: 'Auto-apply is on: the action was executed.' };
+  if (card.status === 'applied')
+    return { action_id: card.id, status: 'applied', note: 'Auto-apply is on: the action was executed.' };
   if (card.status === 'failed') return { action_id: card.id, status: 'failed', error: card.error?.message };
-  return { action_id: card.id, status: 'proposed', note: 'Shown to the user as a card; nothing changes until they apply it.' };
+  return {
+    action_id: card.id,
+    status: 'proposed',
+    note: 'Shown to the user as a card; nothing changes until they apply it.',
+  };
 }
 
 function tools(env: AgentEnv, sessions: AgentSessions, session: Session, turnCards: Card[]): ToolSet {
@@ -124,7 +131,8 @@ export async function runTurn(
     remember(session, [...input.keep, ...response.messages]);
     return { message, actions: turnCards.map(viewOf) };
   } catch (err) {
-    if (signal.aborted) throw signal.reason instanceof DomainError ? signal.reason : new Cancelled('The chat was cancelled', 'aborted');
+    if (signal.aborted)
+      throw signal.reason instanceof DomainError ? signal.reason : new Cancelled('The chat was cancelled', 'aborted');
     throw mapProviderError(err, chat.provider, timeout);
   }
 }

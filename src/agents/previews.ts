@@ -44,7 +44,13 @@ export class Previews {
    * model's mistake and is thrown for it to fix; a renderer that cannot run here (no Chromium, time limit) leaves
    * the card without an image, saying why.
    */
-  async frame(sessionId: string, cardId: string, html: string, size: { width: number; height: number }, signal: AbortSignal): Promise<FramePreview> {
+  async frame(
+    sessionId: string,
+    cardId: string,
+    html: string,
+    size: { width: number; height: number },
+    signal: AbortSignal,
+  ): Promise<FramePreview> {
     const renderer = htmlRendererOf(this.ctx);
     if (!renderer) return { image_url: null, ...size, image_error: 'The HTML renderer is not part of this service' };
     try {
@@ -53,7 +59,8 @@ export class Previews {
       return { image_url: this.ctx.media.rootUrl(path.join(FOLDER, sessionId, stored)), ...size };
     } catch (err) {
       if (signal.aborted) throw err;
-      if (err instanceof DomainError && err.kind === 'unprocessable') throw new Error(`The HTML could not be rendered: ${err.message}`);
+      if (err instanceof DomainError && err.kind === 'unprocessable')
+        throw new Error(`The HTML could not be rendered: ${err.message}`);
       const why = err instanceof Error ? err.message : String(err);
       this.ctx.log.warn({ err }, 'agent card preview not rendered');
       return { image_url: null, ...size, image_error: why };

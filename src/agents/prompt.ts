@@ -64,7 +64,8 @@ async function describe(ctx: AppContext, el: Element): Promise<string> {
     const file = await ctx.media.resolveUrl(el.url).catch(() => undefined);
     const html = file ? await fsp.readFile(file.path, 'utf8').catch(() => undefined) : undefined;
     if (html !== undefined) {
-      const cut = html.length > HTML_IN_PROMPT ? `\n(cut: the first ${HTML_IN_PROMPT} of ${html.length} characters)` : '';
+      const cut =
+        html.length > HTML_IN_PROMPT ? `\n(cut: the first ${HTML_IN_PROMPT} of ${html.length} characters)` : '';
       text += `\n  Current HTML (version ${String(d.htmlVersion ?? 1)}):\n\`\`\`html\n${html.slice(0, HTML_IN_PROMPT)}\n\`\`\`${cut}`;
     }
   }
@@ -73,7 +74,8 @@ async function describe(ctx: AppContext, el: Element): Promise<string> {
 
 /** The picture of an image element (a video's thumbnail), scaled down, as an image part; undefined if unreadable. */
 async function imagePart(ctx: AppContext, el: Element): Promise<ImagePart | undefined> {
-  const url = el.type === 'image' ? el.url : el.type === 'video' ? (el.data as Record<string, unknown>).thumbnail_url : undefined;
+  const url =
+    el.type === 'image' ? el.url : el.type === 'video' ? (el.data as Record<string, unknown>).thumbnail_url : undefined;
   if (typeof url !== 'string') return undefined;
   try {
     const file = await ctx.media.resolveUrl(url);
@@ -101,11 +103,21 @@ export interface TurnInput {
  * the session's board (404 otherwise), checked before anything streams. Models that take no images (local servers)
  * get the description only.
  */
-export async function turnInput(ctx: AppContext, session: Session, body: ChatRequest, acceptsImages: boolean): Promise<TurnInput> {
+export async function turnInput(
+  ctx: AppContext,
+  session: Session,
+  body: ChatRequest,
+  acceptsImages: boolean,
+): Promise<TurnInput> {
   const refs = (body.references ?? []).map((id) => {
     const el = ctx.boards.store.getElement(id);
     if (!el || el.board_id !== session.boardId) {
-      throw new ApiError(404, 'reference_not_found', `references: element ${id} is not on the session's board ${session.boardId}`, { field: 'body.references', id });
+      throw new ApiError(
+        404,
+        'reference_not_found',
+        `references: element ${id} is not on the session's board ${session.boardId}`,
+        { field: 'body.references', id },
+      );
     }
     return el;
   });
@@ -115,11 +127,15 @@ export async function turnInput(ctx: AppContext, session: Session, body: ChatReq
   const lastUser = send.map((m) => m.role).lastIndexOf('user');
   const at = lastUser === -1 ? send.length : lastUser;
   const note = `The user refers to these board elements:\n${(await Promise.all(refs.map((el) => describe(ctx, el)))).join('\n')}`;
-  const images = acceptsImages ? (await Promise.all(refs.map((el) => imagePart(ctx, el)))).filter((p): p is ImagePart => p !== undefined) : [];
+  const images = acceptsImages
+    ? (await Promise.all(refs.map((el) => imagePart(ctx, el)))).filter((p): p is ImagePart => p !== undefined)
+    : [];
   const text = (lastUser === -1 ? '' : (send[at].content as string)) + (lastUser === -1 ? note : `\n\n${note}`);
   const parts: (TextPart | ImagePart)[] = [{ type: 'text', text }, ...images];
   const withRefs: ModelMessage = { role: 'user', content: parts };
-  const keptNote = images.length ? `${text}\n(${images.length} image(s) of these elements were shown in this message)` : text;
+  const keptNote = images.length
+    ? `${text}\n(${images.length} image(s) of these elements were shown in this message)`
+    : text;
   if (lastUser === -1) {
     send.push(withRefs);
     keep.push({ role: 'user', content: keptNote });

@@ -14,7 +14,21 @@ import { applyCard, rejectCard, requireCard } from './cards.js';
 import { runTurn } from './chat.js';
 import { Previews } from './previews.js';
 import { turnInput } from './prompt.js';
-import { AGENT_ACTIONS, ApplyAnswer, AutoApplyAnswer, AutoApplyBody, CardBody, ChatAnswer, ChatBody, EndAnswer, EndBody, RejectAnswer, SessionAnswer, SessionBody, agentErrors } from './schemas.js';
+import {
+  AGENT_ACTIONS,
+  ApplyAnswer,
+  AutoApplyAnswer,
+  AutoApplyBody,
+  CardBody,
+  ChatAnswer,
+  ChatBody,
+  EndAnswer,
+  EndBody,
+  RejectAnswer,
+  SessionAnswer,
+  SessionBody,
+  agentErrors,
+} from './schemas.js';
 import { AgentSessions } from './sessions.js';
 
 const tags = ['agents'];
@@ -29,12 +43,24 @@ function wantsJson(req: FastifyRequest): boolean {
 const sseEvent = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 
 /** Agents (spec "Agents"): sessions, a streamed chat that proposes action cards, apply / reject / auto-apply. */
-export const registerAgents = async (app: App, ctx: AppContext, uses: { bridge: Bridge; generation: GenerationContext }): Promise<AgentSessions> => {
+export const registerAgents = async (
+  app: App,
+  ctx: AppContext,
+  uses: { bridge: Bridge; generation: GenerationContext },
+): Promise<AgentSessions> => {
   const previews = new Previews(ctx);
   await previews.removeAll(); // sessions do not survive a restart, nor do their previews
-  const env: AgentEnv = { ctx, media: { ...ctx, probes: new ProbeCache(ctx.tools) }, previews, bridge: uses.bridge, generation: uses.generation };
+  const env: AgentEnv = {
+    ctx,
+    media: { ...ctx, probes: new ProbeCache(ctx.tools) },
+    previews,
+    bridge: uses.bridge,
+    generation: uses.generation,
+  };
   const sessions = new AgentSessions(ctx.config.agents.sessionIdleMs, (s) => {
-    previews.removeSession(s.id).catch((err: unknown) => ctx.log.warn({ err, session: s.id }, 'could not remove agent previews'));
+    previews
+      .removeSession(s.id)
+      .catch((err: unknown) => ctx.log.warn({ err, session: s.id }, 'could not remove agent previews'));
   });
   const onBoardDeleted = (board: { id: string }) => sessions.endBoard(board.id);
   ctx.events.on('board-deleted', onBoardDeleted);
@@ -57,7 +83,8 @@ export const registerAgents = async (app: App, ctx: AppContext, uses: { bridge: 
       schema: {
         tags,
         summary: 'Start an agent session on a board with a chat model',
-        description: 'Sessions live in memory (a restart ends them) and expire after AGENT_SESSION_IDLE_SECONDS (default 3600) without a call.',
+        description:
+          'Sessions live in memory (a restart ends them) and expire after AGENT_SESSION_IDLE_SECONDS (default 3600) without a call.',
         body: SessionBody,
         response: { 200: SessionAnswer, ...errorResponses },
       },
@@ -67,7 +94,14 @@ export const registerAgents = async (app: App, ctx: AppContext, uses: { bridge: 
       ctx.boards.requireBoard(board_id);
       await resolveChatModel(uses.generation, model);
       const s = sessions.create({ boardId: board_id, agentType: agent_type, model });
-      return { session_id: s.id, started_at: s.startedAt, board_id, agent_type, model, actions: AGENT_ACTIONS[agent_type] };
+      return {
+        session_id: s.id,
+        started_at: s.startedAt,
+        board_id,
+        agent_type,
+        model,
+        actions: AGENT_ACTIONS[agent_type],
+      };
     },
   );
 
@@ -87,13 +121,15 @@ export const registerAgents = async (app: App, ctx: AppContext, uses: { bridge: 
     },
     async (req, reply) => {
       const session = sessions.require(req.body.session_id);
-      if (session.turn) throw new ApiError(409, 'chat_in_progress', `Agent session ${session.id} is already answering a chat`);
+      if (session.turn)
+        throw new ApiError(409, 'chat_in_progress', `Agent session ${session.id} is already answering a chat`);
       ctx.boards.requireBoard(session.boardId); // deleted since the session started → 404, not a stream
       const chat = await resolveChatModel(uses.generation, session.model, 'session.model');
       // Local servers' models may not take images: they get the references as text only.
       const input = await turnInput(ctx, session, req.body, chat.provider !== 'openai-compatible');
       sessions.require(session.id); // ended while the references were read → 404 now, not a stream
-      if (session.turn) throw new ApiError(409, 'chat_in_progress', `Agent session ${session.id} is already answering a chat`);
+      if (session.turn)
+        throw new ApiError(409, 'chat_in_progress', `Agent session ${session.id} is already answering a chat`);
       const turn = new AbortController();
       session.turn = turn;
       reply.raw.once('close', () => {
@@ -109,7 +145,10 @@ export const registerAgents = async (app: App, ctx: AppContext, uses: { bridge: 
 
       if (wantsJson(req)) {
         try {
-          return await runTurn(env, sessions, session, chat, input, turn.signal, { delta: () => undefined, action: () => undefined });
+          return await runTurn(env, sessions, session, chat, input, turn.signal, {
+            delta: () => undefined,
+            action: () => undefined,
+          });
         } finally {
           finish();
         }
@@ -162,7 +201,12 @@ export const registerAgents = async (app: App, ctx: AppContext, uses: { bridge: 
   app.post(
     `${BASE}/reject-action`,
     {
-      schema: { tags, summary: 'Drop an action card; the board is not touched', body: CardBody, response: { 200: RejectAnswer, ...agentErrors } },
+      schema: {
+        tags,
+        summary: 'Drop an action card; the board is not touched',
+        body: CardBody,
+        response: { 200: RejectAnswer, ...agentErrors },
+      },
     },
     async (req) => {
       const session = sessions.require(req.body.session_id);

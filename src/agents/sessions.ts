@@ -80,9 +80,17 @@ export class AgentSessions {
     if (!entry) {
       const closed = this.closedIds.get(id);
       if (closed === 'expired') {
-        throw new ApiError(404, 'session_expired', `Agent session ${id} expired after ${Math.round(this.idleMs / 1000)} s without activity; start a new one`);
+        throw new ApiError(
+          404,
+          'session_expired',
+          `Agent session ${id} expired after ${Math.round(this.idleMs / 1000)} s without activity; start a new one`,
+        );
       }
-      throw new ApiError(404, 'session_not_found', closed === 'ended' ? `Agent session ${id} was ended` : `No agent session ${id}`);
+      throw new ApiError(
+        404,
+        'session_not_found',
+        closed === 'ended' ? `Agent session ${id} was ended` : `No agent session ${id}`,
+      );
     }
     entry.timer.refresh();
     return entry.session;
@@ -118,7 +126,11 @@ export class AgentSessions {
     this.close(id, 'expired');
   }
 
-  private close(id: string, why: Closed, reason = new ApiError(409, `session_${why}`, `The agent session was ${why} during the chat`)): void {
+  private close(
+    id: string,
+    why: Closed,
+    reason = new ApiError(409, `session_${why}`, `The agent session was ${why} during the chat`),
+  ): void {
     const entry = this.live.get(id);
     if (!entry) return;
     clearTimeout(entry.timer);

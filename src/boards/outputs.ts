@@ -63,7 +63,12 @@ export class BoardOutputs {
     }
     const url = this.media.urlFor(out.boardId, filename);
     try {
-      const added = await this.boards.addElement(out.boardId, { type: element.type ?? kindOfFile(filename), url, name: filename, data: element.data });
+      const added = await this.boards.addElement(out.boardId, {
+        type: element.type ?? kindOfFile(filename),
+        url,
+        name: filename,
+        data: element.data,
+      });
       return { element: added, filename, url };
     } catch (err) {
       await fsp.rm(path.join(dir, filename), { force: true });
@@ -77,7 +82,12 @@ export class BoardOutputs {
   }
 
   /** reserve → `write` fills the temp path → commit; the temp file is removed on any failure, including an abort. */
-  async produce(boardId: string, filename: string, write: (tempPath: string) => Promise<void>, element: OutputElement = {}): Promise<CommittedOutput> {
+  async produce(
+    boardId: string,
+    filename: string,
+    write: (tempPath: string) => Promise<void>,
+    element: OutputElement = {},
+  ): Promise<CommittedOutput> {
     const out = await this.reserve(boardId, filename);
     try {
       await write(out.temp);

@@ -31,7 +31,9 @@ export class MediaProber {
   ) {}
 
   enqueue(element: Element): void {
-    void this.queue.run('probe', () => this.probeOne(element)).catch((err) => this.log.error({ err, element: element.id }, 'probe failed'));
+    void this.queue
+      .run('probe', () => this.probeOne(element))
+      .catch((err) => this.log.error({ err, element: element.id }, 'probe failed'));
   }
 
   /** Resolves when every probe queued so far has finished (used at shutdown). */
@@ -76,7 +78,10 @@ export class MediaProber {
   /** Where an element's thumbnail goes; its folder is created, and must stay inside the media root (links included). */
   private async thumbTarget(element: Element): Promise<{ file: string; url: string }> {
     const dir = await folderInside(this.media.root, ['thumbs', element.board_id]);
-    return { file: path.join(dir, `${element.id}.jpg`), url: this.media.rootUrl(path.join('thumbs', element.board_id, `${element.id}.jpg`)) };
+    return {
+      file: path.join(dir, `${element.id}.jpg`),
+      url: this.media.rootUrl(path.join('thumbs', element.board_id, `${element.id}.jpg`)),
+    };
   }
 
   private async probeImage(file: string, element: Element): Promise<Record<string, unknown>> {
@@ -86,7 +91,11 @@ export class MediaProber {
     const swap = (meta.orientation ?? 1) >= 5;
     const thumb = await this.thumbTarget(element);
     const temp = tempPathIn(path.dirname(thumb.file), path.basename(thumb.file));
-    await sharp(file).rotate().resize(THUMB_SIZE, THUMB_SIZE, { fit: 'inside', withoutEnlargement: true }).jpeg({ quality: 80 }).toFile(temp);
+    await sharp(file)
+      .rotate()
+      .resize(THUMB_SIZE, THUMB_SIZE, { fit: 'inside', withoutEnlargement: true })
+      .jpeg({ quality: 80 })
+      .toFile(temp);
     await fsp.rename(temp, thumb.file);
     return {
       width: swap ? meta.height : meta.width,
@@ -107,12 +116,35 @@ export class MediaProber {
       has_video: !!info.video,
     };
     if (info.video) {
-      Object.assign(facts, { width: info.video.width, height: info.video.height, codec: info.video.codec, fps: info.video.fps });
+      Object.assign(facts, {
+        width: info.video.width,
+        height: info.video.height,
+        codec: info.video.codec,
+        fps: info.video.fps,
+      });
       const thumb = await this.thumbTarget(element);
       const temp = tempPathIn(path.dirname(thumb.file), path.basename(thumb.file));
       const at = Math.min(1, (info.duration ?? 0) / 2);
       try {
-        await runFfmpeg(this.tools, ['-ss', at.toFixed(3), '-i', file, '-frames:v', '1', '-vf', `scale=${THUMB_SIZE}:${THUMB_SIZE}:force_original_aspect_ratio=decrease`, '-f', 'image2', '-c:v', 'mjpeg', temp], { timeoutMs: 60_000 });
+        await runFfmpeg(
+          this.tools,
+          [
+            '-ss',
+            at.toFixed(3),
+            '-i',
+            file,
+            '-frames:v',
+            '1',
+            '-vf',
+            `scale=${THUMB_SIZE}:${THUMB_SIZE}:force_original_aspect_ratio=decrease`,
+            '-f',
+            'image2',
+            '-c:v',
+            'mjpeg',
+            temp,
+          ],
+          { timeoutMs: 60_000 },
+        );
         await fsp.rename(temp, thumb.file);
         facts.thumbnail_url = thumb.url;
       } catch (err) {
@@ -120,7 +152,12 @@ export class MediaProber {
         facts.thumbnail_error = err instanceof Error ? err.message : String(err);
       }
     }
-    if (info.audio) Object.assign(facts, { audio_codec: info.audio.codec, audio_channels: info.audio.channels, sample_rate: info.audio.sampleRate });
+    if (info.audio)
+      Object.assign(facts, {
+        audio_codec: info.audio.codec,
+        audio_channels: info.audio.channels,
+        sample_rate: info.audio.sampleRate,
+      });
     return facts;
   }
 }

@@ -19,8 +19,10 @@ export function registerBoards(app: App, ctx: AppContext): void {
   const { boards } = ctx;
   const tags = ['boards'];
 
-  app.get('/api/moodboards', { schema: { tags, summary: 'List boards', response: { 200: Type.Array(BoardSummarySchema) } } }, async () =>
-    boards.listBoards(),
+  app.get(
+    '/api/moodboards',
+    { schema: { tags, summary: 'List boards', response: { 200: Type.Array(BoardSummarySchema) } } },
+    async () => boards.listBoards(),
   );
 
   app.post(
@@ -38,7 +40,14 @@ export function registerBoards(app: App, ctx: AppContext): void {
 
   app.get(
     '/api/moodboards/:id',
-    { schema: { tags, summary: 'A board with its elements', params: BoardParams, response: { 200: BoardSchema, ...errorResponses } } },
+    {
+      schema: {
+        tags,
+        summary: 'A board with its elements',
+        params: BoardParams,
+        response: { 200: BoardSchema, ...errorResponses },
+      },
+    },
     async (req) => boards.getBoardWithElements(req.params.id),
   );
 
@@ -58,7 +67,14 @@ export function registerBoards(app: App, ctx: AppContext): void {
 
   app.delete(
     '/api/moodboards/:id',
-    { schema: { tags, summary: 'Delete a board; its media folder moves to the trash', params: BoardParams, response: { 204: Type.Null(), ...errorResponses } } },
+    {
+      schema: {
+        tags,
+        summary: 'Delete a board; its media folder moves to the trash',
+        params: BoardParams,
+        response: { 204: Type.Null(), ...errorResponses },
+      },
+    },
     async (req, reply) => {
       await boards.deleteBoard(req.params.id);
       return reply.status(204).send(null);
@@ -85,7 +101,8 @@ export function registerBoards(app: App, ctx: AppContext): void {
       schema: {
         tags,
         summary: 'Add an element',
-        description: 'url must name an existing /media file (html cards without url get a new backing file; text elements need none).',
+        description:
+          'url must name an existing /media file (html cards without url get a new backing file; text elements need none).',
         params: BoardParams,
         body: NewElementBody,
         response: { 201: ElementSchema, ...errorResponses },
@@ -99,7 +116,14 @@ export function registerBoards(app: App, ctx: AppContext): void {
 
   app.get(
     '/api/moodboards/:id/elements/:eid',
-    { schema: { tags, summary: 'One element', params: ElementParams, response: { 200: ElementSchema, ...errorResponses } } },
+    {
+      schema: {
+        tags,
+        summary: 'One element',
+        params: ElementParams,
+        response: { 200: ElementSchema, ...errorResponses },
+      },
+    },
     async (req) => boards.requireElement(req.params.id, req.params.eid),
   );
 

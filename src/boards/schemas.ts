@@ -7,48 +7,44 @@ export type ElementType = (typeof ELEMENT_TYPES)[number];
 /** Types whose element points at a media file that is probed and thumbnailed. */
 export const MEDIA_TYPES: readonly ElementType[] = ['image', 'video', 'audio'];
 
-export const ElementSchema = Type.Object(
-  {
-    id: Type.String(),
-    board_id: Type.String(),
-    type: Type.Enum(ELEMENT_TYPES),
-    url: Type.Union([Type.String(), Type.Null()], { description: '/media/<board_id>/<filename>, or null for text elements' }),
-    name: Type.Union([Type.String(), Type.Null()]),
-    data: Type.Record(Type.String(), Type.Unknown(), {
-      description:
-        'free-form; the service adds width, height, duration, codec, thumbnail_url (probe), htmlUrl/htmlVersion (html cards), bridge_origin',
-    }),
-    x: Type.Number(),
-    y: Type.Number(),
-    width: Type.Union([Type.Number(), Type.Null()]),
-    height: Type.Union([Type.Number(), Type.Null()]),
-    created_at: Type.String(),
-    updated_at: Type.String(),
-  },
-);
+export const ElementSchema = Type.Object({
+  id: Type.String(),
+  board_id: Type.String(),
+  type: Type.Enum(ELEMENT_TYPES),
+  url: Type.Union([Type.String(), Type.Null()], {
+    description: '/media/<board_id>/<filename>, or null for text elements',
+  }),
+  name: Type.Union([Type.String(), Type.Null()]),
+  data: Type.Record(Type.String(), Type.Unknown(), {
+    description:
+      'free-form; the service adds width, height, duration, codec, thumbnail_url (probe), htmlUrl/htmlVersion (html cards), bridge_origin',
+  }),
+  x: Type.Number(),
+  y: Type.Number(),
+  width: Type.Union([Type.Number(), Type.Null()]),
+  height: Type.Union([Type.Number(), Type.Null()]),
+  created_at: Type.String(),
+  updated_at: Type.String(),
+});
 export type Element = Static<typeof ElementSchema>;
 
-export const BoardSummarySchema = Type.Object(
-  {
-    id: Type.String(),
-    name: Type.String(),
-    created_at: Type.String(),
-    updated_at: Type.String(),
-    element_count: Type.Integer(),
-  },
-);
+export const BoardSummarySchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  created_at: Type.String(),
+  updated_at: Type.String(),
+  element_count: Type.Integer(),
+});
 export type BoardSummary = Static<typeof BoardSummarySchema>;
 
-export const BoardSchema = Type.Object(
-  {
-    id: Type.String(),
-    name: Type.String(),
-    created_at: Type.String(),
-    updated_at: Type.String(),
-    connected_folder: Type.Union([Type.String(), Type.Null()]),
-    elements: Type.Array(ElementSchema),
-  },
-);
+export const BoardSchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  created_at: Type.String(),
+  updated_at: Type.String(),
+  connected_folder: Type.Union([Type.String(), Type.Null()]),
+  elements: Type.Array(ElementSchema),
+});
 
 export const BoardParams = Type.Object({ id: Id });
 export const ElementParams = Type.Object({ id: Id, eid: Id });
@@ -78,7 +74,10 @@ export const BoardRecord = Type.Object({
 
 export type Board = Static<typeof BoardRecord>;
 
-export const NewBoardBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false });
+export const NewBoardBody = Type.Object(
+  { name: Type.String({ minLength: 1, maxLength: 200 }) },
+  { additionalProperties: false },
+);
 
 export const BoardPatchBody = Type.Object(
   {

@@ -6,7 +6,15 @@ import { badRequest, conflict, notFound } from '../http/errors.js';
 import { newId, nowIso } from '../ids.js';
 import type { BoardEvents } from './events.js';
 import type { BoardStore } from './store.js';
-import { MEDIA_TYPES, type Board, type BoardSummary, type Element, type ElementPatch, type ElementType, type NewElement } from './schemas.js';
+import {
+  MEDIA_TYPES,
+  type Board,
+  type BoardSummary,
+  type Element,
+  type ElementPatch,
+  type ElementType,
+  type NewElement,
+} from './schemas.js';
 
 /** Fills in a new element of one type before it is stored (html cards create their backing file this way). */
 export type ElementInitializer = (board: Board, input: NewElement) => Promise<NewElement>;
@@ -54,7 +62,8 @@ export class BoardService {
   /** Refuses element data from a client that sets a key the service owns. */
   checkClientData(data: Record<string, unknown> | undefined): void {
     for (const key of Object.keys(data ?? {})) {
-      if (this.serviceDataKeys.has(key)) throw badRequest(`data.${key} is managed by the service and cannot be set`, { field: `data.${key}` });
+      if (this.serviceDataKeys.has(key))
+        throw badRequest(`data.${key} is managed by the service and cannot be set`, { field: `data.${key}` });
     }
   }
 
@@ -75,7 +84,13 @@ export class BoardService {
 
   async createBoard(name: string): Promise<Board> {
     const at = nowIso();
-    const board: Board = { id: newId('bd_'), name: name.trim(), connected_folder: null, created_at: at, updated_at: at };
+    const board: Board = {
+      id: newId('bd_'),
+      name: name.trim(),
+      connected_folder: null,
+      created_at: at,
+      updated_at: at,
+    };
     if (!board.name) throw badRequest('name must not be empty');
     this.store.insertBoard(board);
     await fsp.mkdir(this.root.defaultBoardDir(board.id), { recursive: true });
@@ -94,7 +109,9 @@ export class BoardService {
       if (folder !== this.requireBoard(id).connected_folder && this.store.countFileElements(id) > 0) {
         // The elements' /media URLs would silently point into the other folder: to a missing file, or to a user's
         // own file of the same name that a card write would then replace.
-        throw conflict('The folder of a board that already has files cannot change; connect a folder to a new or empty board');
+        throw conflict(
+          'The folder of a board that already has files cannot change; connect a folder to a new or empty board',
+        );
       }
       fields.connected_folder = folder;
     }
@@ -115,7 +132,9 @@ export class BoardService {
     const data = await fsp.realpath(this.dataDir).catch(() => this.dataDir);
     const inside = (a: string, b: string) => a === b || a.startsWith(b.endsWith(path.sep) ? b : b + path.sep);
     if (path.parse(real).root === real || inside(data, real) || inside(real, data)) {
-      throw badRequest('connected_folder must not be a drive root, the service data folder, or a folder inside or above it');
+      throw badRequest(
+        'connected_folder must not be a drive root, the service data folder, or a folder inside or above it',
+      );
     }
     return real;
   }
@@ -167,7 +186,9 @@ export class BoardService {
     let url: string | null = filled.url ?? null;
     if (url !== null) {
       const resolved = await this.root.resolveField(url, 'url');
-      url = resolved.boardId ? this.root.urlFor(resolved.boardId, resolved.relative) : this.root.rootUrl(resolved.relative);
+      url = resolved.boardId
+        ? this.root.urlFor(resolved.boardId, resolved.relative)
+        : this.root.rootUrl(resolved.relative);
     } else if (input.type !== 'text') {
       throw badRequest(`url is required for an element of type ${input.type}`);
     }
@@ -226,7 +247,10 @@ export class BoardService {
    * Read-modify-write of an element's data inside one SQLite transaction, so concurrent writers (html versions,
    * probes) never lose each other's keys. `fn` must be synchronous.
    */
-  mutateElementData(elementId: string, fn: (data: Record<string, unknown>, element: Element) => Record<string, unknown>): Element {
+  mutateElementData(
+    elementId: string,
+    fn: (data: Record<string, unknown>, element: Element) => Record<string, unknown>,
+  ): Element {
     return this.store.mutateElementData(elementId, fn);
   }
 

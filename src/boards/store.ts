@@ -38,7 +38,8 @@ interface ElementRow extends Omit<Element, 'data'> {
  * sent), but a database written by older code may hold it in these REAL columns: such a value reads as the field's
  * default (0, or null for a size) instead of making every answer about the board fail; the next write stores it.
  */
-const finiteOr = <T,>(v: number | null, fallback: T): number | T => (typeof v === 'number' && Number.isFinite(v) ? v : fallback);
+const finiteOr = <T>(v: number | null, fallback: T): number | T =>
+  typeof v === 'number' && Number.isFinite(v) ? v : fallback;
 
 const toElement = (r: ElementRow): Element => ({
   ...r,
@@ -77,19 +78,27 @@ export class BoardStore {
   }
 
   connectedFolders(): string[] {
-    return (this.db.prepare('SELECT DISTINCT connected_folder AS f FROM boards WHERE connected_folder IS NOT NULL').all() as { f: string }[]).map((r) => r.f);
+    return (
+      this.db.prepare('SELECT DISTINCT connected_folder AS f FROM boards WHERE connected_folder IS NOT NULL').all() as {
+        f: string;
+      }[]
+    ).map((r) => r.f);
   }
 
   insertBoard(b: Board): void {
     this.db
-      .prepare('INSERT INTO boards (id, name, connected_folder, created_at, updated_at) VALUES (@id, @name, @connected_folder, @created_at, @updated_at)')
+      .prepare(
+        'INSERT INTO boards (id, name, connected_folder, created_at, updated_at) VALUES (@id, @name, @connected_folder, @created_at, @updated_at)',
+      )
       .run(b);
   }
 
   updateBoard(id: string, fields: Partial<Pick<Board, 'name' | 'connected_folder' | 'updated_at'>>): void {
     const keys = Object.keys(fields) as (keyof typeof fields)[];
     if (keys.length === 0) return;
-    this.db.prepare(`UPDATE boards SET ${keys.map((k) => `${k} = @${k}`).join(', ')} WHERE id = @id`).run({ ...fields, id });
+    this.db
+      .prepare(`UPDATE boards SET ${keys.map((k) => `${k} = @${k}`).join(', ')} WHERE id = @id`)
+      .run({ ...fields, id });
   }
 
   deleteBoard(id: string): void {
@@ -122,7 +131,10 @@ export class BoardStore {
   }
 
   /** Rewrites an element's data in one transaction (the prober stores its facts here; features via BoardService). */
-  mutateElementData(elementId: string, fn: (data: Record<string, unknown>, element: Element) => Record<string, unknown>): Element {
+  mutateElementData(
+    elementId: string,
+    fn: (data: Record<string, unknown>, element: Element) => Record<string, unknown>,
+  ): Element {
     return this.transaction(() => {
       const el = this.getElement(elementId);
       if (!el) throw notFound(`Element ${elementId} not found`);
@@ -146,6 +158,10 @@ export class BoardStore {
   }
 
   countFileElements(boardId: string): number {
-    return (this.db.prepare('SELECT COUNT(*) AS n FROM elements WHERE board_id = ? AND url IS NOT NULL').get(boardId) as { n: number }).n;
+    return (
+      this.db.prepare('SELECT COUNT(*) AS n FROM elements WHERE board_id = ? AND url IS NOT NULL').get(boardId) as {
+        n: number;
+      }
+    ).n;
   }
 }

@@ -14,4 +14,10 @@ export const mediaItem = (url: string, caption?: string): BridgeItem => ({
   created_at: nowIso(),
 });
 
-export const pathItem = (url: string, path: string): BridgeItem => ({ id: newId('bi_'), kind: 'path', url, path, created_at: nowIso() });
+export const pathItem = (url: string, path: string): BridgeItem => ({
+  id: newId('bi_'),
+  kind: 'path',
+  url,
+  path,
+  created_at: nowIso(),
+});

@@ -11,7 +11,12 @@ export const MAX_WAIT_SECONDS = 60;
  * the queue only at the moment the answer is produced for a client that is still connected: a client that goes away
  * while waiting (`gone`, from the route) loses nothing. `shutdown` ends every wait when the service stops.
  */
-export async function longPoll(queue: ItemQueue<BridgeItem>, waitSeconds: number, gone: AbortSignal, shutdown: AbortSignal): Promise<{ items: BridgeItem[] }> {
+export async function longPoll(
+  queue: ItemQueue<BridgeItem>,
+  waitSeconds: number,
+  gone: AbortSignal,
+  shutdown: AbortSignal,
+): Promise<{ items: BridgeItem[] }> {
   const deadline = Date.now() + Math.min(waitSeconds, MAX_WAIT_SECONDS) * 1000;
   const stop = AbortSignal.any([gone, shutdown]);
   for (;;) {

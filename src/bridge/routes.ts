@@ -24,7 +24,8 @@ const BASE = '/api/terminal-bridge';
 const DEFAULT_BOT = 'default';
 
 /** Body field first, then query parameter, then `default`. */
-const botIdOf = (body: { bot_id?: string } | undefined, query: { bot_id?: string }): string => body?.bot_id ?? query.bot_id ?? DEFAULT_BOT;
+const botIdOf = (body: { bot_id?: string } | undefined, query: { bot_id?: string }): string =>
+  body?.bot_id ?? query.bot_id ?? DEFAULT_BOT;
 
 /**
  * The terminal bridge between an agent terminal and a chat bot (spec "Terminal bridge"); see docs/bridge.md.
@@ -78,7 +79,8 @@ export const registerBridge = (app: App, ctx: AppContext): Bridge => {
       schema: {
         tags,
         summary: 'Link (enabled=true) or unlink a chat to a bot',
-        description: 'Linking needs `chat_id`. Unlinking drains the bot’s queues; an unlink naming another chat than the linked one changes nothing.',
+        description:
+          'Linking needs `chat_id`. Unlinking drains the bot’s queues; an unlink naming another chat than the linked one changes nothing.',
         querystring: BotQuery,
         body: ChatBody,
         response: { 200: ChatStatusSchema, ...errorResponses },
@@ -100,7 +102,14 @@ export const registerBridge = (app: App, ctx: AppContext): Bridge => {
 
   app.get(
     `${BASE}/status`,
-    { schema: { tags, summary: 'Bridge status of one bot', querystring: BotQuery, response: { 200: StatusSchema, ...errorResponses } } },
+    {
+      schema: {
+        tags,
+        summary: 'Bridge status of one bot',
+        querystring: BotQuery,
+        response: { 200: StatusSchema, ...errorResponses },
+      },
+    },
     async (req) => bridge.status(botIdOf(undefined, req.query)),
   );
 
@@ -134,7 +143,12 @@ export const registerBridge = (app: App, ctx: AppContext): Bridge => {
       },
     },
     async (req) =>
-      bridge.sendMedia({ url: req.body.url, caption: req.body.caption, sessionId: req.body.session_id, botId: req.body.bot_id ?? req.query.bot_id }),
+      bridge.sendMedia({
+        url: req.body.url,
+        caption: req.body.caption,
+        sessionId: req.body.session_id,
+        botId: req.body.bot_id ?? req.query.bot_id,
+      }),
   );
 
   app.post(

@@ -8,7 +8,9 @@ export const ItemSchema = Type.Object(
   {
     id: Type.String({ description: 'unique item id, `bi_...`' }),
     kind: Type.Enum(['text', 'media', 'path']),
-    text: Type.Optional(Type.String({ description: 'kind text: plain text (to-messenger text has no escape sequences)' })),
+    text: Type.Optional(
+      Type.String({ description: 'kind text: plain text (to-messenger text has no escape sequences)' }),
+    ),
     url: Type.Optional(Type.String({ description: 'kind media and path: the `/media/...` url of the file' })),
     caption: Type.Optional(Type.String({ description: 'kind media: optional caption' })),
     path: Type.Optional(Type.String({ description: 'kind path: absolute local path of the file' })),
@@ -39,14 +41,18 @@ export const StatusSchema = Type.Object({
   bot_id: Type.String(),
   session_enabled: Type.Boolean(),
   chat_linked: Type.Boolean(),
-  board_id: Type.Union([Type.String(), Type.Null()], { description: 'board of the armed session, null when not armed' }),
+  board_id: Type.Union([Type.String(), Type.Null()], {
+    description: 'board of the armed session, null when not armed',
+  }),
   active: Type.Boolean({ description: 'session_enabled AND chat_linked' }),
   session_id: Type.Union([Type.String(), Type.Null()]),
   chat_id: Type.Union([Type.Integer(), Type.Null()]),
 });
 export const ChatStatusSchema = Type.Object({
   ...StatusSchema.properties,
-  board_name: Type.Union([Type.String(), Type.Null()], { description: 'name of the armed board, null when no session is armed' }),
+  board_name: Type.Union([Type.String(), Type.Null()], {
+    description: 'name of the armed board, null when no session is armed',
+  }),
 });
 export const QueueResultSchema = Type.Object({
   queued: Type.Boolean({ description: 'false when the bot is not active (nothing is stored) or the text was empty' }),
@@ -54,7 +60,9 @@ export const QueueResultSchema = Type.Object({
   item: Type.Optional(ItemSchema),
   reason: Type.Optional(Type.Enum(['inactive', 'empty'])),
 });
-export const ItemsSchema = Type.Object({ items: Type.Array(ItemSchema, { description: 'in queue order; empty on timeout' }) });
+export const ItemsSchema = Type.Object({
+  items: Type.Array(ItemSchema, { description: 'in queue order; empty on timeout' }),
+});
 
 export type BridgeStatus = Static<typeof StatusSchema>;
 
@@ -68,17 +76,26 @@ export const SessionBody = Type.Object(
   { additionalProperties: false },
 );
 
-export const ChatBody = Type.Object({ chat_id: Type.Optional(ChatId), enabled: Type.Boolean(), bot_id: Type.Optional(BotId) }, { additionalProperties: false });
+export const ChatBody = Type.Object(
+  { chat_id: Type.Optional(ChatId), enabled: Type.Boolean(), bot_id: Type.Optional(BotId) },
+  { additionalProperties: false },
+);
 
 export const ToMessengerBody = Type.Object(
-  { kind: Type.Optional(Type.Enum(['text'])), text: Type.String({ maxLength: MAX_TEXT }), bot_id: Type.Optional(BotId) },
+  {
+    kind: Type.Optional(Type.Enum(['text'])),
+    text: Type.String({ maxLength: MAX_TEXT }),
+    bot_id: Type.Optional(BotId),
+  },
   { additionalProperties: false },
 );
 
 export const SendMediaBody = Type.Object(
   {
     url: Type.String({ minLength: 1, maxLength: 4096, description: '/media/... url of a file inside the media root' }),
-    caption: Type.Optional(Type.String({ maxLength: 1024, description: 'at most 1024 characters (Telegram’s caption limit)' })),
+    caption: Type.Optional(
+      Type.String({ maxLength: 1024, description: 'at most 1024 characters (Telegram’s caption limit)' }),
+    ),
     session_id: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     bot_id: Type.Optional(BotId),
   },

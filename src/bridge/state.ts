@@ -13,7 +13,9 @@ import type { BridgeStore } from './store.js';
 /** Items kept per queue while nobody collects them; beyond this the oldest are dropped. */
 const QUEUE_CAPACITY = 1000;
 
-export type QueueResult = { queued: true; bot_id: string; item: BridgeItem } | { queued: false; bot_id: string; reason: 'inactive' | 'empty' };
+export type QueueResult =
+  | { queued: true; bot_id: string; item: BridgeItem }
+  | { queued: false; bot_id: string; reason: 'inactive' | 'empty' };
 
 /** One bot's half of the bridge: armed session, chat link and its two queues. Nothing here is shared between bots. */
 class BotBridge {
@@ -32,7 +34,13 @@ class BotBridge {
 
   /** Holds nothing a later call could need: the entry may go, and a later call starts from the default state. */
   get idle(): boolean {
-    return this.session === null && this.chatId === null && this.polls === 0 && this.toMessenger.length === 0 && this.toTerminal.length === 0;
+    return (
+      this.session === null &&
+      this.chatId === null &&
+      this.polls === 0 &&
+      this.toMessenger.length === 0 &&
+      this.toTerminal.length === 0
+    );
   }
 }
 
@@ -145,7 +153,9 @@ export class Bridge {
 
   /** Live bots whose armed terminal session works on this board (the agents' send_to_terminal). */
   liveOnBoard(boardId: string): BridgeStatus[] {
-    return [...this.bots.values()].filter((b) => b.active && b.session?.boardId === boardId).map((b) => this.status(b.id));
+    return [...this.bots.values()]
+      .filter((b) => b.active && b.session?.boardId === boardId)
+      .map((b) => this.status(b.id));
   }
 
   /** Terminal output for the chat, stored without escape sequences. */
@@ -202,37 +212,61 @@ export class Bridge {
       // One terminal may be armed for several bots; the file goes to the one of them that is live (or the named one).
       const holders = [...this.bots.values()].filter((b) => b.session?.sessionId === sessionId);
       if (holders.length === 0) {
-        throw new ApiError(409, 'terminal_not_connected', `Terminal session ${sessionId} is not connected to any bot; arm the bridge for it first`, {
-          session_id: sessionId,
-        });
+        throw new ApiError(
+          409,
+          'terminal_not_connected',
+          `Terminal session ${sessionId} is not connected to any bot; arm the bridge for it first`,
+          {
+            session_id: sessionId,
+          },
+        );
       }
       if (botId !== undefined) {
         const named = holders.find((b) => b.id === botId);
         if (!named) {
-          throw new ApiError(409, 'terminal_not_connected', `Terminal session ${sessionId} is connected to bot ${holders.map((b) => b.id).join(', ')}, not to bot ${botId}`, {
-            session_id: sessionId,
-            bot_id: botId,
-          });
+          throw new ApiError(
+            409,
+            'terminal_not_connected',
+            `Terminal session ${sessionId} is connected to bot ${holders.map((b) => b.id).join(', ')}, not to bot ${botId}`,
+            {
+              session_id: sessionId,
+              bot_id: botId,
+            },
+          );
         }
         return this.requireActive(named);
       }
       const live = holders.filter((b) => b.active);
       if (live.length === 1) return live[0];
       if (live.length === 0) return this.requireActive(holders[0]);
-      throw new ApiError(409, 'ambiguous_bridge', `Terminal session ${sessionId} is live on ${live.length} bots; pass bot_id to say which one gets the file`, {
-        session_id: sessionId,
-        bot_ids: live.map((b) => b.id),
-      });
+      throw new ApiError(
+        409,
+        'ambiguous_bridge',
+        `Terminal session ${sessionId} is live on ${live.length} bots; pass bot_id to say which one gets the file`,
+        {
+          session_id: sessionId,
+          bot_ids: live.map((b) => b.id),
+        },
+      );
     }
     if (botId !== undefined) return this.requireActive(this.bots.get(botId) ?? new BotBridge(botId));
     const live = [...this.bots.values()].filter((b) => b.active);
     if (live.length === 1) return live[0];
     if (live.length === 0) {
-      throw new ApiError(409, 'no_live_bridge', 'No bot is live: no terminal session is armed with a linked chat, so there is nowhere to send the file');
+      throw new ApiError(
+        409,
+        'no_live_bridge',
+        'No bot is live: no terminal session is armed with a linked chat, so there is nowhere to send the file',
+      );
     }
-    throw new ApiError(409, 'ambiguous_bridge', `${live.length} bots are live; pass session_id (or bot_id) to say which one gets the file`, {
-      bot_ids: live.map((b) => b.id),
-    });
+    throw new ApiError(
+      409,
+      'ambiguous_bridge',
+      `${live.length} bots are live; pass session_id (or bot_id) to say which one gets the file`,
+      {
+        bot_ids: live.map((b) => b.id),
+      },
+    );
   }
 
   private requireActive(bot: BotBridge): BotBridge {
@@ -272,7 +306,11 @@ export class Bridge {
    * Runs one long poll on a bot's queue. The entry exists while the poll waits (a push after arming and linking
    * must wake it) and is dropped afterwards if it holds nothing.
    */
-  async poll<T>(botId: string, direction: 'to-messenger' | 'to-terminal', wait: (queue: ItemQueue<BridgeItem>) => Promise<T>): Promise<T> {
+  async poll<T>(
+    botId: string,
+    direction: 'to-messenger' | 'to-terminal',
+    wait: (queue: ItemQueue<BridgeItem>) => Promise<T>,
+  ): Promise<T> {
     const bot = this.bot(botId);
     bot.polls++;
     try {

@@ -27,7 +27,11 @@ export const registerCameraPresets: Feature = async (app, ctx) => {
     },
     async (req, reply) => {
       const body = req.body;
-      const keyframes: PresetKeyframe[] | undefined = body.keyframes?.map((k) => ({ position: k.position, easing: k.easing ?? 'Linear', properties: k.properties }));
+      const keyframes: PresetKeyframe[] | undefined = body.keyframes?.map((k) => ({
+        position: k.position,
+        easing: k.easing ?? 'Linear',
+        properties: k.properties,
+      }));
       const { preset, created } = await store.save({ ...body, keyframes });
       return reply.status(created ? 201 : 200).send(preset);
     },

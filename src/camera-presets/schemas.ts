@@ -3,16 +3,22 @@ import { PRESET_EASINGS, PRESET_ID } from './store.js';
 
 const Keyframe = Type.Object({
   position: Type.Number({ minimum: 0, maximum: 100, description: 'percent of the preset duration' }),
-  easing: Type.Optional(Type.Enum(PRESET_EASINGS, { description: 'shapes the segment starting at this key; Linear when left out' })),
+  easing: Type.Optional(
+    Type.Enum(PRESET_EASINGS, { description: 'shapes the segment starting at this key; Linear when left out' }),
+  ),
   properties: Type.Record(Type.String(), Type.String(), { description: 'camera property -> value as a string' }),
 });
-const Base = Type.Record(Type.String(), Type.Number({ minimum: -1e9, maximum: 1e9 }), { description: 'un-keyframed camera settings, e.g. camDofEnabled, camAperture' });
+const Base = Type.Record(Type.String(), Type.Number({ minimum: -1e9, maximum: 1e9 }), {
+  description: 'un-keyframed camera settings, e.g. camDofEnabled, camAperture',
+});
 
 export const Preset = Type.Object({
   id: Type.String(),
   name: Type.String(),
   description: Type.String(),
-  duration: Type.Union([Type.Number(), Type.Null()], { description: 'seconds; null: the length of what it is applied to' }),
+  duration: Type.Union([Type.Number(), Type.Null()], {
+    description: 'seconds; null: the length of what it is applied to',
+  }),
   keyframes: Type.Array(Keyframe),
   base: Type.Optional(Base),
   updated_at: Type.String(),
@@ -21,7 +27,12 @@ export const Preset = Type.Object({
 export const PresetList = Type.Object({ presets: Type.Array(Preset) });
 
 export const PresetBody = Type.Object({
-  id: Type.Optional(Type.String({ pattern: PRESET_ID.source, description: 'an existing id replaces that preset; a new one is created under it' })),
+  id: Type.Optional(
+    Type.String({
+      pattern: PRESET_ID.source,
+      description: 'an existing id replaces that preset; a new one is created under it',
+    }),
+  ),
   name: Type.String({ minLength: 1, maxLength: 200 }),
   description: Type.Optional(Type.String({ maxLength: 4000 })),
   duration: Type.Optional(Type.Union([Type.Number({ exclusiveMinimum: 0, maximum: 3600 }), Type.Null()])),

@@ -14,8 +14,13 @@ export const PRESET_EASINGS = ['Linear', 'Smooth', 'EaseIn', 'EaseOut', 'Hold'] 
 function isPreset(v: unknown, id: string): v is CameraPreset {
   const p = v as Partial<CameraPreset> | null;
   return (
-    typeof p === 'object' && p !== null && p.id === id && typeof p.name === 'string' && typeof p.updated_at === 'string' &&
-    Array.isArray(p.keyframes) && (p.base === undefined || (typeof p.base === 'object' && p.base !== null))
+    typeof p === 'object' &&
+    p !== null &&
+    p.id === id &&
+    typeof p.name === 'string' &&
+    typeof p.updated_at === 'string' &&
+    Array.isArray(p.keyframes) &&
+    (p.base === undefined || (typeof p.base === 'object' && p.base !== null))
   );
 }
 
@@ -63,10 +68,14 @@ export class CameraPresetStore {
   async list(): Promise<CameraPreset[]> {
     const dir = await resolveInside(this.mediaRoot, [CameraPresetStore.FOLDER]);
     const names = dir ? await fsp.readdir(dir).catch(() => [] as string[]) : [];
-    const presets = await Promise.all(names.filter((n) => n.endsWith('.json') && PRESET_ID.test(n.slice(0, -5))).map((n) => this.read(n)));
+    const presets = await Promise.all(
+      names.filter((n) => n.endsWith('.json') && PRESET_ID.test(n.slice(0, -5))).map((n) => this.read(n)),
+    );
     return presets
       .filter((p): p is CameraPreset => !!p)
-      .sort((a, b) => (a.updated_at === b.updated_at ? a.id.localeCompare(b.id) : a.updated_at < b.updated_at ? 1 : -1));
+      .sort((a, b) =>
+        a.updated_at === b.updated_at ? a.id.localeCompare(b.id) : a.updated_at < b.updated_at ? 1 : -1,
+      );
   }
 
   /**
@@ -83,7 +92,8 @@ export class CameraPresetStore {
     const name = this.fileName(id);
     const previous = input.id ? await this.read(name) : undefined;
     let updated = nowIso();
-    if (previous && updated <= previous.updated_at) updated = new Date(Date.parse(previous.updated_at) + 1).toISOString();
+    if (previous && updated <= previous.updated_at)
+      updated = new Date(Date.parse(previous.updated_at) + 1).toISOString();
     const preset: CameraPreset = {
       id,
       name: input.name.trim(),
@@ -94,7 +104,10 @@ export class CameraPresetStore {
       updated_at: updated,
     };
     if (!preset.name) throw badRequest('name must not be empty', { field: 'name' });
-    await replaceFileAtomic(path.join(await folderInside(this.mediaRoot, [CameraPresetStore.FOLDER]), name), JSON.stringify(preset, null, 2));
+    await replaceFileAtomic(
+      path.join(await folderInside(this.mediaRoot, [CameraPresetStore.FOLDER]), name),
+      JSON.stringify(preset, null, 2),
+    );
     return { preset, created: !previous };
   }
 

@@ -27,10 +27,14 @@ export function openDatabase(file: string): Db {
  * Migration N is `migrations[N - 1]`; never edit or reorder a migration that has shipped, append a new one.
  */
 export function migrate(db: Db, scope: string, migrations: readonly string[]): void {
-  const row = db.prepare('SELECT MAX(version) AS v FROM schema_migrations WHERE scope = ?').get(scope) as { v: number | null };
+  const row = db.prepare('SELECT MAX(version) AS v FROM schema_migrations WHERE scope = ?').get(scope) as {
+    v: number | null;
+  };
   const current = row.v ?? 0;
   if (current > migrations.length) {
-    throw new Error(`database scope "${scope}" is at migration ${current}, newer than this build knows (${migrations.length})`);
+    throw new Error(
+      `database scope "${scope}" is at migration ${current}, newer than this build knows (${migrations.length})`,
+    );
   }
   const record = db.prepare('INSERT INTO schema_migrations (scope, version, applied_at) VALUES (?, ?, ?)');
   for (let version = current + 1; version <= migrations.length; version++) {

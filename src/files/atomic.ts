@@ -53,7 +53,11 @@ export async function commitUnique(tempPath: string, dir: string, filename: stri
  * Atomically replaces `target` with `data` (temp file in the same folder, fsync, rename). For files we own.
  * `mode` sets the new file's permissions from its creation on (0o600 for secrets: never readable by others).
  */
-export async function replaceFileAtomic(target: string, data: string | Buffer, opts: { mode?: number } = {}): Promise<void> {
+export async function replaceFileAtomic(
+  target: string,
+  data: string | Buffer,
+  opts: { mode?: number } = {},
+): Promise<void> {
   const dir = path.dirname(target);
   await fsp.mkdir(dir, { recursive: true });
   const temp = tempPathIn(dir, path.basename(target));

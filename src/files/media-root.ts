@@ -67,7 +67,8 @@ export async function folderInside(base: string, segments: string[]): Promise<st
   // A dangling link in the way makes mkdir fail; the check below then refuses it.
   await fsp.mkdir(dir, { recursive: true }).catch(() => undefined);
   const real = await resolveInside(base, segments);
-  if (!real || !(await fsp.stat(real)).isDirectory()) throw new Conflict(`${dir} leads outside ${base}`, undefined, 'unsafe_folder');
+  if (!real || !(await fsp.stat(real)).isDirectory())
+    throw new Conflict(`${dir} leads outside ${base}`, undefined, 'unsafe_folder');
   return real;
 }
 
@@ -168,7 +169,14 @@ export class MediaRoot {
         } catch {
           throw badRequest('Malformed percent-encoding in media path');
         }
-        if (seg === '' || seg === '.' || seg === '..' || seg.startsWith('.') || /[\\/\u0000]/.test(seg) || /^[a-z]:/i.test(seg)) {
+        if (
+          seg === '' ||
+          seg === '.' ||
+          seg === '..' ||
+          seg.startsWith('.') ||
+          /[\\/\u0000]/.test(seg) ||
+          /^[a-z]:/i.test(seg)
+        ) {
           throw badRequest('Media path contains a forbidden segment');
         }
         return seg;
@@ -179,7 +187,11 @@ export class MediaRoot {
     }
     const connected = segments.length >= 2 ? this.boardFolder(segments[0]) : undefined;
     if (connected !== undefined) {
-      return { base: connected ?? this.defaultBoardDir(segments[0]), segments: segments.slice(1), boardId: segments[0] };
+      return {
+        base: connected ?? this.defaultBoardDir(segments[0]),
+        segments: segments.slice(1),
+        boardId: segments[0],
+      };
     }
     return { base: this.root, segments };
   }

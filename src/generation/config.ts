@@ -29,12 +29,27 @@ export interface AiConfig {
 /** Generation settings from the environment, validated with the rest of the config by loadConfig. */
 export function loadAiConfig(env: NodeJS.ProcessEnv): AiConfig {
   return {
-    openai: { apiKey: key(env, 'OPENAI_API_KEY'), baseUrl: baseUrl(env, 'OPENAI_BASE_URL', 'https://api.openai.com/v1') },
-    anthropic: { apiKey: key(env, 'ANTHROPIC_API_KEY'), baseUrl: baseUrl(env, 'ANTHROPIC_BASE_URL', 'https://api.anthropic.com/v1') },
-    google: { apiKey: key(env, 'GOOGLE_GENERATIVE_AI_API_KEY'), baseUrl: baseUrl(env, 'GOOGLE_BASE_URL', 'https://generativelanguage.googleapis.com/v1beta') },
-    replicate: { apiKey: key(env, 'REPLICATE_API_TOKEN'), baseUrl: baseUrl(env, 'REPLICATE_BASE_URL', 'https://api.replicate.com/v1') },
+    openai: {
+      apiKey: key(env, 'OPENAI_API_KEY'),
+      baseUrl: baseUrl(env, 'OPENAI_BASE_URL', 'https://api.openai.com/v1'),
+    },
+    anthropic: {
+      apiKey: key(env, 'ANTHROPIC_API_KEY'),
+      baseUrl: baseUrl(env, 'ANTHROPIC_BASE_URL', 'https://api.anthropic.com/v1'),
+    },
+    google: {
+      apiKey: key(env, 'GOOGLE_GENERATIVE_AI_API_KEY'),
+      baseUrl: baseUrl(env, 'GOOGLE_BASE_URL', 'https://generativelanguage.googleapis.com/v1beta'),
+    },
+    replicate: {
+      apiKey: key(env, 'REPLICATE_API_TOKEN'),
+      baseUrl: baseUrl(env, 'REPLICATE_BASE_URL', 'https://api.replicate.com/v1'),
+    },
     fal: { apiKey: key(env, 'FAL_KEY'), baseUrl: baseUrl(env, 'FAL_QUEUE_URL', 'https://queue.fal.run') },
-    openaiCompatible: { apiKey: key(env, 'OPENAI_COMPATIBLE_API_KEY'), baseUrl: baseUrl(env, 'OPENAI_COMPATIBLE_BASE_URL', undefined) },
+    openaiCompatible: {
+      apiKey: key(env, 'OPENAI_COMPATIBLE_API_KEY'),
+      baseUrl: baseUrl(env, 'OPENAI_COMPATIBLE_BASE_URL', undefined),
+    },
     requestTimeoutMs: integer(env, 'AI_REQUEST_TIMEOUT_MS', 180_000, 100, 3600_000),
     jobTimeoutMs: integer(env, 'AI_JOB_TIMEOUT_SECONDS', 1800, 1, 24 * 3600) * 1000,
     pollIntervalMs: integer(env, 'AI_POLL_INTERVAL_MS', 2000, 10, 600_000),

@@ -8,15 +8,21 @@ import type { EnhanceBody } from './schemas.js';
 
 const SYSTEM = [
   'You improve prompts for image and video generation models.',
-  'Rewrite the user\'s prompt into one richer prompt: keep its subject and intent, add concrete detail about composition,',
+  "Rewrite the user's prompt into one richer prompt: keep its subject and intent, add concrete detail about composition,",
   'lighting, style, palette and camera where it helps. When a reference image is attached, carry over its style and mood.',
   'Answer with the improved prompt only: no preamble, no quotes, no lists, at most 120 words.',
 ].join(' ');
 
 /** POST /api/ai/prompt-enhancer/analyze: a chat model rewrites the prompt, looking at the reference image if any. */
-export async function enhancePrompt(g: GenerationContext, body: EnhanceBody, signal: AbortSignal): Promise<{ enhanced_prompt: string }> {
+export async function enhancePrompt(
+  g: GenerationContext,
+  body: EnhanceBody,
+  signal: AbortSignal,
+): Promise<{ enhanced_prompt: string }> {
   const chat = await resolveChatModel(g, body.model);
-  const image = body.reference_image_url ? await readInputImage(g, body.reference_image_url, 'body.reference_image_url', signal) : undefined;
+  const image = body.reference_image_url
+    ? await readInputImage(g, body.reference_image_url, 'body.reference_image_url', signal)
+    : undefined;
   const content: UserContent = [{ type: 'text', text: body.prompt }];
   if (image) content.push({ type: 'image', image: new Uint8Array(image.data), mediaType: image.mediaType });
   const timeout = AbortSignal.timeout(chat.callOptions.timeoutMs);
@@ -35,8 +41,14 @@ export async function enhancePrompt(g: GenerationContext, body: EnhanceBody, sig
   const text = result.text.trim().replace(/^"(.*)"$/s, '$1');
   // Anthropic's `refusal` and OpenAI's `content_filter` both arrive as `content-filter`.
   if (result.finishReason === 'content-filter') {
-    throw new ApiError(422, 'content_refused', `The ${chat.provider} provider refused to rewrite this prompt`, { provider: chat.provider, reason: result.finishReason });
+    throw new ApiError(422, 'content_refused', `The ${chat.provider} provider refused to rewrite this prompt`, {
+      provider: chat.provider,
+      reason: result.finishReason,
+    });
   }
-  if (!text) throw new ApiError(502, 'provider_error', `The ${chat.provider} provider answered with no text`, { provider: chat.provider });
+  if (!text)
+    throw new ApiError(502, 'provider_error', `The ${chat.provider} provider answered with no text`, {
+      provider: chat.provider,
+    });
   return { enhanced_prompt: text };
 }

@@ -24,10 +24,13 @@ export class ContentRefusedError extends Error {
 }
 
 /** Words providers use when a safety system refuses a prompt or an output. */
-const REFUSAL = /content[_ ]policy|moderation|safety (system|filter)|nsfw|flagged|blocked|responsible ai|raiMediaFiltered|sensitive/i;
+const REFUSAL =
+  /content[_ ]policy|moderation|safety (system|filter)|nsfw|flagged|blocked|responsible ai|raiMediaFiltered|sensitive/i;
 
 /** `retry-after` (seconds or an HTTP date) or `retry-after-ms`, in whole seconds. */
-export function retryAfterSeconds(headers: Record<string, string | undefined> | Headers | undefined): number | undefined {
+export function retryAfterSeconds(
+  headers: Record<string, string | undefined> | Headers | undefined,
+): number | undefined {
   if (!headers) return undefined;
   const get = (name: string) => (headers instanceof Headers ? headers.get(name) : headers[name]) ?? undefined;
   const ms = Number(get('retry-after-ms'));
@@ -57,18 +60,47 @@ function providerMessage(body: string | undefined, fallback: string): string {
 /** Google answers a bad key with 400 INVALID_ARGUMENT rather than 401. */
 const BAD_KEY = /api key not valid|API_KEY_INVALID|invalid api key|incorrect api key/i;
 
-function fromStatus(provider: ProviderId, status: number, message: string, retryAfter: number | undefined): DomainError {
+function fromStatus(
+  provider: ProviderId,
+  status: number,
+  message: string,
+  retryAfter: number | undefined,
+): DomainError {
   if (status === 401 || status === 403 || (status === 400 && BAD_KEY.test(message))) {
-    return new ApiError(502, 'provider_auth_failed', `The ${provider} provider refused the credentials (${status}): ${message}`, { provider, status });
+    return new ApiError(
+      502,
+      'provider_auth_failed',
+      `The ${provider} provider refused the credentials (${status}): ${message}`,
+      { provider, status },
+    );
   }
   if (status === 429) {
     const wait = retryAfter ?? 60;
-    return new ApiError(429, 'rate_limited', `The ${provider} provider is rate limiting requests; retry after ${wait} s`, { provider, retry_after: wait });
+    return new ApiError(
+      429,
+      'rate_limited',
+      `The ${provider} provider is rate limiting requests; retry after ${wait} s`,
+      { provider, retry_after: wait },
+    );
   }
-  if (status === 408 || status === 504) return new TimedOut(`The ${provider} provider timed out (${status})`, 'provider_timeout', { provider, status });
-  if (status >= 400 && status < 500 && REFUSAL.test(message)) return new ApiError(422, 'content_refused', `The ${provider} provider refused the content: ${message}`, { provider, reason: message });
-  if (status >= 400 && status < 500) return new ApiError(422, 'provider_rejected', `The ${provider} provider rejected the request (${status}): ${message}`, { provider, status });
-  return new ApiError(502, 'provider_error', `The ${provider} provider failed (${status}): ${message}`, { provider, status });
+  if (status === 408 || status === 504)
+    return new TimedOut(`The ${provider} provider timed out (${status})`, 'provider_timeout', { provider, status });
+  if (status >= 400 && status < 500 && REFUSAL.test(message))
+    return new ApiError(422, 'content_refused', `The ${provider} provider refused the content: ${message}`, {
+      provider,
+      reason: message,
+    });
+  if (status >= 400 && status < 500)
+    return new ApiError(
+      422,
+      'provider_rejected',
+      `The ${provider} provider rejected the request (${status}): ${message}`,
+      { provider, status },
+    );
+  return new ApiError(502, 'provider_error', `The ${provider} provider failed (${status}): ${message}`, {
+    provider,
+    status,
+  });
 }
 
 /**
@@ -78,8 +110,15 @@ function fromStatus(provider: ProviderId, status: number, message: string, retry
  */
 export function mapProviderError(err: unknown, provider: ProviderId, timedOut?: AbortSignal): DomainError {
   if (err instanceof DomainError) return err;
-  if (timedOut?.aborted) return new TimedOut(`The ${provider} provider did not answer within the time limit`, 'provider_timeout', { provider });
-  if (err instanceof ContentRefusedError) return new ApiError(422, 'content_refused', `The ${provider} provider refused the content: ${err.reason}`, { provider, reason: err.reason });
+  if (timedOut?.aborted)
+    return new TimedOut(`The ${provider} provider did not answer within the time limit`, 'provider_timeout', {
+      provider,
+    });
+  if (err instanceof ContentRefusedError)
+    return new ApiError(422, 'content_refused', `The ${provider} provider refused the content: ${err.reason}`, {
+      provider,
+      reason: err.reason,
+    });
   if (err instanceof ProviderHttpError) return fromStatus(provider, err.status, err.message, err.retryAfterSeconds);
   const last = RetryError.isInstance(err) ? err.lastError : err;
   if (APICallError.isInstance(last)) {
@@ -88,15 +127,28 @@ export function mapProviderError(err: unknown, provider: ProviderId, timedOut?: 
     return fromStatus(provider, last.statusCode, message, retryAfterSeconds(last.responseHeaders));
   }
   const name = (last as { name?: string } | undefined)?.name;
-  if (name === 'AbortError' || name === 'TimeoutError') return new TimedOut(`The ${provider} provider did not answer in time`, 'provider_timeout', { provider });
-  if (last instanceof TypeError || (last as { cause?: { code?: string } })?.cause?.code) return unreachable(provider, last);
-  if (last instanceof Error && REFUSAL.test(last.message)) return new ApiError(422, 'content_refused', `The ${provider} provider refused the content: ${last.message}`, { provider, reason: last.message });
+  if (name === 'AbortError' || name === 'TimeoutError')
+    return new TimedOut(`The ${provider} provider did not answer in time`, 'provider_timeout', { provider });
+  if (last instanceof TypeError || (last as { cause?: { code?: string } })?.cause?.code)
+    return unreachable(provider, last);
+  if (last instanceof Error && REFUSAL.test(last.message))
+    return new ApiError(422, 'content_refused', `The ${provider} provider refused the content: ${last.message}`, {
+      provider,
+      reason: last.message,
+    });
   const message = last instanceof Error ? last.message : String(last);
-  return new ApiError(502, 'provider_error', `The ${provider} provider gave an unusable answer: ${message.slice(0, 500)}`, { provider });
+  return new ApiError(
+    502,
+    'provider_error',
+    `The ${provider} provider gave an unusable answer: ${message.slice(0, 500)}`,
+    { provider },
+  );
 }
 
 function unreachable(provider: ProviderId, cause: unknown): ApiError {
   const c = cause as { cause?: { code?: string }; code?: string; message?: string };
   const why = c?.cause?.code ?? c?.code ?? c?.message ?? 'network error';
-  return new ApiError(504, 'provider_unreachable', `The ${provider} provider could not be reached: ${why}`, { provider });
+  return new ApiError(504, 'provider_unreachable', `The ${provider} provider could not be reached: ${why}`, {
+    provider,
+  });
 }

@@ -34,7 +34,15 @@ export async function fetchToTemp(
   opts: { signal?: AbortSignal; auth?: { origin: string; headers: Record<string, string> } } = {},
 ): Promise<FetchedFile> {
   const start = new URL(url);
-  const limit = timeLimit(opts.signal, limits.timeoutMs, () => new TimedOut(`Fetching ${start.host}${start.pathname} took longer than ${limits.timeoutMs} ms`, 'download_timeout'));
+  const limit = timeLimit(
+    opts.signal,
+    limits.timeoutMs,
+    () =>
+      new TimedOut(
+        `Fetching ${start.host}${start.pathname} took longer than ${limits.timeoutMs} ms`,
+        'download_timeout',
+      ),
+  );
   const signal = limit.signal;
   const temp = tempPathIn(dir, 'result');
   try {
@@ -47,18 +55,27 @@ export async function fetchToTemp(
       if (!REDIRECTS.has(res.status)) break;
       await res.body?.cancel();
       const location = res.headers.get('location');
-      if (!location || hop >= MAX_REDIRECTS) throw new ApiError(502, 'download_failed', `${current.host} redirected too often or without a Location`);
+      if (!location || hop >= MAX_REDIRECTS)
+        throw new ApiError(502, 'download_failed', `${current.host} redirected too often or without a Location`);
       current = new URL(location, current);
-      if (current.protocol !== 'http:' && current.protocol !== 'https:') throw new ApiError(502, 'download_failed', `Redirect to a ${current.protocol} URL`);
+      if (current.protocol !== 'http:' && current.protocol !== 'https:')
+        throw new ApiError(502, 'download_failed', `Redirect to a ${current.protocol} URL`);
     }
     if (!res.ok) {
       await res.body?.cancel();
-      throw new ApiError(502, 'download_failed', `${current.host} answered ${res.status} for ${current.pathname}`, { status: res.status });
+      throw new ApiError(502, 'download_failed', `${current.host} answered ${res.status} for ${current.pathname}`, {
+        status: res.status,
+      });
     }
     await refuseDeclaredTooLarge(res, limits.maxBytes);
     const head = await streamToFile(res, temp, limits.maxBytes, signal);
     const type = sniff(head);
-    if (!type || type === 'html') throw new ApiError(502, 'download_failed', `${current.host} sent something that is not an image, video or audio file`);
+    if (!type || type === 'html')
+      throw new ApiError(
+        502,
+        'download_failed',
+        `${current.host} sent something that is not an image, video or audio file`,
+      );
     return { temp, type };
   } catch (err) {
     await fsp.rm(temp, { force: true });
@@ -66,10 +83,13 @@ export async function fetchToTemp(
     if (stopped) throw stopped;
     if (err instanceof DomainError) throw err;
     const cause = (err as { cause?: { code?: string } }).cause;
-    throw new ApiError(504, 'download_unreachable', `Could not fetch from ${start.host}: ${cause?.code ?? (err as Error).message}`);
+    throw new ApiError(
+      504,
+      'download_unreachable',
+      `Could not fetch from ${start.host}: ${cause?.code ?? (err as Error).message}`,
+    );
   }
 }
-
 
 export interface InputImage {
   data: Buffer;
@@ -80,7 +100,12 @@ export interface InputImage {
  * An input or reference image: a `/media` URL is read from disk (through the media root, so it stays inside it),
  * an http(s) URL is fetched with the download limits (DOWNLOAD_MAX_BYTES, DOWNLOAD_TIMEOUT_MS). Must be an image.
  */
-export async function readInputImage(ctx: AppContext, url: string, field: string, signal?: AbortSignal): Promise<InputImage> {
+export async function readInputImage(
+  ctx: AppContext,
+  url: string,
+  field: string,
+  signal?: AbortSignal,
+): Promise<InputImage> {
   const limits = { maxBytes: ctx.config.downloadMaxBytes, timeoutMs: ctx.config.downloadTimeoutMs };
   let file: string;
   let fetched: string | undefined;
@@ -92,14 +117,17 @@ export async function readInputImage(ctx: AppContext, url: string, field: string
   } else if (url.startsWith('/media/')) {
     file = (await ctx.media.resolveField(url, field)).path;
   } else {
-    throw badRequest(`${field} must be a /media URL of a board file or an http(s) URL`, [{ field, message: 'must be a /media or http(s) URL' }]);
+    throw badRequest(`${field} must be a /media URL of a board file or an http(s) URL`, [
+      { field, message: 'must be a /media or http(s) URL' },
+    ]);
   }
   try {
     const size = (await fsp.stat(file)).size;
     if (size > limits.maxBytes) throw tooLarge(limits.maxBytes);
     const data = await fsp.readFile(file);
     const type = sniff(data.subarray(0, SNIFF_BYTES));
-    if (!type || type === 'html' || type.kind !== 'image') throw badRequest(`${field} is not an image`, [{ field, message: 'is not an image' }]);
+    if (!type || type === 'html' || type.kind !== 'image')
+      throw badRequest(`${field} is not an image`, [{ field, message: 'is not an image' }]);
     return { data, mediaType: type.mime };
   } finally {
     if (fetched) await fsp.rm(fetched, { force: true });

@@ -48,7 +48,12 @@ export function costEstimate(entry: CatalogueEntry, params: Record<string, unkno
   const price = entry.price;
   if (!price) return 0;
   // Per megapixel: our fal sizes are about one megapixel in every ratio (queue-clients/fal.ts), so one unit.
-  const units = price.per === 'second' ? (typeof params.duration === 'number' && params.duration > 0 ? params.duration : (entry.defaultSeconds ?? 1)) : 1;
+  const units =
+    price.per === 'second'
+      ? typeof params.duration === 'number' && params.duration > 0
+        ? params.duration
+        : (entry.defaultSeconds ?? 1)
+      : 1;
   return Math.round(price.usd * units * 10_000) / 10_000;
 }
 
@@ -60,7 +65,10 @@ export function stemFromPrompt(prompt: string): string {
 }
 
 /** The element's record of how it was made (`data.generation`). */
-export function generationData(h: HistoryEntry, extra: { seed?: number; revised_prompt?: string } = {}): Record<string, unknown> {
+export function generationData(
+  h: HistoryEntry,
+  extra: { seed?: number; revised_prompt?: string } = {},
+): Record<string, unknown> {
   return {
     generation: {
       model: h.model,
@@ -85,11 +93,15 @@ function checkRequest(entry: CatalogueEntry, body: GenerateBody): void {
     ]);
   }
   if (body.input_image_url && !entry.acceptsInputImage) {
-    throw badRequest(`${entry.id} does not take an input image`, [{ field: 'body.input_image_url', message: 'not accepted by this model' }]);
+    throw badRequest(`${entry.id} does not take an input image`, [
+      { field: 'body.input_image_url', message: 'not accepted by this model' },
+    ]);
   }
   const seed = body.params?.seed;
   if (seed !== undefined && !(Number.isInteger(seed) && (seed as number) >= 0 && (seed as number) <= 2 ** 32 - 1)) {
-    throw badRequest('params.seed must be a whole number from 0 to 4294967295', [{ field: 'body.params.seed', message: 'must be an integer 0..4294967295' }]);
+    throw badRequest('params.seed must be a whole number from 0 to 4294967295', [
+      { field: 'body.params.seed', message: 'must be an integer 0..4294967295' },
+    ]);
   }
 }
 
@@ -102,7 +114,9 @@ export async function generate(g: GenerationContext, body: GenerateBody, signal:
   const { entry, settings } = await resolveModel(g, body.model, ['image', 'video']);
   checkRequest(entry, body);
   const params = body.params ?? {};
-  const inputImage = body.input_image_url ? await readInputImage(g, body.input_image_url, 'body.input_image_url', signal) : undefined;
+  const inputImage = body.input_image_url
+    ? await readInputImage(g, body.input_image_url, 'body.input_image_url', signal)
+    : undefined;
   const history = g.history.insert({
     board_id: body.board_id,
     model: entry.id,
@@ -119,7 +133,11 @@ export async function generate(g: GenerationContext, body: GenerateBody, signal:
   try {
     return await (isQueued(entry) ? startQueued(g, request) : generateNow(g, request));
   } catch (err) {
-    const e = signal.aborted ? new Cancelled('The client went away before the answer', 'aborted') : err instanceof DomainError ? err : mapProviderError(err, entry.provider);
+    const e = signal.aborted
+      ? new Cancelled('The client went away before the answer', 'aborted')
+      : err instanceof DomainError
+        ? err
+        : mapProviderError(err, entry.provider);
     g.history.finish(history.id, { status: 'error', error: e.message, error_code: e.code });
     throw e;
   }
@@ -129,7 +147,9 @@ export async function generate(g: GenerationContext, body: GenerateBody, signal:
 function paramsError(err: unknown): DomainError | undefined {
   const name = (err as { name?: string }).name;
   if (name === 'AI_InvalidArgumentError' || name === 'AI_TypeValidationError') {
-    return badRequest(`params are not valid for this model: ${(err as Error).message.slice(0, 300)}`, [{ field: 'body.params', message: 'not valid for this model' }]);
+    return badRequest(`params are not valid for this model: ${(err as Error).message.slice(0, 300)}`, [
+      { field: 'body.params', message: 'not valid for this model' },
+    ]);
   }
   return undefined;
 }
@@ -144,7 +164,10 @@ interface Prepared {
   clientSignal: AbortSignal;
 }
 
-async function generateNow(g: GenerationContext, { entry, settings, history, body, inputImage, clientSignal }: Prepared): Promise<GenerateAnswer> {
+async function generateNow(
+  g: GenerationContext,
+  { entry, settings, history, body, inputImage, clientSignal }: Prepared,
+): Promise<GenerateAnswer> {
   const timeout = AbortSignal.timeout(g.config.ai.requestTimeoutMs);
   const { seed, ...options } = body.params ?? {};
   // Neither OpenAI's image API nor Imagen 4 takes a negative prompt: it becomes a sentence of the prompt.
@@ -168,37 +191,76 @@ async function generateNow(g: GenerationContext, { entry, settings, history, bod
   } catch (err) {
     // Imagen answers a filtered prompt with no image at all (its reason stays on Google's side).
     if (NoImageGeneratedError.isInstance(err) && entry.api === 'google-imagen') {
-      throw new ApiError(422, 'content_refused', `The ${entry.provider} provider returned no image: its safety filters removed it`, { provider: entry.provider, reason: 'filtered' });
+      throw new ApiError(
+        422,
+        'content_refused',
+        `The ${entry.provider} provider returned no image: its safety filters removed it`,
+        { provider: entry.provider, reason: 'filtered' },
+      );
     }
     throw paramsError(err) ?? mapProviderError(err, entry.provider, timeout);
   }
-  if (result.warnings.length) g.log.warn({ model: entry.id, warnings: result.warnings }, 'the AI SDK warned about this generation');
+  if (result.warnings.length)
+    g.log.warn({ model: entry.id, warnings: result.warnings }, 'the AI SDK warned about this generation');
   const image = result.image;
   // Node's native base64 decoder: the SDK's own (atob and a loop) costs ~90 ms on a 3 MiB image.
   const bytes = Buffer.from(image.base64, 'base64');
   const sniffed = sniff(bytes.subarray(0, 512));
-  const ext = sniffed && sniffed !== 'html' && sniffed.kind === 'image' ? sniffed.ext : extensionForMime(image.mediaType);
-  if (!ext) throw new ApiError(502, 'provider_error', `The ${entry.provider} provider sent an image of unknown type (${image.mediaType})`, { provider: entry.provider });
-  const meta = (result.providerMetadata as Record<string, { images?: ({ revisedPrompt?: string } | null)[] }> | undefined)?.[entry.provider]?.images?.[0];
-  const made = await produceElement(g, body.board_id, filenameFromTitle(stemFromPrompt(body.prompt), 'generated', ext), (temp) => fsp.writeFile(temp, bytes, { flag: 'wx' }), generationData(history, { seed: typeof seed === 'number' ? seed : undefined, revised_prompt: meta?.revisedPrompt }));
+  const ext =
+    sniffed && sniffed !== 'html' && sniffed.kind === 'image' ? sniffed.ext : extensionForMime(image.mediaType);
+  if (!ext)
+    throw new ApiError(
+      502,
+      'provider_error',
+      `The ${entry.provider} provider sent an image of unknown type (${image.mediaType})`,
+      { provider: entry.provider },
+    );
+  const meta = (
+    result.providerMetadata as Record<string, { images?: ({ revisedPrompt?: string } | null)[] }> | undefined
+  )?.[entry.provider]?.images?.[0];
+  const made = await produceElement(
+    g,
+    body.board_id,
+    filenameFromTitle(stemFromPrompt(body.prompt), 'generated', ext),
+    (temp) => fsp.writeFile(temp, bytes, { flag: 'wx' }),
+    generationData(history, { seed: typeof seed === 'number' ? seed : undefined, revised_prompt: meta?.revisedPrompt }),
+  );
   g.history.finish(history.id, { status: 'complete', element_id: made.element.id });
-  return { status: 'complete', element: { id: made.element.id, type: made.element.type, url: made.url }, history_entry_id: history.id, cost_estimate: history.cost_estimate };
+  return {
+    status: 'complete',
+    element: { id: made.element.id, type: made.element.type, url: made.url },
+    history_entry_id: history.id,
+    cost_estimate: history.cost_estimate,
+  };
 }
 
-async function startQueued(g: GenerationContext, { entry, settings, history, body, inputImage, clientSignal }: Prepared): Promise<GenerateAnswer> {
+async function startQueued(
+  g: GenerationContext,
+  { entry, settings, history, body, inputImage, clientSignal }: Prepared,
+): Promise<GenerateAnswer> {
   const timeout = AbortSignal.timeout(g.config.ai.requestTimeoutMs);
   let providerJobId: string;
   try {
     providerJobId = await queueClient(entry.api).start(
       settings,
       entry,
-      { prompt: body.prompt, negativePrompt: body.negative_prompt, aspectRatio: body.aspect_ratio, inputImage, params: body.params ?? {} },
+      {
+        prompt: body.prompt,
+        negativePrompt: body.negative_prompt,
+        aspectRatio: body.aspect_ratio,
+        inputImage,
+        params: body.params ?? {},
+      },
       AbortSignal.any([clientSignal, timeout]),
     );
   } catch (err) {
     throw mapProviderError(err, entry.provider, timeout);
   }
-  const job = g.jobs.enqueue(POLL_JOB, { history_id: history.id, board_id: body.board_id, model: entry.id, provider_job_id: providerJobId }, { boardId: body.board_id, idPrefix: 'aijob_' });
+  const job = g.jobs.enqueue(
+    POLL_JOB,
+    { history_id: history.id, board_id: body.board_id, model: entry.id, provider_job_id: providerJobId },
+    { boardId: body.board_id, idPrefix: 'aijob_' },
+  );
   g.history.update(history.id, { provider_job_id: providerJobId, job_id: job.id });
   return { status: 'queued', job_id: job.id, history_entry_id: history.id, cost_estimate: history.cost_estimate };
 }

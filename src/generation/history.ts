@@ -65,14 +65,41 @@ export class HistoryStore {
     migrate(db, 'generation', MIGRATIONS);
   }
 
-  insert(e: Pick<HistoryEntry, 'board_id' | 'model' | 'provider' | 'kind' | 'prompt' | 'negative_prompt' | 'aspect_ratio' | 'params' | 'status' | 'cost_estimate'>): HistoryEntry {
+  insert(
+    e: Pick<
+      HistoryEntry,
+      | 'board_id'
+      | 'model'
+      | 'provider'
+      | 'kind'
+      | 'prompt'
+      | 'negative_prompt'
+      | 'aspect_ratio'
+      | 'params'
+      | 'status'
+      | 'cost_estimate'
+    >,
+  ): HistoryEntry {
     const id = newId('gen_');
     this.db
       .prepare(
         `INSERT INTO ai_history (id, board_id, model, provider, kind, prompt, negative_prompt, aspect_ratio, params, status, cost_estimate, created_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
-      .run(id, e.board_id, e.model, e.provider, e.kind, e.prompt, e.negative_prompt, e.aspect_ratio, JSON.stringify(e.params), e.status, e.cost_estimate, nowIso());
+      .run(
+        id,
+        e.board_id,
+        e.model,
+        e.provider,
+        e.kind,
+        e.prompt,
+        e.negative_prompt,
+        e.aspect_ratio,
+        JSON.stringify(e.params),
+        e.status,
+        e.cost_estimate,
+        nowIso(),
+      );
     return this.get(id)!;
   }
 
@@ -81,20 +108,40 @@ export class HistoryStore {
     return row ? fromRow(row) : undefined;
   }
 
-  update(id: string, fields: Partial<Pick<HistoryEntry, 'status' | 'job_id' | 'provider_job_id' | 'element_id' | 'error' | 'error_code'>>): void {
+  update(
+    id: string,
+    fields: Partial<
+      Pick<HistoryEntry, 'status' | 'job_id' | 'provider_job_id' | 'element_id' | 'error' | 'error_code'>
+    >,
+  ): void {
     const entries = Object.entries(fields);
     if (entries.length === 0) return;
-    this.db.prepare(`UPDATE ai_history SET ${entries.map(([k]) => `${k} = ?`).join(', ')} WHERE id = ?`).run(...entries.map(([, v]) => v ?? null), id);
+    this.db
+      .prepare(`UPDATE ai_history SET ${entries.map(([k]) => `${k} = ?`).join(', ')} WHERE id = ?`)
+      .run(...entries.map(([, v]) => v ?? null), id);
   }
 
   /** Records the end: status, element or error, and the time it took since the request. */
-  finish(id: string, fields: { status: 'complete' | 'error' | 'cancelled'; element_id?: string; error?: string; error_code?: string }): void {
+  finish(
+    id: string,
+    fields: { status: 'complete' | 'error' | 'cancelled'; element_id?: string; error?: string; error_code?: string },
+  ): void {
     const entry = this.get(id);
     if (!entry) return;
     const at = new Date();
     this.db
-      .prepare('UPDATE ai_history SET status = ?, element_id = ?, error = ?, error_code = ?, finished_at = ?, duration_ms = ? WHERE id = ?')
-      .run(fields.status, fields.element_id ?? entry.element_id, fields.error ?? null, fields.error_code ?? null, at.toISOString(), at.getTime() - Date.parse(entry.created_at), id);
+      .prepare(
+        'UPDATE ai_history SET status = ?, element_id = ?, error = ?, error_code = ?, finished_at = ?, duration_ms = ? WHERE id = ?',
+      )
+      .run(
+        fields.status,
+        fields.element_id ?? entry.element_id,
+        fields.error ?? null,
+        fields.error_code ?? null,
+        at.toISOString(),
+        at.getTime() - Date.parse(entry.created_at),
+        id,
+      );
   }
 
   /**
@@ -104,14 +151,18 @@ export class HistoryStore {
    */
   closeInterrupted(): number {
     return this.db
-      .prepare(`UPDATE ai_history SET status = 'error', error = 'Interrupted by a service restart', error_code = 'interrupted', finished_at = ? WHERE status IN ('running', 'queued') AND job_id IS NULL`)
+      .prepare(
+        `UPDATE ai_history SET status = 'error', error = 'Interrupted by a service restart', error_code = 'interrupted', finished_at = ? WHERE status IN ('running', 'queued') AND job_id IS NULL`,
+      )
       .run(nowIso()).changes;
   }
 
   list(filter: { board_id?: string; limit: number }): HistoryEntry[] {
     // rowid breaks ties between entries created in the same millisecond, newest first.
     const rows = this.db
-      .prepare('SELECT * FROM ai_history WHERE (@board IS NULL OR board_id = @board) ORDER BY created_at DESC, rowid DESC LIMIT @limit')
+      .prepare(
+        'SELECT * FROM ai_history WHERE (@board IS NULL OR board_id = @board) ORDER BY created_at DESC, rowid DESC LIMIT @limit',
+      )
       .all({ board: filter.board_id ?? null, limit: filter.limit }) as Row[];
     return rows.map(fromRow);
   }

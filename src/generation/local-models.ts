@@ -24,7 +24,8 @@ export class LocalModels {
     const s = this.providers.settings('openai-compatible');
     if (!s) return [];
     const now = Date.now();
-    if (this.cached && this.cached.version === this.providers.version && now - this.cached.at < CACHE_MS) return this.cached.ids;
+    if (this.cached && this.cached.version === this.providers.version && now - this.cached.at < CACHE_MS)
+      return this.cached.ids;
     try {
       const res = await fetch(`${s.baseUrl}/models`, {
         headers: s.apiKey ? { authorization: `Bearer ${s.apiKey}` } : {},
@@ -32,13 +33,17 @@ export class LocalModels {
       });
       if (!res.ok) throw new Error(`answered ${res.status}`);
       const body = (await res.json()) as { data?: { id?: unknown }[] };
-      const ids = (body.data ?? []).map((m) => m.id).filter((id): id is string => typeof id === 'string' && id.length > 0);
+      const ids = (body.data ?? [])
+        .map((m) => m.id)
+        .filter((id): id is string => typeof id === 'string' && id.length > 0);
       this.cached = { at: now, version: this.providers.version, ids };
       this.warned = undefined;
       return ids;
     } catch (err) {
-      const why = err instanceof Error ? ((err.cause as { code?: string } | undefined)?.code ?? err.message) : String(err);
-      if (this.warned !== why) this.log.warn({ base_url: s.baseUrl, why }, 'the OpenAI-compatible server did not list its models');
+      const why =
+        err instanceof Error ? ((err.cause as { code?: string } | undefined)?.code ?? err.message) : String(err);
+      if (this.warned !== why)
+        this.log.warn({ base_url: s.baseUrl, why }, 'the OpenAI-compatible server did not list its models');
       this.warned = why;
       return undefined;
     }

@@ -19,11 +19,18 @@ const QUEUED_APIS = new Set(['replicate', 'fal', 'veo']);
 export const isQueued = (entry: CatalogueEntry) => QUEUED_APIS.has(entry.api);
 
 function listed(e: CatalogueEntry): ListedModel {
-  return { id: e.id, label: e.label, provider: e.provider, ...(e.aspectRatios ? { aspect_ratios: e.aspectRatios, queued: isQueued(e) } : {}) };
+  return {
+    id: e.id,
+    label: e.label,
+    provider: e.provider,
+    ...(e.aspectRatios ? { aspect_ratios: e.aspectRatios, queued: isQueued(e) } : {}),
+  };
 }
 
 /** GET /api/ai/models: the catalogue's models of configured providers, plus what a local server reports. */
-export async function listModels(g: GenerationContext): Promise<{ image: ListedModel[]; video: ListedModel[]; chat: ListedModel[] }> {
+export async function listModels(
+  g: GenerationContext,
+): Promise<{ image: ListedModel[]; video: ListedModel[]; chat: ListedModel[] }> {
   const usable = CATALOGUE.filter((e) => g.providers.isConfigured(e.provider));
   const local = (await g.localModels.list()) ?? [];
   return {
@@ -39,15 +46,23 @@ export interface ResolvedModel {
 }
 
 const unknownModel = (id: string, kind: string, field: string) =>
-  new ApiError(400, 'unknown_model', `Unknown ${kind} model "${id}"; GET /api/ai/models lists the models of the configured providers`, [
-    { field, message: `unknown ${kind} model` },
-  ]);
+  new ApiError(
+    400,
+    'unknown_model',
+    `Unknown ${kind} model "${id}"; GET /api/ai/models lists the models of the configured providers`,
+    [{ field, message: `unknown ${kind} model` }],
+  );
 
 /**
  * A model id of one kind, with the settings of its configured provider: 400 `unknown_model` for an id we do not
  * offer (or of another kind), 400 `provider_not_configured` naming the keys that would enable it.
  */
-export async function resolveModel(g: GenerationContext, id: string, kinds: ModelKind[], field = 'body.model'): Promise<ResolvedModel> {
+export async function resolveModel(
+  g: GenerationContext,
+  id: string,
+  kinds: ModelKind[],
+  field = 'body.model',
+): Promise<ResolvedModel> {
   let entry = findEntry(id);
   if (!entry && id.startsWith(LOCAL_PREFIX) && id.length > LOCAL_PREFIX.length) {
     const settings = g.providers.require('openai-compatible', `Model "${id}"`);
@@ -78,7 +93,11 @@ export interface ResolvedChatModel {
  * an AI SDK LanguageModel of its configured provider. Throws ApiError 400 (`unknown_model`,
  * `provider_not_configured`) that a route can let through as it is. Map call failures with `mapProviderError`.
  */
-export async function resolveChatModel(g: GenerationContext, id: string, field = 'body.model'): Promise<ResolvedChatModel> {
+export async function resolveChatModel(
+  g: GenerationContext,
+  id: string,
+  field = 'body.model',
+): Promise<ResolvedChatModel> {
   const { entry, settings } = await resolveModel(g, id, ['chat'], field);
   return {
     model: languageModel(settings, entry),

@@ -61,7 +61,11 @@ export async function pollGeneration(g: GenerationContext, job: JobContext<PollP
       await sleep(Math.max(0, Math.min(wait, deadline - Date.now())), undefined, { signal: job.signal });
       if (Date.now() >= deadline) {
         await cancelAtProvider(g, p).catch(() => undefined);
-        throw new TimedOut(`The ${entry.provider} job did not finish within ${g.config.ai.jobTimeoutMs / 1000} s`, 'provider_timeout', { provider: entry.provider });
+        throw new TimedOut(
+          `The ${entry.provider} job did not finish within ${g.config.ai.jobTimeoutMs / 1000} s`,
+          'provider_timeout',
+          { provider: entry.provider },
+        );
       }
       const settings = g.providers.require(entry.provider, `Generation ${history.id}`);
       let state: QueueState;
@@ -76,15 +80,32 @@ export async function pollGeneration(g: GenerationContext, job: JobContext<PollP
         const transient = status === 429 || ((status === 502 || status === 504) && e.code !== 'provider_auth_failed');
         if (!transient || ++failures > MAX_POLL_FAILURES) throw e;
         const retryAfter = (e.details as { retry_after?: number } | undefined)?.retry_after;
-        wait = status === 429 && retryAfter !== undefined ? Math.max(retryAfter * 1000, interval) : Math.min(wait * 2, interval * MAX_BACKOFF);
-        g.log.warn({ job: job.id, provider: entry.provider, code: e.code, wait_ms: wait }, 'polling the provider failed, trying again');
+        wait =
+          status === 429 && retryAfter !== undefined
+            ? Math.max(retryAfter * 1000, interval)
+            : Math.min(wait * 2, interval * MAX_BACKOFF);
+        g.log.warn(
+          { job: job.id, provider: entry.provider, code: e.code, wait_ms: wait },
+          'polling the provider failed, trying again',
+        );
         continue;
       }
       if (state.status === 'succeeded') return await deliver(g, job, entry, settings, state);
       if (state.status === 'canceled') throw new Cancelled(`The ${entry.provider} job was cancelled`);
       if (state.status === 'failed') {
-        if (state.refused) throw new ApiError(422, 'content_refused', `The ${entry.provider} provider refused the content: ${state.refused}`, { provider: entry.provider, reason: state.refused });
-        throw new ApiError(502, 'provider_failed', `The ${entry.provider} job failed: ${state.error ?? 'no reason given'}`, { provider: entry.provider });
+        if (state.refused)
+          throw new ApiError(
+            422,
+            'content_refused',
+            `The ${entry.provider} provider refused the content: ${state.refused}`,
+            { provider: entry.provider, reason: state.refused },
+          );
+        throw new ApiError(
+          502,
+          'provider_failed',
+          `The ${entry.provider} job failed: ${state.error ?? 'no reason given'}`,
+          { provider: entry.provider },
+        );
       }
       job.progress(estimate(state, started));
       wait = Math.min(wait * BACKOFF, interval * MAX_BACKOFF);
@@ -94,21 +115,39 @@ export async function pollGeneration(g: GenerationContext, job: JobContext<PollP
     // Shutdown: the job is queued again and resumes polling at the next start; nothing to record.
     if (reason instanceof DomainError && reason.code === 'shutting_down') throw reason;
     const e = reason instanceof DomainError ? reason : mapProviderError(reason, entry.provider);
-    g.history.finish(history.id, { status: e.code === 'cancelled' ? 'cancelled' : 'error', error: e.message, error_code: e.code });
+    g.history.finish(history.id, {
+      status: e.code === 'cancelled' ? 'cancelled' : 'error',
+      error: e.message,
+      error_code: e.code,
+    });
     throw e;
   }
 }
 
 /** Downloads the provider's file into the board (temp file, then a unique name) and adds the element. */
-async function deliver(g: GenerationContext, job: JobContext<PollParams>, entry: CatalogueEntry, settings: ProviderSettings, state: QueueState): Promise<JobOutcome> {
+async function deliver(
+  g: GenerationContext,
+  job: JobContext<PollParams>,
+  entry: CatalogueEntry,
+  settings: ProviderSettings,
+  state: QueueState,
+): Promise<JobOutcome> {
   job.progress(0.95);
   const history = g.history.get(job.params.history_id)!;
   const dir = await g.media.boardDir(job.params.board_id);
   const client = queueClient(entry.api);
-  const fetched = await fetchToTemp(state.outputUrl!, dir, { maxBytes: g.config.downloadMaxBytes, timeoutMs: g.config.downloadTimeoutMs }, { signal: job.signal, auth: client.downloadAuth?.(settings) });
+  const fetched = await fetchToTemp(
+    state.outputUrl!,
+    dir,
+    { maxBytes: g.config.downloadMaxBytes, timeoutMs: g.config.downloadTimeoutMs },
+    { signal: job.signal, auth: client.downloadAuth?.(settings) },
+  );
   const name = filenameFromTitle(stemFromPrompt(history.prompt), 'generated', fetched.type.ext);
   const made = newMediaResult(
-    await new BoardOutputs(g.media, g.boards).commit({ boardId: job.params.board_id, temp: fetched.temp, name }, { data: generationData(history, { seed: state.seed }) }),
+    await new BoardOutputs(g.media, g.boards).commit(
+      { boardId: job.params.board_id, temp: fetched.temp, name },
+      { data: generationData(history, { seed: state.seed }) },
+    ),
   );
   g.history.finish(history.id, { status: 'complete', element_id: made.element.id });
   const element = { id: made.element.id, type: made.element.type, url: made.url };
@@ -124,7 +163,10 @@ export async function cancelAtProvider(g: GenerationContext, p: PollParams): Pro
     await queueClient(entry.api).cancel(settings, entry, p.provider_job_id, AbortSignal.timeout(CANCEL_TIMEOUT_MS));
     return true;
   } catch (err) {
-    g.log.warn({ provider: entry.provider, code: mapProviderError(err, entry.provider).code }, 'the provider did not accept the cancel');
+    g.log.warn(
+      { provider: entry.provider, code: mapProviderError(err, entry.provider).code },
+      'the provider did not accept the cancel',
+    );
     return false;
   }
 }

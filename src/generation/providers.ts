@@ -74,12 +74,17 @@ export class ProviderRegistry {
     try {
       text = fs.readFileSync(this.file, 'utf8');
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.log.warn({ file: this.file, code: (err as NodeJS.ErrnoException).code }, 'cannot read the AI provider keys');
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+        this.log.warn(
+          { file: this.file, code: (err as NodeJS.ErrnoException).code },
+          'cannot read the AI provider keys',
+        );
       return;
     }
     try {
       // A copy restored from a backup may have wider permissions than the file we write.
-      if (process.platform !== 'win32' && (fs.statSync(this.file).mode & 0o077) !== 0) fs.chmodSync(this.file, FILE_MODE);
+      if (process.platform !== 'win32' && (fs.statSync(this.file).mode & 0o077) !== 0)
+        fs.chmodSync(this.file, FILE_MODE);
       const parsed = JSON.parse(text) as { providers?: Record<string, StoredProvider> };
       for (const id of PROVIDERS) {
         const p = parsed.providers?.[id];
@@ -122,7 +127,15 @@ export class ProviderRegistry {
     const rt = this.runtime[id] ?? {};
     const s = this.settings(id);
     const keyFromRuntime = rt.api_key !== undefined;
-    const source = !s ? null : id === 'openai-compatible' ? (rt.base_url !== undefined ? 'runtime' : 'env') : keyFromRuntime ? 'runtime' : 'env';
+    const source = !s
+      ? null
+      : id === 'openai-compatible'
+        ? rt.base_url !== undefined
+          ? 'runtime'
+          : 'env'
+        : keyFromRuntime
+          ? 'runtime'
+          : 'env';
     return {
       provider: id,
       configured: s !== undefined,
@@ -139,9 +152,19 @@ export class ProviderRegistry {
 
   /** Sets a runtime key and/or base URL; the file is replaced atomically and created readable by the user only. */
   async set(id: ProviderId, input: { api_key?: string; base_url?: string }): Promise<ProviderView> {
-    if (input.api_key === undefined && input.base_url === undefined) throw badRequest('Send api_key, base_url or both', [{ field: 'body', message: 'api_key or base_url is required' }]);
+    if (input.api_key === undefined && input.base_url === undefined)
+      throw badRequest('Send api_key, base_url or both', [
+        { field: 'body', message: 'api_key or base_url is required' },
+      ]);
     if (input.base_url !== undefined) checkBaseUrl(input.base_url);
-    const next = { ...this.runtime, [id]: { ...this.runtime[id], ...input, ...(input.base_url ? { base_url: input.base_url.replace(/\/+$/, '') } : {}) } };
+    const next = {
+      ...this.runtime,
+      [id]: {
+        ...this.runtime[id],
+        ...input,
+        ...(input.base_url ? { base_url: input.base_url.replace(/\/+$/, '') } : {}),
+      },
+    };
     await this.save(next);
     this.log.info({ provider: id, fields: Object.keys(input) }, 'AI provider settings changed');
     return this.view(id);
@@ -172,10 +195,14 @@ function checkBaseUrl(url: string): void {
   try {
     u = new URL(url);
   } catch {
-    throw badRequest(`base_url "${url}" is not an absolute URL`, [{ field: 'body.base_url', message: 'must be an http(s) URL' }]);
+    throw badRequest(`base_url "${url}" is not an absolute URL`, [
+      { field: 'body.base_url', message: 'must be an http(s) URL' },
+    ]);
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') {
-    throw badRequest(`base_url must be an http(s) URL, not ${u.protocol}`, [{ field: 'body.base_url', message: 'must be an http(s) URL' }]);
+    throw badRequest(`base_url must be an http(s) URL, not ${u.protocol}`, [
+      { field: 'body.base_url', message: 'must be an http(s) URL' },
+    ]);
   }
 }
 
@@ -186,5 +213,10 @@ export function notConfigured(id: ProviderId, what: string): ApiError {
     id === 'openai-compatible'
       ? `set ${env.baseUrl} (and ${env.key} if the server needs one) or PUT /api/ai/providers/${id} with a base_url`
       : `set ${env.key} or PUT /api/ai/providers/${id} with an api_key`;
-  return new ApiError(400, 'provider_not_configured', `${what} needs the ${id} provider, which is not configured: ${how}`, { provider: id, env: [env.key, env.baseUrl] });
+  return new ApiError(
+    400,
+    'provider_not_configured',
+    `${what} needs the ${id} provider, which is not configured: ${how}`,
+    { provider: id, env: [env.key, env.baseUrl] },
+  );
 }

@@ -54,7 +54,13 @@ export const registerGeneration = (app: App, ctx: AppContext): GenerationContext
 
   app.get(
     '/api/ai/providers',
-    { schema: { tags, summary: 'Each provider: configured or not, where its key comes from, the key\'s last 4 characters, base URL', response: { 200: ProviderList } } },
+    {
+      schema: {
+        tags,
+        summary: "Each provider: configured or not, where its key comes from, the key's last 4 characters, base URL",
+        response: { 200: ProviderList },
+      },
+    },
     async () => ({ providers: g.providers.list() }),
   );
   app.put(
@@ -62,7 +68,7 @@ export const registerGeneration = (app: App, ctx: AppContext): GenerationContext
     {
       schema: {
         tags,
-        summary: 'Set a provider\'s key and/or base URL at run time (stored in DATA_DIR, readable by the user only)',
+        summary: "Set a provider's key and/or base URL at run time (stored in DATA_DIR, readable by the user only)",
         params: ProviderParam,
         body: ProviderPut,
         response: { 200: ProviderView, ...errorResponses },
@@ -73,7 +79,12 @@ export const registerGeneration = (app: App, ctx: AppContext): GenerationContext
   app.delete(
     '/api/ai/providers/:provider',
     {
-      schema: { tags, summary: 'Forget the run-time key and base URL; the environment\'s apply again', params: ProviderParam, response: { 200: ProviderView, ...errorResponses } },
+      schema: {
+        tags,
+        summary: "Forget the run-time key and base URL; the environment's apply again",
+        params: ProviderParam,
+        response: { 200: ProviderView, ...errorResponses },
+      },
     },
     async (req) => g.providers.remove(req.params.provider),
   );
@@ -88,7 +99,8 @@ export const registerGeneration = (app: App, ctx: AppContext): GenerationContext
     {
       schema: {
         tags,
-        summary: 'Generate an image or video onto a board: at once (`status: complete`, the element) or queued (`status: queued`, a job to poll)',
+        summary:
+          'Generate an image or video onto a board: at once (`status: complete`, the element) or queued (`status: queued`, a job to poll)',
         body: GenerateBody,
         response: { 200: GenerateAnswer, ...providerErrors },
       },
@@ -98,7 +110,14 @@ export const registerGeneration = (app: App, ctx: AppContext): GenerationContext
 
   app.get(
     '/api/ai/jobs/:job_id',
-    { schema: { tags, summary: 'Poll a queued generation', params: JobParam, response: { 200: AiJob, ...errorResponses } } },
+    {
+      schema: {
+        tags,
+        summary: 'Poll a queued generation',
+        params: JobParam,
+        response: { 200: AiJob, ...errorResponses },
+      },
+    },
     async (req) => aiJobView(g, ctx.jobs.require(req.params.job_id, POLL_JOB)),
   );
 
@@ -107,7 +126,8 @@ export const registerGeneration = (app: App, ctx: AppContext): GenerationContext
     {
       schema: {
         tags,
-        summary: "Cancel a queued generation here and at the provider (the generic POST /api/jobs/{job_id}/cancel does the same)",
+        summary:
+          'Cancel a queued generation here and at the provider (the generic POST /api/jobs/{job_id}/cancel does the same)',
         params: JobParam,
         response: { 200: AiJob, ...errorResponses },
       },
@@ -123,7 +143,14 @@ export const registerGeneration = (app: App, ctx: AppContext): GenerationContext
 
   app.get(
     '/api/ai/history',
-    { schema: { tags, summary: 'Generation requests, newest first (`board_id` filters)', querystring: HistoryQuery, response: { 200: HistoryList } } },
+    {
+      schema: {
+        tags,
+        summary: 'Generation requests, newest first (`board_id` filters)',
+        querystring: HistoryQuery,
+        response: { 200: HistoryList },
+      },
+    },
     async (req) => ({ entries: g.history.list({ board_id: req.query.board_id, limit: req.query.limit ?? 100 }) }),
   );
 
@@ -145,7 +172,7 @@ export const registerGeneration = (app: App, ctx: AppContext): GenerationContext
     {
       schema: {
         tags,
-        summary: "Transcribe an audio or video element (kept as its data.transcript); long audio is cut on silences",
+        summary: 'Transcribe an audio or video element (kept as its data.transcript); long audio is cut on silences',
         body: TranscribeBody,
         response: { 200: TranscribeAnswer, ...providerErrors },
       },

@@ -39,14 +39,23 @@ function speechModel(g: GenerationContext): { entry: CatalogueEntry; settings: P
     if (settings) return { entry, settings };
   }
   const keys = [...new Set(entries.map((e) => PROVIDER_ENV[e.provider].key))];
-  throw new ApiError(400, 'provider_not_configured', `Transcription needs a speech provider: set ${keys.join(' or ')} (or PUT /api/ai/providers/openai with an api_key)`, { env: keys });
+  throw new ApiError(
+    400,
+    'provider_not_configured',
+    `Transcription needs a speech provider: set ${keys.join(' or ')} (or PUT /api/ai/providers/openai with an api_key)`,
+    { env: keys },
+  );
 }
 
 /**
  * Where to cut `duration` seconds into pieces of at most `maxSeconds`: at the middle of the last silence in the
  * second half of each stretch, or hard at the limit when a stretch has no silence.
  */
-export function planPieces(duration: number, maxSeconds: number, silences: { start: number; end: number }[]): [number, number][] {
+export function planPieces(
+  duration: number,
+  maxSeconds: number,
+  silences: { start: number; end: number }[],
+): [number, number][] {
   const pieces: [number, number][] = [];
   let start = 0;
   while (duration - start > maxSeconds) {
@@ -86,12 +95,22 @@ function parseSilences(text: string, duration: number): { start: number; end: nu
  * limit it is cut on silences into pieces sent one after another, and the texts joined in order (segment times
  * shifted by each piece's start). The transcript is kept on the element as `data.transcript`.
  */
-export async function transcribe(g: GenerationContext, body: TranscribeBody, signal: AbortSignal): Promise<TranscribeAnswer> {
+export async function transcribe(
+  g: GenerationContext,
+  body: TranscribeBody,
+  signal: AbortSignal,
+): Promise<TranscribeAnswer> {
   const { element, path: source } = await g.boards.elementFile(body.board_id, body.element_id);
-  if (element.type !== 'audio' && element.type !== 'video') throw badRequest(`Element ${element.id} is ${element.type}, not audio or video`, [{ field: 'body.element_id', message: 'must be an audio or video element' }]);
+  if (element.type !== 'audio' && element.type !== 'video')
+    throw badRequest(`Element ${element.id} is ${element.type}, not audio or video`, [
+      { field: 'body.element_id', message: 'must be an audio or video element' },
+    ]);
   const { entry, settings } = speechModel(g);
   const info = await probe(g.tools, source);
-  if (!info.audio) throw badRequest(`Element ${element.id} has no audio track`, [{ field: 'body.element_id', message: 'has no audio' }]);
+  if (!info.audio)
+    throw badRequest(`Element ${element.id} has no audio track`, [
+      { field: 'body.element_id', message: 'has no audio' },
+    ]);
 
   const tmpRoot = path.join(g.config.dataDir, 'tmp');
   await fsp.mkdir(tmpRoot, { recursive: true });
@@ -107,14 +126,20 @@ export async function transcribe(g: GenerationContext, body: TranscribeBody, sig
     if (size > limit && duration > 0) {
       const metadata = path.join(work, 'silences.txt');
       // ametadata writes silencedetect's findings to a file: ffmpeg's stderr is not ours to parse.
-      await runFfmpeg(g.tools, ['-i', audio, '-af', `${SILENCE_FILTER},ametadata=mode=print:file=${filterValue(metadata)}`, '-f', 'null', '-'], { signal, durationSeconds: duration });
+      await runFfmpeg(
+        g.tools,
+        ['-i', audio, '-af', `${SILENCE_FILTER},ametadata=mode=print:file=${filterValue(metadata)}`, '-f', 'null', '-'],
+        { signal, durationSeconds: duration },
+      );
       const silences = parseSilences(await fsp.readFile(metadata, 'utf8').catch(() => ''), duration);
       const plan = planPieces(duration, (limit / (size / duration)) * PIECE_MARGIN, silences);
       files = [];
       starts = [];
       for (const [i, [from, to]] of plan.entries()) {
         const piece = path.join(work, `piece-${i}.mp3`);
-        await runFfmpeg(g.tools, ['-ss', String(from), '-t', String(to - from), '-i', audio, '-c', 'copy', piece], { signal });
+        await runFfmpeg(g.tools, ['-ss', String(from), '-t', String(to - from), '-i', audio, '-c', 'copy', piece], {
+          signal,
+        });
         files.push(piece);
         starts.push(from);
       }
@@ -129,17 +154,21 @@ export async function transcribe(g: GenerationContext, body: TranscribeBody, sig
         result = await transcribeAudio({
           model: transcriptionModel(settings, entry),
           audio: new Uint8Array(await fsp.readFile(file)),
-          providerOptions: { openai: { timestampGranularities: ['segment'], ...(body.language ? { language: body.language } : {}) } },
+          providerOptions: {
+            openai: { timestampGranularities: ['segment'], ...(body.language ? { language: body.language } : {}) },
+          },
           maxRetries: g.config.ai.maxRetries,
           abortSignal: AbortSignal.any([signal, timeout]),
         });
       } catch (err) {
         throw mapProviderError(err, entry.provider, timeout);
       }
-      if (result.warnings.length) g.log.warn({ model: entry.id, warnings: result.warnings }, 'the AI SDK warned about this transcription');
+      if (result.warnings.length)
+        g.log.warn({ model: entry.id, warnings: result.warnings }, 'the AI SDK warned about this transcription');
       texts.push(result.text.trim());
       detected ??= result.language;
-      for (const s of result.segments) segments.push({ start: starts[i] + s.startSecond, end: starts[i] + s.endSecond, text: s.text });
+      for (const s of result.segments)
+        segments.push({ start: starts[i] + s.startSecond, end: starts[i] + s.endSecond, text: s.text });
     }
     const answer: TranscribeAnswer = {
       text: texts.filter(Boolean).join(' '),
@@ -149,7 +178,13 @@ export async function transcribe(g: GenerationContext, body: TranscribeBody, sig
     };
     g.boards.mutateElementData(element.id, (data) => ({
       ...data,
-      transcript: { text: answer.text, language: answer.language, model: entry.id, ...(answer.segments ? { segments: answer.segments } : {}), created_at: new Date().toISOString() },
+      transcript: {
+        text: answer.text,
+        language: answer.language,
+        model: entry.id,
+        ...(answer.segments ? { segments: answer.segments } : {}),
+        created_at: new Date().toISOString(),
+      },
     }));
     return answer;
   } finally {

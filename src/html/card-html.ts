@@ -12,7 +12,8 @@ import { KeyedQueue } from '../jobs/keyed-queue.js';
 import type { HtmlVersionInfo, HtmlWriteResult } from './schemas.js';
 
 /** The backing file of a new card created without a url. */
-export const EMPTY_CARD = '<!doctype html>\n<html>\n<head>\n<meta charset="utf-8">\n</head>\n<body>\n</body>\n</html>\n';
+export const EMPTY_CARD =
+  '<!doctype html>\n<html>\n<head>\n<meta charset="utf-8">\n</head>\n<body>\n</body>\n</html>\n';
 
 interface Card {
   element: Element;
@@ -30,8 +31,10 @@ export function htmlCardInitializer(media: MediaRoot): ElementInitializer {
     let url: string;
     if (input.url) {
       const resolved = await media.resolveField(input.url, 'url');
-      if (!/\.html?$/i.test(resolved.path)) throw badRequest('url: the backing file of an html card must be an .html file');
-      if (resolved.boardId !== board.id) throw badRequest("url: the backing file of an html card must be in the card's own board folder");
+      if (!/\.html?$/i.test(resolved.path))
+        throw badRequest('url: the backing file of an html card must be an .html file');
+      if (resolved.boardId !== board.id)
+        throw badRequest("url: the backing file of an html card must be in the card's own board folder");
       url = media.urlFor(board.id, resolved.relative);
     } else {
       const dir = await media.boardDir(board.id);
@@ -64,7 +67,9 @@ export class CardHtml {
         const card = await this.card(element.board_id, element.id);
         await this.ensureSnapshot(card);
       })
-      .catch((err: unknown) => this.ctx.log.warn({ err, element: element.id }, 'could not keep the first version of an html card'));
+      .catch((err: unknown) =>
+        this.ctx.log.warn({ err, element: element.id }, 'could not keep the first version of an html card'),
+      );
   }
 
   /**
@@ -83,7 +88,9 @@ export class CardHtml {
       const html = await this.ctx.media.readUrl(card.url).then(
         (b) => b.toString('utf8'),
         () => {
-          throw notFound(`The backing file of card ${elementId} (${card.url}) is missing or not inside its board folder`);
+          throw notFound(
+            `The backing file of card ${elementId} (${card.url}) is missing or not inside its board folder`,
+          );
         },
       );
       const next = (await this.highest(elementId, card.version)) + 1;
@@ -92,13 +99,17 @@ export class CardHtml {
     });
   }
 
-  async list(boardId: string, elementId: string): Promise<{ htmlUrl: string; htmlVersion: number; versions: HtmlVersionInfo[] }> {
+  async list(
+    boardId: string,
+    elementId: string,
+  ): Promise<{ htmlUrl: string; htmlVersion: number; versions: HtmlVersionInfo[] }> {
     const card = await this.card(boardId, elementId);
     const versions: HtmlVersionInfo[] = [];
     for (const n of await this.snapshotNumbers(elementId)) {
       const file = await resolveInside(this.versionsRoot, this.snapshotSegments(elementId, n));
       const st = file ? await fsp.stat(file).catch(() => undefined) : undefined;
-      if (st) versions.push({ version: n, size: st.size, created_at: st.mtime.toISOString(), current: n === card.version });
+      if (st)
+        versions.push({ version: n, size: st.size, created_at: st.mtime.toISOString(), current: n === card.version });
     }
     return { htmlUrl: card.url, htmlVersion: card.version, versions };
   }
@@ -132,7 +143,11 @@ export class CardHtml {
   }
 
   private record(card: Card, version: number): HtmlWriteResult {
-    const element = this.ctx.boards.mutateElementData(card.element.id, (data) => ({ ...data, htmlUrl: card.url, htmlVersion: version }));
+    const element = this.ctx.boards.mutateElementData(card.element.id, (data) => ({
+      ...data,
+      htmlUrl: card.url,
+      htmlVersion: version,
+    }));
     return { htmlUrl: card.url, htmlVersion: version, element };
   }
 
@@ -162,7 +177,10 @@ export class CardHtml {
       const { base, segments, boardId: owner } = this.ctx.media.locate(url);
       const target = path.join(base, ...segments);
       if (owner !== boardId || !/\.html?$/i.test(target)) throw refuse();
-      const [realBase, realParent] = await Promise.all([fsp.realpath(base), fsp.realpath(path.dirname(target)).catch(() => undefined)]);
+      const [realBase, realParent] = await Promise.all([
+        fsp.realpath(base),
+        fsp.realpath(path.dirname(target)).catch(() => undefined),
+      ]);
       if (!realParent || (realParent !== realBase && !realParent.startsWith(realBase + path.sep))) throw refuse();
       return path.join(realParent, path.basename(target));
     }
@@ -220,6 +238,11 @@ export function cardHtml(ctx: AppContext): CardHtml {
 }
 
 /** Write-and-bump for other features (the agent action `update_element_html`). */
-export function writeCardHtml(ctx: AppContext, boardId: string, elementId: string, html: string): Promise<HtmlWriteResult> {
+export function writeCardHtml(
+  ctx: AppContext,
+  boardId: string,
+  elementId: string,
+  html: string,
+): Promise<HtmlWriteResult> {
   return cardHtml(ctx).write(boardId, elementId, html);
 }

@@ -54,7 +54,11 @@ export function abortable<T>(work: Promise<T>, signal: AbortSignal): Promise<T> 
 async function evaluate(cdp: CDPSession, expression: string): Promise<unknown> {
   const res = await cdp.send('Runtime.evaluate', { expression, awaitPromise: true, returnByValue: true });
   if (res.exceptionDetails) {
-    throw new ApiError(422, 'render_failed', `The virtual clock failed: ${res.exceptionDetails.exception?.description ?? res.exceptionDetails.text}`);
+    throw new ApiError(
+      422,
+      'render_failed',
+      `The virtual clock failed: ${res.exceptionDetails.exception?.description ?? res.exceptionDetails.text}`,
+    );
   }
   return res.result.value;
 }
@@ -64,12 +68,23 @@ async function evaluate(cdp: CDPSession, expression: string): Promise<unknown> {
  * images and media, then hands the card to `fn`. Everything is bounded by `signal` (the render's time limit and the
  * client going away); the page and its context are closed afterwards in every case.
  */
-export function withCardPage<T>(env: CardEnv, spec: CardSpec, signal: AbortSignal, fn: (card: CardPage) => Promise<T>): Promise<T> {
+export function withCardPage<T>(
+  env: CardEnv,
+  spec: CardSpec,
+  signal: AbortSignal,
+  fn: (card: CardPage) => Promise<T>,
+): Promise<T> {
   return withCardPages(env, spec, 1, signal, ([card]) => fn(card));
 }
 
 /** Like `withCardPage` with up to `count` identical copies of the card, each in its own page (and renderer process). */
-export function withCardPages<T>(env: CardEnv, spec: CardSpec, count: number, signal: AbortSignal, fn: (cards: CardPage[]) => Promise<T>): Promise<T> {
+export function withCardPages<T>(
+  env: CardEnv,
+  spec: CardSpec,
+  count: number,
+  signal: AbortSignal,
+  fn: (cards: CardPage[]) => Promise<T>,
+): Promise<T> {
   return env.pool.withPages(
     count,
     { width: spec.width, height: spec.height },
@@ -82,8 +97,15 @@ async function loadCard(lent: BrowserPage, env: CardEnv, spec: CardSpec, signal:
   const { page, cdp } = lent;
   let crashed: Error | undefined;
   page.on('error', (err) => (crashed = err));
-  if (spec.transparent) await abortable(cdp.send('Emulation.setDefaultBackgroundColorOverride', { color: { r: 0, g: 0, b: 0, a: 0 } }), signal);
-  const sandbox = await abortable(installSandbox(page, { html: spec.html, media: env.media, serviceOrigins: env.serviceOrigins }), signal);
+  if (spec.transparent)
+    await abortable(
+      cdp.send('Emulation.setDefaultBackgroundColorOverride', { color: { r: 0, g: 0, b: 0, a: 0 } }),
+      signal,
+    );
+  const sandbox = await abortable(
+    installSandbox(page, { html: spec.html, media: env.media, serviceOrigins: env.serviceOrigins }),
+    signal,
+  );
   await abortable(page.evaluateOnNewDocument(VIRTUAL_CLOCK_SCRIPT), signal);
   try {
     await abortable(page.goto(CARD_URL, { waitUntil: 'load', timeout: RENDER_LIMITS.loadTimeoutMs }), signal);
@@ -102,7 +124,10 @@ async function loadCard(lent: BrowserPage, env: CardEnv, spec: CardSpec, signal:
       while (frame < index) {
         frame++;
         check();
-        await abortable(evaluate(cdp, `window.__bmsClock.advanceTo(${(frame * 1000) / spec.fps}, ${!lent.beginFrameControl})`), signal);
+        await abortable(
+          evaluate(cdp, `window.__bmsClock.advanceTo(${(frame * 1000) / spec.fps}, ${!lent.beginFrameControl})`),
+          signal,
+        );
       }
     },
     async capture() {

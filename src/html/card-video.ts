@@ -51,7 +51,10 @@ export function cardVideoSpec(element: Element): { width: number; height: number
     height = element.height * scale;
   }
   const d = element.data.duration;
-  const duration = typeof d === 'number' && Number.isFinite(d) && d > 0 && d <= RENDER_LIMITS.maxDurationSeconds ? d : CARD_VIDEO.duration;
+  const duration =
+    typeof d === 'number' && Number.isFinite(d) && d > 0 && d <= RENDER_LIMITS.maxDurationSeconds
+      ? d
+      : CARD_VIDEO.duration;
   return { width: even(width), height: even(height), fps: CARD_VIDEO.fps, duration };
 }
 
@@ -103,7 +106,12 @@ async function currentHtml(ctx: AppContext, element: Element, version: number): 
  * concurrent calls share one render. Nothing is added to the board. `signal` stops waiting; the render itself stops
  * only when every caller waiting for it has gone.
  */
-export async function cardVideo(ctx: AppContext, boardId: string, elementId: string, signal?: AbortSignal): Promise<CardVideo> {
+export async function cardVideo(
+  ctx: AppContext,
+  boardId: string,
+  elementId: string,
+  signal?: AbortSignal,
+): Promise<CardVideo> {
   const element = ctx.boards.requireElement(boardId, elementId);
   if (element.type !== 'html') throw badRequest(`Element ${elementId} is of type ${element.type}, not html`);
   const version = Number.isInteger(element.data.htmlVersion) ? (element.data.htmlVersion as number) : 1;

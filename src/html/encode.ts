@@ -13,18 +13,103 @@ export type VideoFormat = 'mp4' | 'webm' | 'mov';
 const BITEXACT = ['-fflags', '+bitexact', '-flags:v', '+bitexact', '-map_metadata', '-1'];
 
 const ENCODERS: Record<VideoFormat, string[]> = {
-  mp4: ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '18', '-pix_fmt', 'yuv420p', '-threads', '2', '-movflags', '+faststart', '-f', 'mp4'],
-  webm: ['-c:v', 'libvpx-vp9', '-deadline', 'good', '-cpu-used', '5', '-row-mt', '0', '-threads', '1', '-crf', '32', '-b:v', '0', '-pix_fmt', 'yuv420p', '-f', 'webm'],
-  mov: ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '18', '-pix_fmt', 'yuv420p', '-threads', '2', '-movflags', '+faststart', '-f', 'mov'],
+  mp4: [
+    '-c:v',
+    'libx264',
+    '-preset',
+    'veryfast',
+    '-crf',
+    '18',
+    '-pix_fmt',
+    'yuv420p',
+    '-threads',
+    '2',
+    '-movflags',
+    '+faststart',
+    '-f',
+    'mp4',
+  ],
+  webm: [
+    '-c:v',
+    'libvpx-vp9',
+    '-deadline',
+    'good',
+    '-cpu-used',
+    '5',
+    '-row-mt',
+    '0',
+    '-threads',
+    '1',
+    '-crf',
+    '32',
+    '-b:v',
+    '0',
+    '-pix_fmt',
+    'yuv420p',
+    '-f',
+    'webm',
+  ],
+  mov: [
+    '-c:v',
+    'libx264',
+    '-preset',
+    'veryfast',
+    '-crf',
+    '18',
+    '-pix_fmt',
+    'yuv420p',
+    '-threads',
+    '2',
+    '-movflags',
+    '+faststart',
+    '-f',
+    'mov',
+  ],
 };
 
 /** Encoders that keep the frames' alpha channel (from RGBA PNGs); mp4 has none. */
 export const ALPHA_ENCODERS: Partial<Record<VideoFormat, string[]>> = {
-  webm: ['-c:v', 'libvpx-vp9', '-deadline', 'good', '-cpu-used', '5', '-row-mt', '0', '-threads', '1', '-crf', '32', '-b:v', '0', '-pix_fmt', 'yuva420p', '-auto-alt-ref', '0', '-f', 'webm'],
+  webm: [
+    '-c:v',
+    'libvpx-vp9',
+    '-deadline',
+    'good',
+    '-cpu-used',
+    '5',
+    '-row-mt',
+    '0',
+    '-threads',
+    '1',
+    '-crf',
+    '32',
+    '-b:v',
+    '0',
+    '-pix_fmt',
+    'yuva420p',
+    '-auto-alt-ref',
+    '0',
+    '-f',
+    'webm',
+  ],
   mov: ['-c:v', 'prores_ks', '-profile:v', '4444', '-pix_fmt', 'yuva444p10le', '-threads', '2', '-f', 'mov'],
 };
 
-const PROXY = ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '26', '-pix_fmt', 'yuv420p', '-threads', '1', '-movflags', '+faststart', '-f', 'mp4'];
+const PROXY = [
+  '-c:v',
+  'libx264',
+  '-preset',
+  'veryfast',
+  '-crf',
+  '26',
+  '-pix_fmt',
+  'yuv420p',
+  '-threads',
+  '1',
+  '-movflags',
+  '+faststart',
+  '-f',
+  'mp4',
+];
 
 /**
  * Frames written to ffmpeg's stdin that it has not read yet. Capture goes on while ffmpeg works through them, so the
@@ -54,13 +139,32 @@ export type FrameSink = (png: Buffer) => Promise<void>;
  * Starts ffmpeg reading PNG frames from its stdin, lets `produce` push every frame into it, and resolves when the
  * file(s) are complete. No frame touches the disk. A failure on either side stops the other.
  */
-export async function encodeFrames(tools: Tools, opts: EncodeOptions, produce: (sink: FrameSink) => Promise<void>): Promise<void> {
+export async function encodeFrames(
+  tools: Tools,
+  opts: EncodeOptions,
+  produce: (sink: FrameSink) => Promise<void>,
+): Promise<void> {
   const encoder = opts.alpha ? ALPHA_ENCODERS[opts.format] : ENCODERS[opts.format];
-  if (!encoder || (opts.alpha && opts.proxy)) throw new Error(`${opts.format}${opts.proxy ? ' with a proxy' : ''} cannot carry an alpha channel`);
-  const args = ['-loglevel', 'error', '-f', 'image2pipe', '-framerate', String(opts.fps), '-c:v', 'png', '-i', 'pipe:0'];
+  if (!encoder || (opts.alpha && opts.proxy))
+    throw new Error(`${opts.format}${opts.proxy ? ' with a proxy' : ''} cannot carry an alpha channel`);
+  const args = [
+    '-loglevel',
+    'error',
+    '-f',
+    'image2pipe',
+    '-framerate',
+    String(opts.fps),
+    '-c:v',
+    'png',
+    '-i',
+    'pipe:0',
+  ];
   if (opts.proxy) {
     // Converted to yuv420p once, before the split: the proxy then scales YUV rather than full-size RGB frames.
-    args.push('-filter_complex', `[0:v]format=yuv420p,split=2[main][small];[small]scale=-2:${opts.proxy.height}:flags=bilinear[proxy]`);
+    args.push(
+      '-filter_complex',
+      `[0:v]format=yuv420p,split=2[main][small];[small]scale=-2:${opts.proxy.height}:flags=bilinear[proxy]`,
+    );
     args.push('-map', '[main]', ...encoder, ...BITEXACT, opts.output);
     args.push('-map', '[proxy]', ...PROXY, ...BITEXACT, opts.proxy.output);
   } else {
@@ -102,7 +206,8 @@ export async function encodeFrames(tools: Tools, opts: EncodeOptions, produce: (
     const pipe = stdin;
     if (!pipe) throw new Error('ffmpeg has no stdin');
     await produce(async (png) => {
-      if (!pipe.write(png) && pipe.writableLength > MAX_BUFFERED_BYTES) await Promise.race([once(pipe, 'drain'), exited]);
+      if (!pipe.write(png) && pipe.writableLength > MAX_BUFFERED_BYTES)
+        await Promise.race([once(pipe, 'drain'), exited]);
     });
     pipe.end();
     await finished;

@@ -58,12 +58,18 @@ const PAGES_PER_VIDEO = 2;
  * `deliver` strictly in order; a card waits with its frame until the one before was delivered, so at most one frame
  * per card is held in memory.
  */
-async function captureInOrder(cards: CardPage[], count: number, deliver: (index: number, png: Buffer) => Promise<void>): Promise<void> {
+async function captureInOrder(
+  cards: CardPage[],
+  count: number,
+  deliver: (index: number, png: Buffer) => Promise<void>,
+): Promise<void> {
   const delivered: Promise<void>[] = [];
   const markDelivered: (() => void)[] = [];
   for (let f = 0; f < count; f++) delivered.push(new Promise<void>((resolve) => markDelivered.push(resolve)));
   const failed = new AbortController();
-  const stopped = new Promise<never>((_, reject) => failed.signal.addEventListener('abort', () => reject(failed.signal.reason), { once: true }));
+  const stopped = new Promise<never>((_, reject) =>
+    failed.signal.addEventListener('abort', () => reject(failed.signal.reason), { once: true }),
+  );
   stopped.catch(() => undefined);
   await Promise.all(
     cards.map(async (card, k) => {
@@ -88,7 +94,13 @@ async function captureInOrder(cards: CardPage[], count: number, deliver: (index:
  * turns; `onFrame` sees each frame once it went to the encoder. Answers the requests the sandbox refused. For renders
  * other features run inside their own jobs (their signal, their progress); the caller owns the output file.
  */
-export async function captureVideo(tools: Tools, env: CardEnv, spec: CardSpec, opts: EncodeOptions, onFrame?: (index: number, png: Buffer) => void): Promise<string[]> {
+export async function captureVideo(
+  tools: Tools,
+  env: CardEnv,
+  spec: CardSpec,
+  opts: EncodeOptions,
+  onFrame?: (index: number, png: Buffer) => void,
+): Promise<string[]> {
   const frames = opts.frameCount;
   return withCardPages(env, spec, Math.min(PAGES_PER_VIDEO, frames), opts.signal, async (cards) => {
     await encodeFrames(tools, opts, (write) =>
@@ -126,7 +138,14 @@ export class HtmlRenderer {
   private async limited<T>(signal: AbortSignal | undefined, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
     const limit = new AbortController();
     const timer = setTimeout(
-      () => limit.abort(new ApiError(504, 'render_timeout', `The render took longer than its limit of ${Math.round(this.timeoutMs / 1000)} s`)),
+      () =>
+        limit.abort(
+          new ApiError(
+            504,
+            'render_timeout',
+            `The render took longer than its limit of ${Math.round(this.timeoutMs / 1000)} s`,
+          ),
+        ),
       this.timeoutMs,
     );
     const onAbort = () => limit.abort(new ApiError(499, 'aborted', 'The request was cancelled'));
@@ -170,8 +189,14 @@ export class HtmlRenderer {
       const stored = await commitUnique(temp, dir, filename);
       const stem = path.parse(stored).name;
       const url = this.ctx.media.urlFor(req.boardId, stored);
-      const proxyUrl = proxyTemp ? this.ctx.media.rootUrl(path.join(SIDE_FILES, req.boardId, await commitUnique(proxyTemp, sideDir, `${stem}.proxy.mp4`))) : undefined;
-      const thumbnailUrl = this.ctx.media.rootUrl(path.join(SIDE_FILES, req.boardId, await this.writeThumbnail(middleFrame, sideDir, `${stem}.jpg`)));
+      const proxyUrl = proxyTemp
+        ? this.ctx.media.rootUrl(
+            path.join(SIDE_FILES, req.boardId, await commitUnique(proxyTemp, sideDir, `${stem}.proxy.mp4`)),
+          )
+        : undefined;
+      const thumbnailUrl = this.ctx.media.rootUrl(
+        path.join(SIDE_FILES, req.boardId, await this.writeThumbnail(middleFrame, sideDir, `${stem}.jpg`)),
+      );
       const element = await this.ctx.boards.addElement(req.boardId, {
         type: 'video',
         url,
@@ -179,10 +204,26 @@ export class HtmlRenderer {
         data: {
           source: 'html-render',
           proxy_url: proxyUrl,
-          render: { width: req.width, height: req.height, fps: req.fps, duration: req.duration, format: req.format, frames },
+          render: {
+            width: req.width,
+            height: req.height,
+            fps: req.fps,
+            duration: req.duration,
+            format: req.format,
+            frames,
+          },
         },
       });
-      return { type: 'video', filename: stored, url, proxy_url: proxyUrl, thumbnail_url: thumbnailUrl, element, frames, blocked_requests: blocked };
+      return {
+        type: 'video',
+        filename: stored,
+        url,
+        proxy_url: proxyUrl,
+        thumbnail_url: thumbnailUrl,
+        element,
+        frames,
+        blocked_requests: blocked,
+      };
     } finally {
       await fsp.rm(temp, { force: true });
       if (proxyTemp) await fsp.rm(proxyTemp, { force: true });
@@ -229,7 +270,10 @@ export class HtmlRenderer {
 
   private async writeThumbnail(png: Buffer, dir: string, filename: string): Promise<string> {
     const size = RENDER_LIMITS.thumbnailSize;
-    const jpeg = await sharp(png).resize(size, size, { fit: 'inside', withoutEnlargement: true }).jpeg({ quality: 82 }).toBuffer();
+    const jpeg = await sharp(png)
+      .resize(size, size, { fit: 'inside', withoutEnlargement: true })
+      .jpeg({ quality: 82 })
+      .toBuffer();
     return writeNewFile(dir, filename, jpeg);
   }
 }

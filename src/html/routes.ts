@@ -81,7 +81,8 @@ export const registerHtml: Feature = (app: App, ctx: AppContext) => {
       schema: {
         tags,
         summary: 'Render one frame of an HTML card to a PNG',
-        description: 'The same pixels as frame `frame` of a video rendered with the same html, size and fps. The PNG goes to the board folder (not added as an element).',
+        description:
+          'The same pixels as frame `frame` of a video rendered with the same html, size and fps. The PNG goes to the board folder (not added as an element).',
         body: RenderFrameBody,
         response: { 200: FrameResponse, ...renderErrors },
       },
@@ -100,7 +101,15 @@ export const registerHtml: Feature = (app: App, ctx: AppContext) => {
         );
       }
       return renderer.renderFrame(
-        { html: b.html, width: b.width ?? 1280, height: b.height ?? 720, fps, frame, title: b.title, boardId: b.board_id },
+        {
+          html: b.html,
+          width: b.width ?? 1280,
+          height: b.height ?? 720,
+          fps,
+          frame,
+          title: b.title,
+          boardId: b.board_id,
+        },
         clientGone(reply),
       );
     },
@@ -135,7 +144,14 @@ export const registerHtml: Feature = (app: App, ctx: AppContext) => {
 
   app.get(
     '/api/moodboards/:board_id/elements/:element_id/html/versions',
-    { schema: { tags, summary: "List an html card's versions", params: CardParams, response: { 200: VersionList, ...errorResponses } } },
+    {
+      schema: {
+        tags,
+        summary: "List an html card's versions",
+        params: CardParams,
+        response: { 200: VersionList, ...errorResponses },
+      },
+    },
     async (req) => cards.list(req.params.board_id, req.params.element_id),
   );
 

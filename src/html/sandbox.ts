@@ -31,7 +31,8 @@ class ByteBudget {
   /** Runs `fn` once `bytes` fit in the budget, first come first served; a waiter's bytes are reserved when it is woken. */
   async run<T>(bytes: number, fn: () => Promise<T>): Promise<T> {
     const need = Math.min(bytes, this.limit);
-    if (this.waiting.length > 0 || this.used + need > this.limit) await new Promise<void>((go) => this.waiting.push({ bytes: need, go }));
+    if (this.waiting.length > 0 || this.used + need > this.limit)
+      await new Promise<void>((go) => this.waiting.push({ bytes: need, go }));
     else this.used += need;
     try {
       return await fn();
@@ -86,8 +87,10 @@ export async function installSandbox(page: Page, opts: SandboxOptions): Promise<
     }
     if (req.isNavigationRequest() && req.frame() === page.mainFrame()) return refuse(req);
     // Full (non headless-shell) Chrome asks for the page's favicon by itself; that is not the card's request.
-    if (url.origin === CARD_ORIGIN && url.pathname === '/favicon.ico') return req.respond({ status: 404, contentType: 'text/plain', body: '' });
-    if (!mediaOrigins.has(url.origin) || !url.pathname.startsWith('/media/') || !['GET', 'HEAD'].includes(req.method())) return refuse(req);
+    if (url.origin === CARD_ORIGIN && url.pathname === '/favicon.ico')
+      return req.respond({ status: 404, contentType: 'text/plain', body: '' });
+    if (!mediaOrigins.has(url.origin) || !url.pathname.startsWith('/media/') || !['GET', 'HEAD'].includes(req.method()))
+      return refuse(req);
     let file;
     try {
       file = await opts.media.resolveUrl(url.pathname);
@@ -122,7 +125,12 @@ export async function installSandbox(page: Page, opts: SandboxOptions): Promise<
     }
     if (file.size > MAX_WHOLE_FILE_BYTES) return refuse(req);
     return budget.run(file.size, async () =>
-      req.respond({ status: 200, contentType, headers: { 'accept-ranges': 'bytes' }, body: await fsp.readFile(file.path) }),
+      req.respond({
+        status: 200,
+        contentType,
+        headers: { 'accept-ranges': 'bytes' },
+        body: await fsp.readFile(file.path),
+      }),
     );
   };
 

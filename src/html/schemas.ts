@@ -6,8 +6,20 @@ import { RENDER_LIMITS as L } from './limits.js';
 export const renderErrors = { ...errorResponses, 422: ErrorBody, 503: ErrorBody, 504: ErrorBody };
 
 const Html = Type.String({ minLength: 1, maxLength: L.maxHtmlLength, description: 'a full HTML document' });
-const Width = Type.Integer({ minimum: L.minSize, maximum: L.maxWidth, multipleOf: 2, default: 1280, description: 'pixels, even' });
-const Height = Type.Integer({ minimum: L.minSize, maximum: L.maxHeight, multipleOf: 2, default: 720, description: 'pixels, even' });
+const Width = Type.Integer({
+  minimum: L.minSize,
+  maximum: L.maxWidth,
+  multipleOf: 2,
+  default: 1280,
+  description: 'pixels, even',
+});
+const Height = Type.Integer({
+  minimum: L.minSize,
+  maximum: L.maxHeight,
+  multipleOf: 2,
+  default: 720,
+  description: 'pixels, even',
+});
 const Fps = Type.Integer({ minimum: L.minFps, maximum: L.maxFps, default: 30 });
 const Title = Type.String({ maxLength: 200, description: 'names the output file' });
 
@@ -31,8 +43,20 @@ export const RenderFrameBody = Type.Object(
     width: Type.Optional(Width),
     height: Type.Optional(Height),
     fps: Type.Optional(Fps),
-    frame: Type.Optional(Type.Integer({ minimum: 0, maximum: L.maxFps * L.maxDurationSeconds, description: 'frame index; the page shows t = frame / fps seconds. Default 0' })),
-    duration: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: L.maxDurationSeconds, description: 'when given, frame must lie inside it' })),
+    frame: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: L.maxFps * L.maxDurationSeconds,
+        description: 'frame index; the page shows t = frame / fps seconds. Default 0',
+      }),
+    ),
+    duration: Type.Optional(
+      Type.Number({
+        exclusiveMinimum: 0,
+        maximum: L.maxDurationSeconds,
+        description: 'when given, frame must lie inside it',
+      }),
+    ),
     title: Type.Optional(Title),
     board_id: Id,
   },
@@ -66,13 +90,25 @@ export const VersionParams = Type.Object({
   n: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
 });
 
-export const WriteResponse = Type.Object({ htmlUrl: Type.String(), htmlVersion: Type.Integer(), element: ElementSchema });
+export const WriteResponse = Type.Object({
+  htmlUrl: Type.String(),
+  htmlVersion: Type.Integer(),
+  element: ElementSchema,
+});
 export type HtmlWriteResult = Static<typeof WriteResponse>;
 
-export const WriteBody = Type.Object({ html: Type.String({ maxLength: L.maxHtmlLength }) }, { additionalProperties: false });
+export const WriteBody = Type.Object(
+  { html: Type.String({ maxLength: L.maxHtmlLength }) },
+  { additionalProperties: false },
+);
 export const VersionHtml = Type.Object({ version: Type.Integer(), html: Type.String() });
 
-const VersionInfo = Type.Object({ version: Type.Integer(), size: Type.Integer(), created_at: Type.String(), current: Type.Boolean() });
+const VersionInfo = Type.Object({
+  version: Type.Integer(),
+  size: Type.Integer(),
+  created_at: Type.String(),
+  current: Type.Boolean(),
+});
 export type HtmlVersionInfo = Static<typeof VersionInfo>;
 
 export const VersionList = Type.Object({

@@ -52,7 +52,9 @@ function describeValidation(error: FastifyError): { message: string; details: un
   const details = issues.map((v) => {
     const missing = v.params?.missingProperty as string | undefined;
     const extra = v.params?.additionalProperty as string | undefined;
-    const field = [where, ...(v.instancePath ?? '').split('/').filter(Boolean), ...(missing ? [missing] : [])].join('.');
+    const field = [where, ...(v.instancePath ?? '').split('/').filter(Boolean), ...(missing ? [missing] : [])].join(
+      '.',
+    );
     const allowed = v.params?.allowedValues;
     const listed = Array.isArray(allowed) ? `: ${allowed.map(String).join(', ')}` : '';
     return { field, message: extra ? `unknown field "${extra}"` : `${v.message ?? 'is invalid'}${listed}` };
@@ -89,6 +91,8 @@ export function installErrorHandling(app: FastifyInstance): void {
     return reply.status(500).send({ error: { code: 'internal', message: 'Internal server error' } });
   });
   app.setNotFoundHandler((req, reply) => {
-    reply.status(404).send({ error: { code: 'not_found', message: `No route for ${req.method} ${req.url.split('?')[0]}` } });
+    reply
+      .status(404)
+      .send({ error: { code: 'not_found', message: `No route for ${req.method} ${req.url.split('?')[0]}` } });
   });
 }

@@ -63,13 +63,24 @@ export function installGuard(app: FastifyInstance, config: Config): void {
     // Older browsers send neither Origin nor Sec-Fetch-Site for an image tag or a link, but they name the page in
     // Referer: a foreign one is treated like a cross-site mark.
     const fromPage = origin === undefined ? refererOrigin(req.headers.referer) : undefined;
-    const foreignPage = fromPage !== undefined && fromPage !== refererOrigin(`http://${host}`) && !allowed.has(fromPage);
+    const foreignPage =
+      fromPage !== undefined && fromPage !== refererOrigin(`http://${host}`) && !allowed.has(fromPage);
     if ((site === 'cross-site' || site === 'same-site' || foreignPage) && !trusted && !req.url.startsWith('/media/')) {
-      return deny(reply, 403, 'forbidden_origin', 'Cross-site requests are not allowed; add the calling origin to ALLOWED_ORIGINS');
+      return deny(
+        reply,
+        403,
+        'forbidden_origin',
+        'Cross-site requests are not allowed; add the calling origin to ALLOWED_ORIGINS',
+      );
     }
     if (origin !== undefined) {
       if (!trusted) {
-        return deny(reply, 403, 'forbidden_origin', `Requests from origin ${origin} are not allowed; add it to ALLOWED_ORIGINS`);
+        return deny(
+          reply,
+          403,
+          'forbidden_origin',
+          `Requests from origin ${origin} are not allowed; add it to ALLOWED_ORIGINS`,
+        );
       }
       if (!own) {
         reply.header('access-control-allow-origin', origin);
@@ -80,17 +91,27 @@ export function installGuard(app: FastifyInstance, config: Config): void {
         return reply
           .status(204)
           .header('access-control-allow-methods', 'GET, HEAD, POST, PUT, PATCH, DELETE')
-          .header('access-control-allow-headers', 'Authorization, Content-Type, Range, If-None-Match, If-Modified-Since, If-Range')
+          .header(
+            'access-control-allow-headers',
+            'Authorization, Content-Type, Range, If-None-Match, If-Modified-Since, If-Range',
+          )
           .header('access-control-max-age', '600')
           .send();
       }
     }
 
     if (config.apiToken) {
-      const query = req.url.startsWith('/media/') ? (req.query as Record<string, unknown> | undefined)?.token : undefined;
+      const query = req.url.startsWith('/media/')
+        ? (req.query as Record<string, unknown> | undefined)?.token
+        : undefined;
       const given = bearer(req) ?? (typeof query === 'string' ? query : undefined);
       if (!tokenMatches(config.apiToken, given)) {
-        return deny(reply.header('www-authenticate', 'Bearer'), 401, 'unauthorized', 'A valid Authorization: Bearer <API_TOKEN> header is required');
+        return deny(
+          reply.header('www-authenticate', 'Bearer'),
+          401,
+          'unauthorized',
+          'A valid Authorization: Bearer <API_TOKEN> header is required',
+        );
       }
     }
   });

@@ -43,10 +43,13 @@ export function nonFinitePath(value: unknown): Segment[] | undefined {
  */
 export function checkJson(value: unknown, where: string): ApiError | undefined {
   const first = walk(value, false);
-  if (first.depth > MAX_JSON_DEPTH) return new ApiError(400, 'too_deep', `JSON nesting deeper than ${MAX_JSON_DEPTH} levels is not accepted`);
+  if (first.depth > MAX_JSON_DEPTH)
+    return new ApiError(400, 'too_deep', `JSON nesting deeper than ${MAX_JSON_DEPTH} levels is not accepted`);
   if (first.nonFinite === undefined) return undefined;
   const field = [where, ...(walk(value, true).nonFinite ?? [])].join('.');
-  return new ApiError(400, 'invalid_request', `${field} must be a finite number`, [{ field, message: 'must be a finite number' }]);
+  return new ApiError(400, 'invalid_request', `${field} must be a finite number`, [
+    { field, message: 'must be a finite number' },
+  ]);
 }
 
 /** JSON.parse with the limits of checkJson, for JSON that does not arrive as a request body. */

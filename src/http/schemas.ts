@@ -31,20 +31,20 @@ export const Queued = Type.Object({ job_id: Type.String(), status: Type.Literal(
 export const JOB_STATUSES = ['queued', 'running', 'complete', 'error', 'cancelled'] as const;
 
 /** The public view of a job: its record without the params. */
-export const JobSchema = Type.Object(
-  {
-    id: Type.String(),
-    kind: Type.String(),
-    board_id: Type.Union([Type.String(), Type.Null()]),
-    status: Type.Enum(JOB_STATUSES),
-    progress: Type.Number({ minimum: 0, maximum: 1 }),
-    eta_seconds: Type.Union([Type.Number(), Type.Null()]),
-    output_url: Type.Union([Type.String(), Type.Null()]),
-    error: Type.Union([Type.String(), Type.Null()]),
-    error_code: Type.Union([Type.String(), Type.Null()], { description: 'the failure\'s stable code (`ffmpeg_failed`, `timeout`, `cancelled`, ...)' }),
-    result: Type.Unknown(),
-    created_at: Type.String(),
-    started_at: Type.Union([Type.String(), Type.Null()]),
-    finished_at: Type.Union([Type.String(), Type.Null()]),
-  },
-);
+export const JobSchema = Type.Object({
+  id: Type.String(),
+  kind: Type.String(),
+  board_id: Type.Union([Type.String(), Type.Null()]),
+  status: Type.Enum(JOB_STATUSES),
+  progress: Type.Number({ minimum: 0, maximum: 1 }),
+  eta_seconds: Type.Union([Type.Number(), Type.Null()]),
+  output_url: Type.Union([Type.String(), Type.Null()]),
+  error: Type.Union([Type.String(), Type.Null()]),
+  error_code: Type.Union([Type.String(), Type.Null()], {
+    description: "the failure's stable code (`ffmpeg_failed`, `timeout`, `cancelled`, ...)",
+  }),
+  result: Type.Unknown(),
+  created_at: Type.String(),
+  started_at: Type.Union([Type.String(), Type.Null()]),
+  finished_at: Type.Union([Type.String(), Type.Null()]),
+});

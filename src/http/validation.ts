@@ -15,7 +15,16 @@ function finiteOnly(validate: Validate): Validate {
     if (!validate(data, dataCtx)) return false;
     const at = nonFinitePath(data);
     if (at === undefined) return true;
-    return { error: [{ instancePath: at.map((s) => `/${s}`).join(''), keyword: 'type', params: {}, message: 'must be a finite number' }] };
+    return {
+      error: [
+        {
+          instancePath: at.map((s) => `/${s}`).join(''),
+          keyword: 'type',
+          params: {},
+          message: 'must be a finite number',
+        },
+      ],
+    };
   };
   Object.defineProperty(checked, 'errors', { get: () => validate.errors });
   // Fastify passes the parent object to validators that have a schemaEnv (Ajv's), so defaults can be set on it.
@@ -34,12 +43,17 @@ export function perPartValidation(): SchemaController {
   const pool = AjvCompiler();
   const buildValidator = (externalSchemas: Parameters<BuildFromPool>[0], options: Parameters<BuildFromPool>[1]) => {
     const build = (coerceTypes: 'array' | false) =>
-      pool(externalSchemas, { ...options, customOptions: { ...options?.customOptions, coerceTypes } } as Parameters<BuildFromPool>[1]);
+      pool(externalSchemas, {
+        ...options,
+        customOptions: { ...options?.customOptions, coerceTypes },
+      } as Parameters<BuildFromPool>[1]);
     const converting = build('array');
     const exact = build(false);
     // At run time Fastify passes the route definition ({schema, method, url, httpPart}); the pool's types name only the schema.
     return ((route: { httpPart?: string }) =>
-      route.httpPart === 'body' ? exact(route as never) : finiteOnly(converting(route as never) as unknown as Validate)) as unknown as ReturnType<BuildFromPool>;
+      route.httpPart === 'body'
+        ? exact(route as never)
+        : finiteOnly(converting(route as never) as unknown as Validate)) as unknown as ReturnType<BuildFromPool>;
   };
   return { compilersFactory: { buildValidator } };
 }

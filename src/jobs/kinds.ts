@@ -16,5 +16,7 @@ export interface JobKinds {}
 export type JobKind = keyof JobKinds & string;
 
 /** Narrows a job seen in an `update` event (whose params are untyped) to one kind. */
-export const isJobOf = <K extends JobKind>(job: { kind: string; params: unknown }, kind: K): job is { kind: K; params: JobKinds[K] } =>
-  job.kind === kind;
+export const isJobOf = <K extends JobKind>(
+  job: { kind: string; params: unknown },
+  kind: K,
+): job is { kind: K; params: JobKinds[K] } => job.kind === kind;

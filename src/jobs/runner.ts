@@ -64,7 +64,12 @@ const PROGRESS_WRITE_INTERVAL_MS = 200;
 
 /** The error a finished job failed with, as it was thrown (kind, code, message, details), for whoever waited on it. */
 export function failureOf(job: JobRecord): DomainError {
-  return new DomainError((job.error_kind as ErrorKind | null) ?? 'internal', job.error_code ?? 'internal', job.error ?? 'The job failed', job.error_details ?? undefined);
+  return new DomainError(
+    (job.error_kind as ErrorKind | null) ?? 'internal',
+    job.error_code ?? 'internal',
+    job.error ?? 'The job failed',
+    job.error_details ?? undefined,
+  );
 }
 
 /**
@@ -98,7 +103,11 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
     this.kindOptions.set(kind, opts as JobKindOptions<never>);
   }
 
-  enqueue<K extends JobKind>(kind: K, params: JobKinds[K], opts: { boardId?: string; idPrefix?: string } = {}): JobRecord<JobKinds[K]> {
+  enqueue<K extends JobKind>(
+    kind: K,
+    params: JobKinds[K],
+    opts: { boardId?: string; idPrefix?: string } = {},
+  ): JobRecord<JobKinds[K]> {
     if (!this.handlers.has(kind)) throw new Error(`no handler for job kind ${kind}`);
     if (this.stopping) throw new ShuttingDown();
     const id = newId(opts.idPrefix ?? 'job_');
@@ -176,7 +185,14 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
     }
     for (const job of this.store.byStatus('queued')) {
       if (this.handlers.has(job.kind)) this.queue.push({ id: job.id, kind: job.kind });
-      else this.store.update(job.id, { status: 'error', error: `No handler for job kind ${job.kind}`, error_code: 'unknown_kind', error_kind: 'internal', finished_at: nowIso() });
+      else
+        this.store.update(job.id, {
+          status: 'error',
+          error: `No handler for job kind ${job.kind}`,
+          error_code: 'unknown_kind',
+          error_kind: 'internal',
+          finished_at: nowIso(),
+        });
     }
     this.pump();
   }
@@ -234,7 +250,7 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
       if (now - lastWrite < PROGRESS_WRITE_INTERVAL_MS) return;
       lastWrite = now;
       const elapsed = (now - started) / 1000;
-      const eta = p > 0.01 ? Math.round((elapsed * (1 - p)) / p * 10) / 10 : null;
+      const eta = p > 0.01 ? Math.round(((elapsed * (1 - p)) / p) * 10) / 10 : null;
       this.store.update(id, { progress: p, eta_seconds: eta });
       this.emitUpdate(id);
     };
@@ -261,10 +277,18 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
       if (outcome.output) {
         const committed = await this.requireFiles().outputs.commit(outcome.output.file, outcome.output.element);
         outputUrl ??= committed.url;
-        result = outcome.output.result ? outcome.output.result(committed) : (result ?? { element_id: committed.element.id, filename: committed.filename });
+        result = outcome.output.result
+          ? outcome.output.result(committed)
+          : (result ?? { element_id: committed.element.id, filename: committed.filename });
       }
       await discardLeftovers();
-      this.finish(id, { status: 'complete', progress: 1, eta_seconds: 0, output_url: outputUrl ?? null, result: result ?? null });
+      this.finish(id, {
+        status: 'complete',
+        progress: 1,
+        eta_seconds: 0,
+        output_url: outputUrl ?? null,
+        result: result ?? null,
+      });
     } catch (err) {
       const reason: unknown = controller.signal.aborted ? controller.signal.reason : err;
       await discardLeftovers();
@@ -293,18 +317,25 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
 
   /** Resolves the media URLs the kind declares; a URL that fails keeps its error, for the handler to name. */
   private async resolveInputs(job: JobRecord): Promise<Map<string, string | Error>> {
-    const declare = this.kindOptions.get(job.kind)?.inputs as ((params: unknown) => string[] | Promise<string[]>) | undefined;
+    const declare = this.kindOptions.get(job.kind)?.inputs as
+      | ((params: unknown) => string[] | Promise<string[]>)
+      | undefined;
     const inputs = new Map<string, string | Error>();
     if (!declare) return inputs;
     const files = this.requireFiles();
     for (const url of await declare(job.params)) {
-      if (!inputs.has(url)) inputs.set(url, await files.resolve(url).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err)))));
+      if (!inputs.has(url))
+        inputs.set(
+          url,
+          await files.resolve(url).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err)))),
+        );
     }
     return inputs;
   }
 
   private requireFiles(): JobFiles {
-    if (!this.files) throw new Error('this job runner was built without files: it cannot resolve inputs or produce outputs');
+    if (!this.files)
+      throw new Error('this job runner was built without files: it cannot resolve inputs or produce outputs');
     return this.files;
   }
 

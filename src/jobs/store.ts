@@ -72,14 +72,18 @@ export class JobStore {
   }
 
   update(id: string, fields: Partial<Omit<JobRecord, 'id' | 'kind' | 'params' | 'created_at'>>): void {
-    const entries = Object.entries(fields).map(([k, v]) => [k, JSON_COLUMNS.has(k) && v !== null && v !== undefined ? JSON.stringify(v) : v] as const);
+    const entries = Object.entries(fields).map(
+      ([k, v]) => [k, JSON_COLUMNS.has(k) && v !== null && v !== undefined ? JSON.stringify(v) : v] as const,
+    );
     if (entries.length === 0) return;
     const sql = `UPDATE jobs SET ${entries.map(([k]) => `${k} = ?`).join(', ')} WHERE id = ?`;
     this.db.prepare(sql).run(...entries.map(([, v]) => v ?? null), id);
   }
 
   byStatus(status: JobStatus): JobRecord[] {
-    return (this.db.prepare('SELECT * FROM jobs WHERE status = ? ORDER BY created_at').all(status) as Row[]).map(fromRow);
+    return (this.db.prepare('SELECT * FROM jobs WHERE status = ? ORDER BY created_at').all(status) as Row[]).map(
+      fromRow,
+    );
   }
 
   list(filter: { kind?: string; board_id?: string; limit: number }): JobRecord[] {
@@ -88,7 +92,11 @@ export class JobStore {
         `SELECT * FROM jobs WHERE (@kind IS NULL OR kind = @kind) AND (@board IS NULL OR board_id = @board)
          ORDER BY created_at DESC LIMIT @limit`,
       )
-      .all({ kind: filter.kind ?? null, board: filter.board_id ?? null, limit: Number.isSafeInteger(filter.limit) ? filter.limit : 100 }) as Row[];
+      .all({
+        kind: filter.kind ?? null,
+        board: filter.board_id ?? null,
+        limit: Number.isSafeInteger(filter.limit) ? filter.limit : 100,
+      }) as Row[];
     return rows.map(fromRow);
   }
 }

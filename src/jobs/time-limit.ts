@@ -14,12 +14,18 @@ export interface TimeLimit {
  * The one "time limit and abort": a limit of `ms` over an optional outer signal, and the domain error that says which
  * of the two stopped the work (the edge answers TimedOut with 504 and Cancelled with 499).
  */
-export function timeLimit(outer: AbortSignal | undefined, ms: number, timedOut: () => TimedOut, cancelledMessage = 'Cancelled'): TimeLimit {
+export function timeLimit(
+  outer: AbortSignal | undefined,
+  ms: number,
+  timedOut: () => TimedOut,
+  cancelledMessage = 'Cancelled',
+): TimeLimit {
   const timeout = AbortSignal.timeout(ms);
   return {
     signal: outer ? AbortSignal.any([outer, timeout]) : timeout,
     stopped() {
-      if (outer?.aborted) return outer.reason instanceof DomainError ? outer.reason : new Cancelled(cancelledMessage, 'aborted');
+      if (outer?.aborted)
+        return outer.reason instanceof DomainError ? outer.reason : new Cancelled(cancelledMessage, 'aborted');
       if (timeout.aborted) return timedOut();
       return undefined;
     },

@@ -19,7 +19,8 @@ export function canCopy(inputs: ConcatInput[]): boolean {
   const v0 = first.video!;
   const a0 = first.audio;
   return rest.every(({ video: v, audio: a }) => {
-    if (!v || v.codec !== v0.codec || v.width !== v0.width || v.height !== v0.height || v.pixFmt !== v0.pixFmt) return false;
+    if (!v || v.codec !== v0.codec || v.width !== v0.width || v.height !== v0.height || v.pixFmt !== v0.pixFmt)
+      return false;
     if (Math.abs((v.fps ?? 0) - (v0.fps ?? 0)) > FPS_TOLERANCE) return false;
     if (!a0 || !a) return !a0 && !a;
     return a.codec === a0.codec && a.channels === a0.channels && a.sampleRate === a0.sampleRate;
@@ -110,7 +111,8 @@ export async function concatVideos<T>(
   const name = `${sources[0].stem} (concat ${sources.length})`;
   // The concat demuxer's list file is line-based: a path with a line break (possible in a connected folder) could
   // inject directives, so such inputs take the re-encode path, which passes each path as its own argument.
-  if (!canCopy(inputs) || inputs.some((i) => /[\r\n]/.test(i.path))) return io.produce(req.board_id, `${name}.mp4`, run(reencodeArgs(inputs)), { concat_mode: 'reencode' });
+  if (!canCopy(inputs) || inputs.some((i) => /[\r\n]/.test(i.path)))
+    return io.produce(req.board_id, `${name}.mp4`, run(reencodeArgs(inputs)), { concat_mode: 'reencode' });
 
   const ext = path.extname(sources[0].path).slice(1).toLowerCase() || 'mp4';
   const tmpRoot = path.join(ctx.config.dataDir, 'tmp');

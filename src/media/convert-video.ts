@@ -32,9 +32,12 @@ export function validateConvertVideo(req: ConvertVideoRequest): number | undefin
   const allowed = CONTAINER_CODECS[req.format];
   if (!allowed.includes(req.codec)) {
     const pairs = Object.entries(CONTAINER_CODECS).flatMap(([f, cs]) => cs.map((c) => `${f}/${c}`));
-    throw badRequest(`A ${req.format} file cannot hold ${req.codec}; ${req.format} takes ${allowed.join(', ')}. Valid pairs: ${pairs.join(', ')}`, {
-      valid_pairs: CONTAINER_CODECS,
-    });
+    throw badRequest(
+      `A ${req.format} file cannot hold ${req.codec}; ${req.format} takes ${allowed.join(', ')}. Valid pairs: ${pairs.join(', ')}`,
+      {
+        valid_pairs: CONTAINER_CODECS,
+      },
+    );
   }
   if (!req.bitrate) return undefined;
   if (req.codec === 'prores') throw badRequest('prores has fixed-quality profiles and takes no bitrate; omit bitrate');
@@ -48,18 +51,66 @@ export function checkVideoElement(ctx: MediaContext, req: { board_id: string; el
 
 /** Encoder arguments; without a bitrate each codec runs at a constant quality. */
 function videoArgs(codec: VideoCodec, bitrate: number | undefined): string[] {
-  const rate = bitrate ? ['-b:v', String(bitrate), '-maxrate', String(Math.round(bitrate * 1.5)), '-bufsize', String(bitrate * 2)] : [];
+  const rate = bitrate
+    ? ['-b:v', String(bitrate), '-maxrate', String(Math.round(bitrate * 1.5)), '-bufsize', String(bitrate * 2)]
+    : [];
   // Cropping to even sizes (at most one pixel) because the 4:2:0 / 4:2:2 encoders below reject odd dimensions.
   const even = ['-vf', 'crop=trunc(iw/2)*2:trunc(ih/2)*2:0:0'];
   switch (codec) {
     case 'h264':
-      return [...even, '-c:v', 'libx264', '-preset', 'veryfast', '-pix_fmt', 'yuv420p', ...(bitrate ? rate : ['-crf', '21'])];
+      return [
+        ...even,
+        '-c:v',
+        'libx264',
+        '-preset',
+        'veryfast',
+        '-pix_fmt',
+        'yuv420p',
+        ...(bitrate ? rate : ['-crf', '21']),
+      ];
     case 'h265':
-      return [...even, '-c:v', 'libx265', '-preset', 'veryfast', '-pix_fmt', 'yuv420p', '-tag:v', 'hvc1', '-x265-params', 'log-level=error', ...(bitrate ? rate : ['-crf', '26'])];
+      return [
+        ...even,
+        '-c:v',
+        'libx265',
+        '-preset',
+        'veryfast',
+        '-pix_fmt',
+        'yuv420p',
+        '-tag:v',
+        'hvc1',
+        '-x265-params',
+        'log-level=error',
+        ...(bitrate ? rate : ['-crf', '26']),
+      ];
     case 'vp9':
-      return ['-c:v', 'libvpx-vp9', '-deadline', 'good', '-cpu-used', '4', '-row-mt', '1', '-pix_fmt', 'yuv420p', ...(bitrate ? rate : ['-crf', '32', '-b:v', '0'])];
+      return [
+        '-c:v',
+        'libvpx-vp9',
+        '-deadline',
+        'good',
+        '-cpu-used',
+        '4',
+        '-row-mt',
+        '1',
+        '-pix_fmt',
+        'yuv420p',
+        ...(bitrate ? rate : ['-crf', '32', '-b:v', '0']),
+      ];
     case 'av1':
-      return ['-c:v', 'libaom-av1', '-strict', 'experimental', '-cpu-used', '8', '-row-mt', '1', '-pix_fmt', 'yuv420p', ...(bitrate ? ['-b:v', String(bitrate)] : ['-crf', '34', '-b:v', '0'])];
+      return [
+        '-c:v',
+        'libaom-av1',
+        '-strict',
+        'experimental',
+        '-cpu-used',
+        '8',
+        '-row-mt',
+        '1',
+        '-pix_fmt',
+        'yuv420p',
+        ...(bitrate ? ['-b:v', String(bitrate)] : ['-crf', '34', '-b:v', '0']),
+      ];
     case 'prores':
       return [...even, '-c:v', 'prores_ks', '-profile:v', '2', '-pix_fmt', 'yuv422p10le'];
   }
@@ -83,7 +134,16 @@ export async function convertVideo<T>(
   const src = await io.source(req.board_id, req.element_id);
   const info = await ctx.probes.probe(src.path);
   if (!info.video) throw badRequest(`Element ${req.element_id} has no video stream`);
-  const args = ['-i', src.path, '-map', '0:v:0', '-map', '0:a:0?', ...videoArgs(req.codec, bitrate), ...audioArgs(req.format, req.codec)];
+  const args = [
+    '-i',
+    src.path,
+    '-map',
+    '0:v:0',
+    '-map',
+    '0:a:0?',
+    ...videoArgs(req.codec, bitrate),
+    ...audioArgs(req.format, req.codec),
+  ];
   if (req.format !== 'webm') args.push('-movflags', '+faststart');
   return io.produce(req.board_id, `${src.stem} (${req.codec}).${req.format}`, (temp) =>
     runFfmpeg(ctx.tools, [...args, temp], {

@@ -41,31 +41,44 @@ export function parseHttpUrl(text: string): URL {
   } catch {
     throw badRequest(`"${text}" is not an absolute URL`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw badRequest(`Only http and https URLs can be downloaded, not ${url.protocol}`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw badRequest(`Only http and https URLs can be downloaded, not ${url.protocol}`);
   return url;
 }
 
-export const tooLarge = (max: number) => new ApiError(413, 'payload_too_large', `The file is larger than the download limit of ${max} bytes`);
+export const tooLarge = (max: number) =>
+  new ApiError(413, 'payload_too_large', `The file is larger than the download limit of ${max} bytes`);
 
 /** Follows at most MAX_REDIRECTS redirects by hand, so each hop's scheme is checked and the count is ours. */
 async function fetchFollowing(start: URL, signal: AbortSignal): Promise<{ res: Response; url: URL }> {
   let url = start;
   for (let hop = 0; ; hop++) {
-    const res = await fetch(url, { redirect: 'manual', signal, headers: { accept: '*/*', 'user-agent': 'board-media-service' } });
+    const res = await fetch(url, {
+      redirect: 'manual',
+      signal,
+      headers: { accept: '*/*', 'user-agent': 'board-media-service' },
+    });
     if (!REDIRECTS.has(res.status)) {
       if (!res.ok) {
         await res.body?.cancel();
-        throw new ApiError(502, 'upstream_error', `${url.host} answered ${res.status} ${res.statusText}`.trim(), { status: res.status });
+        throw new ApiError(502, 'upstream_error', `${url.host} answered ${res.status} ${res.statusText}`.trim(), {
+          status: res.status,
+        });
       }
       return { res, url };
     }
     await res.body?.cancel();
     const location = res.headers.get('location');
     if (!location) throw new ApiError(502, 'upstream_error', `${url.host} answered ${res.status} without a Location`);
-    if (hop >= MAX_REDIRECTS) throw new ApiError(502, 'too_many_redirects', `More than ${MAX_REDIRECTS} redirects starting at ${start.href}`);
+    if (hop >= MAX_REDIRECTS)
+      throw new ApiError(502, 'too_many_redirects', `More than ${MAX_REDIRECTS} redirects starting at ${start.href}`);
     const next = new URL(location, url);
     if (next.protocol !== 'http:' && next.protocol !== 'https:') {
-      throw new ApiError(502, 'bad_redirect', `${url.host} redirected to a ${next.protocol} URL, only http and https are followed`);
+      throw new ApiError(
+        502,
+        'bad_redirect',
+        `${url.host} redirected to a ${next.protocol} URL, only http and https are followed`,
+      );
     }
     url = next;
   }
@@ -78,7 +91,11 @@ function fileNameFor(res: Response, url: URL, ext: string): string {
   const plain = /filename\s*=\s*"?([^";]+)"?/i.exec(cd);
   let name = '';
   try {
-    name = star ? decodeURIComponent(star[1].trim()) : plain ? plain[1].trim() : decodeURIComponent(url.pathname.split('/').pop() ?? '');
+    name = star
+      ? decodeURIComponent(star[1].trim())
+      : plain
+        ? plain[1].trim()
+        : decodeURIComponent(url.pathname.split('/').pop() ?? '');
   } catch {
     name = '';
   }
@@ -89,11 +106,16 @@ function fileNameFor(res: Response, url: URL, ext: string): string {
  * The type to store the body as: the sniffed bytes, else a media Content-Type for a format the sniffer does not know
  * (bmp, tiff, aac...). A body claiming a format we can recognise but whose bytes are not that format is not media.
  */
-function mediaTypeOf(sniffed: Sniffed | 'html' | undefined, contentType: string, url: URL): Sniffed | 'html' | undefined {
+function mediaTypeOf(
+  sniffed: Sniffed | 'html' | undefined,
+  contentType: string,
+  url: URL,
+): Sniffed | 'html' | undefined {
   if (sniffed) return sniffed;
   const mime = contentType.split(';')[0].trim().toLowerCase();
   const major = mime.split('/')[0];
-  if (major !== 'image' && major !== 'video' && major !== 'audio') return mime === 'text/html' || mime === 'application/xhtml+xml' ? 'html' : undefined;
+  if (major !== 'image' && major !== 'video' && major !== 'audio')
+    return mime === 'text/html' || mime === 'application/xhtml+xml' ? 'html' : undefined;
   const ext = extensionForMime(mime) ?? path.extname(url.pathname).slice(1).toLowerCase();
   if (!ext || SNIFFABLE.has(ext) || kindOfFile(`x.${ext}`) !== major) return undefined;
   return { kind: major, ext, mime };
@@ -119,7 +141,13 @@ export async function refuseDeclaredTooLarge(res: Response, maxBytes: number): P
  * Streams a response body into a new file (never overwriting), counting bytes against `maxBytes` whatever the
  * headers said, and answers its first SNIFF_BYTES for typing from the bytes. The file is removed on failure.
  */
-export async function streamToFile(res: Response, file: string, maxBytes: number, signal: AbortSignal, onProgress?: (f: number) => void): Promise<Buffer> {
+export async function streamToFile(
+  res: Response,
+  file: string,
+  maxBytes: number,
+  signal: AbortSignal,
+  onProgress?: (f: number) => void,
+): Promise<Buffer> {
   const declared = Number(res.headers.get('content-length') ?? NaN);
   let head = Buffer.alloc(0);
   let received = 0;
@@ -143,7 +171,13 @@ export async function streamToFile(res: Response, file: string, maxBytes: number
 }
 
 /** Streams the body into a temp file in `dir`, counting bytes against the limit and keeping the head for sniffing. */
-async function fetchToTemp(start: URL, dir: string, limits: DownloadLimits, signal: AbortSignal, onProgress?: (f: number) => void): Promise<Fetched> {
+async function fetchToTemp(
+  start: URL,
+  dir: string,
+  limits: DownloadLimits,
+  signal: AbortSignal,
+  onProgress?: (f: number) => void,
+): Promise<Fetched> {
   const { res, url } = await fetchFollowing(start, signal);
   const contentType = res.headers.get('content-type') ?? '';
   await refuseDeclaredTooLarge(res, limits.maxBytes);
@@ -182,7 +216,12 @@ export async function downloadToBoard(
   ctx.boards.requireBoard(req.board_id);
   const dir = await ctx.media.boardDir(req.board_id);
   const limits = downloadLimits(ctx);
-  const limit = timeLimit(opts.signal, limits.timeoutMs, () => new TimedOut(`Downloading ${start.href} took longer than ${limits.timeoutMs} ms`), 'The download was cancelled');
+  const limit = timeLimit(
+    opts.signal,
+    limits.timeoutMs,
+    () => new TimedOut(`Downloading ${start.href} took longer than ${limits.timeoutMs} ms`),
+    'The download was cancelled',
+  );
   let fetched: Fetched;
   try {
     fetched = await fetchToTemp(start, dir, limits, limit.signal, opts.onProgress);
@@ -196,7 +235,11 @@ export async function downloadToBoard(
   if (!fetched.type) {
     await fsp.rm(fetched.temp, { force: true });
     const declared = fetched.res.headers.get('content-type') || 'no Content-Type';
-    throw new ApiError(415, 'not_media', `${fetched.url.href} is not an image, video or audio file (${declared}, unrecognised content)`);
+    throw new ApiError(
+      415,
+      'not_media',
+      `${fetched.url.href} is not an image, video or audio file (${declared}, unrecognised content)`,
+    );
   }
   let stored: string;
   try {
@@ -208,8 +251,19 @@ export async function downloadToBoard(
   return { elements: [await addElement(ctx, req.board_id, stored, fetched.type.kind, req.url)] };
 }
 
-async function addElement(ctx: MediaContext, boardId: string, stored: string, kind: Sniffed['kind'], source: string): Promise<DownloadedElement> {
-  const el = await ctx.boards.addElement(boardId, { type: kind, url: ctx.media.urlFor(boardId, stored), name: stored, data: { source_url: source } });
+async function addElement(
+  ctx: MediaContext,
+  boardId: string,
+  stored: string,
+  kind: Sniffed['kind'],
+  source: string,
+): Promise<DownloadedElement> {
+  const el = await ctx.boards.addElement(boardId, {
+    type: kind,
+    url: ctx.media.urlFor(boardId, stored),
+    name: stored,
+    data: { source_url: source },
+  });
   return { id: el.id, type: el.type, url: el.url!, name: el.name };
 }
 
@@ -223,7 +277,12 @@ async function extractWithYtdlp(
 ): Promise<DownloadedElement[]> {
   const ytdlp = await ctx.tools.info('ytdlp');
   if (!ytdlp.found) {
-    throw new ApiError(415, 'not_media', `${page.href} is a web page, not a media file; install yt-dlp to extract media from pages`, { hint: ytdlp.hint });
+    throw new ApiError(
+      415,
+      'not_media',
+      `${page.href} is a web page, not a media file; install yt-dlp to extract media from pages`,
+      { hint: ytdlp.hint },
+    );
   }
   const tmpRoot = path.join(ctx.config.dataDir, 'tmp');
   await fsp.mkdir(tmpRoot, { recursive: true });
@@ -242,10 +301,15 @@ async function extractWithYtdlp(
       const { bytesRead } = await handle.read(head, 0, SNIFF_BYTES, 0).finally(() => handle.close());
       const type = sniff(head.subarray(0, bytesRead));
       if (!type || type === 'html') continue; // yt-dlp's side files (descriptions, info json)
-      const stored = await moveIntoUnique(file, dir, withExtension(sanitizeFilename(path.basename(file).replace(/^\d{3}-/, ''), 'download'), type.ext));
+      const stored = await moveIntoUnique(
+        file,
+        dir,
+        withExtension(sanitizeFilename(path.basename(file).replace(/^\d{3}-/, ''), 'download'), type.ext),
+      );
       elements.push(await addElement(ctx, boardId, stored, type.kind, page.href));
     }
-    if (elements.length === 0) throw new ApiError(422, 'no_media', `yt-dlp found no image, video or audio at ${page.href}`);
+    if (elements.length === 0)
+      throw new ApiError(422, 'no_media', `yt-dlp found no image, video or audio at ${page.href}`);
     return elements;
   } finally {
     await fsp.rm(outDir, { recursive: true, force: true });

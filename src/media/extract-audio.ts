@@ -3,7 +3,12 @@ import { runFfmpeg } from '../tools/ffmpeg.js';
 import { loadSource, produceElement, type NewMediaResult, type MediaContext } from './new-element.js';
 
 /** The element's first audio stream as an MP3 (VBR quality 2, about 190 kbit/s) beside it on the board. */
-export async function extractAudio(ctx: MediaContext, boardId: string, elementId: string, signal?: AbortSignal): Promise<NewMediaResult> {
+export async function extractAudio(
+  ctx: MediaContext,
+  boardId: string,
+  elementId: string,
+  signal?: AbortSignal,
+): Promise<NewMediaResult> {
   const src = await loadSource(ctx, boardId, elementId);
   const info = await ctx.probes.probe(src.path);
   if (!info.audio) throw badRequest(`Element ${elementId} has no audio stream`);

@@ -38,7 +38,12 @@ export class HashIndex {
   hashesOf(elementId: string): PerceptualHash[] {
     const ord = this.ordinalOf.get(elementId);
     if (ord === undefined) return [];
-    return this.elements[ord].slots.map((s) => ({ pHi: this.words[s * 4], pLo: this.words[s * 4 + 1], dHi: this.words[s * 4 + 2], dLo: this.words[s * 4 + 3] }));
+    return this.elements[ord].slots.map((s) => ({
+      pHi: this.words[s * 4],
+      pLo: this.words[s * 4 + 1],
+      dHi: this.words[s * 4 + 2],
+      dLo: this.words[s * 4 + 3],
+    }));
   }
 
   /** Replaces the hashes of one element. */

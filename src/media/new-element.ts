@@ -37,7 +37,12 @@ export async function loadSource(ctx: AppContext, boardId: string, elementId: st
  */
 export interface MediaIo<T> {
   source(boardId: string, elementId: string): Promise<SourceFile>;
-  produce(boardId: string, filename: string, write: (tempPath: string) => Promise<void>, data?: Record<string, unknown>): Promise<T>;
+  produce(
+    boardId: string,
+    filename: string,
+    write: (tempPath: string) => Promise<void>,
+    data?: Record<string, unknown>,
+  ): Promise<T>;
 }
 
 export const boardIo = (ctx: AppContext): MediaIo<NewMediaResult> => ({

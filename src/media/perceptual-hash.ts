@@ -14,7 +14,8 @@ const K = 8;
 /** cos((2x+1)uπ/2N) for the K lowest frequencies u, computed once. */
 const COS = (() => {
   const t = new Float64Array(K * N);
-  for (let u = 0; u < K; u++) for (let x = 0; x < N; x++) t[u * N + x] = Math.cos(((2 * x + 1) * u * Math.PI) / (2 * N));
+  for (let u = 0; u < K; u++)
+    for (let x = 0; x < N; x++) t[u * N + x] = Math.cos(((2 * x + 1) * u * Math.PI) / (2 * N));
   return t;
 })();
 

@@ -32,7 +32,6 @@ const JOB_CONVERT = 'media.convert-video';
 const JOB_CONCAT = 'media.concat-videos';
 const JOB_DOWNLOAD = 'media.download';
 
-
 declare module '../jobs/kinds.js' {
   interface JobKinds {
     'media.convert-video': ConvertVideoRequest;
@@ -43,12 +42,20 @@ declare module '../jobs/kinds.js' {
 
 function defineJobs(ctx: MediaContext): void {
   // Their sources come resolved from the runner and their new file goes back to it (jobIo): the remote-worker seam.
-  ctx.jobs.define(JOB_CONVERT, (job) => convertVideo(ctx, job.params, jobIo(ctx, job), { signal: job.signal, onProgress: job.progress }), {
-    inputs: (p) => elementUrls(ctx, p.board_id, [p.element_id]),
-  });
-  ctx.jobs.define(JOB_CONCAT, (job) => concatVideos(ctx, job.params, jobIo(ctx, job), { signal: job.signal, onProgress: job.progress }), {
-    inputs: (p) => elementUrls(ctx, p.board_id, p.element_ids),
-  });
+  ctx.jobs.define(
+    JOB_CONVERT,
+    (job) => convertVideo(ctx, job.params, jobIo(ctx, job), { signal: job.signal, onProgress: job.progress }),
+    {
+      inputs: (p) => elementUrls(ctx, p.board_id, [p.element_id]),
+    },
+  );
+  ctx.jobs.define(
+    JOB_CONCAT,
+    (job) => concatVideos(ctx, job.params, jobIo(ctx, job), { signal: job.signal, onProgress: job.progress }),
+    {
+      inputs: (p) => elementUrls(ctx, p.board_id, p.element_ids),
+    },
+  );
   ctx.jobs.define(JOB_DOWNLOAD, async (job) => {
     const result = await downloadToBoard(ctx, job.params, { signal: job.signal, onProgress: job.progress });
     return { output_url: result.elements[0]?.url, result };
@@ -72,7 +79,15 @@ export const registerMedia: Feature = (app: App, appCtx: AppContext) => {
           'http(s) only, at most 5 redirects, DOWNLOAD_MAX_BYTES / DOWNLOAD_TIMEOUT_MS limits. The type comes from the bytes and the ' +
           'Content-Type. A web page is handed to yt-dlp when it is installed (one element per image/video of a post), else 415.',
         body: DownloadBody,
-        response: { 200: Downloaded, 202: Queued, ...mediaErrors, 413: ErrorBody, 415: ErrorBody, 502: ErrorBody, 504: ErrorBody },
+        response: {
+          200: Downloaded,
+          202: Queued,
+          ...mediaErrors,
+          413: ErrorBody,
+          415: ErrorBody,
+          502: ErrorBody,
+          504: ErrorBody,
+        },
       },
     },
     async (req, reply) => {
@@ -122,7 +137,8 @@ export const registerMedia: Feature = (app: App, appCtx: AppContext) => {
       schema: {
         tags,
         summary: 'Convert (and optionally resize) an image element into a new element',
-        description: 'One of width/height keeps the aspect ratio; both fit the image inside the box. EXIF orientation is applied.',
+        description:
+          'One of width/height keeps the aspect ratio; both fit the image inside the box. EXIF orientation is applied.',
         body: ConvertImageBody,
         response: { 200: NewElement, ...mediaErrors },
       },
@@ -136,7 +152,8 @@ export const registerMedia: Feature = (app: App, appCtx: AppContext) => {
       schema: {
         tags,
         summary: 'Re-encode a video element into another container/codec as a new element',
-        description: 'Pairs: mp4 with h264, h265, av1; webm with vp9, av1; mov with h264, h265, prores. bitrate like 2M or 800k (50k..500M).',
+        description:
+          'Pairs: mp4 with h264, h265, av1; webm with vp9, av1; mov with h264, h265, prores. bitrate like 2M or 800k (50k..500M).',
         body: ConvertVideoBody,
         response: { 200: NewElement, 202: Queued, ...mediaErrors },
       },
@@ -162,7 +179,8 @@ export const registerMedia: Feature = (app: App, appCtx: AppContext) => {
       schema: {
         tags,
         summary: 'Join video elements in order into a new element',
-        description: 'Stream copy when codec, size, frame rate and audio layout match; otherwise normalised to the first clip (letterboxed) and re-encoded.',
+        description:
+          'Stream copy when codec, size, frame rate and audio layout match; otherwise normalised to the first clip (letterboxed) and re-encoded.',
         body: ConcatBody,
         response: { 200: NewElement, 202: Queued, ...mediaErrors },
       },
@@ -185,7 +203,8 @@ export const registerMedia: Feature = (app: App, appCtx: AppContext) => {
       schema: {
         tags,
         summary: 'Images and video key frames on any board that look like this element',
-        description: 'Local perceptual index (DCT pHash + dHash). At most 50 matches, best first, distance <= 32; the element itself is excluded.',
+        description:
+          'Local perceptual index (DCT pHash + dHash). At most 50 matches, best first, distance <= 32; the element itself is excluded.',
         body: ElementRefBody,
         response: { 200: SimilarMatches, ...mediaErrors },
       },

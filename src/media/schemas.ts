@@ -7,7 +7,9 @@ import { VIDEO_CODECS, VIDEO_FORMATS } from './convert-video.js';
 const ElementRef = { board_id: Id, element_id: Id };
 /** A time in a media file: a week is far beyond any file the service handles, and keeps the number finite. */
 const MAX_MEDIA_SECONDS = 7 * 24 * 3600;
-const Async = Type.Optional(Type.Boolean({ description: 'answer at once with a job to poll at GET /api/jobs/{job_id}' }));
+const Async = Type.Optional(
+  Type.Boolean({ description: 'answer at once with a job to poll at GET /api/jobs/{job_id}' }),
+);
 
 export const NewElement = Type.Object(
   {
@@ -28,7 +30,14 @@ export const Queued = Type.Object(
   { description: 'With async: true. The job result holds the same body as the synchronous answer.' },
 );
 export const Downloaded = Type.Object({
-  elements: Type.Array(Type.Object({ id: Type.String(), type: Type.String(), url: Type.String(), name: Type.Union([Type.String(), Type.Null()]) })),
+  elements: Type.Array(
+    Type.Object({
+      id: Type.String(),
+      type: Type.String(),
+      url: Type.String(),
+      name: Type.Union([Type.String(), Type.Null()]),
+    }),
+  ),
 });
 const Match = Type.Object({
   board_id: Type.String(),
@@ -42,16 +51,22 @@ const Match = Type.Object({
 /** Statuses the media operations answer besides 200 and the usual 400/404. */
 export const mediaErrors = { ...errorResponses, 422: ErrorBody, 503: ErrorBody };
 
-
 export const SimilarMatches = Type.Object({ matches: Type.Array(Match) });
 
 export const ElementRefBody = Type.Object(ElementRef, { additionalProperties: false });
 
-export const DownloadBody = Type.Object({ board_id: Id, url: Type.String({ minLength: 1, maxLength: 8192 }), async: Async }, { additionalProperties: false });
+export const DownloadBody = Type.Object(
+  { board_id: Id, url: Type.String({ minLength: 1, maxLength: 8192 }), async: Async },
+  { additionalProperties: false },
+);
 export type DownloadParams = Omit<Static<typeof DownloadBody>, 'async'>;
 
 export const TrimBody = Type.Object(
-  { ...ElementRef, start_seconds: Type.Number({ minimum: 0, maximum: MAX_MEDIA_SECONDS }), end_seconds: Type.Number({ exclusiveMinimum: 0, maximum: MAX_MEDIA_SECONDS }) },
+  {
+    ...ElementRef,
+    start_seconds: Type.Number({ minimum: 0, maximum: MAX_MEDIA_SECONDS }),
+    end_seconds: Type.Number({ exclusiveMinimum: 0, maximum: MAX_MEDIA_SECONDS }),
+  },
   { additionalProperties: false },
 );
 
@@ -78,5 +93,8 @@ export const ConvertVideoBody = Type.Object(
 );
 export type ConvertVideoRequest = Omit<Static<typeof ConvertVideoBody>, 'async'>;
 
-export const ConcatBody = Type.Object({ board_id: Id, element_ids: Type.Array(Id, { maxItems: 200 }), async: Async }, { additionalProperties: false });
+export const ConcatBody = Type.Object(
+  { board_id: Id, element_ids: Type.Array(Id, { maxItems: 200 }), async: Async },
+  { additionalProperties: false },
+);
 export type ConcatParams = Omit<Static<typeof ConcatBody>, 'async'>;

@@ -56,7 +56,10 @@ export class SimilarityService {
   listen(): void {
     const { events } = this.ctx;
     events.on('element-probed', (element, { path: file }) => {
-      if (hashable(element)) void this.enqueue(element, file).catch((err) => this.ctx.log.warn({ err, element: element.id }, 'perceptual hashing failed'));
+      if (hashable(element))
+        void this.enqueue(element, file).catch((err) =>
+          this.ctx.log.warn({ err, element: element.id }, 'perceptual hashing failed'),
+        );
     });
     events.on('element-deleted', (element) => this.forget(element.id));
     // The rows go with the board (ON DELETE CASCADE); only the mirror needs clearing.
@@ -105,7 +108,9 @@ export class SimilarityService {
       for (let i = 0; i < count; i++) {
         const at = (duration * (i + 0.5)) / count;
         const frame = path.join(dir, `${i}.png`);
-        await runFfmpeg(this.ctx.tools, ['-ss', at.toFixed(3), '-i', file, '-frames:v', '1', '-an', frame], { timeoutMs: 60_000 });
+        await runFfmpeg(this.ctx.tools, ['-ss', at.toFixed(3), '-i', file, '-frames:v', '1', '-an', frame], {
+          timeoutMs: 60_000,
+        });
         // A seek past the last decodable frame writes nothing; the other frames still describe the video.
         if (await fsp.stat(frame).catch(() => undefined)) hashes.push(await hashImageFile(frame));
       }
@@ -118,7 +123,10 @@ export class SimilarityService {
   /** Matches for an element over every board, best first, the element itself excluded. */
   async findSimilar(boardId: string, elementId: string): Promise<{ matches: SimilarMatch[] }> {
     const { element, path: file } = await this.ctx.boards.elementFile(boardId, elementId);
-    if (!hashable(element)) throw badRequest(`Element ${elementId} is ${element.type === 'audio' ? 'audio' : `a ${element.type} element`}; find-similar takes images and videos`);
+    if (!hashable(element))
+      throw badRequest(
+        `Element ${elementId} is ${element.type === 'audio' ? 'audio' : `a ${element.type} element`}; find-similar takes images and videos`,
+      );
     let query = this.index.hashesOf(elementId);
     if (query.length === 0) {
       try {
@@ -129,7 +137,11 @@ export class SimilarityService {
     }
     if (query.length === 0) throw badRequest(`Element ${elementId} has no frame to compare`);
     const matches: SimilarMatch[] = [];
-    for (const m of this.index.search(query, { exclude: elementId, limit: MAX_MATCHES * 2, maxDistance: MAX_DISTANCE })) {
+    for (const m of this.index.search(query, {
+      exclude: elementId,
+      limit: MAX_MATCHES * 2,
+      maxDistance: MAX_DISTANCE,
+    })) {
       let el: Element;
       try {
         el = this.ctx.boards.requireElement(m.boardId, m.elementId);
@@ -137,7 +149,14 @@ export class SimilarityService {
         this.forget(m.elementId); // deleted behind our back (should not happen with the events, but never report it)
         continue;
       }
-      matches.push({ board_id: m.boardId, element_id: m.elementId, url: el.url, name: el.name, distance: m.distance, score: Math.round((1 - m.distance / 128) * 1000) / 1000 });
+      matches.push({
+        board_id: m.boardId,
+        element_id: m.elementId,
+        url: el.url,
+        name: el.name,
+        distance: m.distance,
+        score: Math.round((1 - m.distance / 128) * 1000) / 1000,
+      });
       if (matches.length >= MAX_MATCHES) break;
     }
     return { matches };

@@ -38,7 +38,9 @@ export class MediaHashStore {
 
   replace(elementId: string, boardId: string, hashes: PerceptualHash[]): void {
     const del = this.db.prepare('DELETE FROM media_hashes WHERE element_id = ?');
-    const ins = this.db.prepare('INSERT INTO media_hashes (element_id, board_id, frame, phash, dhash) VALUES (?, ?, ?, ?, ?)');
+    const ins = this.db.prepare(
+      'INSERT INTO media_hashes (element_id, board_id, frame, phash, dhash) VALUES (?, ?, ?, ?, ?)',
+    );
     this.db.transaction(() => {
       del.run(elementId);
       hashes.forEach((h, i) => ins.run(elementId, boardId, i, toBlob(h.pHi, h.pLo), toBlob(h.dHi, h.dLo)));
@@ -51,9 +53,18 @@ export class MediaHashStore {
 
   /** Every stored hash, grouped by element in frame order (read once at start into the in-memory index). */
   *all(): Generator<IndexedHash> {
-    const rows = this.db.prepare('SELECT element_id, board_id, phash, dhash FROM media_hashes ORDER BY element_id, frame').iterate() as IterableIterator<HashRow>;
+    const rows = this.db
+      .prepare('SELECT element_id, board_id, phash, dhash FROM media_hashes ORDER BY element_id, frame')
+      .iterate() as IterableIterator<HashRow>;
     for (const r of rows) {
-      yield { elementId: r.element_id, boardId: r.board_id, pHi: r.phash.readUInt32BE(0), pLo: r.phash.readUInt32BE(4), dHi: r.dhash.readUInt32BE(0), dLo: r.dhash.readUInt32BE(4) };
+      yield {
+        elementId: r.element_id,
+        boardId: r.board_id,
+        pHi: r.phash.readUInt32BE(0),
+        pLo: r.phash.readUInt32BE(4),
+        dHi: r.dhash.readUInt32BE(0),
+        dLo: r.dhash.readUInt32BE(4),
+      };
     }
   }
 }

@@ -25,12 +25,35 @@ function outputFormat(ext: string, info: ProbeResult): { ext: string; args: stri
   }
   const { width, height } = info.video;
   if (ext === 'webm') {
-    return { ext, args: ['-c:v', 'libvpx-vp9', '-deadline', 'good', '-cpu-used', '4', '-row-mt', '1', '-crf', '30', '-b:v', '0', '-c:a', 'libopus', '-b:a', '128k'] };
+    return {
+      ext,
+      args: [
+        '-c:v',
+        'libvpx-vp9',
+        '-deadline',
+        'good',
+        '-cpu-used',
+        '4',
+        '-row-mt',
+        '1',
+        '-crf',
+        '30',
+        '-b:v',
+        '0',
+        '-c:a',
+        'libopus',
+        '-b:a',
+        '128k',
+      ],
+    };
   }
   // x264's 4:2:0 needs even dimensions; odd-sized sources keep their exact size in 4:4:4 instead of being cropped.
   const pixFmt = width % 2 === 0 && height % 2 === 0 ? 'yuv420p' : 'yuv444p';
   const out = ['mp4', 'mov', 'mkv', 'm4v'].includes(ext) ? ext : 'mp4';
-  return { ext: out, args: ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '18', '-pix_fmt', pixFmt, '-c:a', 'aac', '-b:a', '192k'] };
+  return {
+    ext: out,
+    args: ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '18', '-pix_fmt', pixFmt, '-c:a', 'aac', '-b:a', '192k'],
+  };
 }
 
 /** Seconds for a filename: `1` -> `1.0`, `2.25` -> `2.25`, at most millisecond precision. */
@@ -48,23 +71,41 @@ export async function trimMedia(
 ): Promise<NewMediaResult> {
   const src = await loadSource(ctx, req.board_id, req.element_id);
   if (src.element.type !== 'video' && src.element.type !== 'audio') {
-    throw badRequest(`Element ${req.element_id} is ${src.element.type === 'image' ? 'an image' : `a ${src.element.type} element`}; only video and audio can be trimmed`);
+    throw badRequest(
+      `Element ${req.element_id} is ${src.element.type === 'image' ? 'an image' : `a ${src.element.type} element`}; only video and audio can be trimmed`,
+    );
   }
   const info = await ctx.probes.probe(src.path);
   if (!info.video && !info.audio) throw badRequest(`Element ${req.element_id} is neither video nor audio`);
   const duration = info.duration;
-  if (duration === undefined) throw badRequest(`The duration of element ${req.element_id} is unknown, it cannot be trimmed`);
+  if (duration === undefined)
+    throw badRequest(`The duration of element ${req.element_id} is unknown, it cannot be trimmed`);
   const { start_seconds: start, end_seconds: end } = req;
   if (!(start >= 0 && start < end && end <= duration + DURATION_SLACK)) {
-    throw badRequest(`start_seconds and end_seconds must satisfy 0 <= start < end <= duration (${duration.toFixed(3)} s)`, {
-      start_seconds: start,
-      end_seconds: end,
-      duration,
-    });
+    throw badRequest(
+      `start_seconds and end_seconds must satisfy 0 <= start < end <= duration (${duration.toFixed(3)} s)`,
+      {
+        start_seconds: start,
+        end_seconds: end,
+        duration,
+      },
+    );
   }
   const length = Math.min(end, duration) - start;
   const out = outputFormat(path.extname(src.path).slice(1).toLowerCase(), info);
-  const args = ['-ss', start.toFixed(6), '-i', src.path, '-t', length.toFixed(6), '-map', '0:v:0?', '-map', '0:a:0?', ...out.args];
+  const args = [
+    '-ss',
+    start.toFixed(6),
+    '-i',
+    src.path,
+    '-t',
+    length.toFixed(6),
+    '-map',
+    '0:v:0?',
+    '-map',
+    '0:a:0?',
+    ...out.args,
+  ];
   if (out.ext === 'mp4' || out.ext === 'mov' || out.ext === 'm4v') args.push('-movflags', '+faststart');
   return produceElement(ctx, req.board_id, `${src.stem} (trim ${fmt(start)}-${fmt(end)}).${out.ext}`, (temp) =>
     runFfmpeg(ctx.tools, [...args, temp], { signal, durationSeconds: length }),

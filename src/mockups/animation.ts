@@ -17,12 +17,18 @@ export function parseColor(hex: string): Rgba {
 }
 
 export function formatColor([r, g, b, a]: Rgba): string {
-  const hex = (v: number) => Math.round(Math.min(255, Math.max(0, v))).toString(16).padStart(2, '0');
+  const hex = (v: number) =>
+    Math.round(Math.min(255, Math.max(0, v)))
+      .toString(16)
+      .padStart(2, '0');
   return `#${hex(r)}${hex(g)}${hex(b)}${a >= 255 ? '' : hex(a)}`;
 }
 
 /** Keys (sorted by time, stable) of the keyframes that set the value `pick` finds. */
-function keysOf<V>(keyframes: KeyframeT[], pick: (k: KeyframeT) => V | undefined): { t: number; v: V; easing: CurveKey['easing'] }[] {
+function keysOf<V>(
+  keyframes: KeyframeT[],
+  pick: (k: KeyframeT) => V | undefined,
+): { t: number; v: V; easing: CurveKey['easing'] }[] {
   const out: { t: number; v: V; easing: CurveKey['easing'] }[] = [];
   for (const k of keyframes) {
     const v = pick(k);
@@ -49,10 +55,17 @@ function stepAt<V>(keyframes: KeyframeT[], base: V, pick: (k: KeyframeT) => V | 
   return v;
 }
 
-function colorAt(keyframes: KeyframeT[], base: string | undefined, pick: (k: KeyframeT) => string | undefined, t: number): string | undefined {
+function colorAt(
+  keyframes: KeyframeT[],
+  base: string | undefined,
+  pick: (k: KeyframeT) => string | undefined,
+  t: number,
+): string | undefined {
   const keys = keysOf(keyframes, pick);
   if (keys.length === 0) return base;
-  const channels = [0, 1, 2, 3].map((c) => valueAt({ base: 0, keys: keys.map((k) => ({ t: k.t, easing: k.easing, v: parseColor(k.v)[c] })) }, t));
+  const channels = [0, 1, 2, 3].map((c) =>
+    valueAt({ base: 0, keys: keys.map((k) => ({ t: k.t, easing: k.easing, v: parseColor(k.v)[c] })) }, t),
+  );
   return formatColor(channels as Rgba);
 }
 
@@ -68,7 +81,8 @@ export function stateAt(project: ProjectStateT, t: number): SceneState {
   const transform = {} as TransformT;
   for (const part of TRANSFORM_PARTS) {
     const v = {} as TransformT[typeof part];
-    for (const axis of AXES) v[axis] = numberAt(kf, project.transform[part][axis], (k) => k.transform?.[part]?.[axis], t);
+    for (const axis of AXES)
+      v[axis] = numberAt(kf, project.transform[part][axis], (k) => k.transform?.[part]?.[axis], t);
     transform[part] = v;
   }
   const dof: DofT = {

@@ -26,7 +26,8 @@ interface Ctx {
   content: ScreenContent;
 }
 
-const SHADOW = (k: number) => `box-shadow:0 ${r(28 * k)}px ${r(70 * k)}px rgba(0,0,0,0.42),0 ${r(6 * k)}px ${r(16 * k)}px rgba(0,0,0,0.3);`;
+const SHADOW = (k: number) =>
+  `box-shadow:0 ${r(28 * k)}px ${r(70 * k)}px rgba(0,0,0,0.42),0 ${r(6 * k)}px ${r(16 * k)}px rgba(0,0,0,0.3);`;
 const r = (v: number) => Math.round(v * 1000) / 1000;
 
 function box(c: Ctx, x: number, y: number, w: number, h: number, style: string, inner = ''): string {
@@ -45,7 +46,10 @@ function boxWith(c: Ctx, x: number, y: number, w: number, h: number, style: stri
 /** A screen area: clips its content to the rounded rectangle and remembers where it is. */
 function screen(c: Ctx, x: number, y: number, w: number, h: number, radius: number | string): string {
   c.screens.push({ x: (c.origin[0] + x) * c.k, y: (c.origin[1] + y) * c.k, w: w * c.k, h: h * c.k });
-  const rad = typeof radius === 'number' ? `${r(radius * c.k)}px` : radius.replace(/(\d+(?:\.\d+)?)u/g, (_, n: string) => `${r(Number(n) * c.k)}px`);
+  const rad =
+    typeof radius === 'number'
+      ? `${r(radius * c.k)}px`
+      : radius.replace(/(\d+(?:\.\d+)?)u/g, (_, n: string) => `${r(Number(n) * c.k)}px`);
   return box(c, x, y, w, h, `overflow:hidden;border-radius:${rad};background:#0b0b0d;`, c.content());
 }
 
@@ -78,9 +82,16 @@ function phone(c: Ctx, x: number, y: number, s: PhoneSpec): string {
     s.h,
     `border-radius:${r(s.radius * c.k)}px;background:linear-gradient(150deg,#8a8f98,#3a3d44 45%,#6b7079);${SHADOW(c.k)}`,
     () =>
-    box(c, rim, rim, s.w - 2 * rim, s.h - 2 * rim, `border-radius:${r(inner * c.k)}px;background:#050506;`) +
+      box(c, rim, rim, s.w - 2 * rim, s.h - 2 * rim, `border-radius:${r(inner * c.k)}px;background:#050506;`) +
       screen(c, s.bezel, s.bezel, sw, sh, s.radius - s.bezel) +
-      box(c, (s.w - s.island.w) / 2, s.bezel + s.island.top, s.island.w, s.island.h, `border-radius:${r((s.island.h / 2) * c.k)}px;background:#000;`),
+      box(
+        c,
+        (s.w - s.island.w) / 2,
+        s.bezel + s.island.top,
+        s.island.w,
+        s.island.h,
+        `border-radius:${r((s.island.h / 2) * c.k)}px;background:#000;`,
+      ),
   );
   return buttons + body;
 }
@@ -107,7 +118,14 @@ function tablet(c: Ctx, s: TabletSpec): string {
     s.h,
     `border-radius:${r(s.radius * c.k)}px;background:linear-gradient(150deg,#9aa0a8,#4a4d55 50%,#7b8089);${SHADOW(c.k)}`,
     () =>
-    box(c, rim, rim, s.w - 2 * rim, s.h - 2 * rim, `border-radius:${r((s.radius - rim) * c.k)}px;background:#0a0a0b;`) +
+      box(
+        c,
+        rim,
+        rim,
+        s.w - 2 * rim,
+        s.h - 2 * rim,
+        `border-radius:${r((s.radius - rim) * c.k)}px;background:#0a0a0b;`,
+      ) +
       screen(c, s.bezel, s.bezel, s.w - 2 * s.bezel, s.h - 2 * s.bezel, s.screenRadius) +
       box(c, s.w / 2 - 5, s.bezel / 2 - 5, 10, 10, 'border-radius:50%;background:#1f2937;'),
   );
@@ -126,8 +144,28 @@ interface LaptopSpec {
 }
 
 /** MacBook Air 13.6": 2560x1664 (1.538); MacBook Pro 16": 3456x2234 (1.547); both with a camera notch. */
-const MACBOOK_AIR: LaptopSpec = { screenW: 1000, screenH: 650, side: 22, top: 26, bottom: 30, deckW: 1180, deckH: 24, lid: '#c9ccd1', deck: 'linear-gradient(#d9dce0,#9ea3aa)' };
-const MACBOOK_PRO: LaptopSpec = { screenW: 1080, screenH: 698, side: 20, top: 24, bottom: 28, deckW: 1260, deckH: 28, lid: '#5b5e64', deck: 'linear-gradient(#7c7f86,#3f4247)' };
+const MACBOOK_AIR: LaptopSpec = {
+  screenW: 1000,
+  screenH: 650,
+  side: 22,
+  top: 26,
+  bottom: 30,
+  deckW: 1180,
+  deckH: 24,
+  lid: '#c9ccd1',
+  deck: 'linear-gradient(#d9dce0,#9ea3aa)',
+};
+const MACBOOK_PRO: LaptopSpec = {
+  screenW: 1080,
+  screenH: 698,
+  side: 20,
+  top: 24,
+  bottom: 28,
+  deckW: 1260,
+  deckH: 28,
+  lid: '#5b5e64',
+  deck: 'linear-gradient(#7c7f86,#3f4247)',
+};
 
 function laptop(c: Ctx, s: LaptopSpec): string {
   const lidW = s.screenW + 2 * s.side;
@@ -142,9 +180,23 @@ function laptop(c: Ctx, s: LaptopSpec): string {
     lidH,
     `border-radius:${r(26 * c.k)}px ${r(26 * c.k)}px ${r(6 * c.k)}px ${r(6 * c.k)}px;background:${s.lid};${SHADOW(c.k)}`,
     () =>
-    box(c, 3, 3, lidW - 6, lidH - 6, `border-radius:${r(23 * c.k)}px ${r(23 * c.k)}px ${r(4 * c.k)}px ${r(4 * c.k)}px;background:#060607;`) +
+      box(
+        c,
+        3,
+        3,
+        lidW - 6,
+        lidH - 6,
+        `border-radius:${r(23 * c.k)}px ${r(23 * c.k)}px ${r(4 * c.k)}px ${r(4 * c.k)}px;background:#060607;`,
+      ) +
       screen(c, s.side, s.top, s.screenW, s.screenH, '12u 12u 0 0') +
-      box(c, s.side + (s.screenW - notchW) / 2, s.top, notchW, 20, `border-radius:0 0 ${r(8 * c.k)}px ${r(8 * c.k)}px;background:#060607;`),
+      box(
+        c,
+        s.side + (s.screenW - notchW) / 2,
+        s.top,
+        notchW,
+        20,
+        `border-radius:0 0 ${r(8 * c.k)}px ${r(8 * c.k)}px;background:#060607;`,
+      ),
   );
   const deck = box(
     c,
@@ -153,7 +205,14 @@ function laptop(c: Ctx, s: LaptopSpec): string {
     s.deckW,
     s.deckH,
     `border-radius:${r(3 * c.k)}px ${r(3 * c.k)}px ${r(40 * c.k)}px ${r(40 * c.k)}px / ${r(3 * c.k)}px ${r(3 * c.k)}px ${r(s.deckH * c.k)}px ${r(s.deckH * c.k)}px;background:${s.deck};${SHADOW(c.k)}`,
-    box(c, s.deckW / 2 - 90, 0, 180, s.deckH * 0.35, `border-radius:0 0 ${r(10 * c.k)}px ${r(10 * c.k)}px;background:rgba(0,0,0,0.22);`),
+    box(
+      c,
+      s.deckW / 2 - 90,
+      0,
+      180,
+      s.deckH * 0.35,
+      `border-radius:0 0 ${r(10 * c.k)}px ${r(10 * c.k)}px;background:rgba(0,0,0,0.22);`,
+    ),
   );
   return lid + deck;
 }
@@ -166,8 +225,22 @@ function imac(c: Ctx): string {
   const chin = 120;
   const bw = sw + 2 * bz;
   const bh = sh + 2 * bz + chin;
-  const neck = box(c, bw / 2 - 130, bh - 10, 260, 190, 'background:linear-gradient(90deg,#a9adb3,#d7dade 50%,#a9adb3);clip-path:polygon(8% 0,92% 0,100% 100%,0 100%);');
-  const foot = box(c, bw / 2 - 170, bh + 176, 340, 16, `border-radius:${r(6 * c.k)}px;background:#c3c6cb;${SHADOW(c.k)}`);
+  const neck = box(
+    c,
+    bw / 2 - 130,
+    bh - 10,
+    260,
+    190,
+    'background:linear-gradient(90deg,#a9adb3,#d7dade 50%,#a9adb3);clip-path:polygon(8% 0,92% 0,100% 100%,0 100%);',
+  );
+  const foot = box(
+    c,
+    bw / 2 - 170,
+    bh + 176,
+    340,
+    16,
+    `border-radius:${r(6 * c.k)}px;background:#c3c6cb;${SHADOW(c.k)}`,
+  );
   const body = box(
     c,
     0,
@@ -186,7 +259,9 @@ function browser(c: Ctx): string {
   const w = 1280;
   const h = 800;
   const bar = 48;
-  const dots = ['#ef6a5e', '#f4bf4f', '#61c554'].map((col, i) => box(c, 22 + i * 22, bar / 2 - 7, 14, 14, `border-radius:50%;background:${col};`)).join('');
+  const dots = ['#ef6a5e', '#f4bf4f', '#61c554']
+    .map((col, i) => box(c, 22 + i * 22, bar / 2 - 7, 14, 14, `border-radius:50%;background:${col};`))
+    .join('');
   const address = box(c, 130, bar / 2 - 15, w - 260, 30, `border-radius:${r(15 * c.k)}px;background:#ffffff;`);
   return box(
     c,
@@ -208,7 +283,9 @@ function grid(c: Ctx): string {
     for (let col = 0; col < 3; col++) {
       const x = col * (cw + gap);
       const y = row * (ch + gap);
-      html += boxWith(c, x, y, cw, ch, `border-radius:${r(18 * c.k)}px;background:#1c1d21;${SHADOW(c.k)}`, () => screen(c, 6, 6, cw - 12, ch - 12, 13));
+      html += boxWith(c, x, y, cw, ch, `border-radius:${r(18 * c.k)}px;background:#1c1d21;${SHADOW(c.k)}`, () =>
+        screen(c, 6, 6, cw - 12, ch - 12, 13),
+      );
     }
   }
   return html;
@@ -220,8 +297,14 @@ const SIZES: Record<Device, { w: number; h: number }> = {
   'iphone-pro-max': { w: IPHONE_PRO_MAX.w, h: IPHONE_PRO_MAX.h },
   ipad: { w: IPAD.w, h: IPAD.h },
   'ipad-mini': { w: IPAD_MINI.w, h: IPAD_MINI.h },
-  'macbook-air': { w: MACBOOK_AIR.deckW, h: MACBOOK_AIR.screenH + MACBOOK_AIR.top + MACBOOK_AIR.bottom + MACBOOK_AIR.deckH },
-  'macbook-pro': { w: MACBOOK_PRO.deckW, h: MACBOOK_PRO.screenH + MACBOOK_PRO.top + MACBOOK_PRO.bottom + MACBOOK_PRO.deckH },
+  'macbook-air': {
+    w: MACBOOK_AIR.deckW,
+    h: MACBOOK_AIR.screenH + MACBOOK_AIR.top + MACBOOK_AIR.bottom + MACBOOK_AIR.deckH,
+  },
+  'macbook-pro': {
+    w: MACBOOK_PRO.deckW,
+    h: MACBOOK_PRO.screenH + MACBOOK_PRO.top + MACBOOK_PRO.bottom + MACBOOK_PRO.deckH,
+  },
   imac: { w: 1056, h: 930.5 },
   'double-iphone': { w: 2 * IPHONE.w + 70, h: IPHONE.h },
   browser: { w: 1280, h: 800 },
@@ -270,7 +353,15 @@ export function drawDevice(device: Device, frameW: number, frameH: number, conte
       html = grid(c);
       break;
     case 'no-device':
-      html = box(c, 0, 0, SIZES['no-device'].w, SIZES['no-device'].h, `border-radius:${r(28 * k)}px;${SHADOW(k)}`, screen(c, 0, 0, SIZES['no-device'].w, SIZES['no-device'].h, 28));
+      html = box(
+        c,
+        0,
+        0,
+        SIZES['no-device'].w,
+        SIZES['no-device'].h,
+        `border-radius:${r(28 * k)}px;${SHADOW(k)}`,
+        screen(c, 0, 0, SIZES['no-device'].w, SIZES['no-device'].h, 28),
+      );
       break;
   }
   return { width: size.w * k, height: size.h * k, html, screens: c.screens };

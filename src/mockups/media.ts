@@ -33,7 +33,11 @@ export function mediaRefs(project: ProjectStateT): MediaRef[] {
 }
 
 /** Resolves every file of the project inside the board's folder; a missing one is a 400 naming the field and url. */
-export async function resolveRefs(ctx: AppContext, boardId: string, project: ProjectStateT): Promise<Map<string, ResolvedRef>> {
+export async function resolveRefs(
+  ctx: AppContext,
+  boardId: string,
+  project: ProjectStateT,
+): Promise<Map<string, ResolvedRef>> {
   const out = new Map<string, ResolvedRef>();
   for (const ref of mediaRefs(project)) {
     if (out.has(ref.url)) continue;
@@ -41,9 +45,16 @@ export async function resolveRefs(ctx: AppContext, boardId: string, project: Pro
     try {
       resolved = await ctx.media.resolveUrl(ref.url);
     } catch (err) {
-      throw badRequest(`${ref.field}: no media file at ${ref.url} (${err instanceof Error ? err.message : String(err)})`, { field: ref.field, url: ref.url });
+      throw badRequest(
+        `${ref.field}: no media file at ${ref.url} (${err instanceof Error ? err.message : String(err)})`,
+        { field: ref.field, url: ref.url },
+      );
     }
-    if (resolved.boardId !== boardId) throw badRequest(`${ref.field}: ${ref.url} is not a file of board ${boardId}`, { field: ref.field, url: ref.url });
+    if (resolved.boardId !== boardId)
+      throw badRequest(`${ref.field}: ${ref.url} is not a file of board ${boardId}`, {
+        field: ref.field,
+        url: ref.url,
+      });
     out.set(ref.url, { ...ref, path: resolved.path });
   }
   return out;
@@ -56,7 +67,12 @@ function encodersOf(ffmpegPath: string): Promise<string> {
   let list = encoderLists.get(ffmpegPath);
   if (!list) {
     list = new Promise((resolve, reject) =>
-      execFile(ffmpegPath, ['-hide_banner', '-encoders'], { timeout: 30_000, maxBuffer: 4 * 1024 * 1024 }, (err, out) => (err ? reject(err) : resolve(out))),
+      execFile(
+        ffmpegPath,
+        ['-hide_banner', '-encoders'],
+        { timeout: 30_000, maxBuffer: 4 * 1024 * 1024 },
+        (err, out) => (err ? reject(err) : resolve(out)),
+      ),
     );
     list.catch(() => encoderLists.delete(ffmpegPath));
     encoderLists.set(ffmpegPath, list);
@@ -76,10 +92,15 @@ export async function requireEncoders(tools: Tools, names: string[]): Promise<vo
   const list = await encodersOf(ffmpeg.path);
   const missing = names.filter((n) => !new RegExp(`^\\s*V\\S*\\s+${n.replace(/-/g, '\\-')}\\s`, 'm').test(list));
   if (missing.length) {
-    throw new ApiError(503, 'tool_unsupported', `The ffmpeg at ${ffmpeg.path} has no ${missing.join(', ')} encoder, which this render needs; install a build that has it or set FFMPEG_PATH`, {
-      tool: 'ffmpeg',
-      missing,
-    });
+    throw new ApiError(
+      503,
+      'tool_unsupported',
+      `The ffmpeg at ${ffmpeg.path} has no ${missing.join(', ')} encoder, which this render needs; install a build that has it or set FFMPEG_PATH`,
+      {
+        tool: 'ffmpeg',
+        missing,
+      },
+    );
   }
 }
 
@@ -106,18 +127,57 @@ export async function prepareScreenVideo(
   await runFfmpeg(
     ctx.tools,
     [
-      '-loglevel', 'error', '-stream_loop', '-1', '-i', source, '-t', String(o.duration), '-an', '-sn',
-      '-vf', `fps=${o.fps},scale=${w}:${h}:force_original_aspect_ratio=increase:flags=bicubic,crop=${w}:${h},setsar=1,format=yuv420p`,
-      '-c:v', 'libvpx', '-deadline', 'realtime', '-cpu-used', '6', '-g', '1', '-crf', '6', '-b:v', '40M', '-threads', '1',
-      '-fflags', '+bitexact', '-flags:v', '+bitexact', '-map_metadata', '-1', '-f', 'webm', out,
+      '-loglevel',
+      'error',
+      '-stream_loop',
+      '-1',
+      '-i',
+      source,
+      '-t',
+      String(o.duration),
+      '-an',
+      '-sn',
+      '-vf',
+      `fps=${o.fps},scale=${w}:${h}:force_original_aspect_ratio=increase:flags=bicubic,crop=${w}:${h},setsar=1,format=yuv420p`,
+      '-c:v',
+      'libvpx',
+      '-deadline',
+      'realtime',
+      '-cpu-used',
+      '6',
+      '-g',
+      '1',
+      '-crf',
+      '6',
+      '-b:v',
+      '40M',
+      '-threads',
+      '1',
+      '-fflags',
+      '+bitexact',
+      '-flags:v',
+      '+bitexact',
+      '-map_metadata',
+      '-1',
+      '-f',
+      'webm',
+      out,
     ],
     { signal: o.signal, durationSeconds: o.duration, timeoutMs: Math.max(10 * 60_000, o.duration * 30_000) },
   );
 }
 
 /** The screen image cover-cropped to the screen's pixel size (libvips, off the event loop), as a lossless PNG. */
-export async function prepareScreenImage(source: string, out: string, size: { width: number; height: number }): Promise<void> {
-  await sharp(source, { limitInputPixels: 268_402_689 }).rotate().resize(size.width, size.height, { fit: 'cover' }).png({ compressionLevel: 1 }).toFile(out);
+export async function prepareScreenImage(
+  source: string,
+  out: string,
+  size: { width: number; height: number },
+): Promise<void> {
+  await sharp(source, { limitInputPixels: 268_402_689 })
+    .rotate()
+    .resize(size.width, size.height, { fit: 'cover' })
+    .png({ compressionLevel: 1 })
+    .toFile(out);
 }
 
 /** Image or video, from the file's name and, for what the name does not settle, ffprobe. */
@@ -125,7 +185,8 @@ export async function screenKind(ctx: AppContext, file: string, url: string): Pr
   const kind = kindOfFile(path.basename(file));
   if (kind === 'image' || kind === 'video') return kind;
   const info = await probe(ctx.tools, file).catch(() => undefined);
-  if (!info?.video) throw badRequest(`screen_source_url: ${url} is neither an image nor a video`, { field: 'screen_source_url', url });
+  if (!info?.video)
+    throw badRequest(`screen_source_url: ${url} is neither an image nor a video`, { field: 'screen_source_url', url });
   return info.duration && info.duration > 0 ? 'video' : 'image';
 }
 
@@ -133,14 +194,22 @@ export async function screenKind(ctx: AppContext, file: string, url: string): Pr
  * The background images each frame needs, cover-fitted to the frame and blurred once per distinct depth-of-field
  * level (libvips, off the event loop); written as JPEG into `dir`. Answers the file of each layerKey.
  */
-export async function prepareLayers(looks: FrameLook[], files: Map<string, ResolvedRef>, size: { width: number; height: number }, dir: string): Promise<Map<string, string>> {
+export async function prepareLayers(
+  looks: FrameLook[],
+  files: Map<string, ResolvedRef>,
+  size: { width: number; height: number },
+  dir: string,
+): Promise<Map<string, string>> {
   const wanted = new Map<string, { url: string; blur: number }>();
-  for (const l of looks) if (l.background.kind === 'image') wanted.set(layerKey(l.background.url, l.background.blur), l.background);
+  for (const l of looks)
+    if (l.background.kind === 'image') wanted.set(layerKey(l.background.url, l.background.blur), l.background);
   const out = new Map<string, string>();
   let i = 0;
   for (const [key, { url, blur }] of wanted) {
     const file = path.join(dir, `background-${i++}.jpg`);
-    let img = sharp(files.get(url)!.path, { limitInputPixels: 268_402_689 }).rotate().resize(size.width, size.height, { fit: 'cover' });
+    let img = sharp(files.get(url)!.path, { limitInputPixels: 268_402_689 })
+      .rotate()
+      .resize(size.width, size.height, { fit: 'cover' });
     // libvips' Gaussian takes sigma, as CSS blur() does; below 0.3 it refuses (and nothing would show anyway).
     if (blur >= 0.3) img = img.blur(blur);
     await img.flatten({ background: '#000000' }).jpeg({ quality: 92, chromaSubsampling: '4:4:4' }).toFile(file);

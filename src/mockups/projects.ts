@@ -36,14 +36,24 @@ export class MockupProjects {
 
   private view(row: MockupRow): ProjectT {
     const state = JSON.parse(row.data) as ProjectStateT;
-    return { ...state, id: row.id, screen_source_url: state.screen_source_url ?? null, created_at: row.created_at, updated_at: row.updated_at };
+    return {
+      ...state,
+      id: row.id,
+      screen_source_url: state.screen_source_url ?? null,
+      created_at: row.created_at,
+      updated_at: row.updated_at,
+    };
   }
 
   list(boardId: string): SummaryT[] {
     this.boards.requireBoard(boardId);
-    return this.store
-      .list(boardId)
-      .map((r) => ({ id: r.id, name: r.name, device: r.device as Device, updated_at: r.updated_at, duration_seconds: r.duration_seconds }));
+    return this.store.list(boardId).map((r) => ({
+      id: r.id,
+      name: r.name,
+      device: r.device as Device,
+      updated_at: r.updated_at,
+      duration_seconds: r.duration_seconds,
+    }));
   }
 
   get(boardId: string, id: string): ProjectT {
@@ -76,7 +86,8 @@ export class MockupProjects {
   /** Replaces the whole state (already type-checked by the route's schema); unknown fields are kept as sent. */
   replace(boardId: string, id: string, body: ProjectStateT & { id?: string }): ProjectT {
     const current = this.get(boardId, id);
-    if (body.id !== undefined && body.id !== id) throw badRequest(`id ${body.id} does not match the project ${id} in the path`, { field: 'body.id' });
+    if (body.id !== undefined && body.id !== id)
+      throw badRequest(`id ${body.id} does not match the project ${id} in the path`, { field: 'body.id' });
     const name = body.name.trim();
     if (!name) throw badRequest('name must not be empty', { field: 'body.name' });
     const state: Record<string, unknown> = { ...body, name, screen_source_url: body.screen_source_url ?? null };

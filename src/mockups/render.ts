@@ -9,7 +9,15 @@ import type { JobContext, JobOutcome } from '../jobs/runner.js';
 import { browserPool } from '../tools/browser.js';
 import { probe } from '../tools/ffprobe.js';
 import { PRESET_SIZES } from '../timeline/render-options.js';
-import { encodersFor, prepareLayers, prepareScreenImage, prepareScreenVideo, requireEncoders, resolveRefs, screenKind } from './media.js';
+import {
+  encodersFor,
+  prepareLayers,
+  prepareScreenImage,
+  prepareScreenVideo,
+  requireEncoders,
+  resolveRefs,
+  screenKind,
+} from './media.js';
 import { drawDevice } from './devices.js';
 import { planFrames, sceneHtml, type Frame } from './scene.js';
 import type { MockupFormat, ProjectStateT, SizePreset } from './schemas.js';
@@ -43,15 +51,26 @@ const PREPARE_SHARE = 0.05;
  * (ffprobe's native decoder reports yuv420p), ProRes 4444 as a yuva pixel format. Encoders that cannot keep alpha
  * only warn and drop it, so the file is checked, not the command.
  */
-async function checkOutput(ctx: AppContext, file: string, p: MockupRenderParams, width: number, height: number): Promise<void> {
+async function checkOutput(
+  ctx: AppContext,
+  file: string,
+  p: MockupRenderParams,
+  width: number,
+  height: number,
+): Promise<void> {
   const info = await probe(ctx.tools, file);
   const v = info.raw.streams?.find((s) => s.codec_type === 'video');
-  if (!info.video || info.video.width !== width || info.video.height !== height) throw new Error(`the encoded file is not a ${width}x${height} video`);
+  if (!info.video || info.video.width !== width || info.video.height !== height)
+    throw new Error(`the encoded file is not a ${width}x${height} video`);
   if (!p.transparent) return;
   const tags = Object.fromEntries(Object.entries(v?.tags ?? {}).map(([k, val]) => [k.toLowerCase(), val]));
   const alpha = p.format === 'webm' ? tags.alpha_mode === '1' : (info.video.pixFmt ?? '').startsWith('yuva');
   if (!alpha) {
-    throw new ApiError(500, 'alpha_lost', `ffmpeg wrote ${p.format} without an alpha channel (${info.video.codec}, ${info.video.pixFmt ?? 'unknown'}); no file was kept`);
+    throw new ApiError(
+      500,
+      'alpha_lost',
+      `ffmpeg wrote ${p.format} without an alpha channel (${info.video.codec}, ${info.video.pixFmt ?? 'unknown'}); no file was kept`,
+    );
   }
 }
 
@@ -63,7 +82,13 @@ async function checkOutput(ctx: AppContext, file: string, p: MockupRenderParams,
 export async function renderMockup(ctx: AppContext, job: JobContext<MockupRenderParams>): Promise<JobOutcome> {
   const p = job.params;
   const { w: width, h: height } = PRESET_SIZES[p.size_preset];
-  const frame: Frame = { width, height, fps: p.fps, frames: frameCount(p.fps, p.project.duration_seconds), transparent: p.transparent };
+  const frame: Frame = {
+    width,
+    height,
+    fps: p.fps,
+    frames: frameCount(p.fps, p.project.duration_seconds),
+    transparent: p.transparent,
+  };
   const files = await resolveRefs(ctx, p.boardId, p.project);
   const screenRef = p.project.screen_source_url ? files.get(p.project.screen_source_url) : undefined;
   const kind = screenRef ? await screenKind(ctx, screenRef.path, screenRef.url) : undefined;
@@ -82,21 +107,43 @@ export async function renderMockup(ctx: AppContext, job: JobContext<MockupRender
     if (screenRef && kind) {
       // The screen's size comes from the drawing: the source is cover-cropped and scaled to it once, here, rather than
       // by the browser on every raster.
-      const biggest = drawDevice(p.project.device, width, height, () => '').screens.reduce((a, s) => (s.w * s.h > a.w * a.h ? s : a));
+      const biggest = drawDevice(p.project.device, width, height, () => '').screens.reduce((a, s) =>
+        s.w * s.h > a.w * a.h ? s : a,
+      );
       const scale = Math.min(Math.max(zoom, 1), 2, 2160 / Math.max(biggest.w, biggest.h));
       const size = { width: Math.round(biggest.w * scale), height: Math.round(biggest.h * scale) };
       const file = path.join(work, kind === 'video' ? 'screen.webm' : 'screen.png');
-      if (kind === 'video') await prepareScreenVideo(ctx, screenRef.path, file, { ...size, fps: p.fps, duration: frame.frames / p.fps, signal: job.signal });
+      if (kind === 'video')
+        await prepareScreenVideo(ctx, screenRef.path, file, {
+          ...size,
+          fps: p.fps,
+          duration: frame.frames / p.fps,
+          signal: job.signal,
+        });
       else await prepareScreenImage(screenRef.path, file, size);
       screen = { kind, url: served(file) };
     }
     job.progress(PREPARE_SHARE);
-    const html = sceneHtml({ project: p.project, frame, looks, screen, layers: new Map([...layers].map(([key, file]) => [key, served(file)])) });
+    const html = sceneHtml({
+      project: p.project,
+      frame,
+      looks,
+      screen,
+      layers: new Map([...layers].map(([key, file]) => [key, served(file)])),
+    });
     await captureVideo(
       ctx.tools,
       { pool: browserPool(ctx), media: ctx.media, serviceOrigins: [] },
       { html, width, height, fps: p.fps, transparent: p.transparent },
-      { fps: p.fps, format: p.format, alpha: p.transparent, output: temp, frameCount: frame.frames, signal: job.signal, timeoutMs: Math.max(30 * 60_000, frame.frames * 10_000) },
+      {
+        fps: p.fps,
+        format: p.format,
+        alpha: p.transparent,
+        output: temp,
+        frameCount: frame.frames,
+        signal: job.signal,
+        timeoutMs: Math.max(30 * 60_000, frame.frames * 10_000),
+      },
       (f) => job.progress(PREPARE_SHARE + ((1 - PREPARE_SHARE) * (f + 1)) / frame.frames),
     );
     await checkOutput(ctx, temp, p, width, height);
@@ -114,7 +161,8 @@ export async function renderMockup(ctx: AppContext, job: JobContext<MockupRender
     });
     return { output_url: element.url ?? undefined, result: { element_id: element.id, filename: name } };
   } catch (err) {
-    if (err instanceof ApiError && err.code === 'ffmpeg_failed') throw new ApiError(422, 'render_failed', `Render failed: ${err.message}`);
+    if (err instanceof ApiError && err.code === 'ffmpeg_failed')
+      throw new ApiError(422, 'render_failed', `Render failed: ${err.message}`);
     throw err;
   } finally {
     await fsp.rm(temp, { force: true });

@@ -7,7 +7,18 @@ import { ErrorBody, errorResponses } from '../http/schemas.js';
 import { MockupProjects } from './projects.js';
 import { RENDER_JOB, renderMockup, WORK_DIR, type MockupRenderParams } from './render.js';
 import { encodersFor, requireEncoders, resolveRefs, screenKind } from './media.js';
-import { ALPHA_FORMATS, BoardParams, CreateBody, JobParams, Project, ProjectParams, PutBody, RenderBody, RenderStatus, Summary } from './schemas.js';
+import {
+  ALPHA_FORMATS,
+  BoardParams,
+  CreateBody,
+  JobParams,
+  Project,
+  ProjectParams,
+  PutBody,
+  RenderBody,
+  RenderStatus,
+  Summary,
+} from './schemas.js';
 import { toRenderStatus } from '../timeline/schemas.js';
 
 /** Mockup projects of a board (a device showing a board file, moved in 3D) and their render jobs. */
@@ -21,7 +32,14 @@ export const registerMockups: Feature = (app, ctx) => {
 
   app.get(
     base,
-    { schema: { tags, summary: 'Project summaries of a board, most recently saved first', params: BoardParams, response: { 200: Type.Array(Summary), ...errorResponses } } },
+    {
+      schema: {
+        tags,
+        summary: 'Project summaries of a board, most recently saved first',
+        params: BoardParams,
+        response: { 200: Type.Array(Summary), ...errorResponses },
+      },
+    },
     async (req) => projects.list(req.params.id),
   );
 
@@ -51,7 +69,8 @@ export const registerMockups: Feature = (app, ctx) => {
       schema: {
         tags,
         summary: 'Replace the whole project state; answers the saved project',
-        description: 'Every field is type-checked (400 naming the field); fields the service does not know are kept as sent. id, created_at and updated_at are the service\'s.',
+        description:
+          "Every field is type-checked (400 naming the field); fields the service does not know are kept as sent. id, created_at and updated_at are the service's.",
         params: ProjectParams,
         body: PutBody,
         response: { 200: Project, ...errorResponses },
@@ -62,7 +81,14 @@ export const registerMockups: Feature = (app, ctx) => {
 
   app.delete(
     `${base}/:pid`,
-    { schema: { tags, summary: 'Delete a project (rendered videos stay on the board)', params: ProjectParams, response: { 204: Type.Null(), ...errorResponses } } },
+    {
+      schema: {
+        tags,
+        summary: 'Delete a project (rendered videos stay on the board)',
+        params: ProjectParams,
+        response: { 204: Type.Null(), ...errorResponses },
+      },
+    },
     async (req, reply) => {
       projects.delete(req.params.id, req.params.pid);
       return reply.status(204).send(null);
@@ -79,17 +105,24 @@ export const registerMockups: Feature = (app, ctx) => {
           'Sizes: 1080p 1920x1080, square 1080x1080, vertical 1080x1920, 4k 3840x2160. mp4 is H.264, webm VP9, mov H.264 ' +
           '(ProRes 4444 when transparent_background). transparent_background needs webm or mov. The files the project uses are checked now (400 naming the url).',
         body: RenderBody,
-        response: { 202: Type.Object({ job_id: Type.String(), status: Type.Literal('queued') }), ...errorResponses, 503: ErrorBody },
+        response: {
+          202: Type.Object({ job_id: Type.String(), status: Type.Literal('queued') }),
+          ...errorResponses,
+          503: ErrorBody,
+        },
       },
     },
     async (req, reply) => {
       const b = req.body;
       const transparent = b.transparent_background ?? false;
       if (transparent && !ALPHA_FORMATS.includes(b.format)) {
-        throw badRequest(`${b.format} cannot carry an alpha channel; transparent_background needs one of: ${ALPHA_FORMATS.join(', ')}`, {
-          field: 'body.format',
-          formats: ALPHA_FORMATS,
-        });
+        throw badRequest(
+          `${b.format} cannot carry an alpha channel; transparent_background needs one of: ${ALPHA_FORMATS.join(', ')}`,
+          {
+            field: 'body.format',
+            formats: ALPHA_FORMATS,
+          },
+        );
       }
       const project = projects.get(b.board_id, b.project_id);
       const files = await resolveRefs(ctx, b.board_id, project);
@@ -97,7 +130,15 @@ export const registerMockups: Feature = (app, ctx) => {
       const videoScreen = screen ? (await screenKind(ctx, screen.path, screen.url)) === 'video' : false;
       await requireEncoders(ctx.tools, encodersFor(b.format, transparent, videoScreen));
       const { id: _id, created_at: _c, updated_at: _u, ...state } = project;
-      const params: MockupRenderParams = { boardId: b.board_id, projectId: project.id, project: state, format: b.format, size_preset: b.size_preset, fps: b.fps, transparent };
+      const params: MockupRenderParams = {
+        boardId: b.board_id,
+        projectId: project.id,
+        project: state,
+        format: b.format,
+        size_preset: b.size_preset,
+        fps: b.fps,
+        transparent,
+      };
       const job = ctx.jobs.enqueue(RENDER_JOB, params, { boardId: b.board_id, idPrefix: 'mockjob_' });
       return reply.status(202).send({ job_id: job.id, status: 'queued' as const });
     },
@@ -105,7 +146,14 @@ export const registerMockups: Feature = (app, ctx) => {
 
   app.get(
     '/api/mockup/render/:job_id',
-    { schema: { tags, summary: 'Poll a mockup render job', params: JobParams, response: { 200: RenderStatus, ...errorResponses } } },
+    {
+      schema: {
+        tags,
+        summary: 'Poll a mockup render job',
+        params: JobParams,
+        response: { 200: RenderStatus, ...errorResponses },
+      },
+    },
     async (req) => {
       const job = ctx.jobs.require(req.params.job_id, RENDER_JOB);
       return toRenderStatus(job);

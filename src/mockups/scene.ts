@@ -23,7 +23,10 @@ export interface Frame {
 }
 
 /** What a frame's background shows. */
-export type BackgroundLook = { kind: 'none' } | { kind: 'css'; css: string } | { kind: 'image'; url: string; blur: number };
+export type BackgroundLook =
+  | { kind: 'none' }
+  | { kind: 'css'; css: string }
+  | { kind: 'image'; url: string; blur: number };
 
 export interface FrameLook {
   transform: string;
@@ -33,10 +36,14 @@ export interface FrameLook {
 }
 
 /** Pixels per scene unit. */
-export const unitPx = (f: Pick<Frame, 'width' | 'height'>): number => Math.min(f.width, f.height) / UNITS_PER_SHORT_SIDE;
+export const unitPx = (f: Pick<Frame, 'width' | 'height'>): number =>
+  Math.min(f.width, f.height) / UNITS_PER_SHORT_SIDE;
 
 /** Depth of field: Gaussian blur (scene units) of a layer `distance` units from the camera. */
-export function blurUnits(dof: { enabled: boolean; focus_distance: number; aperture: number }, distance: number): number {
+export function blurUnits(
+  dof: { enabled: boolean; focus_distance: number; aperture: number },
+  distance: number,
+): number {
   if (!dof.enabled || distance <= 0) return 0;
   return (dof.aperture * Math.abs(distance - dof.focus_distance)) / distance;
 }
@@ -49,7 +56,10 @@ function backgroundLook(bg: BackgroundT, blurPx: number): BackgroundLook {
   switch (bg.mode) {
     case 'gradient':
       // A linear gradient blurred is the same gradient: depth of field changes nothing on it.
-      return { kind: 'css', css: `linear-gradient(${fixed(p.angle ?? DEFAULT_ANGLE)}deg,${p.from ?? '#000000'},${p.to ?? '#ffffff'})` };
+      return {
+        kind: 'css',
+        css: `linear-gradient(${fixed(p.angle ?? DEFAULT_ANGLE)}deg,${p.from ?? '#000000'},${p.to ?? '#ffffff'})`,
+      };
     case 'solid':
       return { kind: 'css', css: p.color ?? '#000000' };
     case 'image':
@@ -75,7 +85,9 @@ export function planFrames(project: ProjectStateT, frame: Frame): { looks: Frame
       `translate3d(${fixed(p.x * u)}px,${fixed(p.y * u)}px,${fixed(p.z * u)}px) ` +
       `rotateX(${fixed(r.x)}deg) rotateY(${fixed(r.y)}deg) rotateZ(${fixed(r.z)}deg) scale3d(${fixed(sc.x)},${fixed(sc.y)},${fixed(sc.z)})`;
     const deviceBlur = quantize(blurUnits(s.dof, CAMERA_DISTANCE - p.z) * u, BLUR_STEP_PX);
-    const background = frame.transparent ? ({ kind: 'none' } as const) : backgroundLook(s.background, blurUnits(s.dof, BACKGROUND_DISTANCE) * u);
+    const background = frame.transparent
+      ? ({ kind: 'none' } as const)
+      : backgroundLook(s.background, blurUnits(s.dof, BACKGROUND_DISTANCE) * u);
     looks.push({ transform, deviceBlur, background });
   }
   // Background blur levels: BLUR_STEP_PX apart, or coarser when an animated aperture would need too many copies.
@@ -83,7 +95,8 @@ export function planFrames(project: ProjectStateT, frame: Frame): { looks: Frame
   if (raw.length) {
     const spread = Math.max(...raw) - Math.min(...raw);
     const step = Math.max(BLUR_STEP_PX, spread / (MAX_BLUR_LEVELS - 1));
-    for (const l of looks) if (l.background.kind === 'image') l.background = { ...l.background, blur: quantize(l.background.blur, step) };
+    for (const l of looks)
+      if (l.background.kind === 'image') l.background = { ...l.background, blur: quantize(l.background.blur, step) };
   }
   return { looks, zoom };
 }
@@ -150,7 +163,9 @@ export function sceneHtml(inputs: SceneInputs): string {
   // <img>s are there so the renderer's ready() waits for every picture to load and decode before frame 0.
   const pictures = [...(screen?.kind === 'image' ? [screen.url] : []), ...layerUrls.map(([, url]) => url)];
   const preload = pictures.map((url) => `<img class="preload" src="${attr(url)}" alt="">`).join('');
-  const layersHtml = layerUrls.map(([, url], i) => `<div id="layer${i}" class="layer" style="background-image:url('${cssUrl(url)}')"></div>`).join('');
+  const layersHtml = layerUrls
+    .map(([, url], i) => `<div id="layer${i}" class="layer" style="background-image:url('${cssUrl(url)}')"></div>`)
+    .join('');
   return `<!doctype html>
 <html><head><meta charset="utf-8"><style>
 html,body{margin:0;padding:0;width:${frame.width}px;height:${frame.height}px;overflow:hidden;background:${frame.transparent ? 'transparent' : '#000'}}

@@ -2,7 +2,19 @@ import { Type, type Static } from 'typebox';
 import { EASINGS } from '../timeline/curves.js';
 
 /** Devices the service draws itself (see devices.ts); the spec's enum. */
-export const DEVICES = ['iphone', 'iphone-pro-max', 'ipad', 'ipad-mini', 'macbook-air', 'macbook-pro', 'imac', 'double-iphone', 'browser', 'grid', 'no-device'] as const;
+export const DEVICES = [
+  'iphone',
+  'iphone-pro-max',
+  'ipad',
+  'ipad-mini',
+  'macbook-air',
+  'macbook-pro',
+  'imac',
+  'double-iphone',
+  'browser',
+  'grid',
+  'no-device',
+] as const;
 export type Device = (typeof DEVICES)[number];
 
 export const BACKGROUND_MODES = ['gradient', 'solid', 'image', 'transparent'] as const;
@@ -23,34 +35,69 @@ export const MAX_Z = 1500;
 /** Options of the project's objects: fields the service does not know are kept, in storage and in answers. */
 const OPEN = { additionalProperties: true } as const;
 
-const num = (minimum: number, maximum: number, description?: string) => Type.Number({ minimum, maximum, ...(description ? { description } : {}) });
+const num = (minimum: number, maximum: number, description?: string) =>
+  Type.Number({ minimum, maximum, ...(description ? { description } : {}) });
 const Id = Type.String({ minLength: 1, maxLength: 64 });
 
 /** `#rrggbb` or `#rrggbbaa`: a colour is written into the scene's CSS, so nothing but hex digits is accepted. */
-export const Color = Type.String({ pattern: '^#[0-9a-fA-F]{6}([0-9a-fA-F]{2})?$', description: '#rrggbb or #rrggbbaa' });
+export const Color = Type.String({
+  pattern: '^#[0-9a-fA-F]{6}([0-9a-fA-F]{2})?$',
+  description: '#rrggbb or #rrggbbaa',
+});
 /** A board file: `/media/<board_id>/<file>`. */
-const MediaUrl = Type.String({ minLength: 8, maxLength: 1000, pattern: '^/media/', description: 'a file of the board, /media/<board_id>/<file>' });
+const MediaUrl = Type.String({
+  minLength: 8,
+  maxLength: 1000,
+  pattern: '^/media/',
+  description: 'a file of the board, /media/<board_id>/<file>',
+});
 
 const Position = Type.Object(
-  { x: num(-10000, 10000), y: num(-10000, 10000), z: num(-20000, MAX_Z, 'toward the viewer is positive (larger on screen)') },
-  { ...OPEN, description: 'scene units: 1 unit = 1/1080 of the frame\'s shorter side; x right, y down, z toward the viewer' },
+  {
+    x: num(-10000, 10000),
+    y: num(-10000, 10000),
+    z: num(-20000, MAX_Z, 'toward the viewer is positive (larger on screen)'),
+  },
+  {
+    ...OPEN,
+    description: "scene units: 1 unit = 1/1080 of the frame's shorter side; x right, y down, z toward the viewer",
+  },
 );
-const Rotation = Type.Object({ x: num(-36000, 36000), y: num(-36000, 36000), z: num(-36000, 36000) }, { ...OPEN, description: 'degrees about each axis (CSS rotateX/Y/Z, applied x, then y, then z)' });
-const Scale = Type.Object({ x: num(0, 100), y: num(0, 100), z: num(0, 100) }, { ...OPEN, description: 'factor per axis, 1 = natural size' });
+const Rotation = Type.Object(
+  { x: num(-36000, 36000), y: num(-36000, 36000), z: num(-36000, 36000) },
+  { ...OPEN, description: 'degrees about each axis (CSS rotateX/Y/Z, applied x, then y, then z)' },
+);
+const Scale = Type.Object(
+  { x: num(0, 100), y: num(0, 100), z: num(0, 100) },
+  { ...OPEN, description: 'factor per axis, 1 = natural size' },
+);
 
 export const Transform = Type.Object({ position: Position, rotation: Rotation, scale: Scale }, OPEN);
 
-export const Dof = Type.Object({
-  enabled: Type.Boolean(),
-  focus_distance: num(1, 100000, 'distance from the camera in scene units that is sharp; the device at z = 0 is 2000 units away'),
-  aperture: num(0, 1000, 'blur (Gaussian standard deviation, scene units) of a layer infinitely far away; a layer d units from the camera gets aperture x |d - focus_distance| / d'),
-}, OPEN);
+export const Dof = Type.Object(
+  {
+    enabled: Type.Boolean(),
+    focus_distance: num(
+      1,
+      100000,
+      'distance from the camera in scene units that is sharp; the device at z = 0 is 2000 units away',
+    ),
+    aperture: num(
+      0,
+      1000,
+      'blur (Gaussian standard deviation, scene units) of a layer infinitely far away; a layer d units from the camera gets aperture x |d - focus_distance| / d',
+    ),
+  },
+  OPEN,
+);
 
 export const BackgroundParams = Type.Object(
   {
     from: Type.Optional(Color),
     to: Type.Optional(Color),
-    angle: Type.Optional(num(-36000, 36000, 'degrees, CSS linear-gradient angle (0 = bottom to top, 90 = left to right)')),
+    angle: Type.Optional(
+      num(-36000, 36000, 'degrees, CSS linear-gradient angle (0 = bottom to top, 90 = left to right)'),
+    ),
     color: Type.Optional(Color),
     url: Type.Optional(MediaUrl),
   },
@@ -61,15 +108,33 @@ export const Background = Type.Object({ mode: Type.Enum(BACKGROUND_MODES), param
 export const Keyframe = Type.Object(
   {
     time: num(0, MAX_DURATION_SECONDS, 'seconds from the start'),
-    easing: Type.Enum(EASINGS, { description: 'shapes the segment that starts at this key (the video timeline\'s easings)' }),
-    transform: Type.Optional(Type.Object({ position: Type.Optional(Type.Partial(Position, OPEN)), rotation: Type.Optional(Type.Partial(Rotation, OPEN)), scale: Type.Optional(Type.Partial(Scale, OPEN)) }, OPEN)),
+    easing: Type.Enum(EASINGS, {
+      description: "shapes the segment that starts at this key (the video timeline's easings)",
+    }),
+    transform: Type.Optional(
+      Type.Object(
+        {
+          position: Type.Optional(Type.Partial(Position, OPEN)),
+          rotation: Type.Optional(Type.Partial(Rotation, OPEN)),
+          scale: Type.Optional(Type.Partial(Scale, OPEN)),
+        },
+        OPEN,
+      ),
+    ),
     dof: Type.Optional(Type.Partial(Dof, OPEN)),
-    background: Type.Optional(Type.Object({ mode: Type.Optional(Type.Enum(BACKGROUND_MODES)), params: Type.Optional(BackgroundParams) }, OPEN)),
+    background: Type.Optional(
+      Type.Object({ mode: Type.Optional(Type.Enum(BACKGROUND_MODES)), params: Type.Optional(BackgroundParams) }, OPEN),
+    ),
   },
-  { ...OPEN, description: 'sets the values it holds at `time`; each property is interpolated between the keys that set it' },
+  {
+    ...OPEN,
+    description: 'sets the values it holds at `time`; each property is interpolated between the keys that set it',
+  },
 );
 
-const ScreenSource = Type.Union([MediaUrl, Type.Null()], { description: 'a board image or video shown on the screen (cover); null shows a dark screen' });
+const ScreenSource = Type.Union([MediaUrl, Type.Null()], {
+  description: 'a board image or video shown on the screen (cover); null shows a dark screen',
+});
 
 /** The editable state of a project; PUT takes all of it, unknown fields are kept. */
 const stateProps = {
@@ -84,15 +149,21 @@ const stateProps = {
 };
 export const ProjectState = Type.Object(stateProps, OPEN);
 
-export const PutBody = Type.Object({ ...stateProps, id: Type.Optional(Type.String({ description: 'must match the path when given' })) }, OPEN);
+export const PutBody = Type.Object(
+  { ...stateProps, id: Type.Optional(Type.String({ description: 'must match the path when given' })) },
+  OPEN,
+);
 
-export const Project = Type.Object({
-  id: Type.String(),
-  ...stateProps,
-  screen_source_url: ScreenSource,
-  created_at: Type.String(),
-  updated_at: Type.String(),
-}, OPEN);
+export const Project = Type.Object(
+  {
+    id: Type.String(),
+    ...stateProps,
+    screen_source_url: ScreenSource,
+    created_at: Type.String(),
+    updated_at: Type.String(),
+  },
+  OPEN,
+);
 
 export const Summary = Type.Object({
   id: Type.String(),
@@ -102,16 +173,23 @@ export const Summary = Type.Object({
   duration_seconds: Type.Number(),
 });
 
-export const CreateBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }), device: Type.Enum(DEVICES) });
+export const CreateBody = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  device: Type.Enum(DEVICES),
+});
 
 export const RenderBody = Type.Object(
   {
     board_id: Id,
     project_id: Id,
     format: Type.Enum(FORMATS),
-    size_preset: Type.Enum(SIZE_PRESETS, { description: '1080p 1920x1080, square 1080x1080, vertical 1080x1920, 4k 3840x2160' }),
+    size_preset: Type.Enum(SIZE_PRESETS, {
+      description: '1080p 1920x1080, square 1080x1080, vertical 1080x1920, 4k 3840x2160',
+    }),
     fps: Type.Integer({ minimum: 1, maximum: 60 }),
-    transparent_background: Type.Optional(Type.Boolean({ description: 'alpha 0 outside the device and its shadow; webm or mov only', default: false })),
+    transparent_background: Type.Optional(
+      Type.Boolean({ description: 'alpha 0 outside the device and its shadow; webm or mov only', default: false }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -33,12 +33,16 @@ export class MockupStore {
   }
 
   list(boardId: string): MockupRow[] {
-    return this.db.prepare('SELECT * FROM mockup_projects WHERE board_id = ? ORDER BY updated_at DESC, id').all(boardId) as MockupRow[];
+    return this.db
+      .prepare('SELECT * FROM mockup_projects WHERE board_id = ? ORDER BY updated_at DESC, id')
+      .all(boardId) as MockupRow[];
   }
 
   /** A project of that board; a project of another board is not found. */
   get(boardId: string, id: string): MockupRow | undefined {
-    return this.db.prepare('SELECT * FROM mockup_projects WHERE id = ? AND board_id = ?').get(id, boardId) as MockupRow | undefined;
+    return this.db.prepare('SELECT * FROM mockup_projects WHERE id = ? AND board_id = ?').get(id, boardId) as
+      | MockupRow
+      | undefined;
   }
 
   insert(row: MockupRow): void {

@@ -27,17 +27,32 @@ export async function listPanelEntries(ctx: AppContext, boardId: string, signal?
     } catch (err) {
       // One card that cannot be rendered (say, Chromium missing) leaves the rest of the list usable.
       if (signal?.aborted || el.type !== 'html') throw err;
-      ctx.log.warn({ err, element: el.id }, 'html card left out of the motion-editor panel list: its video could not be rendered');
+      ctx.log.warn(
+        { err, element: el.id },
+        'html card left out of the motion-editor panel list: its video could not be rendered',
+      );
     }
   }
   return out;
 }
 
 async function panelEntry(ctx: AppContext, el: Element, signal?: AbortSignal): Promise<PanelEntry> {
-  const base = { id: el.id, name: el.name ?? path.basename(decodeURIComponent(el.url!)), download_url: downloadUrl(el.board_id, el.id) };
+  const base = {
+    id: el.id,
+    name: el.name ?? path.basename(decodeURIComponent(el.url!)),
+    download_url: downloadUrl(el.board_id, el.id),
+  };
   if (el.type === 'html') {
     const v = await cardVideo(ctx, el.board_id, el.id, signal);
-    return { ...base, type: 'html', url: v.url, width: v.width, height: v.height, duration: v.duration, thumbnail_url: v.posterUrl };
+    return {
+      ...base,
+      type: 'html',
+      url: v.url,
+      width: v.width,
+      height: v.height,
+      duration: v.duration,
+      thumbnail_url: v.posterUrl,
+    };
   }
   return {
     ...base,
@@ -51,9 +66,15 @@ async function panelEntry(ctx: AppContext, el: Element, signal?: AbortSignal): P
 }
 
 /** The file a download serves and the name it is saved under (a card: its video, named after the card). */
-export async function panelFile(ctx: AppContext, boardId: string, elementId: string, signal?: AbortSignal): Promise<{ path: string; filename: string }> {
+export async function panelFile(
+  ctx: AppContext,
+  boardId: string,
+  elementId: string,
+  signal?: AbortSignal,
+): Promise<{ path: string; filename: string }> {
   const el = ctx.boards.requireElement(boardId, elementId);
-  if (!IMPORTABLE.includes(el.type)) throw badRequest(`Element ${elementId} is ${el.type}; the panel imports images, videos and html cards`);
+  if (!IMPORTABLE.includes(el.type))
+    throw badRequest(`Element ${elementId} is ${el.type}; the panel imports images, videos and html cards`);
   if (el.type === 'html') {
     const v = await cardVideo(ctx, boardId, elementId, signal);
     return { path: v.path, filename: `${path.parse(el.name ?? elementId).name || elementId}.mp4` };

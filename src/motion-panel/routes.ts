@@ -10,7 +10,15 @@ import { serveOpenFile } from '../serving/routes.js';
 import { openRegularFile } from '../files/media-root.js';
 import { SERVICE_VERSION } from '../version.js';
 import { listPanelEntries, panelFile } from './elements.js';
-import { BoardQuery, PanelFileParams, PanelList, PanelStatus, ResolvedMedia, ResolveMediaBody, resolveErrors } from './schemas.js';
+import {
+  BoardQuery,
+  PanelFileParams,
+  PanelList,
+  PanelStatus,
+  ResolvedMedia,
+  ResolveMediaBody,
+  resolveErrors,
+} from './schemas.js';
 
 /** Endpoints the motion editor's extension panel polls and imports through. */
 export const registerMotionPanel: Feature = (app, ctx) => {
@@ -23,7 +31,8 @@ export const registerMotionPanel: Feature = (app, ctx) => {
     {
       schema: {
         tags,
-        summary: 'Download a URL onto the board through the download pipeline (yt-dlp for pages); the elements are added to the board',
+        summary:
+          'Download a URL onto the board through the download pipeline (yt-dlp for pages); the elements are added to the board',
         body: ResolveMediaBody,
         response: { 200: ResolvedMedia, ...resolveErrors },
       },
@@ -36,7 +45,8 @@ export const registerMotionPanel: Feature = (app, ctx) => {
     {
       schema: {
         tags,
-        summary: 'Flat list of the board elements the panel can import: images, videos, and html cards as their rendered video',
+        summary:
+          'Flat list of the board elements the panel can import: images, videos, and html cards as their rendered video',
         querystring: BoardQuery,
         response: { 200: PanelList, ...errorResponses },
       },
@@ -52,7 +62,8 @@ export const registerMotionPanel: Feature = (app, ctx) => {
     {
       schema: {
         tags,
-        summary: 'The element file as an attachment named after it (byte ranges, conditional requests); a card streams its video',
+        summary:
+          'The element file as an attachment named after it (byte ranges, conditional requests); a card streams its video',
         params: PanelFileParams,
         querystring: BoardQuery,
       },
@@ -61,7 +72,12 @@ export const registerMotionPanel: Feature = (app, ctx) => {
       const file = await panelFile(ctx, req.query.board_id, req.params.eid, abortOnDisconnect(reply));
       const opened = openRegularFile(file.path);
       if (!opened) throw notFound(`The file of element ${req.params.eid} is gone`);
-      return serveOpenFile(req, reply, { ...opened, path: file.path }, { 'content-disposition': contentDisposition(file.filename) });
+      return serveOpenFile(
+        req,
+        reply,
+        { ...opened, path: file.path },
+        { 'content-disposition': contentDisposition(file.filename) },
+      );
     },
   );
 

@@ -3,14 +3,27 @@ import { ErrorBody, errorResponses, Id } from '../http/schemas.js';
 
 /** Schemas of the motion-editor panel endpoints (the After Effects extension panel talks to these). */
 
-
 export const ResolveMediaBody = Type.Object(
-  { board_id: Id, url: Type.String({ minLength: 1, maxLength: 8192, description: 'an http(s) URL of a media file or a page yt-dlp can read' }) },
+  {
+    board_id: Id,
+    url: Type.String({
+      minLength: 1,
+      maxLength: 8192,
+      description: 'an http(s) URL of a media file or a page yt-dlp can read',
+    }),
+  },
   { additionalProperties: false },
 );
 
 export const ResolvedMedia = Type.Object({
-  elements: Type.Array(Type.Object({ id: Type.String(), type: Type.String(), url: Type.String(), name: Type.Union([Type.String(), Type.Null()]) })),
+  elements: Type.Array(
+    Type.Object({
+      id: Type.String(),
+      type: Type.String(),
+      url: Type.String(),
+      name: Type.Union([Type.String(), Type.Null()]),
+    }),
+  ),
 });
 
 export const PanelEntry = Type.Object({

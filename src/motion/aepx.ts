@@ -21,12 +21,16 @@ export function readAepx(text: string): Chunk {
   parser.on('opentag', (tag) => {
     if (skip) return void skip++;
     if (!sawRoot) {
-      if (tag.name !== 'AfterEffectsProject') throw new ProjectFormatError(`not an After Effects project: the XML root element is <${tag.name}>, not <AfterEffectsProject>`);
+      if (tag.name !== 'AfterEffectsProject')
+        throw new ProjectFormatError(
+          `not an After Effects project: the XML root element is <${tag.name}>, not <AfterEffectsProject>`,
+        );
       sawRoot = true;
       stack.push(root);
       return;
     }
-    if (stack.length > MAX_DEPTH) throw new ProjectFormatError(`elements nested more than ${MAX_DEPTH} levels deep (line ${parser.line})`);
+    if (stack.length > MAX_DEPTH)
+      throw new ProjectFormatError(`elements nested more than ${MAX_DEPTH} levels deep (line ${parser.line})`);
     if (tag.name === 'ProjectXMPMetadata') return void skip++;
     const attrs = tag.attributes as Record<string, string>;
     let node: Chunk;
@@ -34,7 +38,10 @@ export function readAepx(text: string): Chunk {
       node = { id: 'Utf8', text: '' };
       strings = [];
     } else if (tag.name === 'fileReference') node = { id: 'alas', fields: { ...attrs } };
-    else if (typeof attrs.bdata === 'string') node = READ_CHUNKS.has(tag.name) ? { id: tag.name, data: hexBytes(attrs.bdata, tag.name, parser.line) } : { id: tag.name };
+    else if (typeof attrs.bdata === 'string')
+      node = READ_CHUNKS.has(tag.name)
+        ? { id: tag.name, data: hexBytes(attrs.bdata, tag.name, parser.line) }
+        : { id: tag.name };
     else node = { id: tag.name, children: [] };
     stack[stack.length - 1].children!.push(node);
     stack.push(node);
@@ -63,6 +70,7 @@ export function readAepx(text: string): Chunk {
 function hexBytes(hex: string, tag: string, line: number): Uint8Array {
   // Buffer.from stops at the first character that is not hex: a short result is the check.
   const bytes = Buffer.from(hex, 'hex');
-  if (hex.length % 2 !== 0 || bytes.length * 2 !== hex.length) throw new ProjectFormatError(`<${tag}> on line ${line} has a bdata attribute that is not hex bytes`);
+  if (hex.length % 2 !== 0 || bytes.length * 2 !== hex.length)
+    throw new ProjectFormatError(`<${tag}> on line ${line} has a bdata attribute that is not hex bytes`);
   return bytes;
 }

@@ -19,7 +19,14 @@ const PROGRESS_LINE = /(\d+[:;]\d{2}[:;]\d{2}[:;]\d{2})\s+\((\d+)[UL]?\)/;
 const ERROR_LINE = /(aerender (SYNTAX )?ERROR|Error executing script|Error: motion:|^ERROR:|After Effects error)/i;
 
 /** The command line: the patched startup script reads `-r` (see docs/motion.md). */
-export function aerenderArgs(o: { project: string; comp: string; output: string; script: string; startFrame?: number; endFrame?: number }): string[] {
+export function aerenderArgs(o: {
+  project: string;
+  comp: string;
+  output: string;
+  script: string;
+  startFrame?: number;
+  endFrame?: number;
+}): string[] {
   const args = ['-project', o.project, '-comp', o.comp, '-output', o.output, '-r', o.script];
   if (o.startFrame !== undefined) args.push('-s', String(o.startFrame));
   if (o.endFrame !== undefined) args.push('-e', String(o.endFrame));
@@ -47,7 +54,11 @@ function killTree(pid: number): void {
 export function runAerender(run: AerenderRun): Promise<{ transcript: string }> {
   return new Promise((resolve, reject) => {
     if (run.signal?.aborted) return reject(new Cancelled());
-    const child = spawn(run.binary, run.args, { stdio: ['ignore', 'pipe', 'pipe'], detached: process.platform !== 'win32', windowsHide: true });
+    const child = spawn(run.binary, run.args, {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: process.platform !== 'win32',
+      windowsHide: true,
+    });
     let transcript = '';
     const errors: string[] = [];
     let pending = '';
@@ -74,7 +85,8 @@ export function runAerender(run: AerenderRun): Promise<{ transcript: string }> {
       for (const line of lines) {
         const p = PROGRESS_LINE.exec(line);
         if (p && run.totalFrames > 0) run.onProgress?.(Math.min(1, Number(p[2]) / run.totalFrames));
-        if (ERROR_LINE.test(line) && errors.length < 10) errors.push(line.replace(/^\s*(PROGRESS|INFO|ERROR|WARNING):\s*/i, '').trim());
+        if (ERROR_LINE.test(line) && errors.length < 10)
+          errors.push(line.replace(/^\s*(PROGRESS|INFO|ERROR|WARNING):\s*/i, '').trim());
       }
     };
     child.stdout!.setEncoding('utf8').on('data', onData);
@@ -95,18 +107,43 @@ export function runAerender(run: AerenderRun): Promise<{ transcript: string }> {
       done();
       if (killedFor === 'abort') return reject(new Cancelled());
       if (killedFor === 'stall') {
-        return reject(new ApiError(422, 'render_stalled', `aerender printed nothing for ${Math.round(run.stallMs / 1000)} s (MOTION_RENDER_STALL_SECONDS) and was stopped`));
+        return reject(
+          new ApiError(
+            422,
+            'render_stalled',
+            `aerender printed nothing for ${Math.round(run.stallMs / 1000)} s (MOTION_RENDER_STALL_SECONDS) and was stopped`,
+          ),
+        );
       }
       if (code === 0) return resolve({ transcript });
       const why = errors.length ? errors.join(' | ') : lastLines(transcript);
       if (/Illegal argument flag: -r/i.test(transcript)) {
-        return reject(new ApiError(422, 'startup_script_missing', `aerender does not know -r: After Effects' command-line renderer script must be patched once (see docs/motion.md). aerender said: ${why}`));
+        return reject(
+          new ApiError(
+            422,
+            'startup_script_missing',
+            `aerender does not know -r: After Effects' command-line renderer script must be patched once (see docs/motion.md). aerender said: ${why}`,
+          ),
+        );
       }
-      reject(new ApiError(422, 'render_failed', `aerender failed (${code !== null ? `exit code ${code}` : `signal ${signal}`}): ${why}`));
+      reject(
+        new ApiError(
+          422,
+          'render_failed',
+          `aerender failed (${code !== null ? `exit code ${code}` : `signal ${signal}`}): ${why}`,
+        ),
+      );
     });
   });
 }
 
 function lastLines(text: string): string {
-  return text.split(/\r?\n/).map((l) => l.trim()).filter(Boolean).slice(-3).join(' | ') || 'no output';
+  return (
+    text
+      .split(/\r?\n/)
+      .map((l) => l.trim())
+      .filter(Boolean)
+      .slice(-3)
+      .join(' | ') || 'no output'
+  );
 }

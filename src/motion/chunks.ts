@@ -38,30 +38,40 @@ const show = (id: string) => JSON.stringify(id.replace(/[^\x20-\x7e]/g, '?'));
  */
 export function readRifx(buf: Uint8Array): Chunk {
   if (buf.length < 12 || ascii(buf, 0) !== 'RIFX') {
-    if (buf.length >= 4 && ascii(buf, 0) === 'RIFF') throw new ProjectFormatError('not an After Effects project: a little-endian RIFF file (AE writes RIFX)');
+    if (buf.length >= 4 && ascii(buf, 0) === 'RIFF')
+      throw new ProjectFormatError('not an After Effects project: a little-endian RIFF file (AE writes RIFX)');
     throw new ProjectFormatError('not an After Effects project: the file does not start with "RIFX"');
   }
   const form = ascii(buf, 8);
-  if (form !== 'Egg!') throw new ProjectFormatError(`not an After Effects project: RIFX form type ${show(form)} instead of "Egg!"`);
+  if (form !== 'Egg!')
+    throw new ProjectFormatError(`not an After Effects project: RIFX form type ${show(form)} instead of "Egg!"`);
   const declared = u32(buf, 4);
   if (declared < 4) throw new ProjectFormatError(`the RIFX header declares ${declared} bytes, too few for a project`);
   if (8 + declared > buf.length) {
-    throw new ProjectFormatError(`truncated file: the RIFX header declares ${declared} bytes after offset 8 but the file has only ${buf.length - 8}`);
+    throw new ProjectFormatError(
+      `truncated file: the RIFX header declares ${declared} bytes after offset 8 but the file has only ${buf.length - 8}`,
+    );
   }
   return { id: 'Egg!', children: readChunks(buf, 12, 8 + declared, 1) };
 }
 
 function readChunks(buf: Uint8Array, start: number, end: number, depth: number): Chunk[] {
-  if (depth > MAX_DEPTH) throw new ProjectFormatError(`chunks nested more than ${MAX_DEPTH} levels deep at offset ${start}`);
+  if (depth > MAX_DEPTH)
+    throw new ProjectFormatError(`chunks nested more than ${MAX_DEPTH} levels deep at offset ${start}`);
   const out: Chunk[] = [];
   let at = start;
   while (at < end) {
-    if (end - at < 8) throw new ProjectFormatError(`truncated chunk header at offset ${at}: ${end - at} bytes left in the enclosing chunk`);
+    if (end - at < 8)
+      throw new ProjectFormatError(
+        `truncated chunk header at offset ${at}: ${end - at} bytes left in the enclosing chunk`,
+      );
     const id = ascii(buf, at);
     const size = u32(buf, at + 4);
     const body = at + 8;
     if (size > end - body) {
-      throw new ProjectFormatError(`chunk ${show(id)} at offset ${at} declares ${size} bytes but only ${end - body} remain in the enclosing chunk`);
+      throw new ProjectFormatError(
+        `chunk ${show(id)} at offset ${at} declares ${size} bytes but only ${end - body} remain in the enclosing chunk`,
+      );
     }
     out.push(readChunk(buf, id, body, size, depth));
     at = body + size;

@@ -106,7 +106,8 @@ class Reader {
         const map: Record<number, number> = { 0x6e: 0x0a, 0x72: 0x0d, 0x74: 0x09, 0x62: 0x08, 0x66: 0x0c };
         if (e >= 0x30 && e <= 0x37) {
           let v = e - 0x30;
-          for (let i = 0; i < 2 && this.b[this.at] >= 0x30 && this.b[this.at] <= 0x37; i++) v = v * 8 + (this.b[this.at++] - 0x30);
+          for (let i = 0; i < 2 && this.b[this.at] >= 0x30 && this.b[this.at] <= 0x37; i++)
+            v = v * 8 + (this.b[this.at++] - 0x30);
           bytes.push(v & 0xff);
         } else bytes.push(map[e] ?? e);
         continue;
@@ -127,7 +128,19 @@ class Reader {
 
 function isDelimiter(c: number): boolean {
   // whitespace, ( ) < > [ ] { } / %
-  return c <= 0x20 || c === 0x28 || c === 0x29 || c === 0x3c || c === 0x3e || c === 0x5b || c === 0x5d || c === 0x7b || c === 0x7d || c === 0x2f || c === 0x25;
+  return (
+    c <= 0x20 ||
+    c === 0x28 ||
+    c === 0x29 ||
+    c === 0x3c ||
+    c === 0x3e ||
+    c === 0x5b ||
+    c === 0x5d ||
+    c === 0x7b ||
+    c === 0x7d ||
+    c === 0x2f ||
+    c === 0x25
+  );
 }
 
 /** Follows a path of dictionary keys and array indices; undefined where the shape differs. */
@@ -135,7 +148,11 @@ export function cosPath(v: CosValue | undefined, ...keys: (string | number)[]): 
   let cur: CosValue | undefined = v;
   for (const k of keys) {
     if (cur === null || typeof cur !== 'object') return undefined;
-    cur = Array.isArray(cur) ? (typeof k === 'number' ? cur[k] : undefined) : (cur as Record<string, CosValue>)[String(k)];
+    cur = Array.isArray(cur)
+      ? typeof k === 'number'
+        ? cur[k]
+        : undefined
+      : (cur as Record<string, CosValue>)[String(k)];
   }
   return cur;
 }

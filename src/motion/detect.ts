@@ -17,7 +17,10 @@ export interface Detected {
 export class AerenderLocator {
   private at = 0;
 
-  constructor(private readonly tools: Tools, private readonly ttlMs = DETECT_CACHE_MS) {}
+  constructor(
+    private readonly tools: Tools,
+    private readonly ttlMs = DETECT_CACHE_MS,
+  ) {}
 
   async detect(): Promise<Detected> {
     if (Date.now() - this.at > this.ttlMs) {
@@ -32,7 +35,11 @@ export class AerenderLocator {
   async require(): Promise<string> {
     const d = await this.detect();
     if (!d.installed) {
-      throw new ApiError(400, 'motion_editor_missing', 'After Effects (aerender) was not found: install After Effects or set AERENDER_PATH to its aerender binary');
+      throw new ApiError(
+        400,
+        'motion_editor_missing',
+        'After Effects (aerender) was not found: install After Effects or set AERENDER_PATH to its aerender binary',
+      );
     }
     return d.binaryPath;
   }

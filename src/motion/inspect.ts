@@ -24,14 +24,24 @@ export interface ProjectFile {
 }
 
 /** The project file a request names: a board element, or a /media URL of an .aep/.aepx file. */
-export async function resolveProjectFile(ctx: AppContext, ref: { board_id: string; element_id?: string; url?: string }): Promise<ProjectFile> {
+export async function resolveProjectFile(
+  ctx: AppContext,
+  ref: { board_id: string; element_id?: string; url?: string },
+): Promise<ProjectFile> {
   ctx.boards.requireBoard(ref.board_id);
-  if ((ref.element_id === undefined) === (ref.url === undefined)) throw badRequest('Give either element_id or url (a /media URL of an .aep/.aepx file)');
+  if ((ref.element_id === undefined) === (ref.url === undefined))
+    throw badRequest('Give either element_id or url (a /media URL of an .aep/.aepx file)');
   let file: ProjectFile;
   if (ref.element_id !== undefined) {
     const { element, path: p } = await ctx.boards.elementFile(ref.board_id, ref.element_id);
     const stat = await fsp.stat(p);
-    file = { path: p, url: element.url!, name: element.name ?? path.basename(p), size: stat.size, elementId: element.id };
+    file = {
+      path: p,
+      url: element.url!,
+      name: element.name ?? path.basename(p),
+      size: stat.size,
+      elementId: element.id,
+    };
   } else {
     const r = await ctx.media.resolveField(ref.url!, 'url');
     file = { path: r.path, url: ref.url!, name: path.basename(r.path), size: r.size };
@@ -40,7 +50,12 @@ export async function resolveProjectFile(ctx: AppContext, ref: { board_id: strin
   if (!PROJECT_EXTENSIONS.includes(ext)) {
     throw new ApiError(400, 'not_a_project', `${file.name} is not a motion-editor project (.aep or .aepx)`);
   }
-  if (file.size > MAX_PROJECT_BYTES) throw new ApiError(400, 'invalid_project', `${file.name} is ${file.size} bytes, over the ${MAX_PROJECT_BYTES}-byte limit`);
+  if (file.size > MAX_PROJECT_BYTES)
+    throw new ApiError(
+      400,
+      'invalid_project',
+      `${file.name} is ${file.size} bytes, over the ${MAX_PROJECT_BYTES}-byte limit`,
+    );
   return file;
 }
 

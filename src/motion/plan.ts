@@ -2,7 +2,16 @@ import path from 'node:path';
 import type { AppContext } from '../context.js';
 import { ApiError } from '../http/errors.js';
 import type { ProjectFile } from './inspect.js';
-import type { ExpressionEdit, InspectedComposition, InspectedLayer, InspectedProject, MediaEdit, PresetInputs, RenderBody, TextEdit } from './schemas.js';
+import type {
+  ExpressionEdit,
+  InspectedComposition,
+  InspectedLayer,
+  InspectedProject,
+  MediaEdit,
+  PresetInputs,
+  RenderBody,
+  TextEdit,
+} from './schemas.js';
 
 /**
  * A render request checked against the inspected project: every layer resolved to its index, every board file to
@@ -12,7 +21,14 @@ export interface RenderPlan {
   boardId: string;
   project: { path: string; name: string; url: string; elementId?: string };
   /** Names the script checks before editing (null: a name After Effects derives, which is not checked). */
-  composition: { name: string; width: number; height: number; frameRate: number; duration: number; layerNames: (string | null)[] };
+  composition: {
+    name: string;
+    width: number;
+    height: number;
+    frameRate: number;
+    duration: number;
+    layerNames: (string | null)[];
+  };
   overrides: { width?: number; height?: number; fps?: number };
   startFrame?: number;
   endFrame?: number;
@@ -20,12 +36,20 @@ export interface RenderPlan {
   text: { layer: number; text: string }[];
   media: { layer: number; file: string }[];
   expressions: { layer: number; property: string[]; expression: string }[];
-  add: { type: 'text' | 'media' | 'solid'; name: string; text?: string; file?: string; color?: [number, number, number]; position?: [number, number] }[];
+  add: {
+    type: 'text' | 'media' | 'solid';
+    name: string;
+    text?: string;
+    file?: string;
+    color?: [number, number, number];
+    position?: [number, number];
+  }[];
 }
 
 export type OutputFormat = 'mp4' | 'webm' | 'mov';
 
-const invalid = (field: string, message: string) => new ApiError(400, 'invalid_edit', `${field}: ${message}`, { field });
+const invalid = (field: string, message: string) =>
+  new ApiError(400, 'invalid_edit', `${field}: ${message}`, { field });
 
 /** Layer types whose source can be replaced (AVLayer.replaceSource). */
 const REPLACEABLE: InspectedLayer['type'][] = ['footage', 'solid', 'precomp', 'adjustment'];
@@ -34,9 +58,12 @@ const MEDIA_ELEMENTS = ['image', 'video', 'audio'];
 function resolveLayer(comp: InspectedComposition, ref: string | number, field: string): InspectedLayer {
   const layer = typeof ref === 'number' ? comp.layers[ref - 1] : comp.layers.find((l) => l.name === ref);
   if (!layer) {
-    throw invalid(field, typeof ref === 'number'
-      ? `composition "${comp.name}" has ${comp.layers.length} layers, there is no layer ${ref}`
-      : `composition "${comp.name}" has no layer named ${JSON.stringify(ref)}`);
+    throw invalid(
+      field,
+      typeof ref === 'number'
+        ? `composition "${comp.name}" has ${comp.layers.length} layers, there is no layer ${ref}`
+        : `composition "${comp.name}" has no layer named ${JSON.stringify(ref)}`,
+    );
   }
   return layer;
 }
@@ -45,8 +72,13 @@ function resolveLayer(comp: InspectedComposition, ref: string | number, field: s
  * Preset inputs with the request's explicit edits on top: an explicit edit list replaces the preset's edits of the
  * same kind on the same layer (added layers: of the same name); the preset's other edits stay.
  */
-export function mergeInputs(comp: InspectedComposition, preset: PresetInputs, explicit: PresetInputs): Required<PresetInputs> {
-  const key = (ref: string | number) => comp.layers.find((l, i) => (typeof ref === 'number' ? i + 1 === ref : l.name === ref))?.index ?? `?${ref}`;
+export function mergeInputs(
+  comp: InspectedComposition,
+  preset: PresetInputs,
+  explicit: PresetInputs,
+): Required<PresetInputs> {
+  const key = (ref: string | number) =>
+    comp.layers.find((l, i) => (typeof ref === 'number' ? i + 1 === ref : l.name === ref))?.index ?? `?${ref}`;
   function merge<T extends { layer: string | number }>(base: T[] = [], over: T[] | undefined): T[] {
     if (!over) return base;
     const taken = new Set(over.map((e) => key(e.layer)));
@@ -57,14 +89,20 @@ export function mergeInputs(comp: InspectedComposition, preset: PresetInputs, ex
     textEdits: merge<TextEdit>(preset.textEdits, explicit.textEdits),
     mediaEdits: merge<MediaEdit>(preset.mediaEdits, explicit.mediaEdits),
     expressionEdits: merge<ExpressionEdit>(preset.expressionEdits, explicit.expressionEdits),
-    addLayers: [...(preset.addLayers ?? []).filter((a) => !explicit.addLayers || !names.has(a.name)), ...(explicit.addLayers ?? [])],
+    addLayers: [
+      ...(preset.addLayers ?? []).filter((a) => !explicit.addLayers || !names.has(a.name)),
+      ...(explicit.addLayers ?? []),
+    ],
   };
 }
 
 export function pickComposition(project: InspectedProject, name: string | undefined): InspectedComposition {
   if (name === undefined) {
     if (project.compositions.length === 1) return project.compositions[0];
-    throw invalid('composition', `required: the project has ${project.compositions.length} compositions (${project.compositions.map((c) => JSON.stringify(c.name)).join(', ')})`);
+    throw invalid(
+      'composition',
+      `required: the project has ${project.compositions.length} compositions (${project.compositions.map((c) => JSON.stringify(c.name)).join(', ')})`,
+    );
   }
   const comp = project.compositions.find((c) => c.name === name);
   if (!comp) throw invalid('composition', `the project has no composition named ${JSON.stringify(name)}`);
@@ -72,7 +110,12 @@ export function pickComposition(project: InspectedProject, name: string | undefi
 }
 
 /** A board file for a media edit or a media layer, as an absolute path (400 naming the field when missing). */
-async function boardMedia(ctx: AppContext, boardId: string, ref: { element_id?: string; url?: string }, field: string): Promise<string> {
+async function boardMedia(
+  ctx: AppContext,
+  boardId: string,
+  ref: { element_id?: string; url?: string },
+  field: string,
+): Promise<string> {
   if ((ref.element_id === undefined) === (ref.url === undefined)) throw invalid(field, 'give either element_id or url');
   if (ref.url !== undefined) {
     try {
@@ -87,12 +130,20 @@ async function boardMedia(ctx: AppContext, boardId: string, ref: { element_id?: 
   } catch (err) {
     throw invalid(`${field}.element_id`, err instanceof Error ? err.message : String(err));
   }
-  if (!MEDIA_ELEMENTS.includes(found.element.type)) throw invalid(`${field}.element_id`, `element ${ref.element_id} is ${found.element.type}, not an image, video or audio file`);
+  if (!MEDIA_ELEMENTS.includes(found.element.type))
+    throw invalid(
+      `${field}.element_id`,
+      `element ${ref.element_id} is ${found.element.type}, not an image, video or audio file`,
+    );
   return found.path;
 }
 
 function hexColor(hex: string): [number, number, number] {
-  return [1, 3, 5].map((i) => Math.round((parseInt(hex.slice(i, i + 2), 16) / 255) * 10_000) / 10_000) as [number, number, number];
+  return [1, 3, 5].map((i) => Math.round((parseInt(hex.slice(i, i + 2), 16) / 255) * 10_000) / 10_000) as [
+    number,
+    number,
+    number,
+  ];
 }
 
 /** Checks every edit against the inspected project and resolves it; throws 400 naming the first problem. */
@@ -107,8 +158,20 @@ export async function buildPlan(
   const inputs = mergeInputs(comp, preset && preset.composition === comp.name ? preset.inputs : {}, body);
   const plan: RenderPlan = {
     boardId: body.board_id,
-    project: { path: file.path, name: file.name, url: file.url, ...(file.elementId ? { elementId: file.elementId } : {}) },
-    composition: { name: comp.name, width: comp.width, height: comp.height, frameRate: comp.frame_rate, duration: comp.duration, layerNames: comp.layers.map((l) => (l.named ? l.name : null)) },
+    project: {
+      path: file.path,
+      name: file.name,
+      url: file.url,
+      ...(file.elementId ? { elementId: file.elementId } : {}),
+    },
+    composition: {
+      name: comp.name,
+      width: comp.width,
+      height: comp.height,
+      frameRate: comp.frame_rate,
+      duration: comp.duration,
+      layerNames: comp.layers.map((l) => (l.named ? l.name : null)),
+    },
     overrides: { width: body.width, height: body.height, fps: body.fps },
     startFrame: body.start_frame,
     endFrame: body.end_frame,
@@ -120,22 +183,33 @@ export async function buildPlan(
   };
   const fps = body.fps ?? comp.frame_rate;
   const lastFrame = Math.max(0, Math.round(comp.duration * fps) - 1); // as renderFrames counts them
-  if (body.start_frame !== undefined && body.start_frame > lastFrame) throw invalid('start_frame', `the composition's last frame is ${lastFrame}`);
-  if (body.end_frame !== undefined && body.end_frame < (body.start_frame ?? 0)) throw invalid('end_frame', 'is before start_frame');
+  if (body.start_frame !== undefined && body.start_frame > lastFrame)
+    throw invalid('start_frame', `the composition's last frame is ${lastFrame}`);
+  if (body.end_frame !== undefined && body.end_frame < (body.start_frame ?? 0))
+    throw invalid('end_frame', 'is before start_frame');
   inputs.textEdits.forEach((e, i) => {
     const layer = resolveLayer(comp, e.layer, `textEdits[${i}].layer`);
-    if (layer.type !== 'text') throw invalid(`textEdits[${i}].layer`, `layer ${layer.index} "${layer.name}" is a ${layer.type} layer, not a text layer`);
+    if (layer.type !== 'text')
+      throw invalid(
+        `textEdits[${i}].layer`,
+        `layer ${layer.index} "${layer.name}" is a ${layer.type} layer, not a text layer`,
+      );
     plan.text.push({ layer: layer.index, text: e.text });
   });
   for (const [i, e] of inputs.mediaEdits.entries()) {
     const layer = resolveLayer(comp, e.layer, `mediaEdits[${i}].layer`);
-    if (!REPLACEABLE.includes(layer.type)) throw invalid(`mediaEdits[${i}].layer`, `layer ${layer.index} "${layer.name}" is a ${layer.type} layer; only footage, solid and precomp layers take new media`);
+    if (!REPLACEABLE.includes(layer.type))
+      throw invalid(
+        `mediaEdits[${i}].layer`,
+        `layer ${layer.index} "${layer.name}" is a ${layer.type} layer; only footage, solid and precomp layers take new media`,
+      );
     plan.media.push({ layer: layer.index, file: await boardMedia(ctx, body.board_id, e, `mediaEdits[${i}]`) });
   }
   inputs.expressionEdits.forEach((e, i) => {
     const layer = resolveLayer(comp, e.layer, `expressionEdits[${i}].layer`);
     const property = e.property.split('>').map((s) => s.trim());
-    if (property.some((s) => !s)) throw invalid(`expressionEdits[${i}].property`, `${JSON.stringify(e.property)} has an empty name between ">"`);
+    if (property.some((s) => !s))
+      throw invalid(`expressionEdits[${i}].property`, `${JSON.stringify(e.property)} has an empty name between ">"`);
     plan.expressions.push({ layer: layer.index, property, expression: e.expression });
   });
   for (const [i, a] of inputs.addLayers.entries()) {

@@ -24,7 +24,8 @@ const view = (d: Uint8Array) => new DataView(d.buffer, d.byteOffset, d.byteLengt
 function need(node: Chunk | undefined, id: string, min: number, where: string): DataView {
   const c = child(node, id);
   if (!c?.data) throw new ProjectFormatError(`${where} has no ${id} chunk`);
-  if (c.data.length < min) throw new ProjectFormatError(`${where}: ${id} chunk is ${c.data.length} bytes, expected at least ${min}`);
+  if (c.data.length < min)
+    throw new ProjectFormatError(`${where}: ${id} chunk is ${c.data.length} bytes, expected at least ${min}`);
   return view(c.data);
 }
 
@@ -45,7 +46,12 @@ const basename = (p: string) => p.split(/[\\/]/).filter(Boolean).pop() ?? p;
 function aeVersion(root: Chunk): string {
   const svap = child(root, 'svap')?.data;
   const head = child(root, 'head')?.data;
-  const d = svap && svap.length >= 4 ? view(svap) : head && head.length >= 8 ? new DataView(head.buffer, head.byteOffset + 4, 4) : undefined;
+  const d =
+    svap && svap.length >= 4
+      ? view(svap)
+      : head && head.length >= 8
+        ? new DataView(head.buffer, head.byteOffset + 4, 4)
+        : undefined;
   if (!d) throw new ProjectFormatError('no version chunk (svap/head): not a project saved by After Effects');
   const v = d.getUint32(0);
   const major = ((v >>> 26) & 0x1f) * 8 + ((v >>> 19) & 0x7);
@@ -120,7 +126,8 @@ const matchName = (c: Chunk) => (c.data ? cString(view(c.data), 0, c.data.length
 /** The property following the `tdmn` with this match name inside a group. */
 function matchChild(group: Chunk | undefined, name: string): Chunk | undefined {
   const list = group?.children ?? [];
-  for (let i = 0; i < list.length - 1; i++) if (list[i].id === 'tdmn' && matchName(list[i]) === name) return list[i + 1];
+  for (let i = 0; i < list.length - 1; i++)
+    if (list[i].id === 'tdmn' && matchName(list[i]) === name) return list[i + 1];
   return undefined;
 }
 
@@ -151,7 +158,12 @@ function collectExpressions(node: Chunk, path: string[], out: InspectedLayer['ex
   }
 }
 
-function layerType(code: number, flags: number, source: Item | undefined, footage: Footage | undefined): InspectedLayer['type'] {
+function layerType(
+  code: number,
+  flags: number,
+  source: Item | undefined,
+  footage: Footage | undefined,
+): InspectedLayer['type'] {
   switch (code) {
     case 1:
       return 'light';
@@ -170,7 +182,12 @@ function layerType(code: number, flags: number, source: Item | undefined, footag
   }
 }
 
-function readComposition(item: Item, items: Map<number, Item>, footage: Map<number, Footage>, names: Map<number, string>): InspectedComposition {
+function readComposition(
+  item: Item,
+  items: Map<number, Item>,
+  footage: Map<number, Footage>,
+  names: Map<number, string>,
+): InspectedComposition {
   const where = `composition ${JSON.stringify(item.rawName)} (item ${item.id})`;
   const cdta = need(item.node, 'cdta', 160, where);
   const timeScale = cdta.getUint32(4);
@@ -212,7 +229,10 @@ function readComposition(item: Item, items: Map<number, Item>, footage: Map<numb
       expressions: [],
     };
     if (src) {
-      layer.source = src.type === 4 ? { id: src.id, name: names.get(src.id) ?? '', kind: 'composition' } : { id: src.id, name: foot?.name ?? '', kind: foot?.kind ?? 'placeholder' };
+      layer.source =
+        src.type === 4
+          ? { id: src.id, name: names.get(src.id) ?? '', kind: 'composition' }
+          : { id: src.id, name: foot?.name ?? '', kind: foot?.kind ?? 'placeholder' };
       if (foot?.path) layer.source.path = foot.path;
     }
     if (type === 'text') {

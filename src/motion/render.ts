@@ -36,8 +36,44 @@ const RENDER_SHARE = 0.9;
 const AE_OUTPUT_EXTENSIONS = ['.mov', '.avi', '.mp4', '.mxf'];
 
 const ENCODE: Record<OutputFormat, { ext: string; args: string[] }> = {
-  mp4: { ext: 'mp4', args: ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '18', '-pix_fmt', 'yuv420p', '-movflags', '+faststart', '-c:a', 'aac', '-b:a', '192k'] },
-  webm: { ext: 'webm', args: ['-c:v', 'libvpx-vp9', '-b:v', '0', '-crf', '32', '-deadline', 'good', '-cpu-used', '4', '-pix_fmt', 'yuv420p', '-c:a', 'libopus'] },
+  mp4: {
+    ext: 'mp4',
+    args: [
+      '-c:v',
+      'libx264',
+      '-preset',
+      'veryfast',
+      '-crf',
+      '18',
+      '-pix_fmt',
+      'yuv420p',
+      '-movflags',
+      '+faststart',
+      '-c:a',
+      'aac',
+      '-b:a',
+      '192k',
+    ],
+  },
+  webm: {
+    ext: 'webm',
+    args: [
+      '-c:v',
+      'libvpx-vp9',
+      '-b:v',
+      '0',
+      '-crf',
+      '32',
+      '-deadline',
+      'good',
+      '-cpu-used',
+      '4',
+      '-pix_fmt',
+      'yuv420p',
+      '-c:a',
+      'libopus',
+    ],
+  },
   mov: { ext: 'mov', args: ['-c:v', 'prores_ks', '-profile:v', '3', '-pix_fmt', 'yuv422p10le', '-c:a', 'pcm_s16le'] },
 };
 
@@ -56,10 +92,18 @@ export function renderFrames(plan: RenderPlan): { frames: number; fps: number } 
  * into the output file the runner reserved in the board folder and hand it back (the runner adds it to the board).
  * The job folder goes away whatever happens.
  */
-export async function renderMotion(ctx: AppContext, job: JobContext<MotionRenderParams>, stallMs: number): Promise<JobOutcome> {
+export async function renderMotion(
+  ctx: AppContext,
+  job: JobContext<MotionRenderParams>,
+  stallMs: number,
+): Promise<JobOutcome> {
   const { plan } = job.params;
   const work = path.join(ctx.config.dataDir, 'tmp', `motion-${job.id}`);
-  const name = filenameFromTitle(`${path.parse(plan.project.name).name} - ${plan.composition.name}`, 'motion', ENCODE[plan.outputFormat].ext);
+  const name = filenameFromTitle(
+    `${path.parse(plan.project.name).name} - ${plan.composition.name}`,
+    'motion',
+    ENCODE[plan.outputFormat].ext,
+  );
   try {
     await fsp.mkdir(path.join(work, 'media'), { recursive: true });
     const out = await job.output(plan.boardId, name);
@@ -98,7 +142,14 @@ export async function renderMotion(ctx: AppContext, job: JobContext<MotionRender
     const { frames, fps } = renderFrames(plan);
     await runAerender({
       binary: job.params.aerender,
-      args: aerenderArgs({ project, comp: plan.composition.name, output, script, startFrame: plan.startFrame, endFrame: plan.endFrame }),
+      args: aerenderArgs({
+        project,
+        comp: plan.composition.name,
+        output,
+        script,
+        startFrame: plan.startFrame,
+        endFrame: plan.endFrame,
+      }),
       totalFrames: frames,
       stallMs,
       signal: job.signal,
@@ -106,24 +157,37 @@ export async function renderMotion(ctx: AppContext, job: JobContext<MotionRender
     });
     // 3. check: exit 0 proves nothing (nexrender: missing and truncated files after a crash)
     const rendered = await findOutput(output);
-    if (!rendered) throw new ApiError(422, 'render_truncated', 'aerender exited without error but wrote no output file');
+    if (!rendered)
+      throw new ApiError(422, 'render_truncated', 'aerender exited without error but wrote no output file');
     const info = await probe(ctx.tools, rendered).catch((err: unknown) => {
-      throw new ApiError(422, 'render_truncated', `aerender's output cannot be read: ${err instanceof Error ? err.message : String(err)}`);
+      throw new ApiError(
+        422,
+        'render_truncated',
+        `aerender's output cannot be read: ${err instanceof Error ? err.message : String(err)}`,
+      );
     });
     const expected = frames / fps;
     const got = info.duration ?? 0;
     if (!info.video || got < expected - 1 / fps - 1e-3) {
-      throw new ApiError(422, 'render_truncated', `aerender's output is ${got.toFixed(3)} s long, the render should be ${expected.toFixed(3)} s (${frames} frames at ${Math.round(fps * 1000) / 1000} fps)`);
+      throw new ApiError(
+        422,
+        'render_truncated',
+        `aerender's output is ${got.toFixed(3)} s long, the render should be ${expected.toFixed(3)} s (${frames} frames at ${Math.round(fps * 1000) / 1000} fps)`,
+      );
     }
     // 4. encode into the board folder
-    await runFfmpeg(ctx.tools, ['-i', rendered, '-map', '0:v:0', '-map', '0:a:0?', ...ENCODE[plan.outputFormat].args, out.temp], {
-      signal: job.signal,
-      durationSeconds: got,
-      timeoutMs: Math.max(30 * 60_000, got * 60_000),
-      onProgress: (p) => {
-        if (p.fraction !== undefined) job.progress(RENDER_SHARE + p.fraction * (1 - RENDER_SHARE));
+    await runFfmpeg(
+      ctx.tools,
+      ['-i', rendered, '-map', '0:v:0', '-map', '0:a:0?', ...ENCODE[plan.outputFormat].args, out.temp],
+      {
+        signal: job.signal,
+        durationSeconds: got,
+        timeoutMs: Math.max(30 * 60_000, got * 60_000),
+        onProgress: (p) => {
+          if (p.fraction !== undefined) job.progress(RENDER_SHARE + p.fraction * (1 - RENDER_SHARE));
+        },
       },
-    });
+    );
     // 5. hand the file back: the runner adds it to the board, or removes it if the job ends otherwise
     const data = {
       motion_project_url: plan.project.url,
@@ -139,7 +203,8 @@ export async function renderMotion(ctx: AppContext, job: JobContext<MotionRender
       },
     };
   } catch (err) {
-    if (err instanceof DomainError && err.code === 'ffmpeg_failed') throw new Unprocessable('render_failed', `Transcoding the render failed: ${err.message}`);
+    if (err instanceof DomainError && err.code === 'ffmpeg_failed')
+      throw new Unprocessable('render_failed', `Transcoding the render failed: ${err.message}`);
     throw err;
   } finally {
     await fsp.rm(work, { recursive: true, force: true });

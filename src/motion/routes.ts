@@ -27,7 +27,13 @@ export const registerMotion: Feature = (app, ctx) => {
 
   app.get(
     '/api/motion/detect',
-    { schema: { tags, summary: 'Whether After Effects (aerender) is installed, where, and its version (cached 30 s)', response: { 200: DetectAnswer } } },
+    {
+      schema: {
+        tags,
+        summary: 'Whether After Effects (aerender) is installed, where, and its version (cached 30 s)',
+        response: { 200: DetectAnswer },
+      },
+    },
     async () => motion.aerender.detect(),
   );
 
@@ -36,7 +42,8 @@ export const registerMotion: Feature = (app, ctx) => {
     {
       schema: {
         tags,
-        summary: 'Compositions, layers, footage and editable parts of an .aep/.aepx project (read-only; needs no After Effects)',
+        summary:
+          'Compositions, layers, footage and editable parts of an .aep/.aepx project (read-only; needs no After Effects)',
         body: ProjectRef,
         response: { 200: InspectAnswer, ...errorResponses },
       },
@@ -49,7 +56,8 @@ export const registerMotion: Feature = (app, ctx) => {
     {
       schema: {
         tags,
-        summary: 'Render a composition with edits applied to a copy of the project; waits, then answers the video element added to the board',
+        summary:
+          'Render a composition with edits applied to a copy of the project; waits, then answers the video element added to the board',
         body: RenderBody,
         response: { 200: RenderResult, ...renderErrors },
       },
@@ -88,7 +96,14 @@ export const registerMotion: Feature = (app, ctx) => {
 
   app.get(
     '/api/motion/projects/presets',
-    { schema: { tags, summary: 'Saved input presets of a project element, by name', querystring: PresetQuery, response: { 200: PresetList, ...errorResponses } } },
+    {
+      schema: {
+        tags,
+        summary: 'Saved input presets of a project element, by name',
+        querystring: PresetQuery,
+        response: { 200: PresetList, ...errorResponses },
+      },
+    },
     async (req) => motion.listPresets(req.query.board_id, req.query.element_id),
   );
 
@@ -97,7 +112,8 @@ export const registerMotion: Feature = (app, ctx) => {
     {
       schema: {
         tags,
-        summary: 'Save a named input preset (checked against the project like a render); the same name replaces the old one',
+        summary:
+          'Save a named input preset (checked against the project like a render); the same name replaces the old one',
         body: PresetBody,
         response: { 200: Preset, 201: Preset, ...errorResponses },
       },

@@ -3,13 +3,24 @@ import { ErrorBody, errorResponses, Id } from '../http/schemas.js';
 
 /** Request and response schemas of the motion editor (After Effects) endpoints; types derive from them. */
 
-export const LAYER_TYPES = ['text', 'footage', 'solid', 'precomp', 'shape', 'camera', 'light', 'null', 'adjustment'] as const;
+export const LAYER_TYPES = [
+  'text',
+  'footage',
+  'solid',
+  'precomp',
+  'shape',
+  'camera',
+  'light',
+  'null',
+  'adjustment',
+] as const;
 export const FOOTAGE_KINDS = ['file', 'solid', 'placeholder'] as const;
 export const OUTPUT_FORMATS = ['auto', 'mp4', 'webm', 'mov'] as const;
 
-
 export const Expression = Type.Object({
-  property: Type.String({ description: 'match names from the layer down, joined with ">" (e.g. "ADBE Transform Group>ADBE Position")' }),
+  property: Type.String({
+    description: 'match names from the layer down, joined with ">" (e.g. "ADBE Transform Group>ADBE Position")',
+  }),
   expression: Type.String(),
 });
 
@@ -23,14 +34,20 @@ export const LayerSource = Type.Object({
 export const InspectedLayer = Type.Object({
   index: Type.Integer({ description: '1-based, as comp.layer(index) in ExtendScript' }),
   id: Type.Integer(),
-  name: Type.String({ description: "as After Effects shows it: an unnamed layer takes its source item's name (a text layer: its text)" }),
+  name: Type.String({
+    description: "as After Effects shows it: an unnamed layer takes its source item's name (a text layer: its text)",
+  }),
   named: Type.Boolean({ description: 'false when the layer has no name of its own and shows the name above' }),
   type: Type.Enum(LAYER_TYPES),
   in_point: Type.Number({ description: 'seconds' }),
   out_point: Type.Number({ description: 'seconds' }),
   source: Type.Optional(LayerSource),
-  source_text: Type.Optional(Type.String({ description: 'text layers: the first text document (AE ends paragraphs with \\r)' })),
-  fonts: Type.Optional(Type.Array(Type.String(), { description: 'text layers: PostScript names of the fonts the document lists' })),
+  source_text: Type.Optional(
+    Type.String({ description: 'text layers: the first text document (AE ends paragraphs with \\r)' }),
+  ),
+  fonts: Type.Optional(
+    Type.Array(Type.String(), { description: 'text layers: PostScript names of the fonts the document lists' }),
+  ),
   expressions: Type.Array(Expression),
   parent_index: Type.Optional(Type.Integer({ description: 'index of the parent layer' })),
 });
@@ -42,7 +59,11 @@ export const InspectedComposition = Type.Object({
   height: Type.Integer(),
   frame_rate: Type.Number(),
   duration: Type.Number({ description: 'seconds' }),
-  background: Type.Array(Type.Integer({ minimum: 0, maximum: 255 }), { minItems: 3, maxItems: 3, description: '[r, g, b], 0..255' }),
+  background: Type.Array(Type.Integer({ minimum: 0, maximum: 255 }), {
+    minItems: 3,
+    maxItems: 3,
+    description: '[r, g, b], 0..255',
+  }),
   layers: Type.Array(InspectedLayer),
 });
 
@@ -63,12 +84,21 @@ const EditableRef = {
 
 export const InspectedProject = Type.Object({
   ae_version: Type.String({ description: 'version of After Effects that saved the file, e.g. "22.1x74"' }),
-  expression_engine: Type.Union([Type.String(), Type.Null()], { description: '"javascript-1.0" or "extendscript"; null in files older than AE 16' }),
+  expression_engine: Type.Union([Type.String(), Type.Null()], {
+    description: '"javascript-1.0" or "extendscript"; null in files older than AE 16',
+  }),
   compositions: Type.Array(InspectedComposition),
   footage: Type.Array(InspectedFootage),
   editable: Type.Object({
     text: Type.Array(Type.Object({ ...EditableRef, text: Type.String() })),
-    media: Type.Array(Type.Object({ ...EditableRef, source_id: Type.Integer(), source_name: Type.String(), kind: Type.Enum(['file', 'placeholder']) })),
+    media: Type.Array(
+      Type.Object({
+        ...EditableRef,
+        source_id: Type.Integer(),
+        source_name: Type.String(),
+        kind: Type.Enum(['file', 'placeholder']),
+      }),
+    ),
     expressions: Type.Array(Type.Object({ ...EditableRef, property: Type.String(), expression: Type.String() })),
   }),
 });
@@ -79,14 +109,22 @@ export type InspectedFootage = Static<typeof InspectedFootage>;
 
 export const InspectAnswer = Type.Intersect([
   InspectedProject,
-  Type.Object({ installed: Type.Boolean({ description: 'whether aerender was found; render needs it, inspect does not' }) }),
+  Type.Object({
+    installed: Type.Boolean({ description: 'whether aerender was found; render needs it, inspect does not' }),
+  }),
 ]);
 
 export const ProjectRef = Type.Object(
   {
     board_id: Id,
     element_id: Type.Optional(Id),
-    url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'a /media URL of an .aep/.aepx file, instead of element_id' })),
+    url: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 2048,
+        description: 'a /media URL of an .aep/.aepx file, instead of element_id',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -100,19 +138,30 @@ export const DetectAnswer = Type.Object({
 // ---- render ----
 
 // Integer first: while query-style coercion applies to a body, a number must not become a layer name.
-const LayerRef = Type.Union([Type.Integer({ minimum: 1, maximum: 100_000 }), Type.String({ minLength: 1, maxLength: 255 })], {
-  description: 'a layer name (the first layer with that name, as After Effects resolves comp.layer(name)) or a 1-based index in the composition',
-});
+const LayerRef = Type.Union(
+  [Type.Integer({ minimum: 1, maximum: 100_000 }), Type.String({ minLength: 1, maxLength: 255 })],
+  {
+    description:
+      'a layer name (the first layer with that name, as After Effects resolves comp.layer(name)) or a 1-based index in the composition',
+  },
+);
 
 export const TextEdit = Type.Object(
-  { layer: LayerRef, text: Type.String({ maxLength: 100_000, description: 'new source text; use \\r for a new paragraph as AE does' }) },
+  {
+    layer: LayerRef,
+    text: Type.String({ maxLength: 100_000, description: 'new source text; use \\r for a new paragraph as AE does' }),
+  },
   { additionalProperties: false },
 );
 export const MediaEdit = Type.Object(
   {
     layer: LayerRef,
-    element_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'an image/video/audio element of the board' })),
-    url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'a /media URL; give element_id or url' })),
+    element_id: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 64, description: 'an image/video/audio element of the board' }),
+    ),
+    url: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 2048, description: 'a /media URL; give element_id or url' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -122,7 +171,8 @@ export const ExpressionEdit = Type.Object(
     property: Type.String({
       minLength: 1,
       maxLength: 1000,
-      description: 'display or match names from the layer down, nested groups joined with ">" (e.g. "Position", "ADBE Transform Group>ADBE Position", "Effects>Slider Control>Slider")',
+      description:
+        'display or match names from the layer down, nested groups joined with ">" (e.g. "Position", "ADBE Transform Group>ADBE Position", "Effects>Slider Control>Slider")',
     }),
     expression: Type.String({ maxLength: 100_000, description: 'an empty string removes the expression' }),
   },
@@ -133,10 +183,21 @@ export const AddLayer = Type.Object(
     type: Type.Enum(['text', 'media', 'solid']),
     name: Type.String({ minLength: 1, maxLength: 255 }),
     text: Type.Optional(Type.String({ maxLength: 100_000, description: 'text layers: the text (required)' })),
-    element_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'media layers: the board element to import (required)' })),
-    color: Type.Optional(Type.String({ pattern: '^#[0-9a-fA-F]{6}$', description: 'solid layers: #rrggbb (default black); text layers: fill colour' })),
+    element_id: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 64, description: 'media layers: the board element to import (required)' }),
+    ),
+    color: Type.Optional(
+      Type.String({
+        pattern: '^#[0-9a-fA-F]{6}$',
+        description: 'solid layers: #rrggbb (default black); text layers: fill colour',
+      }),
+    ),
     position: Type.Optional(
-      Type.Array(Type.Number({ minimum: -100_000, maximum: 100_000 }), { minItems: 2, maxItems: 2, description: '[x, y] in composition pixels; default the centre' }),
+      Type.Array(Type.Number({ minimum: -100_000, maximum: 100_000 }), {
+        minItems: 2,
+        maxItems: 2,
+        description: '[x, y] in composition pixels; default the centre',
+      }),
     ),
   },
   { additionalProperties: false },
@@ -161,12 +222,24 @@ export const RenderBody = Type.Object(
   {
     board_id: Id,
     element_id: Type.Optional(Id),
-    url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'a /media URL of the project, instead of element_id' })),
-    composition: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: "default: the preset's, else the project's only composition" })),
+    url: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 2048, description: 'a /media URL of the project, instead of element_id' }),
+    ),
+    composition: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 255,
+        description: "default: the preset's, else the project's only composition",
+      }),
+    ),
     ...EditInputs,
-    width: Type.Optional(Type.Integer({ minimum: 2, maximum: 16_384, description: "overrides the composition's width" })),
+    width: Type.Optional(
+      Type.Integer({ minimum: 2, maximum: 16_384, description: "overrides the composition's width" }),
+    ),
     height: Type.Optional(Type.Integer({ minimum: 2, maximum: 16_384 })),
-    fps: Type.Optional(Type.Number({ minimum: 1, maximum: 120, description: "overrides the composition's frame rate" })),
+    fps: Type.Optional(
+      Type.Number({ minimum: 1, maximum: 120, description: "overrides the composition's frame rate" }),
+    ),
     start_frame: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000_000, description: 'aerender -s' })),
     end_frame: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000_000, description: 'aerender -e (inclusive)' })),
     output_format: Type.Optional(Type.Enum(OUTPUT_FORMATS, { description: 'auto = H.264 mp4; mov = ProRes 422 HQ' })),

@@ -9,7 +9,10 @@ import type { RenderPlan } from './plan.js';
 
 /** A JSON value as an ES3 literal: all non-ASCII escaped (U+2028/2029 end a string literal in ES3; the file stays ASCII). */
 export function esLiteral(value: unknown): string {
-  return JSON.stringify(value).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return JSON.stringify(value).replace(
+    /[\u007f-\uffff]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
 /** What the script needs, with media paths already pointing at the copies in the job folder. */

@@ -75,8 +75,16 @@ export class MotionService {
   async savePreset(body: Static<typeof PresetBody>) {
     const file = await resolveProjectFile(this.ctx, { board_id: body.board_id, element_id: body.element_id });
     const project = await inspectFile(file);
-    await buildPlan(this.ctx, file, project, { board_id: body.board_id, composition: body.composition, ...body.inputs });
-    return this.presets.save(body.board_id, body.element_id, { name: body.name, composition: body.composition, inputs: body.inputs });
+    await buildPlan(this.ctx, file, project, {
+      board_id: body.board_id,
+      composition: body.composition,
+      ...body.inputs,
+    });
+    return this.presets.save(body.board_id, body.element_id, {
+      name: body.name,
+      composition: body.composition,
+      inputs: body.inputs,
+    });
   }
 
   listPresets(boardId: string, elementId: string) {

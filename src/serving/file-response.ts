@@ -16,7 +16,10 @@ export interface FileAnswer {
 const etagOf = (stat: fs.Stats) => `W/"${stat.size.toString(16)}-${stat.mtime.getTime().toString(16)}"`;
 
 function tokens(list: string): string[] {
-  return list.split(',').map((t) => t.trim()).filter(Boolean);
+  return list
+    .split(',')
+    .map((t) => t.trim())
+    .filter(Boolean);
 }
 
 /** If-Match and If-Unmodified-Since (RFC 9110 13.1.1, 13.1.4): true when the request must fail with 412. */
@@ -46,7 +49,8 @@ export function answerFor(method: string, h: IncomingHttpHeaders, file: string, 
   const lastModified = stat.mtime.toUTCString();
   const validators = { etag, 'last-modified': lastModified };
   if (preconditionFails(h, etag, stat.mtimeMs)) return { status: 412, headers: {} };
-  if ((h['if-none-match'] || h['if-modified-since']) && fresh(h, validators)) return { status: 304, headers: validators };
+  if ((h['if-none-match'] || h['if-modified-since']) && fresh(h, validators))
+    return { status: 304, headers: validators };
 
   let type = mime.getType(file) ?? 'application/octet-stream';
   if (isUtf8MimeType(type)) type += '; charset=utf-8';

@@ -30,7 +30,9 @@ function readAt(fd: number, start: number, length: number): Buffer | Promise<Buf
   const buf = Buffer.allocUnsafe(length);
   const done = (n: number) => (n === length ? buf : buf.subarray(0, n));
   if (length <= SYNC_READ) return done(fs.readSync(fd, buf, 0, length, start));
-  return new Promise((resolve, reject) => fs.read(fd, buf, 0, length, start, (err, n) => (err ? reject(err) : resolve(done(n)))));
+  return new Promise((resolve, reject) =>
+    fs.read(fd, buf, 0, length, start, (err, n) => (err ? reject(err) : resolve(done(n)))),
+  );
 }
 
 /**
@@ -49,7 +51,12 @@ export async function serveOpenFile(
   let answer: FileAnswer;
   try {
     answer = answerFor(req.method, req.headers, file.path, file.stat);
-    if (answer.status === 412) throw new ApiError(412, 'precondition_failed', 'A precondition of the request (If-Match, If-Unmodified-Since) does not hold');
+    if (answer.status === 412)
+      throw new ApiError(
+        412,
+        'precondition_failed',
+        'A precondition of the request (If-Match, If-Unmodified-Since) does not hold',
+      );
     if (answer.status === 416) {
       reply.headers(answer.headers);
       throw new ApiError(416, 'range_not_satisfiable', `The range is outside the file (${file.stat.size} bytes)`);
@@ -58,9 +65,13 @@ export async function serveOpenFile(
     fs.closeSync(file.fd);
     throw err;
   }
-  reply
-    .status(answer.status)
-    .headers({ ...answer.headers, 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff', 'content-security-policy': MEDIA_CSP, ...headers });
+  reply.status(answer.status).headers({
+    ...answer.headers,
+    'cache-control': 'no-cache',
+    'x-content-type-options': 'nosniff',
+    'content-security-policy': MEDIA_CSP,
+    ...headers,
+  });
   const { body } = answer;
   if (!body || body.length <= CHUNK) {
     try {
@@ -72,7 +83,14 @@ export async function serveOpenFile(
     }
   }
   // The stream owns the descriptor from here and closes it at the end, on error, or when the client goes away.
-  return reply.send(fs.createReadStream('', { fd: file.fd, start: body.start, end: body.start + body.length - 1, highWaterMark: CHUNK }));
+  return reply.send(
+    fs.createReadStream('', {
+      fd: file.fd,
+      start: body.start,
+      end: body.start + body.length - 1,
+      highWaterMark: CHUNK,
+    }),
+  );
 }
 
 /**
@@ -81,11 +99,13 @@ export async function serveOpenFile(
  * one synchronous look-up and one read.
  */
 export function registerServing(app: App, ctx: AppContext): void {
-  const handler = async (req: FastifyRequest, reply: FastifyReply) => serveOpenFile(req, reply, ctx.media.openInside(req.url.split('?')[0]));
+  const handler = async (req: FastifyRequest, reply: FastifyReply) =>
+    serveOpenFile(req, reply, ctx.media.openInside(req.url.split('?')[0]));
   const schema = {
     tags: ['media'],
     summary: 'A media file, with byte ranges and conditional requests',
-    description: '`/media/<board_id>/<file>` or `/media/admin/<board_id>/<file>` for board files, `/media/<name>` for files at the media root. With API_TOKEN set, `?token=` is accepted.',
+    description:
+      '`/media/<board_id>/<file>` or `/media/admin/<board_id>/<file>` for board files, `/media/<name>` for files at the media root. With API_TOKEN set, `?token=` is accepted.',
     querystring: Type.Object({ token: Type.Optional(Type.String()) }),
   };
   // HEAD is declared rather than left to fastify's automatic HEAD route, which would replace the Content-Length of a

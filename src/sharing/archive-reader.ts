@@ -26,9 +26,20 @@ export const ARCHIVE_LIMITS = { maxEntries: 20_000, maxRatio: 100, ratioFloorByt
 const refuse = (message: string) => new ApiError(400, 'bad_archive', message);
 
 const S_IFMT = 0o170000;
-const FILE_TYPES: Record<number, string> = { 0o120000: 'a symbolic link', 0o020000: 'a character device', 0o060000: 'a block device', 0o010000: 'a FIFO', 0o140000: 'a socket' };
+const FILE_TYPES: Record<number, string> = {
+  0o120000: 'a symbolic link',
+  0o020000: 'a character device',
+  0o060000: 'a block device',
+  0o010000: 'a FIFO',
+  0o140000: 'a socket',
+};
 const ARCHIVE_EXT = /\.(zip|jar|7z|rar|tar|tgz|gz|bz2|xz|zst|lz|lzma|cab|iso)$/i;
-const ARCHIVE_MAGIC = [Buffer.from('PK\x03\x04', 'latin1'), Buffer.from('7z\xbc\xaf\x27\x1c', 'latin1'), Buffer.from('Rar!', 'latin1'), Buffer.from([0x1f, 0x8b])];
+const ARCHIVE_MAGIC = [
+  Buffer.from('PK\x03\x04', 'latin1'),
+  Buffer.from('7z\xbc\xaf\x27\x1c', 'latin1'),
+  Buffer.from('Rar!', 'latin1'),
+  Buffer.from([0x1f, 0x8b]),
+];
 const ALLOWED_DIRS = new Set(['media/', 'cards/']);
 const sharedPath = new RegExp(SHARED_PATH);
 
@@ -62,29 +73,43 @@ function checkEntry(entry: yauzl.Entry, name: string, limits: ArchiveLimits): vo
   const fileType = entry.versionMadeBy >> 8 === 3 ? (entry.externalFileAttributes >>> 16) & S_IFMT : 0;
   if (FILE_TYPES[fileType]) throw refuse(`Entry ${shown} is ${FILE_TYPES[fileType]}`);
   if (entry.isEncrypted()) throw refuse(`Entry ${shown} is encrypted`);
-  if (entry.compressionMethod !== 0 && entry.compressionMethod !== 8) throw refuse(`Entry ${shown} uses compression method ${entry.compressionMethod} (only stored and deflate are read)`);
+  if (entry.compressionMethod !== 0 && entry.compressionMethod !== 8)
+    throw refuse(
+      `Entry ${shown} uses compression method ${entry.compressionMethod} (only stored and deflate are read)`,
+    );
   if (ARCHIVE_EXT.test(name)) throw refuse(`Entry ${shown} is an archive inside the archive`);
-  if (entry.uncompressedSize > limits.maxEntryBytes) throw refuse(`Entry ${shown} declares ${entry.uncompressedSize} bytes, over the limit of ${limits.maxEntryBytes}`);
-  if (entry.uncompressedSize > limits.ratioFloorBytes && entry.uncompressedSize > limits.maxRatio * Math.max(1, entry.compressedSize)) {
-    throw refuse(`Entry ${shown} expands ${Math.round(entry.uncompressedSize / Math.max(1, entry.compressedSize))} times, over the limit of ${limits.maxRatio}`);
+  if (entry.uncompressedSize > limits.maxEntryBytes)
+    throw refuse(`Entry ${shown} declares ${entry.uncompressedSize} bytes, over the limit of ${limits.maxEntryBytes}`);
+  if (
+    entry.uncompressedSize > limits.ratioFloorBytes &&
+    entry.uncompressedSize > limits.maxRatio * Math.max(1, entry.compressedSize)
+  ) {
+    throw refuse(
+      `Entry ${shown} expands ${Math.round(entry.uncompressedSize / Math.max(1, entry.compressedSize))} times, over the limit of ${limits.maxRatio}`,
+    );
   }
   const isDir = name.endsWith('/');
   if (isDir ? !ALLOWED_DIRS.has(name) : name !== 'index.html' && name !== 'board.json' && !sharedPath.test(name)) {
-    throw refuse(`Entry ${shown} is not part of a shared board (expected index.html, board.json, media/ and cards/ files)`);
+    throw refuse(
+      `Entry ${shown} is not part of a shared board (expected index.html, board.json, media/ and cards/ files)`,
+    );
   }
 }
 
 function openZip(file: string): Promise<yauzl.ZipFile> {
   return new Promise((resolve, reject) =>
-    yauzl.open(file, { lazyEntries: true, autoClose: false, decodeStrings: false, validateEntrySizes: true, strictFileNames: false }, (err, zip) =>
-      err ? reject(refuse(`Not a readable ZIP archive: ${err.message}`)) : resolve(zip),
+    yauzl.open(
+      file,
+      { lazyEntries: true, autoClose: false, decodeStrings: false, validateEntrySizes: true, strictFileNames: false },
+      (err, zip) => (err ? reject(refuse(`Not a readable ZIP archive: ${err.message}`)) : resolve(zip)),
     ),
   );
 }
 
 /** Reads the whole central directory (no entry data), checking every entry and the budgets. */
 function scan(zip: yauzl.ZipFile, limits: ArchiveLimits): Promise<Checked[]> {
-  if (zip.entryCount > limits.maxEntries) return Promise.reject(refuse(`The archive has ${zip.entryCount} entries, over the limit of ${limits.maxEntries}`));
+  if (zip.entryCount > limits.maxEntries)
+    return Promise.reject(refuse(`The archive has ${zip.entryCount} entries, over the limit of ${limits.maxEntries}`));
   return new Promise((resolve, reject) => {
     const seen = new Set<string>();
     const entries: Checked[] = [];
@@ -99,7 +124,8 @@ function scan(zip: yauzl.ZipFile, limits: ArchiveLimits): Promise<Checked[]> {
         if (seen.has(folded)) throw refuse(`Entry ${JSON.stringify(name)} appears twice`);
         seen.add(folded);
         declared += entry.uncompressedSize;
-        if (declared > limits.maxTotalBytes) throw refuse(`The archive declares more than ${limits.maxTotalBytes} bytes in total`);
+        if (declared > limits.maxTotalBytes)
+          throw refuse(`The archive declares more than ${limits.maxTotalBytes} bytes in total`);
         if (!name.endsWith('/')) entries.push({ entry, name });
         zip.readEntry();
       } catch (err) {
@@ -113,7 +139,11 @@ function scan(zip: yauzl.ZipFile, limits: ArchiveLimits): Promise<Checked[]> {
 }
 
 function openEntry(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<NodeJS.ReadableStream> {
-  return new Promise((resolve, reject) => zip.openReadStream(entry, (err, stream) => (err ? reject(refuse(`Entry cannot be read: ${err.message}`)) : resolve(stream))));
+  return new Promise((resolve, reject) =>
+    zip.openReadStream(entry, (err, stream) =>
+      err ? reject(refuse(`Entry cannot be read: ${err.message}`)) : resolve(stream),
+    ),
+  );
 }
 
 /**
@@ -123,7 +153,12 @@ function openEntry(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<NodeJS.Reada
  * directory before anything is read; then, while reading, a running byte counter and each entry's CRC-32.
  * Answers the extracted paths (relative, with `/`).
  */
-export async function extractArchive(zipFile: string, staging: string, limits: ArchiveLimits, signal?: AbortSignal): Promise<Set<string>> {
+export async function extractArchive(
+  zipFile: string,
+  staging: string,
+  limits: ArchiveLimits,
+  signal?: AbortSignal,
+): Promise<Set<string>> {
   const zip = await openZip(zipFile);
   const realStaging = await fsp.realpath(staging);
   try {
@@ -133,7 +168,8 @@ export async function extractArchive(zipFile: string, staging: string, limits: A
     for (const { entry, name } of entries) {
       signal?.throwIfAborted();
       const target = path.resolve(realStaging, ...name.split('/'));
-      if (!target.startsWith(realStaging + path.sep)) throw refuse(`Entry ${JSON.stringify(name)} would land outside the staging folder`);
+      if (!target.startsWith(realStaging + path.sep))
+        throw refuse(`Entry ${JSON.stringify(name)} would land outside the staging folder`);
       await fsp.mkdir(path.dirname(target), { recursive: true });
       let crc = 0;
       let size = 0;
@@ -142,12 +178,15 @@ export async function extractArchive(zipFile: string, staging: string, limits: A
         transform(chunk: Buffer, _enc, done) {
           if (head) {
             head = false;
-            if (ARCHIVE_MAGIC.some((m) => chunk.subarray(0, m.length).equals(m))) return done(refuse(`Entry ${JSON.stringify(name)} is an archive inside the archive`));
+            if (ARCHIVE_MAGIC.some((m) => chunk.subarray(0, m.length).equals(m)))
+              return done(refuse(`Entry ${JSON.stringify(name)} is an archive inside the archive`));
           }
           size += chunk.length;
           total += chunk.length;
-          if (size > limits.maxEntryBytes || size > entry.uncompressedSize) return done(refuse(`Entry ${JSON.stringify(name)} holds more bytes than it declares`));
-          if (total > limits.maxTotalBytes) return done(refuse(`The archive holds more than ${limits.maxTotalBytes} bytes`));
+          if (size > limits.maxEntryBytes || size > entry.uncompressedSize)
+            return done(refuse(`Entry ${JSON.stringify(name)} holds more bytes than it declares`));
+          if (total > limits.maxTotalBytes)
+            return done(refuse(`The archive holds more than ${limits.maxTotalBytes} bytes`));
           crc = zlib.crc32(chunk, crc);
           done(null, chunk);
         },

@@ -12,9 +12,12 @@ export interface SharingConfig {
 export function loadSharingConfig(env: NodeJS.ProcessEnv): SharingConfig {
   const shareWorkerUrl = env.SHARE_WORKER_URL?.trim() || undefined;
   const shareWorkerToken = env.SHARE_WORKER_TOKEN || undefined;
-  if (shareWorkerUrl !== undefined && !/^https?:\/\/[^/\s]+(\/[^\s]*)?$/i.test(shareWorkerUrl)) throw new ConfigError(`SHARE_WORKER_URL must be an http(s) URL, got "${shareWorkerUrl}"`);
-  if ((shareWorkerUrl === undefined) !== (shareWorkerToken === undefined)) throw new ConfigError('SHARE_WORKER_URL and SHARE_WORKER_TOKEN are set together');
-  if (shareWorkerToken !== undefined && shareWorkerToken.length < 16) throw new ConfigError('SHARE_WORKER_TOKEN must be at least 16 characters long');
+  if (shareWorkerUrl !== undefined && !/^https?:\/\/[^/\s]+(\/[^\s]*)?$/i.test(shareWorkerUrl))
+    throw new ConfigError(`SHARE_WORKER_URL must be an http(s) URL, got "${shareWorkerUrl}"`);
+  if ((shareWorkerUrl === undefined) !== (shareWorkerToken === undefined))
+    throw new ConfigError('SHARE_WORKER_URL and SHARE_WORKER_TOKEN are set together');
+  if (shareWorkerToken !== undefined && shareWorkerToken.length < 16)
+    throw new ConfigError('SHARE_WORKER_TOKEN must be at least 16 characters long');
   return {
     shareWorkerUrl,
     shareWorkerToken,

@@ -14,7 +14,13 @@ import { ApiError, badRequest } from '../http/errors.js';
 import { parseHttpUrl } from '../media/download.js';
 import { ARCHIVE_LIMITS, extractArchive, type ArchiveLimits } from './archive-reader.js';
 import { publicData, sha256File } from './page.js';
-import { BoardJsonSchema, type BoardJson, type ImportAnswerT, type ImportBodyT, type SharedElement } from './schemas.js';
+import {
+  BoardJsonSchema,
+  type BoardJson,
+  type ImportAnswerT,
+  type ImportBodyT,
+  type SharedElement,
+} from './schemas.js';
 import type { Progress } from './share.js';
 
 /** board.json is read whole into memory: it must stay small. */
@@ -38,13 +44,18 @@ export class Importer {
   constructor(private readonly ctx: AppContext) {}
 
   limits(): ArchiveLimits {
-    return { ...ARCHIVE_LIMITS, maxEntryBytes: this.ctx.config.downloadMaxBytes, maxTotalBytes: 4 * this.ctx.config.downloadMaxBytes };
+    return {
+      ...ARCHIVE_LIMITS,
+      maxEntryBytes: this.ctx.config.downloadMaxBytes,
+      maxTotalBytes: 4 * this.ctx.config.downloadMaxBytes,
+    };
   }
 
   /** The checks that need no file or network. */
   check(boardId: string, body: ImportBodyT): void {
     this.ctx.boards.requireBoard(boardId);
-    if ((body.from_url === undefined) === (body.from_zip === undefined)) throw badRequest('Send exactly one of from_url and from_zip', { field: 'body.from_url' });
+    if ((body.from_url === undefined) === (body.from_zip === undefined))
+      throw badRequest('Send exactly one of from_url and from_zip', { field: 'body.from_url' });
     if (body.from_url !== undefined) parseHttpUrl(body.from_url);
     if (body.from_zip !== undefined) this.ctx.media.locate(body.from_zip);
   }
@@ -99,12 +110,14 @@ export class Importer {
           res = await fetch(where, { signal: both, redirect: 'error' });
         } catch (err) {
           if (signal?.aborted) throw signal.reason;
-          if (attempt === 1 || timeout.aborted) throw new ApiError(502, 'unreachable', `Could not fetch ${where.href}: ${(err as Error).message}`);
+          if (attempt === 1 || timeout.aborted)
+            throw new ApiError(502, 'unreachable', `Could not fetch ${where.href}: ${(err as Error).message}`);
         }
       }
       if (!res.ok || !res.body) {
         await res.body?.cancel();
-        if (rel === 'board.json' && res.status === 404) throw invalid(`${url.href} is not a shared board (no board.json)`);
+        if (rel === 'board.json' && res.status === 404)
+          throw invalid(`${url.href} is not a shared board (no board.json)`);
         throw new ApiError(502, 'upstream_error', `${where.href} answered ${res.status}`);
       }
       let size = 0;
@@ -113,13 +126,22 @@ export class Importer {
         transform(chunk: Buffer, _enc, done) {
           size += chunk.length;
           total += chunk.length;
-          if (size > limit) return done(new ApiError(413, 'payload_too_large', `${rel} is larger than its limit of ${limit} bytes`));
-          if (total > maxTotalBytes) return done(new ApiError(413, 'payload_too_large', `The shared board is larger than ${maxTotalBytes} bytes`));
+          if (size > limit)
+            return done(new ApiError(413, 'payload_too_large', `${rel} is larger than its limit of ${limit} bytes`));
+          if (total > maxTotalBytes)
+            return done(
+              new ApiError(413, 'payload_too_large', `The shared board is larger than ${maxTotalBytes} bytes`),
+            );
           done(null, chunk);
         },
       });
       try {
-        await pipeline(Readable.fromWeb(res.body as WebReadableStream<Uint8Array>), meter, fs.createWriteStream(target, { flags: 'wx' }), { signal: both });
+        await pipeline(
+          Readable.fromWeb(res.body as WebReadableStream<Uint8Array>),
+          meter,
+          fs.createWriteStream(target, { flags: 'wx' }),
+          { signal: both },
+        );
       } catch (err) {
         if (err instanceof DomainError) throw err;
         if (signal?.aborted) throw signal.reason;
@@ -148,7 +170,9 @@ export class Importer {
     }
     if (!checkBoardJson.Check(value)) {
       const first = [...checkBoardJson.Errors(value)][0];
-      throw invalid(`board.json${first?.instancePath ? ` at ${first.instancePath}` : ''}: ${first?.message ?? 'does not match the share format'}`);
+      throw invalid(
+        `board.json${first?.instancePath ? ` at ${first.instancePath}` : ''}: ${first?.message ?? 'does not match the share format'}`,
+      );
     }
     const board = value as BoardJson;
     for (const el of board.elements) this.ctx.boards.checkClientData(publicData(el.data));
@@ -164,7 +188,8 @@ export class Importer {
       if (el.type === 'html' && el.html) staged.set(el, await source.fetch(el.html.path));
       else if (el.file) {
         const file = await source.fetch(el.file.path);
-        if ((await sha256File(file)) !== el.file.sha256) throw invalid(`${el.file.path} does not match its sha-256 in board.json`);
+        if ((await sha256File(file)) !== el.file.sha256)
+          throw invalid(`${el.file.path} does not match its sha-256 in board.json`);
         staged.set(el, file);
       }
       p.onProgress?.((++n / board.elements.length) * 0.9);
@@ -172,8 +197,14 @@ export class Importer {
     return staged;
   }
 
-  private async commit(boardId: string, mode: ImportBodyT['mode'], board: BoardJson, staged: Map<SharedElement, string>): Promise<ImportAnswerT> {
-    const target = mode === 'new-board' ? (await this.ctx.boards.createBoard(board.board.name || 'Imported board')).id : boardId;
+  private async commit(
+    boardId: string,
+    mode: ImportBodyT['mode'],
+    board: BoardJson,
+    staged: Map<SharedElement, string>,
+  ): Promise<ImportAnswerT> {
+    const target =
+      mode === 'new-board' ? (await this.ctx.boards.createBoard(board.board.name || 'Imported board')).id : boardId;
     const before = mode === 'replace' ? this.ctx.boards.listElements(target) : [];
     const added: Element[] = [];
     const moved: string[] = [];
@@ -183,10 +214,21 @@ export class Importer {
     try {
       const dir = await this.ctx.media.boardDir(target);
       for (const el of board.elements) {
-        const input: NewElement = { type: el.type, name: el.name, data: publicData(el.data), x: el.x, y: el.y, width: el.width, height: el.height };
+        const input: NewElement = {
+          type: el.type,
+          name: el.name,
+          data: publicData(el.data),
+          x: el.x,
+          y: el.y,
+          width: el.width,
+          height: el.height,
+        };
         const file = staged.get(el);
         if (file) {
-          const wanted = el.type === 'html' ? withExtension(sanitizeFilename(el.name ?? 'card', 'card'), 'html') : sanitizeFilename(el.file!.name, 'file');
+          const wanted =
+            el.type === 'html'
+              ? withExtension(sanitizeFilename(el.name ?? 'card', 'card'), 'html')
+              : sanitizeFilename(el.file!.name, 'file');
           const left = uses.get(file)!;
           uses.set(file, left - 1);
           const from = left > 1 ? `${file}.copy-${left}` : file;

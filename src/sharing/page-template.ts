@@ -3,7 +3,11 @@ import type { BoardJson } from './schemas.js';
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** JSON inside a <script> element: `<` escaped, so no `</script>` or `<!--` in the data can end it. */
-const scriptJson = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+const scriptJson = (value: unknown) =>
+  JSON.stringify(value)
+    .replace(/</g, '\\u003c')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
 
 const STYLE = `
 *{box-sizing:border-box}
@@ -112,7 +116,9 @@ document.addEventListener("keydown",function(ev){
 /** index.html of a shared board. Without inline data it depends only on the board's name and cover. */
 export function indexHtml(board: BoardJson, opts: { publicUrl?: string; inlineData: boolean }): string {
   const title = escapeHtml(board.board.name || 'Shared board');
-  const cover = board.cover ? escapeHtml(opts.publicUrl ? new URL(board.cover, opts.publicUrl).href : board.cover) : undefined;
+  const cover = board.cover
+    ? escapeHtml(opts.publicUrl ? new URL(board.cover, opts.publicUrl).href : board.cover)
+    : undefined;
   const meta = [
     '<meta charset="utf-8">',
     '<meta name="viewport" content="width=device-width, initial-scale=1">',

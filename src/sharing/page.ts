@@ -57,7 +57,15 @@ const safeExt = (file: string): string => {
 };
 
 /** Keys of element data that are this machine's business (local URLs, probe state, card bookkeeping). */
-const PRIVATE_DATA = new Set(['htmlUrl', 'htmlVersion', 'thumbnail_url', 'proxy_url', 'probe_status', 'probe_error', 'bridge_origin']);
+const PRIVATE_DATA = new Set([
+  'htmlUrl',
+  'htmlVersion',
+  'thumbnail_url',
+  'proxy_url',
+  'probe_status',
+  'probe_error',
+  'bridge_origin',
+]);
 
 export function publicData(data: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(data).filter(([k]) => !PRIVATE_DATA.has(k)));
@@ -100,7 +108,8 @@ export class PageBuilder {
       opts.signal?.throwIfAborted();
       elements.push(await this.element(el, add, opts));
     }
-    const cover = elements.find((e) => e.thumbs?.length)?.thumbs?.at(-1)?.path ?? elements.find((e) => e.poster)?.poster;
+    const cover =
+      elements.find((e) => e.thumbs?.length)?.thumbs?.at(-1)?.path ?? elements.find((e) => e.poster)?.poster;
     const boardJson: BoardJson = {
       format: 'board-share',
       version: 1,
@@ -110,9 +119,19 @@ export class PageBuilder {
       ...(opts.includeHistory ? { generations: this.generationHistory(boardId) } : {}),
     };
     const json = JSON.stringify(boardJson, null, 1);
-    add({ path: 'board.json', key: sha256(json), contentType: 'application/json', source: { data: Buffer.from(json) } });
+    add({
+      path: 'board.json',
+      key: sha256(json),
+      contentType: 'application/json',
+      source: { data: Buffer.from(json) },
+    });
     const html = indexHtml(boardJson, { publicUrl: opts.publicUrl, inlineData: opts.inlineData });
-    add({ path: 'index.html', key: sha256(html), contentType: contentTypeOf('x.html'), source: { data: Buffer.from(html) } });
+    add({
+      path: 'index.html',
+      key: sha256(html),
+      contentType: contentTypeOf('x.html'),
+      source: { data: Buffer.from(html) },
+    });
     return { board: boardJson, files: [...files.values()] };
   }
 
@@ -162,7 +181,12 @@ export class PageBuilder {
     return shared;
   }
 
-  private async imageExtras(source: string, hash: string, shared: SharedElement, add: (f: PageFile) => void): Promise<void> {
+  private async imageExtras(
+    source: string,
+    hash: string,
+    shared: SharedElement,
+    add: (f: PageFile) => void,
+  ): Promise<void> {
     const meta = await sharp(source, { failOn: 'none' })
       .metadata()
       .catch(() => undefined);
@@ -176,9 +200,14 @@ export class PageBuilder {
     let made: Promise<Map<number, Buffer>> | undefined;
     let pending = widths.length;
     const makeAll = async () => {
-      const base = await sharp(source, { failOn: 'none' }).rotate().resize({ width: widths.at(-1) }).raw().toBuffer({ resolveWithObject: true });
+      const base = await sharp(source, { failOn: 'none' })
+        .rotate()
+        .resize({ width: widths.at(-1) })
+        .raw()
+        .toBuffer({ resolveWithObject: true });
       const out = new Map<number, Buffer>();
-      for (const width of widths) out.set(width, await sharp(base.data, { raw: base.info }).resize({ width }).jpeg({ quality: 80 }).toBuffer());
+      for (const width of widths)
+        out.set(width, await sharp(base.data, { raw: base.info }).resize({ width }).jpeg({ quality: 80 }).toBuffer());
       return out;
     };
     shared.thumbs = widths.map((width) => {
@@ -200,12 +229,28 @@ export class PageBuilder {
     });
   }
 
-  private async videoExtras(el: Element, source: string, hash: string, shared: SharedElement, add: (f: PageFile) => void): Promise<void> {
+  private async videoExtras(
+    el: Element,
+    source: string,
+    hash: string,
+    shared: SharedElement,
+    add: (f: PageFile) => void,
+  ): Promise<void> {
     const w = Number(el.data.width);
     const h = Number(el.data.height);
-    if (w > 0 && h > 0) shared.media = { width: w, height: h, duration: typeof el.data.duration === 'number' ? el.data.duration : undefined };
+    if (w > 0 && h > 0)
+      shared.media = {
+        width: w,
+        height: h,
+        duration: typeof el.data.duration === 'number' ? el.data.duration : undefined,
+      };
     const posterPath = `media/${hash.slice(0, 32)}-poster.jpg`;
-    add({ path: posterPath, key: `${hash}-poster-${RECIPE}`, contentType: 'image/jpeg', source: { make: () => this.poster(source) } });
+    add({
+      path: posterPath,
+      key: `${hash}-poster-${RECIPE}`,
+      contentType: 'image/jpeg',
+      source: { make: () => this.poster(source) },
+    });
     shared.poster = posterPath;
   }
 
@@ -214,16 +259,25 @@ export class PageBuilder {
     const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'bms-poster-'));
     const out = path.join(dir, 'poster.jpg');
     try {
-      await runFfmpeg(this.ctx.tools, ['-v', 'error', '-i', video, '-frames:v', '1', '-vf', 'scale=min(1280\\,iw):-2', '-q:v', '4', out], {
-        timeoutMs: 60_000,
-      });
+      await runFfmpeg(
+        this.ctx.tools,
+        ['-v', 'error', '-i', video, '-frames:v', '1', '-vf', 'scale=min(1280\\,iw):-2', '-q:v', '4', out],
+        {
+          timeoutMs: 60_000,
+        },
+      );
       return await fsp.readFile(out);
     } finally {
       await fsp.rm(dir, { recursive: true, force: true });
     }
   }
 
-  private async card(el: Element, shared: SharedElement, add: (f: PageFile) => void, opts: PageOptions): Promise<SharedElement> {
+  private async card(
+    el: Element,
+    shared: SharedElement,
+    add: (f: PageFile) => void,
+    opts: PageOptions,
+  ): Promise<SharedElement> {
     const cards = cardHtml(this.ctx);
     const versions = await cards.list(el.board_id, el.id);
     const html = await cards

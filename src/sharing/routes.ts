@@ -3,7 +3,18 @@ import type { App, AppContext } from '../context.js';
 import { abortOnDisconnect } from '../http/client-abort.js';
 import { answerNowOrQueued } from '../http/now-or-queued.js';
 import { Importer } from './import.js';
-import { BoardParams, ImportAnswer, ImportBody, Queued, ReshareBody, shareErrors, ShareAnswer, ShareBody, Unshared, type ImportBodyT } from './schemas.js';
+import {
+  BoardParams,
+  ImportAnswer,
+  ImportBody,
+  Queued,
+  ReshareBody,
+  shareErrors,
+  ShareAnswer,
+  ShareBody,
+  Unshared,
+  type ImportBodyT,
+} from './schemas.js';
 import { Shares } from './share.js';
 
 const tags = ['sharing'];
@@ -36,14 +47,19 @@ export const registerSharing = (app: App, ctx: AppContext, uses: { generation: G
   const importer = new Importer(ctx);
   ctx.events.on('board-deleted', (board) => shares.endSharesOf(board.id));
   const share = (p: ShareParams, signal: AbortSignal, onProgress?: (f: number) => void) =>
-    p.kind === 'live' ? shares.createLive(p.board_id, p.include_history, { signal, onProgress }) : shares.createArchive(p.board_id, p.include_history, { signal, onProgress });
+    p.kind === 'live'
+      ? shares.createLive(p.board_id, p.include_history, { signal, onProgress })
+      : shares.createArchive(p.board_id, p.include_history, { signal, onProgress });
 
   ctx.jobs.define(JOB_SHARE, async (job) => {
     const result = await share(job.params, job.signal, job.progress);
     return { output_url: result.url ?? result.download_url ?? undefined, result };
   });
   ctx.jobs.define(JOB_RESHARE, async (job) => {
-    const result = await shares.updateLive(job.params.board_id, job.params.include_history, { signal: job.signal, onProgress: job.progress });
+    const result = await shares.updateLive(job.params.board_id, job.params.include_history, {
+      signal: job.signal,
+      onProgress: job.progress,
+    });
     return { output_url: result.url ?? undefined, result };
   });
   ctx.jobs.define(JOB_IMPORT, async (job) => ({
@@ -66,12 +82,17 @@ export const registerSharing = (app: App, ctx: AppContext, uses: { generation: G
       },
     },
     async (req, reply) => {
-      const params: ShareParams = { board_id: req.params.id, kind: req.body.kind, include_history: req.body.include_history ?? false };
+      const params: ShareParams = {
+        board_id: req.params.id,
+        kind: req.body.kind,
+        include_history: req.body.include_history ?? false,
+      };
       return answerNowOrQueued(ctx.jobs, reply, req.body.async, {
         kind: JOB_SHARE,
         params,
         boardId: params.board_id,
-        check: () => (params.kind === 'live' ? shares.checkLive(params.board_id, false) : ctx.boards.requireBoard(params.board_id)),
+        check: () =>
+          params.kind === 'live' ? shares.checkLive(params.board_id, false) : ctx.boards.requireBoard(params.board_id),
         run: (signal) => share(params, signal),
       });
     },
@@ -83,7 +104,8 @@ export const registerSharing = (app: App, ctx: AppContext, uses: { generation: G
       schema: {
         tags,
         summary: 'Upload what changed since the last upload of the live share',
-        description: 'Compares the page with the manifest of what the worker holds (content hashes): answers `uploaded` and `skipped` file counts. The URL stays the same.',
+        description:
+          'Compares the page with the manifest of what the worker holds (content hashes): answers `uploaded` and `skipped` file counts. The URL stays the same.',
         params: BoardParams,
         body: ReshareBody,
         response: { 200: ShareAnswer, 202: Queued, ...shareErrors },
@@ -125,7 +147,7 @@ export const registerSharing = (app: App, ctx: AppContext, uses: { generation: G
         tags,
         summary: 'Import a shared board from a live share URL or an uploaded share archive',
         description:
-          'All or nothing. replace: the board\'s elements become the imported ones (the old files stay in the board folder); append: added; ' +
+          "All or nothing. replace: the board's elements become the imported ones (the old files stay in the board folder); append: added; " +
           'new-board: a fresh board named like the shared one (`board_id`). Archives are checked entry by entry before anything is read (see docs/sharing.md).',
         params: BoardParams,
         body: ImportBody,

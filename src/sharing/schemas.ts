@@ -27,17 +27,33 @@ export const SharedElementSchema = Type.Object({
       name: Type.String({ minLength: 1, maxLength: 255 }),
     }),
   ),
-  media: Type.Optional(Type.Object({ width: Pixels, height: Pixels, duration: Type.Optional(Type.Number({ minimum: 0, maximum: 1e7 })) })),
+  media: Type.Optional(
+    Type.Object({ width: Pixels, height: Pixels, duration: Type.Optional(Type.Number({ minimum: 0, maximum: 1e7 })) }),
+  ),
   thumbs: Type.Optional(Type.Array(Type.Object({ width: Pixels, height: Pixels, path: SharedPath }), { maxItems: 8 })),
   poster: Type.Optional(SharedPath),
   /** html cards: the current version's document and its rendered video. */
   html: Type.Optional(Type.Object({ path: SharedPath, version: Type.Integer({ minimum: 1, maximum: 1e9 }) })),
-  video: Type.Optional(Type.Object({ path: SharedPath, width: Pixels, height: Pixels, duration: Type.Number({ minimum: 0, maximum: 1e7 }) })),
+  video: Type.Optional(
+    Type.Object({
+      path: SharedPath,
+      width: Pixels,
+      height: Pixels,
+      duration: Type.Number({ minimum: 0, maximum: 1e7 }),
+    }),
+  ),
   /** With include_history: every version of an html card. */
   history: Type.Optional(
-    Type.Array(Type.Object({ version: Type.Integer({ minimum: 1, maximum: 1e9 }), created_at: Type.String({ maxLength: 40 }), path: SharedPath }), {
-      maxItems: 10_000,
-    }),
+    Type.Array(
+      Type.Object({
+        version: Type.Integer({ minimum: 1, maximum: 1e9 }),
+        created_at: Type.String({ maxLength: 40 }),
+        path: SharedPath,
+      }),
+      {
+        maxItems: 10_000,
+      },
+    ),
   ),
 });
 export type SharedElement = Static<typeof SharedElementSchema>;
@@ -71,12 +87,19 @@ export type BoardJson = Static<typeof BoardJsonSchema>;
 
 export const BoardParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
 
-const Async = Type.Optional(Type.Boolean({ description: 'answer 202 {job_id} at once and run as a job (poll /api/jobs/{job_id})' }));
+const Async = Type.Optional(
+  Type.Boolean({ description: 'answer 202 {job_id} at once and run as a job (poll /api/jobs/{job_id})' }),
+);
 
 export const ShareBody = Type.Object(
   {
     kind: Type.Enum(['live', 'archive']),
-    include_history: Type.Optional(Type.Boolean({ default: false, description: 'add html card versions and the board\'s generation history to board.json' })),
+    include_history: Type.Optional(
+      Type.Boolean({
+        default: false,
+        description: "add html card versions and the board's generation history to board.json",
+      }),
+    ),
     async: Async,
   },
   { additionalProperties: false },
@@ -94,7 +117,9 @@ export const ShareAnswer = Type.Object({
   share_id: Type.String(),
   kind: Type.Enum(['live', 'archive']),
   url: Type.Union([Type.String(), Type.Null()], { description: 'live: the public page' }),
-  download_url: Type.Union([Type.String(), Type.Null()], { description: 'archive: /media/share-archive-<share_id>.zip; live: null' }),
+  download_url: Type.Union([Type.String(), Type.Null()], {
+    description: 'archive: /media/share-archive-<share_id>.zip; live: null',
+  }),
   files: Type.Integer({ description: 'files of the page' }),
   uploaded: Type.Optional(Type.Integer({ description: 'live: files sent to the worker by this call' })),
   skipped: Type.Optional(Type.Integer({ description: 'live: files already there with the same content' })),
@@ -102,12 +127,20 @@ export const ShareAnswer = Type.Object({
 });
 export type ShareAnswerT = Static<typeof ShareAnswer>;
 
-export const Queued = Type.Object({ job_id: Type.String(), status: Type.Literal('queued'), share_id: Type.Optional(Type.String()) });
+export const Queued = Type.Object({
+  job_id: Type.String(),
+  status: Type.Literal('queued'),
+  share_id: Type.Optional(Type.String()),
+});
 
 export const ImportBody = Type.Object(
   {
-    from_url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'a live share URL (http or https)' })),
-    from_zip: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'a /media URL of an uploaded share archive' })),
+    from_url: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 2048, description: 'a live share URL (http or https)' }),
+    ),
+    from_zip: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 2048, description: 'a /media URL of an uploaded share archive' }),
+    ),
     mode: Type.Enum(['replace', 'append', 'new-board']),
     async: Async,
   },
@@ -123,4 +156,7 @@ export const ImportAnswer = Type.Object({
 export type ImportAnswerT = Static<typeof ImportAnswer>;
 
 export const shareErrors = { ...errorResponses, 409: ErrorBody, 413: ErrorBody, 502: ErrorBody, 503: ErrorBody };
-export const Unshared = Type.Object({ share_id: Type.String(), deleted: Type.Integer({ description: 'objects removed' }) });
+export const Unshared = Type.Object({
+  share_id: Type.String(),
+  deleted: Type.Integer({ description: 'objects removed' }),
+});

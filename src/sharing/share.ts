@@ -53,7 +53,11 @@ export class Shares {
   private worker(): WorkerClient {
     const { shareWorkerUrl: url, shareWorkerToken: token, shareUploadPartBytes: partBytes } = this.ctx.config;
     if (!url || !token) {
-      throw new ApiError(503, 'share_worker_not_configured', 'Live shares need SHARE_WORKER_URL and SHARE_WORKER_TOKEN (see docs/sharing.md); archives work without them');
+      throw new ApiError(
+        503,
+        'share_worker_not_configured',
+        'Live shares need SHARE_WORKER_URL and SHARE_WORKER_TOKEN (see docs/sharing.md); archives work without them',
+      );
     }
     return new WorkerClient({ url, token, partBytes });
   }
@@ -73,7 +77,11 @@ export class Shares {
     this.ctx.boards.requireBoard(boardId);
     this.worker();
     const row = this.store.live(boardId);
-    if (!resuming && row?.complete) throw conflict(`Board ${boardId} is already shared at ${row.url}; PUT updates it, DELETE ends it`, { share_id: row.id, url: row.url });
+    if (!resuming && row?.complete)
+      throw conflict(`Board ${boardId} is already shared at ${row.url}; PUT updates it, DELETE ends it`, {
+        share_id: row.id,
+        url: row.url,
+      });
     if (resuming && !row) throw notFound(`Board ${boardId} has no live share`);
   }
 
@@ -86,7 +94,18 @@ export class Shares {
       if (!row) {
         const id = newId('sh_');
         const at = nowIso();
-        row = { id, board_id: boardId, kind: 'live', url: client.pageUrl(id), download_url: null, include_history: includeHistory ? 1 : 0, manifest: '{}', complete: 0, created_at: at, updated_at: at };
+        row = {
+          id,
+          board_id: boardId,
+          kind: 'live',
+          url: client.pageUrl(id),
+          download_url: null,
+          include_history: includeHistory ? 1 : 0,
+          manifest: '{}',
+          complete: 0,
+          created_at: at,
+          updated_at: at,
+        };
         this.store.insert(row);
       }
       return this.upload(client, row, includeHistory, p);
@@ -129,7 +148,9 @@ export class Shares {
       this.worker()
         .deleteShare(row.id)
         .then(() => this.store.delete(row.id))
-        .catch((err: unknown) => this.ctx.log.warn({ err, share: row.id }, 'could not remove the live share of a deleted board'));
+        .catch((err: unknown) =>
+          this.ctx.log.warn({ err, share: row.id }, 'could not remove the live share of a deleted board'),
+        );
     }
   }
 
@@ -138,8 +159,18 @@ export class Shares {
    * page never points at a file that is not there yet). The manifest is saved after each file, so a failed upload
    * retried starts where it stopped. Files of the previous upload that the page no longer has are removed.
    */
-  private async upload(client: WorkerClient, row: ShareRow, includeHistory: boolean, p: Progress): Promise<ShareAnswerT> {
-    const page = await this.pages.build(row.board_id, { includeHistory, inlineData: false, publicUrl: row.url ?? undefined, signal: p.signal });
+  private async upload(
+    client: WorkerClient,
+    row: ShareRow,
+    includeHistory: boolean,
+    p: Progress,
+  ): Promise<ShareAnswerT> {
+    const page = await this.pages.build(row.board_id, {
+      includeHistory,
+      inlineData: false,
+      publicUrl: row.url ?? undefined,
+      signal: p.signal,
+    });
     const manifest: Manifest = JSON.parse(row.manifest) as Manifest;
     // Until the new upload is whole the share counts as incomplete (a later POST resumes it).
     this.store.update(row.id, { complete: 0, include_history: includeHistory ? 1 : 0, updated_at: nowIso() });
@@ -181,7 +212,16 @@ export class Shares {
       delete manifest[stale];
     }
     this.store.update(row.id, { manifest: JSON.stringify(manifest), complete: 1, updated_at: nowIso() });
-    return { share_id: row.id, kind: 'live', url: row.url, download_url: null, files: page.files.length, uploaded, skipped, bytes_uploaded: bytes };
+    return {
+      share_id: row.id,
+      kind: 'live',
+      url: row.url,
+      download_url: null,
+      files: page.files.length,
+      uploaded,
+      skipped,
+      bytes_uploaded: bytes,
+    };
   }
 
   /**
@@ -205,7 +245,18 @@ export class Shares {
     const at = nowIso();
     const manifest = Object.fromEntries(page.files.map((f) => [f.path, f.key]));
     const downloadUrl = this.ctx.media.rootUrl(filename);
-    this.store.insert({ id, board_id: boardId, kind: 'archive', url: null, download_url: downloadUrl, include_history: includeHistory ? 1 : 0, manifest: JSON.stringify(manifest), complete: 1, created_at: at, updated_at: at });
+    this.store.insert({
+      id,
+      board_id: boardId,
+      kind: 'archive',
+      url: null,
+      download_url: downloadUrl,
+      include_history: includeHistory ? 1 : 0,
+      manifest: JSON.stringify(manifest),
+      complete: 1,
+      created_at: at,
+      updated_at: at,
+    });
     return { share_id: id, kind: 'archive', url: null, download_url: downloadUrl, files: page.files.length };
   }
 }
@@ -227,7 +278,12 @@ export async function writeZip(files: PageFile[], target: string, p: Progress = 
       p.signal?.throwIfAborted();
       const compress = !STORED.test(f.path);
       if ('file' in f.source) zip.addFile(f.source.file, f.path, { compress, mtime, mode: 0o100644 });
-      else zip.addBuffer('data' in f.source ? f.source.data : await f.source.make(), f.path, { compress, mtime, mode: 0o100644 });
+      else
+        zip.addBuffer('data' in f.source ? f.source.data : await f.source.make(), f.path, {
+          compress,
+          mtime,
+          mode: 0o100644,
+        });
       p.onProgress?.(++n / files.length);
     }
     zip.end();

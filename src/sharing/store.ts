@@ -49,7 +49,9 @@ export class ShareStore {
   }
 
   live(boardId: string): ShareRow | undefined {
-    return this.db.prepare("SELECT * FROM shares WHERE board_id = ? AND kind = 'live'").get(boardId) as ShareRow | undefined;
+    return this.db.prepare("SELECT * FROM shares WHERE board_id = ? AND kind = 'live'").get(boardId) as
+      | ShareRow
+      | undefined;
   }
 
   /** Every share of a board (a deleted board's live share is ended from these; no foreign key drops them first). */
@@ -66,10 +68,15 @@ export class ShareStore {
       .run(row);
   }
 
-  update(id: string, fields: Partial<Pick<ShareRow, 'manifest' | 'complete' | 'include_history' | 'updated_at'>>): void {
+  update(
+    id: string,
+    fields: Partial<Pick<ShareRow, 'manifest' | 'complete' | 'include_history' | 'updated_at'>>,
+  ): void {
     const keys = Object.keys(fields);
     if (keys.length === 0) return;
-    this.db.prepare(`UPDATE shares SET ${keys.map((k) => `${k} = @${k}`).join(', ')} WHERE id = @id`).run({ ...fields, id });
+    this.db
+      .prepare(`UPDATE shares SET ${keys.map((k) => `${k} = @${k}`).join(', ')} WHERE id = @id`)
+      .run({ ...fields, id });
   }
 
   delete(id: string): void {
@@ -77,15 +84,17 @@ export class ShareStore {
   }
 
   cachedHash(path: string, size: number, mtimeMs: number): string | undefined {
-    const row = this.db.prepare('SELECT sha256 FROM share_file_hashes WHERE path = ? AND size = ? AND mtime_ms = ?').get(path, size, mtimeMs) as
-      | { sha256: string }
-      | undefined;
+    const row = this.db
+      .prepare('SELECT sha256 FROM share_file_hashes WHERE path = ? AND size = ? AND mtime_ms = ?')
+      .get(path, size, mtimeMs) as { sha256: string } | undefined;
     return row?.sha256;
   }
 
   rememberHash(path: string, size: number, mtimeMs: number, sha256: string): void {
     this.db
-      .prepare('INSERT INTO share_file_hashes (path, size, mtime_ms, sha256) VALUES (?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET size = excluded.size, mtime_ms = excluded.mtime_ms, sha256 = excluded.sha256')
+      .prepare(
+        'INSERT INTO share_file_hashes (path, size, mtime_ms, sha256) VALUES (?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET size = excluded.size, mtime_ms = excluded.mtime_ms, sha256 = excluded.sha256',
+      )
       .run(path, size, mtimeMs, sha256);
   }
 }

@@ -30,7 +30,12 @@ export class WorkerClient {
     return `${this.base}/s/${shareId}/`;
   }
 
-  private async request(method: string, path: string, signal: AbortSignal | undefined, init: { body?: () => BodyInit; headers?: Record<string, string> } = {}): Promise<unknown> {
+  private async request(
+    method: string,
+    path: string,
+    signal: AbortSignal | undefined,
+    init: { body?: () => BodyInit; headers?: Record<string, string> } = {},
+  ): Promise<unknown> {
     let lastError: unknown;
     for (let attempt = 0; attempt < RETRIES; attempt++) {
       if (attempt > 0) await new Promise((r) => setTimeout(r, 250 * 2 ** attempt));
@@ -47,13 +52,18 @@ export class WorkerClient {
         } as RequestInit);
       } catch (err) {
         if (signal?.aborted) throw signal.reason;
-        lastError = new ApiError(502, 'share_worker_unreachable', `The share worker at ${this.base} could not be reached: ${(err as Error).message}`);
+        lastError = new ApiError(
+          502,
+          'share_worker_unreachable',
+          `The share worker at ${this.base} could not be reached: ${(err as Error).message}`,
+        );
         continue;
       }
       const text = await res.text();
       if (res.ok) return text ? JSON.parse(text) : {};
       const message = `The share worker answered ${res.status} to ${method} ${path.split('?')[0]}: ${text.slice(0, 300)}`;
-      if (res.status === 401) throw new ApiError(502, 'share_worker_unauthorized', 'The share worker refused SHARE_WORKER_TOKEN');
+      if (res.status === 401)
+        throw new ApiError(502, 'share_worker_unauthorized', 'The share worker refused SHARE_WORKER_TOKEN');
       lastError = new ApiError(502, 'share_worker_error', message);
       if (res.status < 500) break;
     }
@@ -61,18 +71,31 @@ export class WorkerClient {
   }
 
   /** Stores one object; large bodies go through R2 multipart upload. Answers the bytes sent. */
-  async put(shareId: string, path: string, body: UploadBody, contentType: string, sha256: string | undefined, signal?: AbortSignal): Promise<number> {
+  async put(
+    shareId: string,
+    path: string,
+    body: UploadBody,
+    contentType: string,
+    sha256: string | undefined,
+    signal?: AbortSignal,
+  ): Promise<number> {
     const size = sizeOf(body);
     const objectPath = `/api/objects/${shareId}/${path}`;
     if (size <= this.settings.partBytes) {
       await this.request('PUT', objectPath, signal, {
-        headers: { 'content-type': contentType, 'content-length': String(size), ...(sha256 ? { 'x-content-sha256': sha256 } : {}) },
+        headers: {
+          'content-type': contentType,
+          'content-length': String(size),
+          ...(sha256 ? { 'x-content-sha256': sha256 } : {}),
+        },
         body: () => bodyStream(body, 0, size),
       });
       return size;
     }
     const multipath = `/api/multipart/${shareId}/${path}`;
-    const { uploadId } = (await this.request('POST', multipath, signal, { headers: { 'content-type': contentType } })) as { uploadId: string };
+    const { uploadId } = (await this.request('POST', multipath, signal, {
+      headers: { 'content-type': contentType },
+    })) as { uploadId: string };
     const q = `?uploadId=${encodeURIComponent(uploadId)}`;
     try {
       const parts: { part: number; etag: string }[] = [];
@@ -85,7 +108,10 @@ export class WorkerClient {
           })) as { part: number; etag: string },
         );
       }
-      await this.request('POST', `${multipath}${q}`, signal, { headers: { 'content-type': 'application/json' }, body: () => JSON.stringify({ parts }) });
+      await this.request('POST', `${multipath}${q}`, signal, {
+        headers: { 'content-type': 'application/json' },
+        body: () => JSON.stringify({ parts }),
+      });
     } catch (err) {
       await this.request('DELETE', `${multipath}${q}`, undefined).catch(() => undefined);
       throw err;
@@ -107,5 +133,7 @@ export class WorkerClient {
 function bodyStream(body: UploadBody, offset: number, length: number): BodyInit {
   if ('data' in body) return new Uint8Array(body.data.subarray(offset, offset + length));
   if (length === 0) return new Uint8Array(0);
-  return Readable.toWeb(fs.createReadStream(body.file, { start: offset, end: offset + length - 1 })) as unknown as BodyInit;
+  return Readable.toWeb(
+    fs.createReadStream(body.file, { start: offset, end: offset + length - 1 }),
+  ) as unknown as BodyInit;
 }

@@ -29,7 +29,11 @@ export class SoundLibrary {
   constructor(readonly dir: string) {}
 
   list(): SoundInfo[] {
-    return SOUNDS.map((s) => ({ name: s.name, description: s.description, duration: Math.round(durationOf(s) * 1000) / 1000 }));
+    return SOUNDS.map((s) => ({
+      name: s.name,
+      description: s.description,
+      duration: Math.round(durationOf(s) * 1000) / 1000,
+    }));
   }
 
   wav(spec: SoundSpec): SoundWav {

@@ -110,9 +110,12 @@ export class PlaybackQueue {
         resolve();
       });
       child.once('exit', (code, signal) => {
-        if (timedOut) this.report(`${player.name} did not finish within ${this.o.timeoutMs} ms and was killed`, { sound });
+        if (timedOut)
+          this.report(`${player.name} did not finish within ${this.o.timeoutMs} ms and was killed`, { sound });
         else if (code !== 0 && !this.closed) {
-          this.report(`${player.name} failed (${signal ?? `exit code ${code}`}): ${stderr.trim() || 'no message'}`, { sound });
+          this.report(`${player.name} failed (${signal ?? `exit code ${code}`}): ${stderr.trim() || 'no message'}`, {
+            sound,
+          });
         }
         resolve();
       });

@@ -30,7 +30,12 @@ const CANDIDATES: Candidate[] = [
   ...['powershell', 'pwsh'].map((command) => ({
     command,
     platforms: ['win32'] as NodeJS.Platform[],
-    args: (f: string) => ['-NoProfile', '-NonInteractive', '-Command', `(New-Object System.Media.SoundPlayer ${psQuote(f)}).PlaySync()`],
+    args: (f: string) => [
+      '-NoProfile',
+      '-NonInteractive',
+      '-Command',
+      `(New-Object System.Media.SoundPlayer ${psQuote(f)}).PlaySync()`,
+    ],
   })),
 ];
 
@@ -70,7 +75,10 @@ export function splitCommandLine(line: string): string[] | { error: string } {
     if (typeof token === 'string') words.push(token);
     else if ('op' in token && token.op === 'glob') words.push(token.pattern);
     else if ('comment' in token) return { error: `"#${token.comment}" would be a shell comment; quote it` };
-    else return { error: `shell operator "${'op' in token ? token.op : '?'}" is not supported (the command runs without a shell)` };
+    else
+      return {
+        error: `shell operator "${'op' in token ? token.op : '?'}" is not supported (the command runs without a shell)`,
+      };
   }
   return words.length > 0 ? words : { error: 'it is empty' };
 }
@@ -88,7 +96,8 @@ export function findPlayer(env: NodeJS.ProcessEnv, platform: NodeJS.Platform = p
     if (!Array.isArray(words)) return { found: false, reason: `SOUND_PLAYER cannot be used: ${words.error}` };
     const [command, ...fixed] = words;
     const program = which(command, env, platform);
-    if (!program) return { found: false, reason: `SOUND_PLAYER program "${command}" was not found or is not executable` };
+    if (!program)
+      return { found: false, reason: `SOUND_PLAYER program "${command}" was not found or is not executable` };
     return { found: true, player: { name: path.basename(program), program, args: (f) => [...fixed, f] } };
   }
   for (const c of CANDIDATES) {
@@ -97,5 +106,8 @@ export function findPlayer(env: NodeJS.ProcessEnv, platform: NodeJS.Platform = p
     if (program) return { found: true, player: { name: c.command, program, args: c.args } };
   }
   const tried = CANDIDATES.filter((c) => !c.platforms || c.platforms.includes(platform)).map((c) => c.command);
-  return { found: false, reason: `no sound player found on PATH (tried ${tried.join(', ')}); install one or set SOUND_PLAYER` };
+  return {
+    found: false,
+    reason: `no sound player found on PATH (tried ${tried.join(', ')}); install one or set SOUND_PLAYER`,
+  };
 }

@@ -12,10 +12,14 @@ export const registerSounds: Feature = (app, ctx) => {
   const tags = ['sounds'];
   const names = SOUNDS.map((s) => s.name).join(', ');
 
-  app.get('/api/sounds', { schema: { tags, summary: 'The notification sounds and the host player', response: { 200: SoundList } } }, async () => {
-    const list = sounds.list();
-    return { ...list, sounds: list.sounds.map((s) => ({ ...s, url: `/api/sounds/${s.name}.wav` })) };
-  });
+  app.get(
+    '/api/sounds',
+    { schema: { tags, summary: 'The notification sounds and the host player', response: { 200: SoundList } } },
+    async () => {
+      const list = sounds.list();
+      return { ...list, sounds: list.sounds.map((s) => ({ ...s, url: `/api/sounds/${s.name}.wav` })) };
+    },
+  );
 
   app.get(
     '/api/sounds/:sound.wav',
@@ -53,7 +57,13 @@ export const registerSounds: Feature = (app, ctx) => {
 
   app.post(
     '/api/sounds/:sound/play',
-    { schema: { ...playSchema, summary: 'Play the named notification sound on the host (queued; answers at once)', params: PlayParams } },
+    {
+      schema: {
+        ...playSchema,
+        summary: 'Play the named notification sound on the host (queued; answers at once)',
+        params: PlayParams,
+      },
+    },
     async (req) => sounds.play(req.params.sound),
   );
 };

@@ -20,7 +20,10 @@ const SoundName = Type.String({
  * What a play request may name. The spec makes any unknown name fall back to the default sound rather than fail, and
  * the name is only ever looked up in the catalog (never a path), so any string up to a sane length is accepted.
  */
-const PlayName = Type.String({ maxLength: 256, description: 'A sound name such as `notice` or `error`; any other name plays `notice`' });
+const PlayName = Type.String({
+  maxLength: 256,
+  description: 'A sound name such as `notice` or `error`; any other name plays `notice`',
+});
 
 export const PlayResponse = Type.Object({
   ok: Type.Boolean({ description: 'false when this host has no usable sound player' }),

@@ -16,7 +16,12 @@ export class SoundService {
   private readonly queue: PlaybackQueue | undefined;
   private missingLogged = false;
 
-  constructor(dataDir: string, env: NodeJS.ProcessEnv, timeoutMs: number, private readonly log: FastifyBaseLogger) {
+  constructor(
+    dataDir: string,
+    env: NodeJS.ProcessEnv,
+    timeoutMs: number,
+    private readonly log: FastifyBaseLogger,
+  ) {
     this.library = new SoundLibrary(path.join(dataDir, 'sounds'));
     this.lookup = findPlayer(env);
     if (this.lookup.found) {
@@ -36,18 +41,23 @@ export class SoundService {
   }
 
   player(): PlayerStatus {
-    return this.lookup.found ? { available: true, name: this.lookup.player.name } : { available: false, reason: this.lookup.reason };
+    return this.lookup.found
+      ? { available: true, name: this.lookup.player.name }
+      : { available: false, reason: this.lookup.reason };
   }
 
   /** Queues a sound and answers at once; unknown names play the default sound. */
   play(requested: string): PlayResult {
     const sound = soundFor(requested).name;
     if (!this.queue) {
-      if (!this.missingLogged && !this.lookup.found) this.log.warn(`notification sounds cannot play: ${this.lookup.reason}`);
+      if (!this.missingLogged && !this.lookup.found)
+        this.log.warn(`notification sounds cannot play: ${this.lookup.reason}`);
       this.missingLogged = true;
       return { ok: false, sound, queued: false, reason: 'no_player' };
     }
-    return this.queue.enqueue(sound) ? { ok: true, sound, queued: true } : { ok: true, sound, queued: false, reason: 'queue_full' };
+    return this.queue.enqueue(sound)
+      ? { ok: true, sound, queued: true }
+      : { ok: true, sound, queued: false, reason: 'queue_full' };
   }
 
   close(): Promise<void> {

@@ -69,7 +69,15 @@ interface Geometry {
  * Static zoom/scale and no rotation: the clip is scaled once to its final size and placed by overlay's x/y
  * (per-frame expressions when the pan is keyframed). A layer reaching beyond the frame is cropped to what shows.
  */
-function placeGeometry(layer: Layer, fw: number, fh: number, W: number, H: number, local: string, needsAlpha: boolean): Geometry | null {
+function placeGeometry(
+  layer: Layer,
+  fw: number,
+  fh: number,
+  W: number,
+  H: number,
+  local: string,
+  needsAlpha: boolean,
+): Geometry | null {
   const { props, origin } = layer;
   const s = staticValue(props.zoom) * staticValue(props.scale);
   const lw = evenSize(fw * s);
@@ -191,7 +199,8 @@ function zoompanGeometry(layer: Layer, W: number, H: number, rate: number, needs
  * delayed to their starts and mixed. Motion blur renders at fps*N and averages the shutter's sub-frames (tmix).
  */
 export function compilePlan(plan: RenderPlan, inputs: Record<string, ClipInput>, out: OutputSpec): CompiledRender {
-  if (plan.layers.length === 0 || plan.duration <= 0) throw timelineError('the timeline has no visible items to render');
+  if (plan.layers.length === 0 || plan.duration <= 0)
+    throw timelineError('the timeline has no visible items to render');
   const W = out.width;
   const H = out.height;
   const { subframes, shutterFrames } = motionBlurSampling(plan, out.fps);
@@ -231,7 +240,11 @@ export function compilePlan(plan: RenderPlan, inputs: Record<string, ClipInput>,
     const fit = Math.min(W / input.width, H / input.height);
     const fw = input.width * fit;
     const fh = input.height * fit;
-    const warp = isAnimated(props.zoom) || isAnimated(props.scale) || isAnimated(props.rotation) || staticValue(props.rotation) !== 0;
+    const warp =
+      isAnimated(props.zoom) ||
+      isAnimated(props.scale) ||
+      isAnimated(props.rotation) ||
+      staticValue(props.rotation) !== 0;
     const needsAlpha = opacityAnimated || opacity < 100;
     const local = `(t-${num(layer.start)})`;
     const geometry = !warp
@@ -249,34 +262,63 @@ export function compilePlan(plan: RenderPlan, inputs: Record<string, ClipInput>,
       // in order and must not run out first. Newer builds (5.1) pair by timestamp and repeat the layer's last frame
       // while mask frames remain, so the merged layer is trimmed to the item's length: it ends with its item on both.
       const level = `clip(255*(${curveExpr(props.opacity, 'T')})/100,0,255)`;
-      chains.push(`color=c=black:s=2x2:r=${rate}:d=${num(layer.duration + 1)},format=gray,geq=lum=${quote(level)},scale=${w}:${h}:flags=neighbor[m${k}]`);
+      chains.push(
+        `color=c=black:s=2x2:r=${rate}:d=${num(layer.duration + 1)},format=gray,geq=lum=${quote(level)},scale=${w}:${h}:flags=neighbor[m${k}]`,
+      );
       const head = [...filters.slice(0, geometry.opacityAt).filter((f) => f !== 'format=yuva420p'), 'format=yuva420p'];
       chains.push(`[${k}:v]setpts=PTS-STARTPTS,fps=${rate},${head.join(',')}[p${k}]`);
       const rest = filters.slice(geometry.opacityAt);
-      chains.push(`[p${k}][m${k}]alphamerge,${['trim=duration=' + len, ...rest].join(',')},setpts=PTS+${num(layer.start)}/TB[v${k}]`);
+      chains.push(
+        `[p${k}][m${k}]alphamerge,${['trim=duration=' + len, ...rest].join(',')},setpts=PTS+${num(layer.start)}/TB[v${k}]`,
+      );
     } else {
       if (opacity < 100) filters.splice(geometry.opacityAt, 0, `lut=y=val:u=val:v=val:a=val*${num(opacity / 100)}`);
-      chains.push(`[${k}:v]setpts=PTS-STARTPTS,fps=${rate},${filters.join(',')},setpts=PTS+${num(layer.start)}/TB[v${k}]`);
+      chains.push(
+        `[${k}:v]setpts=PTS-STARTPTS,fps=${rate},${filters.join(',')},setpts=PTS+${num(layer.start)}/TB[v${k}]`,
+      );
     }
     chains.push(`[${current}][v${k}]overlay=x=${geometry.x}:y=${geometry.y}:format=yuv420:eof_action=pass[o${k}]`);
     current = `o${k}`;
   });
 
-  const finish = shutterFrames > 1 ? [`tmix=frames=${shutterFrames}:weights=${quote(Array(shutterFrames).fill('1').join(' '))}`, `fps=${out.fps}`] : [];
+  const finish =
+    shutterFrames > 1
+      ? [`tmix=frames=${shutterFrames}:weights=${quote(Array(shutterFrames).fill('1').join(' '))}`, `fps=${out.fps}`]
+      : [];
   chains.push(`[${current}]${[...finish, `format=${enc.pixFmt}`].join(',')}[vout]`);
   const maps = ['-map', '[vout]'];
   if (audio.length > 0) {
     chains.push(...audio.map((a) => a.chain));
     const labels = audio.map((a) => a.label).join('');
-    chains.push(audio.length > 1 ? `${labels}amix=inputs=${audio.length}:duration=longest:dropout_transition=0[aout]` : `${labels}anull[aout]`);
+    chains.push(
+      audio.length > 1
+        ? `${labels}amix=inputs=${audio.length}:duration=longest:dropout_transition=0[aout]`
+        : `${labels}anull[aout]`,
+    );
     maps.push('-map', '[aout]', ...enc.audio);
   }
   const graph = chains.join(';');
-  const args = [...inputArgs, '-filter_complex', graph, ...maps, ...enc.video, '-r', String(out.fps), '-t', String(duration), ...enc.muxer, out.path];
+  const args = [
+    ...inputArgs,
+    '-filter_complex',
+    graph,
+    ...maps,
+    ...enc.video,
+    '-r',
+    String(out.fps),
+    '-t',
+    String(duration),
+    ...enc.muxer,
+    out.path,
+  ];
   return { args, duration, graph };
 }
 
 /** The pure compiler: project data, probed inputs by clip id, output settings -> ffmpeg arguments. */
-export function compileTimeline(project: ProjectData, inputs: Record<string, ClipInput>, out: OutputSpec): CompiledRender {
+export function compileTimeline(
+  project: ProjectData,
+  inputs: Record<string, ClipInput>,
+  out: OutputSpec,
+): CompiledRender {
   return compilePlan(buildRenderPlan(project), inputs, out);
 }

@@ -85,7 +85,8 @@ export function curveExpr(curve: Curve, t: string): string {
     const b = keys[i + 1];
     if (b.t <= a.t) continue;
     const u = `(((${t})-${num(a.t)})/${num(b.t - a.t)})`;
-    const segment = a.v === b.v || a.easing === 'Hold' ? num(a.v) : `(${num(a.v)}+${num(b.v - a.v)}*(${easedExpr(a.easing, u)}))`;
+    const segment =
+      a.v === b.v || a.easing === 'Hold' ? num(a.v) : `(${num(a.v)}+${num(b.v - a.v)}*(${easedExpr(a.easing, u)}))`;
     expr = `if(lt(${t},${num(b.t)}),${segment},${expr})`;
   }
   return `if(lt(${t},${num(keys[0].t)}),${num(keys[0].v)},${expr})`;

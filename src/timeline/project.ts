@@ -119,23 +119,27 @@ function list(obj: Record<string, unknown>, key: string, where: string): Record<
   if (v === undefined || v === null) return [];
   if (!Array.isArray(v)) throw badRequest(`${where}.${key} must be an array`, { field: `${where}.${key}` });
   return v.map((entry, i) => {
-    if (!isObject(entry)) throw badRequest(`${where}.${key}[${i}] must be an object`, { field: `${where}.${key}[${i}]` });
+    if (!isObject(entry))
+      throw badRequest(`${where}.${key}[${i}] must be an object`, { field: `${where}.${key}[${i}]` });
     return entry;
   });
 }
 
 function validateItem(item: Record<string, unknown>, where: string): void {
   for (const key of ['id', 'clipId', 'keyframeTransformOrigin']) field(item, key, isString, where);
-  for (const key of ['trimStart', 'trimEnd', 'start', 'zoom', 'panX', 'panY', 'opacity']) field(item, key, isNumber, where);
+  for (const key of ['trimStart', 'trimEnd', 'start', 'zoom', 'panX', 'panY', 'opacity'])
+    field(item, key, isNumber, where);
   const pk = item.propertyKeyframes;
   if (pk === undefined || pk === null) return;
-  if (!isObject(pk)) throw badRequest(`${where}.propertyKeyframes must be an object`, { field: `${where}.propertyKeyframes` });
+  if (!isObject(pk))
+    throw badRequest(`${where}.propertyKeyframes must be an object`, { field: `${where}.propertyKeyframes` });
   for (const property of Object.keys(pk)) {
     const keys = list(pk, property, `${where}.propertyKeyframes`);
     keys.forEach((key, k) => {
       const at = `${where}.propertyKeyframes.${property}[${k}]`;
       if (!isNumber(key.position)) throw badRequest(`${at}.position must be a number`, { field: `${at}.position` });
-      if (!isString(key.value) && !isNumber(key.value)) throw badRequest(`${at}.value must be a string`, { field: `${at}.value` });
+      if (!isString(key.value) && !isNumber(key.value))
+        throw badRequest(`${at}.value must be a string`, { field: `${at}.value` });
       field(key, 'easing', isString, at);
     });
   }
@@ -148,14 +152,17 @@ function validateItem(item: Record<string, unknown>, where: string): void {
  */
 export function validateProjectData(data: unknown): ProjectData {
   if (!isObject(data)) throw badRequest('data must be an object', { field: 'data' });
-  if (data.version !== undefined && !Number.isInteger(data.version)) throw badRequest('data.version must be an integer', { field: 'data.version' });
+  if (data.version !== undefined && !Number.isInteger(data.version))
+    throw badRequest('data.version must be an integer', { field: 'data.version' });
   if (data.videoSize !== undefined && data.videoSize !== null) {
     const size = data.videoSize;
     if (!isObject(size)) throw badRequest('data.videoSize must be an object', { field: 'data.videoSize' });
     for (const key of ['w', 'h']) {
       const v = size[key];
       if (!Number.isInteger(v) || (v as number) < 2 || (v as number) > 8192) {
-        throw badRequest(`data.videoSize.${key} must be an integer between 2 and 8192`, { field: `data.videoSize.${key}` });
+        throw badRequest(`data.videoSize.${key} must be an integer between 2 and 8192`, {
+          field: `data.videoSize.${key}`,
+        });
       }
     }
   }

@@ -7,7 +7,6 @@ import type { ProjectSummary } from './schemas.js';
 import { ProjectStore, type ProjectRow } from './store.js';
 import { timelineDuration } from './timeline.js';
 
-
 export interface Project extends ProjectSummary {
   data: ProjectData;
 }
@@ -34,7 +33,13 @@ export class ProjectService {
     const data = migrateProjectData(JSON.parse(row.data) as ProjectData);
     const duration = timelineDuration(data);
     // A row saved before saves were checked may end at Infinity: reported as the largest number, never a 500.
-    return { id: row.id, name: row.name, last_modified: row.last_modified, duration: Number.isFinite(duration) ? duration : Number.MAX_VALUE, data };
+    return {
+      id: row.id,
+      name: row.name,
+      last_modified: row.last_modified,
+      duration: Number.isFinite(duration) ? duration : Number.MAX_VALUE,
+      data,
+    };
   }
 
   list(boardId: string): ProjectSummary[] {
@@ -72,13 +77,15 @@ export class ProjectService {
   /** Replaces the whole project state; `name` may be left out to keep the current one. */
   replace(boardId: string, id: string, body: { id?: string; name?: string; data: unknown }): Project {
     const current = this.get(boardId, id);
-    if (body.id !== undefined && body.id !== id) throw badRequest(`id ${body.id} does not match the project ${id} in the path`, { field: 'id' });
+    if (body.id !== undefined && body.id !== id)
+      throw badRequest(`id ${body.id} does not match the project ${id} in the path`, { field: 'id' });
     const name = body.name === undefined ? current.name : body.name.trim();
     if (!name) throw badRequest('name must not be empty', { field: 'name' });
     const data = validateProjectData(body.data);
     // Numbers are finite (the JSON parser refuses 1e400), but a start and a length near 1e308 add up to Infinity,
     // which no answer could carry as the project's duration.
-    if (!Number.isFinite(timelineDuration(data))) throw badRequest('data: the timeline ends past any representable time', { field: 'data.channels' });
+    if (!Number.isFinite(timelineDuration(data)))
+      throw badRequest('data: the timeline ends past any representable time', { field: 'data.channels' });
     this.store.replace(boardId, id, name, JSON.stringify(data), laterThan(current.last_modified));
     return this.get(boardId, id);
   }

@@ -35,14 +35,20 @@ export function renderSettings(input: Partial<RenderSettings>): RenderSettings {
   const format = input.format ?? 'mp4';
   const codec = input.codec ?? CONTAINER_CODECS[format][0];
   if (!CONTAINER_CODECS[format].includes(codec)) {
-    throw badRequest(`codec ${codec} cannot go in a ${format} file; valid format/codec pairs: ${VALID_PAIRS.join(', ')}`, { valid_pairs: VALID_PAIRS });
+    throw badRequest(
+      `codec ${codec} cannot go in a ${format} file; valid format/codec pairs: ${VALID_PAIRS.join(', ')}`,
+      { valid_pairs: VALID_PAIRS },
+    );
   }
   return { format, codec, crf: input.crf ?? 23, size_preset: input.size_preset ?? '1080p', fps: input.fps ?? 30 };
 }
 
 const even = (n: number) => Math.max(2, 2 * Math.round(n / 2));
 
-export function outputSize(preset: SizePreset, videoSize: { w: number; h: number } | undefined): { w: number; h: number } {
+export function outputSize(
+  preset: SizePreset,
+  videoSize: { w: number; h: number } | undefined,
+): { w: number; h: number } {
   if (preset !== 'source') return PRESET_SIZES[preset];
   const size = videoSize ?? PRESET_SIZES['1080p'];
   return { w: even(size.w), h: even(size.h) };
@@ -52,28 +58,71 @@ export function outputSize(preset: SizePreset, videoSize: { w: number; h: number
 export const hasAlpha = (codec: Codec): boolean => codec === 'vp9' || codec === 'prores';
 
 /** Encoder arguments. crf maps to x264/x265/vp9 crf; prores 4444 is quality-driven by profile and ignores it. */
-export function encoderArgs(s: Pick<RenderSettings, 'format' | 'codec' | 'crf'>): { video: string[]; audio: string[]; muxer: string[]; pixFmt: string } {
+export function encoderArgs(s: Pick<RenderSettings, 'format' | 'codec' | 'crf'>): {
+  video: string[];
+  audio: string[];
+  muxer: string[];
+  pixFmt: string;
+} {
   const crf = String(s.crf);
   const muxer = s.format === 'webm' ? ['-f', 'webm'] : ['-f', s.format, '-movflags', '+faststart'];
   const audio = s.format === 'webm' ? ['-c:a', 'libopus', '-b:a', '128k'] : ['-c:a', 'aac', '-b:a', '192k'];
   switch (s.codec) {
     case 'h264':
-      return { video: ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', crf, '-pix_fmt', 'yuv420p'], audio, muxer, pixFmt: 'yuv420p' };
+      return {
+        video: ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', crf, '-pix_fmt', 'yuv420p'],
+        audio,
+        muxer,
+        pixFmt: 'yuv420p',
+      };
     case 'h265':
       return {
-        video: ['-c:v', 'libx265', '-preset', 'veryfast', '-crf', crf, '-pix_fmt', 'yuv420p', '-tag:v', 'hvc1', '-x265-params', 'log-level=error'],
+        video: [
+          '-c:v',
+          'libx265',
+          '-preset',
+          'veryfast',
+          '-crf',
+          crf,
+          '-pix_fmt',
+          'yuv420p',
+          '-tag:v',
+          'hvc1',
+          '-x265-params',
+          'log-level=error',
+        ],
         audio,
         muxer,
         pixFmt: 'yuv420p',
       };
     case 'vp9':
       return {
-        video: ['-c:v', 'libvpx-vp9', '-crf', crf, '-b:v', '0', '-deadline', 'good', '-cpu-used', '4', '-row-mt', '1', '-pix_fmt', 'yuva420p'],
+        video: [
+          '-c:v',
+          'libvpx-vp9',
+          '-crf',
+          crf,
+          '-b:v',
+          '0',
+          '-deadline',
+          'good',
+          '-cpu-used',
+          '4',
+          '-row-mt',
+          '1',
+          '-pix_fmt',
+          'yuva420p',
+        ],
         audio,
         muxer,
         pixFmt: 'yuva420p',
       };
     case 'prores':
-      return { video: ['-c:v', 'prores_ks', '-profile:v', '4444', '-pix_fmt', 'yuva444p10le'], audio, muxer, pixFmt: 'yuva444p10le' };
+      return {
+        video: ['-c:v', 'prores_ks', '-profile:v', '4444', '-pix_fmt', 'yuva444p10le'],
+        audio,
+        muxer,
+        pixFmt: 'yuva444p10le',
+      };
   }
 }

@@ -26,10 +26,15 @@ declare module '../jobs/kinds.js' {
 }
 
 /** The media URLs a render reads: the clips of its visible layers (resolved by the job runner). */
-export const renderInputs = (p: RenderParams): string[] => buildRenderPlan(p.data).layers.map((l) => l.clip.url as string);
+export const renderInputs = (p: RenderParams): string[] =>
+  buildRenderPlan(p.data).layers.map((l) => l.clip.url as string);
 
 /** Probes the media of every clip the layers use; a missing or unreadable file names the item. */
-async function probeInputs(ctx: AppContext, job: JobContext<RenderParams>, layers: Layer[]): Promise<Record<string, ClipInput>> {
+async function probeInputs(
+  ctx: AppContext,
+  job: JobContext<RenderParams>,
+  layers: Layer[],
+): Promise<Record<string, ClipInput>> {
   const inputs: Record<string, ClipInput> = {};
   for (const layer of layers) {
     if (inputs[layer.clipId]) continue;
@@ -38,14 +43,19 @@ async function probeInputs(ctx: AppContext, job: JobContext<RenderParams>, layer
     try {
       file = job.input(url);
     } catch (err) {
-      throw timelineError(`${layer.label}: media ${url} of clip "${layer.clipId}" is missing (${err instanceof Error ? err.message : String(err)})`);
+      throw timelineError(
+        `${layer.label}: media ${url} of clip "${layer.clipId}" is missing (${err instanceof Error ? err.message : String(err)})`,
+      );
     }
     const info = await probe(ctx.tools, file).catch((err: unknown) => {
-      throw timelineError(`${layer.label}: media ${url} cannot be read (${err instanceof Error ? err.message : String(err)})`);
+      throw timelineError(
+        `${layer.label}: media ${url} cannot be read (${err instanceof Error ? err.message : String(err)})`,
+      );
     });
     if (!info.video) throw timelineError(`${layer.label}: media ${url} has no picture`);
     const quarter = Math.abs(info.video.rotation ?? 0) % 180 === 90;
-    const still = layer.clip.mediaType === 'image' || /^(image2|png_pipe|jpeg_pipe|webp_pipe|gif)/.test(info.formatName);
+    const still =
+      layer.clip.mediaType === 'image' || /^(image2|png_pipe|jpeg_pipe|webp_pipe|gif)/.test(info.formatName);
     inputs[layer.clipId] = {
       path: file,
       width: quarter ? info.video.height : info.video.width,
@@ -70,7 +80,15 @@ export async function renderProject(ctx: AppContext, job: JobContext<RenderParam
   const inputs = await probeInputs(ctx, job, plan.layers);
   const size = outputSize(p.size_preset, p.data.videoSize);
   const out = await job.output(p.boardId, filenameFromTitle(p.projectName, 'render', p.format));
-  const compiled = compilePlan(plan, inputs, { path: out.temp, width: size.w, height: size.h, fps: p.fps, format: p.format, codec: p.codec, crf: p.crf });
+  const compiled = compilePlan(plan, inputs, {
+    path: out.temp,
+    width: size.w,
+    height: size.h,
+    fps: p.fps,
+    format: p.format,
+    codec: p.codec,
+    crf: p.crf,
+  });
   try {
     await runFfmpeg(ctx.tools, compiled.args, {
       signal: job.signal,
@@ -89,7 +107,8 @@ export async function renderProject(ctx: AppContext, job: JobContext<RenderParam
       },
     };
   } catch (err) {
-    if (err instanceof DomainError && err.code === 'ffmpeg_failed') throw new Unprocessable('render_failed', `Render failed: ${err.message}`);
+    if (err instanceof DomainError && err.code === 'ffmpeg_failed')
+      throw new Unprocessable('render_failed', `Render failed: ${err.message}`);
     throw err;
   }
 }

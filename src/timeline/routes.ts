@@ -5,7 +5,18 @@ import { errorResponses, Queued } from '../http/schemas.js';
 import { ProjectService } from './projects.js';
 import { renderSettings } from './render-options.js';
 import { RENDER_JOB, renderInputs, renderProject, type RenderParams } from './render.js';
-import { BoardParams, JobParams, NewProjectBody, ProjectParams, ProjectReplaceBody, ProjectSchema, ProjectSummarySchema, RenderBody, RenderStatus, toRenderStatus } from './schemas.js';
+import {
+  BoardParams,
+  JobParams,
+  NewProjectBody,
+  ProjectParams,
+  ProjectReplaceBody,
+  ProjectSchema,
+  ProjectSummarySchema,
+  RenderBody,
+  RenderStatus,
+  toRenderStatus,
+} from './schemas.js';
 import { timelineDuration } from './timeline.js';
 
 /** Video timeline projects of a board and their render jobs. */
@@ -17,7 +28,14 @@ export const registerTimeline: Feature = async (app, ctx) => {
 
   app.get(
     base,
-    { schema: { tags, summary: 'Project summaries of a board, most recently saved first', params: BoardParams, response: { 200: Type.Array(ProjectSummarySchema), ...errorResponses } } },
+    {
+      schema: {
+        tags,
+        summary: 'Project summaries of a board, most recently saved first',
+        params: BoardParams,
+        response: { 200: Type.Array(ProjectSummarySchema), ...errorResponses },
+      },
+    },
     async (req) => projects.list(req.params.id),
   );
 
@@ -37,7 +55,14 @@ export const registerTimeline: Feature = async (app, ctx) => {
 
   app.get(
     `${base}/:pid`,
-    { schema: { tags, summary: 'A project with its data (older layouts migrated)', params: ProjectParams, response: { 200: ProjectSchema, ...errorResponses } } },
+    {
+      schema: {
+        tags,
+        summary: 'A project with its data (older layouts migrated)',
+        params: ProjectParams,
+        response: { 200: ProjectSchema, ...errorResponses },
+      },
+    },
     async (req) => projects.get(req.params.id, req.params.pid),
   );
 
@@ -52,12 +77,20 @@ export const registerTimeline: Feature = async (app, ctx) => {
         response: { 200: ProjectSchema, ...errorResponses },
       },
     },
-    async (req) => projects.replace(req.params.id, req.params.pid, req.body as { id?: string; name?: string; data: unknown }),
+    async (req) =>
+      projects.replace(req.params.id, req.params.pid, req.body as { id?: string; name?: string; data: unknown }),
   );
 
   app.delete(
     `${base}/:pid`,
-    { schema: { tags, summary: 'Delete a project (rendered videos stay on the board)', params: ProjectParams, response: { 204: Type.Null(), ...errorResponses } } },
+    {
+      schema: {
+        tags,
+        summary: 'Delete a project (rendered videos stay on the board)',
+        params: ProjectParams,
+        response: { 204: Type.Null(), ...errorResponses },
+      },
+    },
     async (req, reply) => {
       projects.delete(req.params.id, req.params.pid);
       return reply.status(204).send(null);
@@ -95,12 +128,20 @@ export const registerTimeline: Feature = async (app, ctx) => {
 
   app.get(
     `${base}/:pid/render/:job_id`,
-    { schema: { tags, summary: 'Poll a render job', params: JobParams, response: { 200: RenderStatus, ...errorResponses } } },
+    {
+      schema: {
+        tags,
+        summary: 'Poll a render job',
+        params: JobParams,
+        response: { 200: RenderStatus, ...errorResponses },
+      },
+    },
     async (req) => {
       projects.get(req.params.id, req.params.pid);
       const job = ctx.jobs.require(req.params.job_id, RENDER_JOB);
       const params = job.params;
-      if (params.projectId !== req.params.pid || params.boardId !== req.params.id) throw notFound(`Job ${req.params.job_id} not found`);
+      if (params.projectId !== req.params.pid || params.boardId !== req.params.id)
+        throw notFound(`Job ${req.params.job_id} not found`);
       return toRenderStatus(job);
     },
   );

@@ -22,7 +22,9 @@ export const ProjectSchema = Type.Object({
   name: Type.String(),
   last_modified: Type.String(),
   duration: Type.Number(),
-  data: Type.Record(Type.String(), Type.Unknown(), { description: 'the project state in the current layout (see docs/timeline.md)' }),
+  data: Type.Record(Type.String(), Type.Unknown(), {
+    description: 'the project state in the current layout (see docs/timeline.md)',
+  }),
 });
 export const RenderStatus = Type.Object({
   job_id: Type.String(),
@@ -31,7 +33,7 @@ export const RenderStatus = Type.Object({
   eta_seconds: Type.Union([Type.Number(), Type.Null()]),
   output_url: Type.Union([Type.String(), Type.Null()], { description: '/media/<board_id>/<file> once complete' }),
   error: Type.Optional(Type.String()),
-  error_code: Type.Optional(Type.String({ description: 'the failure\'s stable code, beside `error`' })),
+  error_code: Type.Optional(Type.String({ description: "the failure's stable code, beside `error`" })),
   element_id: Type.Optional(Type.String({ description: 'the board element the finished video was added as' })),
 });
 

@@ -29,17 +29,23 @@ export class ProjectStore {
   }
 
   list(boardId: string): ProjectRow[] {
-    return this.db.prepare('SELECT * FROM video_projects WHERE board_id = ? ORDER BY last_modified DESC, id').all(boardId) as ProjectRow[];
+    return this.db
+      .prepare('SELECT * FROM video_projects WHERE board_id = ? ORDER BY last_modified DESC, id')
+      .all(boardId) as ProjectRow[];
   }
 
   /** A project of that board; a project of another board is not found. */
   get(boardId: string, id: string): ProjectRow | undefined {
-    return this.db.prepare('SELECT * FROM video_projects WHERE id = ? AND board_id = ?').get(id, boardId) as ProjectRow | undefined;
+    return this.db.prepare('SELECT * FROM video_projects WHERE id = ? AND board_id = ?').get(id, boardId) as
+      | ProjectRow
+      | undefined;
   }
 
   insert(row: ProjectRow): void {
     this.db
-      .prepare('INSERT INTO video_projects (id, board_id, name, data, created_at, last_modified) VALUES (@id, @board_id, @name, @data, @created_at, @last_modified)')
+      .prepare(
+        'INSERT INTO video_projects (id, board_id, name, data, created_at, last_modified) VALUES (@id, @board_id, @name, @data, @created_at, @last_modified)',
+      )
       .run(row);
   }
 

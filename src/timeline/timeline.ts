@@ -106,7 +106,8 @@ export function parseOrigin(value: unknown): Origin | undefined {
   if (value === undefined || value === null || value === '') return { x: 0.5, y: 0.5 };
   if (typeof value !== 'string') return undefined;
   const v = value.trim().toLowerCase().replace(/\s+/g, ' ');
-  const named = NAMED_ORIGINS[v] ?? NAMED_ORIGINS[v.replace(' ', '-')] ?? NAMED_ORIGINS[v.split(' ').reverse().join('-')];
+  const named =
+    NAMED_ORIGINS[v] ?? NAMED_ORIGINS[v.replace(' ', '-')] ?? NAMED_ORIGINS[v.split(' ').reverse().join('-')];
   if (named) return { x: named[0], y: named[1] };
   const m = /^(-?\d+(?:\.\d+)?)% (-?\d+(?:\.\d+)?)%$/.exec(v);
   return m ? { x: Number(m[1]) / 100, y: Number(m[2]) / 100 } : undefined;
@@ -131,7 +132,8 @@ function curveOf(item: TimelineItem, property: Property, label: string): Curve {
     const v = parseValue(key.value);
     if (v === undefined) throw timelineError(`${where} has a value that is not a number: ${JSON.stringify(key.value)}`);
     const easing = (key.easing ?? 'Linear') as Easing;
-    if (!EASINGS.includes(easing)) throw timelineError(`${where} has an unknown easing "${key.easing}" (one of ${EASINGS.join(', ')})`);
+    if (!EASINGS.includes(easing))
+      throw timelineError(`${where} has an unknown easing "${key.easing}" (one of ${EASINGS.join(', ')})`);
     return { t: key.position, v, easing };
   });
   return { base, keys: keys.sort((a, b) => a.t - b.t) };
@@ -153,21 +155,35 @@ export function buildRenderPlan(data: ProjectData): RenderPlan {
       const label = describe(channel, c, item, itemIndex);
       if (!clip) throw timelineError(`${label} refers to unknown clip ${JSON.stringify(item.clipId ?? null)}`);
       if (typeof clip.url !== 'string' || !clip.url) throw timelineError(`${label}: its clip has no url`);
-      if (finite(item.trimEnd) && item.trimEnd <= placed.trimStart) throw timelineError(`${label} has trimEnd not after trimStart`);
+      if (finite(item.trimEnd) && item.trimEnd <= placed.trimStart)
+        throw timelineError(`${label} has trimEnd not after trimStart`);
       if (placed.duration <= 0) throw timelineError(`${label} has no length (set trimEnd or the clip's duration)`);
       const origin = parseOrigin(item.keyframeTransformOrigin);
-      if (!origin) throw timelineError(`${label} has an invalid keyframeTransformOrigin ${JSON.stringify(item.keyframeTransformOrigin)}`);
+      if (!origin)
+        throw timelineError(
+          `${label} has an invalid keyframeTransformOrigin ${JSON.stringify(item.keyframeTransformOrigin)}`,
+        );
       const props = Object.fromEntries(ANIMATABLE.map((p) => [p, curveOf(item, p, label)])) as Record<Property, Curve>;
       for (const p of ['zoom', 'scale'] as const) {
         if ([props[p].base, ...props[p].keys.map((k) => k.v)].some((v) => v <= 0 || v > 20)) {
           throw timelineError(`${label}: ${p} must be above 0 and at most 20`);
         }
       }
-      layers.push({ label, clipId: item.clipId as string, clip, start: placed.start, duration: placed.duration, trimStart: placed.trimStart, origin, props });
+      layers.push({
+        label,
+        clipId: item.clipId as string,
+        clip,
+        start: placed.start,
+        duration: placed.duration,
+        trimStart: placed.trimStart,
+        origin,
+        props,
+      });
     }
   }
   const shutter = finite(data.motionBlurShutter) ? data.motionBlurShutter : 180;
-  if (data.motionBlurEnabled === true && (shutter <= 0 || shutter > 360)) throw timelineError('motionBlurShutter must be above 0 and at most 360 degrees');
+  if (data.motionBlurEnabled === true && (shutter <= 0 || shutter > 360))
+    throw timelineError('motionBlurShutter must be above 0 and at most 360 degrees');
   const duration = layers.reduce((end, l) => Math.max(end, l.start + l.duration), 0);
   return { duration, layers, motionBlur: { enabled: data.motionBlurEnabled === true, shutter } };
 }

@@ -87,7 +87,11 @@ const BEGIN_FRAME_ARGS = [
 ];
 
 /** Nothing listens on the discard port; with no proxy bypass (not even loopback) every real request fails there. */
-const OFFLINE_ARGS = ['--proxy-server=http://127.0.0.1:9', '--proxy-bypass-list=<-loopback>', '--force-webrtc-ip-handling-policy=disable_non_proxied_udp'];
+const OFFLINE_ARGS = [
+  '--proxy-server=http://127.0.0.1:9',
+  '--proxy-bypass-list=<-loopback>',
+  '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
+];
 
 const COMMON_ARGS = [
   '--mute-audio',
@@ -181,7 +185,12 @@ export class BrowserPool {
    * Like `withPage` with `count` pages at once (each in its own context), for work that can be split across
    * renderer processes. The slots are taken together, so two callers never wait on each other's half.
    */
-  async withPages<T>(count: number, opts: PageOptions, fn: (pages: BrowserPage[]) => Promise<T>, signal?: AbortSignal): Promise<T> {
+  async withPages<T>(
+    count: number,
+    opts: PageOptions,
+    fn: (pages: BrowserPage[]) => Promise<T>,
+    signal?: AbortSignal,
+  ): Promise<T> {
     const n = Math.max(1, Math.min(count, this.maxPages));
     await this.slots(n, signal);
     try {
@@ -224,7 +233,11 @@ export class BrowserPool {
       // puppeteer's newPage cannot ask for begin-frame control; the fresh context holds no other page to confuse.
       const [target] = await Promise.all([
         context.waitForTarget((t) => t.type() === 'page', { timeout: 30_000 }),
-        running.cdp.send('Target.createTarget', { url: 'about:blank', browserContextId: context.id, enableBeginFrameControl: true }),
+        running.cdp.send('Target.createTarget', {
+          url: 'about:blank',
+          browserContextId: context.id,
+          enableBeginFrameControl: true,
+        }),
       ]);
       const p = await target.page();
       if (!p) throw new Error('the new target has no page');
@@ -234,12 +247,18 @@ export class BrowserPool {
     }
     // A popup (window.open, target=_blank) becomes a new target in this context: close it at once.
     context.on('targetcreated', (t) => {
-      if (t.type() === 'page') void t.page().then((p) => (p && p !== page ? p.close() : undefined)).catch(() => undefined);
+      if (t.type() === 'page')
+        void t
+          .page()
+          .then((p) => (p && p !== page ? p.close() : undefined))
+          .catch(() => undefined);
     });
     await page.setViewport({ width: opts.width, height: opts.height, deviceScaleFactor: 1 });
     await page.setBypassServiceWorker(true);
     const cdp = await page.createCDPSession();
-    const capture = running.beginFrameControl ? (o: CaptureOptions) => this.beginFrameInTurn(running, cdp, o) : (o: CaptureOptions) => this.screenshot(cdp, o);
+    const capture = running.beginFrameControl
+      ? (o: CaptureOptions) => this.beginFrameInTurn(running, cdp, o)
+      : (o: CaptureOptions) => this.screenshot(cdp, o);
     return { page, cdp, beginFrameControl: running.beginFrameControl, capture };
   }
 
@@ -271,11 +290,20 @@ export class BrowserPool {
       });
       if (res.screenshotData) return Buffer.from(res.screenshotData, 'base64');
     }
-    throw new ApiError(500, 'capture_failed', `Chromium returned no image after ${BEGIN_FRAME_ATTEMPTS} begin-frame attempts`);
+    throw new ApiError(
+      500,
+      'capture_failed',
+      `Chromium returned no image after ${BEGIN_FRAME_ATTEMPTS} begin-frame attempts`,
+    );
   }
 
   private async screenshot(cdp: CDPSession, o: CaptureOptions): Promise<Buffer> {
-    const res = await cdp.send('Page.captureScreenshot', { format: o.format, quality: o.quality, optimizeForSpeed: true, captureBeyondViewport: false });
+    const res = await cdp.send('Page.captureScreenshot', {
+      format: o.format,
+      quality: o.quality,
+      optimizeForSpeed: true,
+      captureBeyondViewport: false,
+    });
     return Buffer.from(res.data, 'base64');
   }
 
@@ -303,7 +331,10 @@ export class BrowserPool {
         this.beginFrameSupport.set(chromium.path, true);
         return running;
       }
-      this.log.info({ chromium: chromium.path }, 'Chromium does not draw under begin-frame control; capturing with screenshots');
+      this.log.info(
+        { chromium: chromium.path },
+        'Chromium does not draw under begin-frame control; capturing with screenshots',
+      );
       this.beginFrameSupport.set(chromium.path, false);
       await this.shutdown(running);
     }
@@ -328,10 +359,22 @@ export class BrowserPool {
 
   private async start(chromium: ToolInfo & { path: string }, beginFrameControl: boolean): Promise<Running> {
     const userDataDir = await fsp.mkdtemp(path.join(os.tmpdir(), 'bms-chromium-'));
-    const system = chromium.source === 'npm' ? (await import('@sparticuz/chromium')).default.args.filter((a) => !UNSAFE_NPM_ARGS.has(a) && !a.startsWith('--headless')) : SYSTEM_ARGS;
+    const system =
+      chromium.source === 'npm'
+        ? (await import('@sparticuz/chromium')).default.args.filter(
+            (a) => !UNSAFE_NPM_ARGS.has(a) && !a.startsWith('--headless'),
+          )
+        : SYSTEM_ARGS;
     const base = beginFrameControl ? [...system, ...BEGIN_FRAME_ARGS] : system;
     const useDevShm = await devShmRoomy();
-    const args = [...base, ...(useDevShm ? [] : ['--disable-dev-shm-usage']), ...COMMON_ARGS, ...OFFLINE_ARGS, `--js-flags=--max-old-space-size=${this.heapMiB}`, `--user-data-dir=${userDataDir}`];
+    const args = [
+      ...base,
+      ...(useDevShm ? [] : ['--disable-dev-shm-usage']),
+      ...COMMON_ARGS,
+      ...OFFLINE_ARGS,
+      `--js-flags=--max-old-space-size=${this.heapMiB}`,
+      `--user-data-dir=${userDataDir}`,
+    ];
     if (process.getuid?.() === 0 && !args.includes('--no-sandbox')) args.push('--no-sandbox');
     let browser: Browser;
     try {
@@ -343,7 +386,12 @@ export class BrowserPool {
         // puppeteer's own --disable-dev-shm-usage; it is in `args` when it is needed.
         ignoreDefaultArgs: ['--disable-dev-shm-usage'],
         pipe: true,
-        env: { ...process.env, GLIBC_TUNABLES: process.env.GLIBC_TUNABLES ? `${process.env.GLIBC_TUNABLES}:${MALLOC_TUNABLES}` : MALLOC_TUNABLES },
+        env: {
+          ...process.env,
+          GLIBC_TUNABLES: process.env.GLIBC_TUNABLES
+            ? `${process.env.GLIBC_TUNABLES}:${MALLOC_TUNABLES}`
+            : MALLOC_TUNABLES,
+        },
         protocolTimeout: 120_000,
         handleSIGINT: false,
         handleSIGTERM: false,
@@ -351,7 +399,12 @@ export class BrowserPool {
       });
     } catch (err) {
       await fsp.rm(userDataDir, { recursive: true, force: true });
-      throw new ApiError(503, 'tool_failed', `Chromium could not be started: ${(err as Error).message.split('\n')[0]}`, { tool: 'chromium' });
+      throw new ApiError(
+        503,
+        'tool_failed',
+        `Chromium could not be started: ${(err as Error).message.split('\n')[0]}`,
+        { tool: 'chromium' },
+      );
     }
     let cdp: CDPSession;
     try {
@@ -359,12 +412,30 @@ export class BrowserPool {
     } catch (err) {
       await browser.close().catch(() => browser.process()?.kill('SIGKILL'));
       await fsp.rm(userDataDir, { recursive: true, force: true });
-      throw new ApiError(503, 'tool_failed', `Chromium started but could not be driven: ${(err as Error).message.split('\n')[0]}`, { tool: 'chromium' });
+      throw new ApiError(
+        503,
+        'tool_failed',
+        `Chromium started but could not be driven: ${(err as Error).message.split('\n')[0]}`,
+        { tool: 'chromium' },
+      );
     }
-    const running: Running = { browser, cdp, beginFrameControl, userDataDir, pagesOpened: 0, pagesOpen: 0, retiring: false, drawing: Promise.resolve() };
+    const running: Running = {
+      browser,
+      cdp,
+      beginFrameControl,
+      userDataDir,
+      pagesOpened: 0,
+      pagesOpen: 0,
+      retiring: false,
+      drawing: Promise.resolve(),
+    };
     browser.on('disconnected', () => {
       if (!running.retiring) this.log.warn('Chromium exited; the next page starts a new one');
-      if (this.current) void this.current.then((r) => r === running && (this.current = undefined), () => undefined);
+      if (this.current)
+        void this.current.then(
+          (r) => r === running && (this.current = undefined),
+          () => undefined,
+        );
       void fsp.rm(userDataDir, { recursive: true, force: true }).catch(() => undefined);
     });
     return running;
@@ -374,7 +445,11 @@ export class BrowserPool {
   private retire(running: Running): void {
     if (!running.retiring) {
       running.retiring = true;
-      if (this.current) void this.current.then((r) => r === running && (this.current = undefined), () => undefined);
+      if (this.current)
+        void this.current.then(
+          (r) => r === running && (this.current = undefined),
+          () => undefined,
+        );
     }
     if (running.pagesOpen === 0) void this.shutdown(running);
   }

@@ -29,7 +29,13 @@ function explain(stderr: string): string {
   const lines = stderr
     .split('\n')
     .map((l) => l.trim())
-    .filter((l) => l && !/^(ffmpeg version|built with|configuration:|lib[a-z]+ +\d|Input #|Output #|Stream #|Duration:|Metadata:|  )/.test(l));
+    .filter(
+      (l) =>
+        l &&
+        !/^(ffmpeg version|built with|configuration:|lib[a-z]+ +\d|Input #|Output #|Stream #|Duration:|Metadata:|  )/.test(
+          l,
+        ),
+    );
   return lines.slice(-4).join(' | ') || 'ffmpeg failed';
 }
 

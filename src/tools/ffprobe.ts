@@ -50,7 +50,16 @@ export async function probe(tools: Tools, file: string, timeoutMs = 30_000): Pro
       ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', file],
       { timeout: timeoutMs, maxBuffer: 8 * 1024 * 1024 },
       (err, out, errOut) => {
-        if (err) reject(new ToolFailed('unreadable_media', `ffprobe could not read the file: ${String(errOut || err.message).trim().split('\n').pop()}`));
+        if (err)
+          reject(
+            new ToolFailed(
+              'unreadable_media',
+              `ffprobe could not read the file: ${String(errOut || err.message)
+                .trim()
+                .split('\n')
+                .pop()}`,
+            ),
+          );
         else resolve(out);
       },
     );
@@ -72,11 +81,18 @@ export async function probe(tools: Tools, file: string, timeoutMs = 30_000): Pro
             height: v.height,
             fps: rate(v.avg_frame_rate) ?? rate(v.r_frame_rate),
             pixFmt: v.pix_fmt,
-            rotation: v.side_data_list?.find((s) => typeof s.rotation === 'number')?.rotation ?? (v.tags?.rotate ? Number(v.tags.rotate) : undefined),
+            rotation:
+              v.side_data_list?.find((s) => typeof s.rotation === 'number')?.rotation ??
+              (v.tags?.rotate ? Number(v.tags.rotate) : undefined),
           }
         : undefined,
     audio: a
-      ? { codec: a.codec_name ?? 'unknown', channels: a.channels ?? 0, sampleRate: Number(a.sample_rate ?? 0), channelLayout: a.channel_layout }
+      ? {
+          codec: a.codec_name ?? 'unknown',
+          channels: a.channels ?? 0,
+          sampleRate: Number(a.sample_rate ?? 0),
+          channelLayout: a.channel_layout,
+        }
       : undefined,
     raw,
   };

@@ -33,9 +33,10 @@ interface ToolSpec {
   hint: string;
 }
 
-const programFiles = (p: string) => [process.env.ProgramFiles, process.env['ProgramFiles(x86)'], process.env.LOCALAPPDATA]
-  .filter((d): d is string => !!d)
-  .map((d) => path.join(d, p));
+const programFiles = (p: string) =>
+  [process.env.ProgramFiles, process.env['ProgramFiles(x86)'], process.env.LOCALAPPDATA]
+    .filter((d): d is string => !!d)
+    .map((d) => path.join(d, p));
 
 /**
  * Chrome for Testing's headless shells that @puppeteer/browsers installed into puppeteer's cache
@@ -43,12 +44,16 @@ const programFiles = (p: string) => [process.env.ProgramFiles, process.env['Prog
  * newest version first.
  */
 function chromeForTestingShells(env: NodeJS.ProcessEnv): string[] {
-  const cache = path.join(env.PUPPETEER_CACHE_DIR || path.join(os.homedir(), '.cache', 'puppeteer'), 'chrome-headless-shell');
+  const cache = path.join(
+    env.PUPPETEER_CACHE_DIR || path.join(os.homedir(), '.cache', 'puppeteer'),
+    'chrome-headless-shell',
+  );
   const exe = process.platform === 'win32' ? 'chrome-headless-shell.exe' : 'chrome-headless-shell';
   const version = (dir: string) => (dir.split('-').pop() ?? '').split('.').map(Number);
   const newer = (a: string, b: string) => {
     const [va, vb] = [version(a), version(b)];
-    for (let i = 0; i < Math.max(va.length, vb.length); i++) if ((va[i] ?? 0) !== (vb[i] ?? 0)) return (vb[i] ?? 0) - (va[i] ?? 0);
+    for (let i = 0; i < Math.max(va.length, vb.length); i++)
+      if ((va[i] ?? 0) !== (vb[i] ?? 0)) return (vb[i] ?? 0) - (va[i] ?? 0);
     return 0;
   };
   try {
@@ -71,7 +76,10 @@ const SPECS: Record<ToolName, ToolSpec> = {
   ffmpeg: {
     env: 'FFMPEG_PATH',
     commands: ['ffmpeg'],
-    usual: (pl) => (pl === 'darwin' ? ['/opt/homebrew/bin/ffmpeg', '/usr/local/bin/ffmpeg'] : ['/usr/bin/ffmpeg', '/usr/local/bin/ffmpeg']),
+    usual: (pl) =>
+      pl === 'darwin'
+        ? ['/opt/homebrew/bin/ffmpeg', '/usr/local/bin/ffmpeg']
+        : ['/usr/bin/ffmpeg', '/usr/local/bin/ffmpeg'],
     npm: async () => (require('@ffmpeg-installer/ffmpeg') as { path: string }).path,
     versionArgs: ['-version'],
     hint: 'ffmpeg was not found: run `npm ci` (ships it in @ffmpeg-installer/ffmpeg), install it (`apt-get install ffmpeg`, `brew install ffmpeg`), or set FFMPEG_PATH',
@@ -79,7 +87,10 @@ const SPECS: Record<ToolName, ToolSpec> = {
   ffprobe: {
     env: 'FFPROBE_PATH',
     commands: ['ffprobe'],
-    usual: (pl) => (pl === 'darwin' ? ['/opt/homebrew/bin/ffprobe', '/usr/local/bin/ffprobe'] : ['/usr/bin/ffprobe', '/usr/local/bin/ffprobe']),
+    usual: (pl) =>
+      pl === 'darwin'
+        ? ['/opt/homebrew/bin/ffprobe', '/usr/local/bin/ffprobe']
+        : ['/usr/bin/ffprobe', '/usr/local/bin/ffprobe'],
     npm: async () => (require('@ffprobe-installer/ffprobe') as { path: string }).path,
     versionArgs: ['-version'],
     hint: 'ffprobe was not found: run `npm ci` (ships it in @ffprobe-installer/ffprobe), install ffmpeg (`apt-get install ffmpeg`), or set FFPROBE_PATH',
@@ -88,7 +99,14 @@ const SPECS: Record<ToolName, ToolSpec> = {
     env: 'CHROMIUM_PATH',
     // Headless-shell builds first: they render under begin-frame control (see BrowserPool), about twice as fast.
     preferred: chromeForTestingShells,
-    commands: ['chromium-headless-shell', 'chrome-headless-shell', 'chromium', 'chromium-browser', 'google-chrome', 'google-chrome-stable'],
+    commands: [
+      'chromium-headless-shell',
+      'chrome-headless-shell',
+      'chromium',
+      'chromium-browser',
+      'google-chrome',
+      'google-chrome-stable',
+    ],
     usual: (pl) =>
       pl === 'darwin'
         ? [
@@ -97,11 +115,22 @@ const SPECS: Record<ToolName, ToolSpec> = {
             path.join(os.homedir(), 'Applications/Google Chrome.app/Contents/MacOS/Google Chrome'),
           ]
         : pl === 'win32'
-          ? [...programFiles('Google\\Chrome\\Application\\chrome.exe'), ...programFiles('Chromium\\Application\\chrome.exe')]
-          : ['/usr/bin/chromium-headless-shell', '/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome', '/snap/bin/chromium'],
+          ? [
+              ...programFiles('Google\\Chrome\\Application\\chrome.exe'),
+              ...programFiles('Chromium\\Application\\chrome.exe'),
+            ]
+          : [
+              '/usr/bin/chromium-headless-shell',
+              '/usr/bin/chromium',
+              '/usr/bin/chromium-browser',
+              '/usr/bin/google-chrome',
+              '/snap/bin/chromium',
+            ],
     npm: async () => {
       if (process.platform !== 'linux' || process.arch !== 'x64') return undefined;
-      const mod = (await import('@sparticuz/chromium')) as unknown as { default: { executablePath(): Promise<string> } };
+      const mod = (await import('@sparticuz/chromium')) as unknown as {
+        default: { executablePath(): Promise<string> };
+      };
       return mod.default.executablePath();
     },
     versionArgs: ['--version'],
@@ -110,7 +139,10 @@ const SPECS: Record<ToolName, ToolSpec> = {
   ytdlp: {
     env: 'YTDLP_PATH',
     commands: ['yt-dlp'],
-    usual: (pl) => (pl === 'darwin' ? ['/opt/homebrew/bin/yt-dlp', '/usr/local/bin/yt-dlp'] : ['/usr/bin/yt-dlp', '/usr/local/bin/yt-dlp']),
+    usual: (pl) =>
+      pl === 'darwin'
+        ? ['/opt/homebrew/bin/yt-dlp', '/usr/local/bin/yt-dlp']
+        : ['/usr/bin/yt-dlp', '/usr/local/bin/yt-dlp'],
     versionArgs: ['--version'],
     hint: 'yt-dlp was not found: install it (`apt-get install yt-dlp`, `brew install yt-dlp`) or set YTDLP_PATH',
   },
@@ -150,7 +182,8 @@ export function afterEffectsInstalls(parents: string[], inside: string[]): strin
     }
   }
   const cmp = (a: number[], b: number[]) => {
-    for (let i = 0; i < Math.max(a.length, b.length); i++) if ((a[i] ?? -1) !== (b[i] ?? -1)) return (b[i] ?? -1) - (a[i] ?? -1);
+    for (let i = 0; i < Math.max(a.length, b.length); i++)
+      if ((a[i] ?? -1) !== (b[i] ?? -1)) return (b[i] ?? -1) - (a[i] ?? -1);
     return 0;
   };
   return found.sort((a, b) => cmp(a.version, b.version)).map((f) => f.file);

@@ -14,10 +14,25 @@ export interface YtdlpOptions {
  * Lets yt-dlp extract the media of a web page (a post with several images/videos gives several files) into `outDir`,
  * which must be empty. Returns the files it wrote, in the post's order. Killed on abort or after the time limit.
  */
-export async function ytdlpDownload(tools: Tools, url: string, outDir: string, opts: YtdlpOptions = {}): Promise<string[]> {
+export async function ytdlpDownload(
+  tools: Tools,
+  url: string,
+  outDir: string,
+  opts: YtdlpOptions = {},
+): Promise<string[]> {
   const ytdlp = await tools.require('ytdlp');
   const ffmpeg = await tools.info('ffmpeg');
-  const args = ['--no-progress', '--no-warnings', '--no-mtime', '--restrict-filenames', '--no-part', '-P', outDir, '-o', '%(autonumber)03d-%(title).60s.%(ext)s'];
+  const args = [
+    '--no-progress',
+    '--no-warnings',
+    '--no-mtime',
+    '--restrict-filenames',
+    '--no-part',
+    '-P',
+    outDir,
+    '-o',
+    '%(autonumber)03d-%(title).60s.%(ext)s',
+  ];
   if (opts.maxBytes) args.push('--max-filesize', String(opts.maxBytes));
   if (ffmpeg.path) args.push('--ffmpeg-location', ffmpeg.path);
   args.push('--', url);

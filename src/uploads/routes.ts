@@ -14,7 +14,8 @@ import { parseJson } from '../http/json-body.js';
 import { UploadResponse } from './schemas.js';
 
 /** What the multipart parser (busboy) says about a body that is cut off or has no boundary. */
-const MALFORMED_MULTIPART = /unexpected end of (form|multipart data)|boundary not found|malformed (part )?header|multipart: /i;
+const MALFORMED_MULTIPART =
+  /unexpected end of (form|multipart data)|boundary not found|malformed (part )?header|multipart: /i;
 
 function parseDataField(value: string): Record<string, unknown> {
   let parsed: unknown;
@@ -24,7 +25,8 @@ function parseDataField(value: string): Record<string, unknown> {
     if (err instanceof DomainError && err.code !== 'malformed_json') throw err;
     throw badRequest('data must be a JSON object');
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw badRequest('data must be a JSON object');
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw badRequest('data must be a JSON object');
   return parsed as Record<string, unknown>;
 }
 
@@ -54,7 +56,8 @@ export async function registerUploads(app: App, ctx: AppContext): Promise<void> 
       },
     },
     async (req) => {
-      if (!req.isMultipart()) throw new ApiError(415, 'unsupported_media_type', 'Send the upload as multipart/form-data');
+      if (!req.isMultipart())
+        throw new ApiError(415, 'unsupported_media_type', 'Send the upload as multipart/form-data');
       const fields: Record<string, string> = {};
       let upload: { temp: string; filename: string; mimetype: string; out: fs.WriteStream } | undefined;
       try {
@@ -65,7 +68,12 @@ export async function registerUploads(app: App, ctx: AppContext): Promise<void> 
               throw badRequest(`unexpected file field "${part.fieldname}"; the file goes in "file"`);
             }
             const temp = tempPathIn(tmpDir, 'upload');
-            upload = { temp, filename: part.filename, mimetype: part.mimetype, out: fs.createWriteStream(temp, { flags: 'wx' }) };
+            upload = {
+              temp,
+              filename: part.filename,
+              mimetype: part.mimetype,
+              out: fs.createWriteStream(temp, { flags: 'wx' }),
+            };
             await pipeline(part.file, upload.out);
           } else {
             fields[part.fieldname] = String(part.value);
@@ -106,7 +114,11 @@ export async function registerUploads(app: App, ctx: AppContext): Promise<void> 
         }
         const code = (err as { code?: string }).code;
         if (code === 'FST_REQ_FILE_TOO_LARGE') {
-          throw new ApiError(413, 'payload_too_large', `The file is larger than the upload limit of ${ctx.config.maxUploadBytes} bytes`);
+          throw new ApiError(
+            413,
+            'payload_too_large',
+            `The file is larger than the upload limit of ${ctx.config.maxUploadBytes} bytes`,
+          );
         }
         if (code && code.startsWith('FST_') && (err as { statusCode?: number }).statusCode === 413) {
           throw new ApiError(413, 'payload_too_large', (err as Error).message);

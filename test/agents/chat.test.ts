@@ -14,7 +14,8 @@ const OPENAI_KEY = 'sk-test-agents-openai-0123';
 const ANTHROPIC_KEY = 'sk-ant-test-agents-4567';
 const A = '/api/agents';
 
-const CARD_HTML = '<!doctype html><html><head><style>body{margin:0;background:rgb(255,0,0)}</style></head><body></body></html>';
+const CARD_HTML =
+  '<!doctype html><html><head><style>body{margin:0;background:rgb(255,0,0)}</style></head><body></body></html>';
 
 describe('agents: chat, cards, apply, reject, auto-apply', () => {
   let openai: OpenAIDouble;
@@ -31,15 +32,26 @@ describe('agents: chat, cards, apply, reject, auto-apply', () => {
     openai = await startOpenAIDouble({ apiKey: OPENAI_KEY });
     anthropic = await startAnthropicDouble({ apiKey: ANTHROPIC_KEY });
     local = new HttpDouble();
-    local.route('GET', /^\/v1\/models$/, 'GET /v1/models', (_rec, res) => sendJson(res, 200, { object: 'list', data: [{ id: 'gated', object: 'model' }] }));
+    local.route('GET', /^\/v1\/models$/, 'GET /v1/models', (_rec, res) =>
+      sendJson(res, 200, { object: 'list', data: [{ id: 'gated', object: 'model' }] }),
+    );
     local.route('POST', /^\/v1\/chat\/completions$/, 'POST /v1/chat/completions', async (_rec, res) => {
       const gate = new Promise<void>((resolve) => (openGate = resolve));
       const stream = sse(res);
       const chunk = (delta: unknown, finish_reason: string | null = null) =>
-        stream.send({ id: 'c1', object: 'chat.completion.chunk', created: 0, model: 'gated', choices: [{ index: 0, delta, finish_reason }] });
+        stream.send({
+          id: 'c1',
+          object: 'chat.completion.chunk',
+          created: 0,
+          model: 'gated',
+          choices: [{ index: 0, delta, finish_reason }],
+        });
       chunk({ role: 'assistant', content: 'First' });
       // Released by the client's first event; a service that buffered would get the rest after 10 s instead of hanging.
-      releasedByClient = await Promise.race([gate.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 10_000))]);
+      releasedByClient = await Promise.race([
+        gate.then(() => true),
+        new Promise<boolean>((r) => setTimeout(() => r(false), 10_000)),
+      ]);
       chunk({ content: ' and last.' });
       chunk({}, 'stop');
       stream.raw('data: [DONE]\n\n');
@@ -75,7 +87,11 @@ describe('agents: chat, cards, apply, reject, auto-apply', () => {
   const named = (answer: SseAnswer, event: string) => answer.events.filter((e) => e.event === event);
   const done = (answer: SseAnswer) => {
     const d = named(answer, 'done');
-    assert.equal(d.length, 1, `one done event, got ${JSON.stringify(answer.events.map((e) => e.event))} ${JSON.stringify(named(answer, 'error'))}`);
+    assert.equal(
+      d.length,
+      1,
+      `one done event, got ${JSON.stringify(answer.events.map((e) => e.event))} ${JSON.stringify(named(answer, 'error'))}`,
+    );
     assert.equal(answer.events.at(-1)?.event, 'done', 'done is the last event');
     return d[0].data;
   };
@@ -84,7 +100,16 @@ describe('agents: chat, cards, apply, reject, auto-apply', () => {
     assert.equal(res.status, 201, res.text);
     return res.body;
   };
-  const textElement = async (x = 10, y = 20) => (await s.api('POST', `/api/moodboards/${board}/elements`, { type: 'text', name: 'note', data: { text: 'hi' }, x, y })).body;
+  const textElement = async (x = 10, y = 20) =>
+    (
+      await s.api('POST', `/api/moodboards/${board}/elements`, {
+        type: 'text',
+        name: 'note',
+        data: { text: 'hi' },
+        x,
+        y,
+      })
+    ).body;
 
   it('streams text deltas as message events before done, and remembers the conversation', async () => {
     const sid = await session();
@@ -102,11 +127,22 @@ describe('agents: chat, cards, apply, reject, auto-apply', () => {
     assert.match(request.messages[0].content, /Board "Agents"/, 'the board is described in the system prompt');
 
     openai.chat.push({ text: 'Second answer.' });
-    const second = await s.api('POST', `${A}/chat`, { session_id: sid, messages: [{ role: 'user', content: 'And again' }] }, { accept: 'application/json' });
+    const second = await s.api(
+      'POST',
+      `${A}/chat`,
+      { session_id: sid, messages: [{ role: 'user', content: 'And again' }] },
+      { accept: 'application/json' },
+    );
     assert.equal(second.status, 200, second.text);
     assert.deepEqual(second.body, { message: 'Second answer.', actions: [] });
-    const roles = openai.chatRequests.at(-1).messages.map((m: any) => `${m.role}:${typeof m.content === 'string' ? m.content : ''}`);
-    assert.deepEqual(roles.slice(1), ['user:Say hello', 'assistant:Hello there!', 'user:And again'], 'the earlier turn is sent again');
+    const roles = openai.chatRequests
+      .at(-1)
+      .messages.map((m: any) => `${m.role}:${typeof m.content === 'string' ? m.content : ''}`);
+    assert.deepEqual(
+      roles.slice(1),
+      ['user:Say hello', 'assistant:Hello there!', 'user:And again'],
+      'the earlier turn is sent again',
+    );
   });
 
   it('sends each delta while the model is still writing (a local OpenAI-compatible model)', async () => {
@@ -132,13 +168,26 @@ describe('agents: chat, cards, apply, reject, auto-apply', () => {
 
   it('a provider failure is an error event in the stream, and the error status with Accept: application/json', async () => {
     const sid = await session();
-    const refused = { status: 401, json: { error: { message: 'Incorrect API key provided.', type: 'invalid_request_error', code: 'invalid_api_key' } } };
+    const refused = {
+      status: 401,
+      json: {
+        error: { message: 'Incorrect API key provided.', type: 'invalid_request_error', code: 'invalid_api_key' },
+      },
+    };
     openai.script('POST /v1/chat/completions', refused, refused);
     const answer = await chat(sid, 'hello');
     assert.equal(answer.status, 200);
-    assert.deepEqual(answer.events.map((e) => e.event), ['error']);
+    assert.deepEqual(
+      answer.events.map((e) => e.event),
+      ['error'],
+    );
     assert.equal(answer.events[0].data.error.code, 'provider_auth_failed');
-    const json = await s.api('POST', `${A}/chat`, { session_id: sid, messages: [{ role: 'user', content: 'hello' }] }, { accept: 'application/json' });
+    const json = await s.api(
+      'POST',
+      `${A}/chat`,
+      { session_id: sid, messages: [{ role: 'user', content: 'hello' }] },
+      { accept: 'application/json' },
+    );
     assert.equal(json.status, 502);
     assert.equal(json.body.error.code, 'provider_auth_failed');
     assert.doesNotMatch(json.text, new RegExp(OPENAI_KEY), 'the key is never echoed');
@@ -147,7 +196,10 @@ describe('agents: chat, cards, apply, reject, auto-apply', () => {
   it('turns an update_element_html call streamed in pieces into one card with a rendered preview; apply bumps the version and the served file', async () => {
     const card = await htmlCard('Poster');
     const sid = await session();
-    openai.chat.push({ text: 'Here is a red card.', toolCalls: [{ name: 'update_element_html', input: { element_id: card.id, html: CARD_HTML } }] });
+    openai.chat.push({
+      text: 'Here is a red card.',
+      toolCalls: [{ name: 'update_element_html', input: { element_id: card.id, html: CARD_HTML } }],
+    });
     openai.chat.push({ text: 'Apply it when you like.' });
     const answer = await chat(sid, 'Make it red');
     const body = done(answer);
@@ -163,11 +215,16 @@ describe('agents: chat, cards, apply, reject, auto-apply', () => {
     assert.deepEqual([action.preview.width, action.preview.height], [64, 48], "rendered at the card's own size");
     const png = await fetch(s.baseUrl + action.preview.image_url);
     assert.equal(png.status, 200);
-    const { data, info } = await sharp(Buffer.from(await png.arrayBuffer())).raw().toBuffer({ resolveWithObject: true });
+    const { data, info } = await sharp(Buffer.from(await png.arrayBuffer()))
+      .raw()
+      .toBuffer({ resolveWithObject: true });
     assert.deepEqual([info.width, info.height], [64, 48]);
     assert.deepEqual([...data.subarray(0, 3)], [255, 0, 0], 'the preview shows the new document');
     assert.equal(body.message, 'Here is a red card.Apply it when you like.');
-    assert.deepEqual(body.actions.map((a: any) => a.id), [action.id]);
+    assert.deepEqual(
+      body.actions.map((a: any) => a.id),
+      [action.id],
+    );
     const before = await s.api('GET', card.url);
     assert.doesNotMatch(before.text, /rgb\(255,0,0\)/, 'nothing changes before apply');
 
@@ -180,7 +237,11 @@ describe('agents: chat, cards, apply, reject, auto-apply', () => {
     assert.ok(applied.body.board.elements.some((e: any) => e.id === card.id && e.data.htmlVersion === 2));
     assert.equal((await s.api('GET', card.url)).text, CARD_HTML, 'the served file is the new document');
     const versions = await s.api('GET', `/api/moodboards/${board}/elements/${card.id}/html/versions`);
-    assert.deepEqual(versions.body.versions.map((v: any) => v.version), [1, 2], 'a version like PUT .../html makes');
+    assert.deepEqual(
+      versions.body.versions.map((v: any) => v.version),
+      [1, 2],
+      'a version like PUT .../html makes',
+    );
 
     const again = await s.api('POST', `${A}/apply-action`, { session_id: sid, action_id: action.id });
     assert.equal(again.status, 409);
@@ -205,14 +266,31 @@ describe('agents: chat, cards, apply, reject, auto-apply', () => {
     anthropic.chat.push({ text: 'Done.' });
     const answer = await chat(sid, 'Tidy up');
     const body = done(answer);
-    assert.deepEqual(named(answer, 'message').map((e) => e.data.delta).join(''), 'Two suggestions.Done.');
+    assert.deepEqual(
+      named(answer, 'message')
+        .map((e) => e.data.delta)
+        .join(''),
+      'Two suggestions.Done.',
+    );
     const [move, del] = ['move_element', 'delete_element'].map((t) => body.actions.find((a: any) => a.type === t));
     assert.ok(move && del, JSON.stringify(body.actions));
     assert.deepEqual(move.preview.from, { x: 10, y: 20 });
     assert.deepEqual(move.preview.to, { x: 300, y: 400 });
     assert.equal(del.preview.element.id, el.id, 'a delete shows the element as it is');
-    const tools = anthropic.messageRequests.at(-2).tools.map((t: any) => t.name).sort();
-    assert.deepEqual(tools, ['add_text', 'convert_media', 'create_html_card', 'delete_element', 'generate_image', 'move_element', 'trim_media', 'update_element_html']);
+    const tools = anthropic.messageRequests
+      .at(-2)
+      .tools.map((t: any) => t.name)
+      .sort();
+    assert.deepEqual(tools, [
+      'add_text',
+      'convert_media',
+      'create_html_card',
+      'delete_element',
+      'generate_image',
+      'move_element',
+      'trim_media',
+      'update_element_html',
+    ]);
 
     const rejected = await s.api('POST', `${A}/reject-action`, { session_id: sid, action_id: move.id });
     assert.equal(rejected.status, 200, rejected.text);
@@ -257,11 +335,18 @@ describe('agents: chat, cards, apply, reject, auto-apply', () => {
     openai.chat.push({ text: 'Try this prompt.' });
     const first = openai.chatRequests.length;
     const body = done(await chat(sid, 'clean up and suggest a prompt'));
-    assert.deepEqual(body.actions.map((a: any) => a.type), ['generate_image']);
+    assert.deepEqual(
+      body.actions.map((a: any) => a.type),
+      ['generate_image'],
+    );
     const requests = openai.chatRequests.slice(first);
     assert.deepEqual(requests[0].tools.map((t: any) => t.function.name).sort(), ['add_text', 'generate_image']);
     assert.match(String(requests[1].messages.at(-1).content), /delete_element/);
-    assert.equal((await s.api('GET', `/api/moodboards/${board}/elements/${el.id}`)).status, 200, 'the element is still there');
+    assert.equal(
+      (await s.api('GET', `/api/moodboards/${board}/elements/${el.id}`)).status,
+      200,
+      'the element is still there',
+    );
   });
 
   it('auto-apply executes cards as they arrive (applied, or failed with the reason)', async () => {
@@ -282,19 +367,44 @@ describe('agents: chat, cards, apply, reject, auto-apply', () => {
     assert.equal(text.status, 'applied');
     assert.equal(term.status, 'failed');
     assert.equal(term.error.code, 'terminal_not_connected');
-    assert.deepEqual(named(answer, 'action').map((e) => e.data.status).sort(), ['applied', 'failed'], 'the stream carries the outcome');
+    assert.deepEqual(
+      named(answer, 'action')
+        .map((e) => e.data.status)
+        .sort(),
+      ['applied', 'failed'],
+      'the stream carries the outcome',
+    );
     const elements = (await s.api('GET', `/api/moodboards/${board}/elements`)).body;
-    assert.ok(elements.some((e: any) => e.type === 'text' && e.data.text === 'from the agent' && e.x === 5 && e.y === 6));
-    assert.match(JSON.stringify(openai.chatRequests.at(-1).messages), /terminal_not_connected|No terminal is live/, 'the model learns of the failure');
+    assert.ok(
+      elements.some((e: any) => e.type === 'text' && e.data.text === 'from the agent' && e.x === 5 && e.y === 6),
+    );
+    assert.match(
+      JSON.stringify(openai.chatRequests.at(-1).messages),
+      /terminal_not_connected|No terminal is live/,
+      'the model learns of the failure',
+    );
 
     // The failed card may be applied again once a terminal is live on the board.
-    await s.api('POST', '/api/terminal-bridge/session', { session_id: 'pty-agents', board_id: board, enabled: true, bot_id: 'agentbot' });
+    await s.api('POST', '/api/terminal-bridge/session', {
+      session_id: 'pty-agents',
+      board_id: board,
+      enabled: true,
+      bot_id: 'agentbot',
+    });
     await s.api('POST', '/api/terminal-bridge/chat', { chat_id: 7, enabled: true, bot_id: 'agentbot' });
     const retry = await s.api('POST', `${A}/apply-action`, { session_id: sid, action_id: term.id });
     assert.equal(retry.status, 200, retry.text);
     const items = await s.api('GET', '/api/terminal-bridge/to-terminal?wait=0&bot_id=agentbot');
-    assert.deepEqual(items.body.items.map((i: any) => i.text), ['ls -la']);
-    await s.api('POST', '/api/terminal-bridge/session', { session_id: 'pty-agents', board_id: board, enabled: false, bot_id: 'agentbot' });
+    assert.deepEqual(
+      items.body.items.map((i: any) => i.text),
+      ['ls -la'],
+    );
+    await s.api('POST', '/api/terminal-bridge/session', {
+      session_id: 'pty-agents',
+      board_id: board,
+      enabled: false,
+      bot_id: 'agentbot',
+    });
 
     await s.api('POST', `${A}/auto-apply`, { session_id: sid, enabled: false });
     openai.chat.push({ toolCalls: [{ name: 'add_text', input: { text: 'not yet' } }] });
@@ -304,9 +414,15 @@ describe('agents: chat, cards, apply, reject, auto-apply', () => {
 
   it('gives references to the model: html of cards, images as image parts; an unknown reference is a 404 before any stream', async () => {
     const card = await htmlCard('Referenced');
-    await s.api('PUT', `/api/moodboards/${board}/elements/${card.id}/html`, { html: '<!doctype html><html><body>REFERENCED-CARD</body></html>' });
-    const up = await s.upload(board, await makeImage(path.join(dir, 'ref.png'), { width: 64, height: 32 }), { addToBoard: true });
-    const image = up.body.element ?? (await s.api('GET', `/api/moodboards/${board}/elements`)).body.find((e: any) => e.url === up.body.url);
+    await s.api('PUT', `/api/moodboards/${board}/elements/${card.id}/html`, {
+      html: '<!doctype html><html><body>REFERENCED-CARD</body></html>',
+    });
+    const up = await s.upload(board, await makeImage(path.join(dir, 'ref.png'), { width: 64, height: 32 }), {
+      addToBoard: true,
+    });
+    const image =
+      up.body.element ??
+      (await s.api('GET', `/api/moodboards/${board}/elements`)).body.find((e: any) => e.url === up.body.url);
     const sid = await session();
     const missing = await chat(sid, 'look', { references: ['el_unknown'] });
     assert.equal(missing.status, 404);
@@ -331,11 +447,25 @@ describe('agents: chat, cards, apply, reject, auto-apply', () => {
   });
 
   it('generate_image (preview: model, prompt, cost), create_html_card, convert and trim apply through the service logic', async () => {
-    const video = await s.upload(board, await makeVideo(path.join(dir, 'clip.mp4'), { duration: 2, width: 64, height: 48 }), { addToBoard: true });
-    const videoEl = (await s.api('GET', `/api/moodboards/${board}/elements`)).body.find((e: any) => e.url === video.body.url);
-    await eventually(async () => ((await s.api('GET', `/api/moodboards/${board}/elements/${videoEl.id}`)).body.data.probe_status === 'done' ? true : undefined));
-    const picture = await s.upload(board, await makeImage(path.join(dir, 'pic.png'), { width: 40, height: 30 }), { addToBoard: true });
-    const pictureEl = (await s.api('GET', `/api/moodboards/${board}/elements`)).body.find((e: any) => e.url === picture.body.url);
+    const video = await s.upload(
+      board,
+      await makeVideo(path.join(dir, 'clip.mp4'), { duration: 2, width: 64, height: 48 }),
+      { addToBoard: true },
+    );
+    const videoEl = (await s.api('GET', `/api/moodboards/${board}/elements`)).body.find(
+      (e: any) => e.url === video.body.url,
+    );
+    await eventually(async () =>
+      (await s.api('GET', `/api/moodboards/${board}/elements/${videoEl.id}`)).body.data.probe_status === 'done'
+        ? true
+        : undefined,
+    );
+    const picture = await s.upload(board, await makeImage(path.join(dir, 'pic.png'), { width: 40, height: 30 }), {
+      addToBoard: true,
+    });
+    const pictureEl = (await s.api('GET', `/api/moodboards/${board}/elements`)).body.find(
+      (e: any) => e.url === picture.body.url,
+    );
 
     const sid = await session();
     openai.chat.push({
@@ -354,7 +484,12 @@ describe('agents: chat, cards, apply, reject, auto-apply', () => {
     });
     openai.chat.push({ text: 'Four cards.' });
     const body = done(await chat(sid, 'do things'));
-    assert.deepEqual(body.actions.map((a: any) => a.type).sort(), ['convert_media', 'create_html_card', 'generate_image', 'trim_media']);
+    assert.deepEqual(body.actions.map((a: any) => a.type).sort(), [
+      'convert_media',
+      'create_html_card',
+      'generate_image',
+      'trim_media',
+    ]);
     const card = (t: string) => body.actions.find((a: any) => a.type === t);
     const refused = JSON.stringify(openai.chatRequests.at(-2).messages);
     assert.match(refused, /takes the aspect ratios 1:1, 3:2, 2:3, not 4:3/);
@@ -362,7 +497,12 @@ describe('agents: chat, cards, apply, reject, auto-apply', () => {
 
     const gen = card('generate_image');
     assert.deepEqual(
-      { model: gen.preview.model, prompt: gen.preview.prompt, cost: gen.preview.cost_estimate, ratio: gen.preview.aspect_ratio },
+      {
+        model: gen.preview.model,
+        prompt: gen.preview.prompt,
+        cost: gen.preview.cost_estimate,
+        ratio: gen.preview.aspect_ratio,
+      },
       { model: 'gpt-image-1', prompt: 'a red fox', cost: 0.042, ratio: '1:1' },
     );
     assert.equal(gen.params.model, 'gpt-image-1', 'the card runs the model its preview shows');
@@ -375,7 +515,10 @@ describe('agents: chat, cards, apply, reject, auto-apply', () => {
     assert.equal(openai.received('POST', /\/images\/generations$/).at(-1)?.json.prompt, 'a red fox');
     assert.equal((await fetch(s.baseUrl + image.url)).headers.get('content-type'), 'image/png');
 
-    const created = await s.api('POST', `${A}/apply-action`, { session_id: sid, action_id: card('create_html_card').id });
+    const created = await s.api('POST', `${A}/apply-action`, {
+      session_id: sid,
+      action_id: card('create_html_card').id,
+    });
     assert.equal(created.status, 200, created.text);
     const newCard = created.body.elements[0];
     assert.equal(newCard.type, 'html');
@@ -383,7 +526,10 @@ describe('agents: chat, cards, apply, reject, auto-apply', () => {
     assert.equal(newCard.x, 50);
     assert.equal((await s.api('GET', newCard.url)).text, CARD_HTML);
 
-    const converted = await s.api('POST', `${A}/apply-action`, { session_id: sid, action_id: card('convert_media').id });
+    const converted = await s.api('POST', `${A}/apply-action`, {
+      session_id: sid,
+      action_id: card('convert_media').id,
+    });
     assert.equal(converted.status, 200, converted.text);
     const webp = await fetch(s.baseUrl + converted.body.elements[0].url);
     const meta = await sharp(Buffer.from(await webp.arrayBuffer())).metadata();

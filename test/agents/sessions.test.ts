@@ -38,23 +38,35 @@ describe('agents: sessions, expiry, end-session, disconnects, memory', () => {
   });
 
   const start = async (svc: TestService, boardId: string) => {
-    const res = await svc.api('POST', `${A}/session`, { board_id: boardId, agent_type: 'board-helper', model: 'gpt-4.1' });
+    const res = await svc.api('POST', `${A}/session`, {
+      board_id: boardId,
+      agent_type: 'board-helper',
+      model: 'gpt-4.1',
+    });
     assert.equal(res.status, 200, res.text);
     return res.body.session_id as string;
   };
   const hangNextChat = () => openai.script('POST /v1/chat/completions', { hang: true });
-  const waitForModelCall = (count: number) => eventually(() => (openai.chatRequests.length >= count ? true : undefined), 10_000, 'the model call');
+  const waitForModelCall = (count: number) =>
+    eventually(() => (openai.chatRequests.length >= count ? true : undefined), 10_000, 'the model call');
 
   it('reads AGENT_SESSION_IDLE_SECONDS: one hour by default, a bad value stops the service at start', () => {
     assert.equal(loadConfig({}).agents.sessionIdleMs, 3600_000);
     assert.equal(loadConfig({ AGENT_SESSION_IDLE_SECONDS: '90' }).agents.sessionIdleMs, 90_000);
     for (const bad of ['0', 'soon', '-5', '9999999']) {
-      assert.throws(() => loadConfig({ AGENT_SESSION_IDLE_SECONDS: bad }), (e: unknown) => e instanceof ConfigError && /AGENT_SESSION_IDLE_SECONDS/.test(e.message));
+      assert.throws(
+        () => loadConfig({ AGENT_SESSION_IDLE_SECONDS: bad }),
+        (e: unknown) => e instanceof ConfigError && /AGENT_SESSION_IDLE_SECONDS/.test(e.message),
+      );
     }
   });
 
   it('checks the board, agent type and model; lists the actions of the agent type', async () => {
-    const ok = await s.api('POST', `${A}/session`, { board_id: board, agent_type: 'prompt-suggestor', model: 'gpt-4.1-mini' });
+    const ok = await s.api('POST', `${A}/session`, {
+      board_id: board,
+      agent_type: 'prompt-suggestor',
+      model: 'gpt-4.1-mini',
+    });
     assert.equal(ok.status, 200, ok.text);
     assert.match(ok.body.session_id, /^ags_/);
     assert.ok(!Number.isNaN(Date.parse(ok.body.started_at)));
@@ -72,12 +84,21 @@ describe('agents: sessions, expiry, end-session, disconnects, memory', () => {
       assert.equal(res.status, status, `${JSON.stringify(body)} -> ${res.text}`);
       assert.equal(res.body.error.code, code);
     }
-    const badChat = await s.api('POST', `${A}/chat`, { session_id: ok.body.session_id, messages: [{ role: 'system', content: 'obey' }] });
+    const badChat = await s.api('POST', `${A}/chat`, {
+      session_id: ok.body.session_id,
+      messages: [{ role: 'system', content: 'obey' }],
+    });
     assert.equal(badChat.status, 400);
     assert.match(badChat.body.error.message, /body\.messages\.0\.role/);
     const paths = Object.keys((await s.api('GET', '/api/openapi.json')).body.paths).filter((p) => p.startsWith(A));
-    assert.deepEqual(paths.sort(), ['apply-action', 'auto-apply', 'chat', 'end-session', 'reject-action', 'session'].map((p) => `${A}/${p}`));
-    const unknown = await s.api('POST', `${A}/chat`, { session_id: 'ags_unknown', messages: [{ role: 'user', content: 'hi' }] });
+    assert.deepEqual(
+      paths.sort(),
+      ['apply-action', 'auto-apply', 'chat', 'end-session', 'reject-action', 'session'].map((p) => `${A}/${p}`),
+    );
+    const unknown = await s.api('POST', `${A}/chat`, {
+      session_id: 'ags_unknown',
+      messages: [{ role: 'user', content: 'hi' }],
+    });
     assert.equal(unknown.status, 404);
     assert.equal(unknown.body.error.code, 'session_not_found');
   });
@@ -87,9 +108,12 @@ describe('agents: sessions, expiry, end-session, disconnects, memory', () => {
     hangNextChat();
     const seen = openai.chatRequests.length;
     const hangUp = new AbortController();
-    const pending = postSse(s.baseUrl, `${A}/chat`, { session_id: sid, messages: [{ role: 'user', content: 'take your time' }] }, { signal: hangUp.signal }).catch(
-      (err: Error) => err,
-    );
+    const pending = postSse(
+      s.baseUrl,
+      `${A}/chat`,
+      { session_id: sid, messages: [{ role: 'user', content: 'take your time' }] },
+      { signal: hangUp.signal },
+    ).catch((err: Error) => err);
     await waitForModelCall(seen + 1);
     const session = s.service.features.agentSessions.require(sid);
     assert.ok(session.turn, 'the chat is in flight');
@@ -98,7 +122,12 @@ describe('agents: sessions, expiry, end-session, disconnects, memory', () => {
     // The double never answers: the turn can only end because the model call was aborted.
     await eventually(() => (session.turn === undefined ? true : undefined), 10_000, 'the aborted turn');
     openai.chat.push({ text: 'back' });
-    const next = await s.api('POST', `${A}/chat`, { session_id: sid, messages: [{ role: 'user', content: 'again' }] }, { accept: 'application/json' });
+    const next = await s.api(
+      'POST',
+      `${A}/chat`,
+      { session_id: sid, messages: [{ role: 'user', content: 'again' }] },
+      { accept: 'application/json' },
+    );
     assert.equal(next.status, 200, next.text);
     assert.equal(next.body.message, 'back');
   });
@@ -107,9 +136,15 @@ describe('agents: sessions, expiry, end-session, disconnects, memory', () => {
     const sid = await start(s, board);
     hangNextChat();
     const seen = openai.chatRequests.length;
-    const streamed = postSse(s.baseUrl, `${A}/chat`, { session_id: sid, messages: [{ role: 'user', content: 'long task' }] });
+    const streamed = postSse(s.baseUrl, `${A}/chat`, {
+      session_id: sid,
+      messages: [{ role: 'user', content: 'long task' }],
+    });
     await waitForModelCall(seen + 1);
-    const busy = await s.api('POST', `${A}/chat`, { session_id: sid, messages: [{ role: 'user', content: 'meanwhile' }] });
+    const busy = await s.api('POST', `${A}/chat`, {
+      session_id: sid,
+      messages: [{ role: 'user', content: 'meanwhile' }],
+    });
     assert.equal(busy.status, 409);
     assert.equal(busy.body.error.code, 'chat_in_progress');
     const end = await s.api('POST', `${A}/end-session`, { session_id: sid });
@@ -161,7 +196,10 @@ describe('agents: sessions, expiry, end-session, disconnects, memory', () => {
     const sid = await start(t, await t.createBoard('Stopping'));
     hangNextChat();
     const seen = openai.chatRequests.length;
-    const streamed = postSse(t.baseUrl, `${A}/chat`, { session_id: sid, messages: [{ role: 'user', content: 'long task' }] });
+    const streamed = postSse(t.baseUrl, `${A}/chat`, {
+      session_id: sid,
+      messages: [{ role: 'user', content: 'long task' }],
+    });
     await waitForModelCall(seen + 1);
     await t.close();
     const answer = await streamed;
@@ -180,7 +218,12 @@ describe('agents: sessions, expiry, end-session, disconnects, memory', () => {
             const sid = await start(s, board);
             refs.push(new WeakRef(registry.require(sid)));
             if ((i + k) % 10 === 0) {
-              const res = await s.api('POST', `${A}/chat`, { session_id: sid, messages: [{ role: 'user', content: note }] }, { accept: 'application/json' });
+              const res = await s.api(
+                'POST',
+                `${A}/chat`,
+                { session_id: sid, messages: [{ role: 'user', content: note }] },
+                { accept: 'application/json' },
+              );
               assert.equal(res.status, 200, res.text);
               assert.equal(registry.require(sid).history.length, 2);
             }

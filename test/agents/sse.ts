@@ -48,7 +48,8 @@ export async function postSse(
     signal: opts.signal,
   });
   const contentType = res.headers.get('content-type') ?? '';
-  if (!contentType.startsWith('text/event-stream')) return { status: res.status, contentType, events: [], body: await res.json() };
+  if (!contentType.startsWith('text/event-stream'))
+    return { status: res.status, contentType, events: [], body: await res.json() };
   const events: SseEvent[] = [];
   const decoder = new TextDecoder();
   let buffer = '';

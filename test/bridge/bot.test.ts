@@ -71,7 +71,11 @@ describe('chat bot end to end (fake Telegram, real service)', () => {
   it('refuses a chat that is not allowed: it cannot /link, and nothing it sends reaches the terminal', async () => {
     telegram.userSendsText(STRANGER, '/link');
     telegram.userSendsText(STRANGER, 'rm -rf ~');
-    await telegram.waitForSent((s) => s.chat_id === STRANGER && telegram.sent.filter((x) => x.chat_id === STRANGER).length === 2, 15_000, 'two refusals');
+    await telegram.waitForSent(
+      (s) => s.chat_id === STRANGER && telegram.sent.filter((x) => x.chat_id === STRANGER).length === 2,
+      15_000,
+      'two refusals',
+    );
     for (const refusal of telegram.sent.filter((s) => s.chat_id === STRANGER)) {
       assert.match(refusal.text!, /This chat \(id 777\) is not allowed/);
       assert.match(refusal.text!, /add 777 to TELEGRAM_ALLOWED_CHATS/);
@@ -87,7 +91,11 @@ describe('chat bot end to end (fake Telegram, real service)', () => {
     assert.ok(telegram.calls.includes('setMyCommands'));
     const n = sentCount();
     telegram.userSendsText(CHAT, '/link');
-    const reply = await telegram.waitForSent((s) => s.chat_id === CHAT && /Linked to board "Chat board"/.test(s.text ?? ''), 15_000, 'the /link answer');
+    const reply = await telegram.waitForSent(
+      (s) => s.chat_id === CHAT && /Linked to board "Chat board"/.test(s.text ?? ''),
+      15_000,
+      'the /link answer',
+    );
     assert.ok(reply);
     assert.equal(sentSince(n).length, 1);
     const s = await status();
@@ -122,7 +130,11 @@ describe('chat bot end to end (fake Telegram, real service)', () => {
   it('delivers terminal text to the chat, splitting a long text without breaking code fences', async () => {
     const n = sentCount();
     await svc.api('POST', `${B}/to-messenger`, { text: '\x1b[32m$ ls\x1b[0m\r\nREADME.md', bot_id: 'tg' });
-    const short = await telegram.waitForSent((s) => telegram.sent.indexOf(s) >= n && s.method === 'sendMessage', 15_000, 'short text');
+    const short = await telegram.waitForSent(
+      (s) => telegram.sent.indexOf(s) >= n && s.method === 'sendMessage',
+      15_000,
+      'short text',
+    );
     assert.equal(short.chat_id, CHAT);
     assert.equal(short.text, '$ ls\nREADME.md');
 
@@ -131,7 +143,11 @@ describe('chat bot end to end (fake Telegram, real service)', () => {
     assert.ok(long.length > 8192);
     const m = sentCount();
     await svc.api('POST', `${B}/to-messenger`, { text: long, bot_id: 'tg' });
-    await telegram.waitForSent((s) => telegram.sent.indexOf(s) >= m && (s.text ?? '').endsWith('end of output'), 15_000, 'the last chunk');
+    await telegram.waitForSent(
+      (s) => telegram.sent.indexOf(s) >= m && (s.text ?? '').endsWith('end of output'),
+      15_000,
+      'the last chunk',
+    );
     const chunks = sentSince(m).map((s: Sent) => s.text!);
     assert.ok(chunks.length >= 3, `${chunks.length} chunks`);
     for (const c of chunks) {
@@ -139,13 +155,20 @@ describe('chat bot end to end (fake Telegram, real service)', () => {
       assert.equal(c.split('\n').filter((l) => l.startsWith('```')).length % 2, 0, 'fences balanced in every chunk');
     }
     for (const c of chunks.slice(1)) assert.ok(c.startsWith('```python\n'), 'the fence is reopened with its language');
-    const rows = chunks.join('\n').split('\n').filter((l) => l.includes('print('));
+    const rows = chunks
+      .join('\n')
+      .split('\n')
+      .filter((l) => l.includes('print('));
     assert.deepEqual(rows, code, 'every code line arrives once, in order');
   });
 
   it('delivers media as photo, video or document, with caption', async () => {
     const photoUp = await svc.upload(board, png);
-    const res = await svc.api('POST', `${B}/send-media`, { url: photoUp.body.url, caption: 'the chart', session_id: 'pty-bot' });
+    const res = await svc.api('POST', `${B}/send-media`, {
+      url: photoUp.body.url,
+      caption: 'the chart',
+      session_id: 'pty-bot',
+    });
     assert.equal(res.status, 200);
     const photo = await telegram.waitForSent((s) => s.method === 'sendPhoto', 15_000, 'sendPhoto');
     assert.equal(photo.chat_id, CHAT);
@@ -185,7 +208,10 @@ describe('chat bot end to end (fake Telegram, real service)', () => {
     assert.equal(docItem.kind, 'path');
     assert.equal(path.basename(docItem.path), 'report.pdf');
 
-    const elements = (await svc.api('GET', `/api/moodboards/${board}`)).body.elements as { data: Record<string, unknown>; url: string }[];
+    const elements = (await svc.api('GET', `/api/moodboards/${board}`)).body.elements as {
+      data: Record<string, unknown>;
+      url: string;
+    }[];
     const fromChat = elements.slice(before);
     assert.equal(fromChat.length, 3);
     for (const el of fromChat) assert.equal(el.data.bridge_origin, 'messenger');
@@ -193,7 +219,10 @@ describe('chat bot end to end (fake Telegram, real service)', () => {
     // Loop guard: a marker sent after the uploads arrives with nothing before it.
     await svc.api('POST', `${B}/to-messenger`, { text: 'marker', bot_id: 'tg' });
     await telegram.waitForSent((s) => s.text === 'marker', 15_000, 'the marker');
-    assert.deepEqual(sentSince(n).map((s) => s.method + ':' + (s.text ?? '')), ['sendMessage:marker']);
+    assert.deepEqual(
+      sentSince(n).map((s) => s.method + ':' + (s.text ?? '')),
+      ['sendMessage:marker'],
+    );
   });
 
   it('tells the chat when the service refuses to type a file path that holds control characters', async () => {
@@ -204,10 +233,18 @@ describe('chat bot end to end (fake Telegram, real service)', () => {
     assert.equal((await svc.api('PATCH', `/api/moodboards/${odd}`, { connected_folder: folder })).status, 200);
     await svc.api('POST', `${B}/session`, { session_id: 'pty-odd', board_id: odd, enabled: true, bot_id: 'tg' });
     telegram.userSendsDocument(CHAT, Buffer.from('plain text'), 'notes.txt', 'read this');
-    const reply = await telegram.waitForSent((s) => s.chat_id === CHAT && /not typed into the terminal/.test(s.text ?? ''), 15_000, 'the refusal');
+    const reply = await telegram.waitForSent(
+      (s) => s.chat_id === CHAT && /not typed into the terminal/.test(s.text ?? ''),
+      15_000,
+      'the refusal',
+    );
     assert.match(reply.text!, /control characters/);
     assert.deepEqual(await fsp.readdir(folder), ['notes.txt'], 'the file is on the board');
-    assert.deepEqual((await svc.api('GET', `${B}/to-terminal?wait=0.5&bot_id=tg`)).body.items, [], 'neither the path nor the caption was typed');
+    assert.deepEqual(
+      (await svc.api('GET', `${B}/to-terminal?wait=0.5&bot_id=tg`)).body.items,
+      [],
+      'neither the path nor the caption was typed',
+    );
     await svc.api('POST', `${B}/session`, { session_id: 'pty-bot', board_id: board, enabled: true, bot_id: 'tg' });
   });
 
@@ -217,7 +254,10 @@ describe('chat bot end to end (fake Telegram, real service)', () => {
     const s = await status();
     assert.equal(s.chat_linked, false);
     assert.equal(s.active, false);
-    assert.equal((await svc.api('POST', `${B}/to-messenger`, { text: 'nobody listens', bot_id: 'tg' })).body.queued, false);
+    assert.equal(
+      (await svc.api('POST', `${B}/to-messenger`, { text: 'nobody listens', bot_id: 'tg' })).body.queued,
+      false,
+    );
     telegram.userSendsText(CHAT, 'hello?');
     await telegram.waitForSent((s) => /not linked/.test(s.text ?? ''), 15_000, 'the not-linked hint');
     assert.deepEqual(
@@ -244,9 +284,19 @@ describe('chat bot allowlist at start (fake Telegram, real service)', () => {
   });
 
   /** Arms a session for the bot, optionally links a chat as an earlier run might have, then starts the bot. */
-  const startBot = async (botId: string, allowed: string, o: { linkedChat?: number; usernames?: [number, string][] } = {}) => {
-    await svc.api('POST', `${B}/session`, { session_id: `pty-${botId}`, board_id: board, enabled: true, bot_id: botId });
-    if (o.linkedChat !== undefined) await svc.api('POST', `${B}/chat`, { chat_id: o.linkedChat, enabled: true, bot_id: botId });
+  const startBot = async (
+    botId: string,
+    allowed: string,
+    o: { linkedChat?: number; usernames?: [number, string][] } = {},
+  ) => {
+    await svc.api('POST', `${B}/session`, {
+      session_id: `pty-${botId}`,
+      board_id: board,
+      enabled: true,
+      bot_id: botId,
+    });
+    if (o.linkedChat !== undefined)
+      await svc.api('POST', `${B}/chat`, { chat_id: o.linkedChat, enabled: true, bot_id: botId });
     const telegram = new FakeTelegram(TOKEN);
     for (const [id, name] of o.usernames ?? []) telegram.usernames.set(id, name);
     const logs: string[] = [];
@@ -265,8 +315,14 @@ describe('chat bot allowlist at start (fake Telegram, real service)', () => {
 
   it('without an allowlist: says so at start, unlinks a chat linked earlier, and refuses /link with the exact setting', async () => {
     const { telegram, logs, status } = await startBot('open', '', { linkedChat: 999 });
-    assert.ok(logs.some((l) => /no chat is allowed/.test(l) && l.includes('TELEGRAM_ALLOWED_CHATS=<id>')), logs.join('\n'));
-    assert.ok(logs.some((l) => l.startsWith('unlinked chat 999')), logs.join('\n'));
+    assert.ok(
+      logs.some((l) => /no chat is allowed/.test(l) && l.includes('TELEGRAM_ALLOWED_CHATS=<id>')),
+      logs.join('\n'),
+    );
+    assert.ok(
+      logs.some((l) => l.startsWith('unlinked chat 999')),
+      logs.join('\n'),
+    );
     assert.equal((await status()).chat_linked, false, 'a chat linked before the allowlist existed is unlinked');
 
     telegram.userSendsText(31, '/link');
@@ -279,12 +335,22 @@ describe('chat bot allowlist at start (fake Telegram, real service)', () => {
     // Even a chat linked behind the bot's back gets nothing from it.
     await svc.api('POST', `${B}/chat`, { chat_id: 31, enabled: true, bot_id: 'open' });
     await svc.api('POST', `${B}/to-messenger`, { text: 'secret output', bot_id: 'open' });
-    await eventually(() => (logs.some((l) => l.includes('the linked chat 31 is not allowed')) ? true : undefined), 15_000, 'the drop');
-    assert.deepEqual(telegram.sent.filter((s) => s.text === 'secret output'), []);
+    await eventually(
+      () => (logs.some((l) => l.includes('the linked chat 31 is not allowed')) ? true : undefined),
+      15_000,
+      'the drop',
+    );
+    assert.deepEqual(
+      telegram.sent.filter((s) => s.text === 'secret output'),
+      [],
+    );
   });
 
   it('keeps a linked chat that the allowlist names by @username, and delivers to it', async () => {
-    const { telegram, logs, status } = await startBot('named', '@owner_name', { linkedChat: 4321, usernames: [[4321, 'Owner_Name']] });
+    const { telegram, logs, status } = await startBot('named', '@owner_name', {
+      linkedChat: 4321,
+      usernames: [[4321, 'Owner_Name']],
+    });
     assert.equal((await status()).chat_id, 4321);
     await svc.api('POST', `${B}/to-messenger`, { text: 'hello owner', bot_id: 'named' });
     const sent = await telegram.waitForSent((s) => s.text === 'hello owner', 15_000, 'the delivery');

@@ -42,16 +42,45 @@ describe('bot and terminal subcommands (separate processes)', () => {
   it('terminal: arms, types chat text into the command, relays its output, disarms and exits with its code', async () => {
     await svc.api('POST', `${B}/chat`, { chat_id: 3, enabled: true, bot_id: 'cli' });
     const program = `require('node:readline').createInterface({ input: process.stdin }).on('line', (l) => { if (l === 'bye') process.exit(4); console.log('echo:' + l); });`;
-    const child = runCli(['terminal', '--board', board, '--bot-id', 'cli', '--url', svc.baseUrl, '--idle-ms', '100', '--', process.execPath, '-e', program], {});
+    const child = runCli(
+      [
+        'terminal',
+        '--board',
+        board,
+        '--bot-id',
+        'cli',
+        '--url',
+        svc.baseUrl,
+        '--idle-ms',
+        '100',
+        '--',
+        process.execPath,
+        '-e',
+        program,
+      ],
+      {},
+    );
     const exited = once(child, 'exit');
-    await eventually(async () => ((await status('cli')).active ? true : undefined), 60_000, `the terminal to arm; output: ${child.output()}`);
+    await eventually(
+      async () => ((await status('cli')).active ? true : undefined),
+      60_000,
+      `the terminal to arm; output: ${child.output()}`,
+    );
     assert.match((await status('cli')).session_id, /^pty-/);
     await svc.api('POST', `${B}/to-terminal`, { kind: 'text', text: 'from chat', bot_id: 'cli' });
     const seen: string[] = [];
-    await eventually(async () => {
-      seen.push(...(await svc.api('GET', `${B}/to-messenger?wait=1&bot_id=cli`)).body.items.map((i: { text: string }) => i.text));
-      return seen.join('\n').includes('echo:from chat') ? true : undefined;
-    }, 20_000, 'the echo');
+    await eventually(
+      async () => {
+        seen.push(
+          ...(await svc.api('GET', `${B}/to-messenger?wait=1&bot_id=cli`)).body.items.map(
+            (i: { text: string }) => i.text,
+          ),
+        );
+        return seen.join('\n').includes('echo:from chat') ? true : undefined;
+      },
+      20_000,
+      'the echo',
+    );
     assert.match(child.output(), /echo:from chat/, 'the pty output is mirrored on the CLI’s own stdout');
     await svc.api('POST', `${B}/to-terminal`, { kind: 'text', text: 'bye', bot_id: 'cli' });
     const [code] = await exited;
@@ -60,14 +89,22 @@ describe('bot and terminal subcommands (separate processes)', () => {
   });
 
   it('terminal: refuses to start for an unknown board, with a readable message and status 2', async () => {
-    const child = runCli(['terminal', '--board', 'bd_nope', '--url', svc.baseUrl, '--', process.execPath, '-e', '0'], {});
+    const child = runCli(
+      ['terminal', '--board', 'bd_nope', '--url', svc.baseUrl, '--', process.execPath, '-e', '0'],
+      {},
+    );
     const [code] = await once(child, 'exit');
     assert.equal(code, 2);
     assert.match(child.output(), /refused to arm the bridge: 404: Board bd_nope not found/);
   });
 
   it('bot: links an allowed chat through a Telegram API root from the environment and stops on SIGTERM', async () => {
-    await svc.api('POST', `${B}/session`, { session_id: 'pty-clibot', board_id: board, enabled: true, bot_id: 'clibot' });
+    await svc.api('POST', `${B}/session`, {
+      session_id: 'pty-clibot',
+      board_id: board,
+      enabled: true,
+      bot_id: 'clibot',
+    });
     const telegram = new FakeTelegram(TOKEN);
     const apiRoot = await telegram.start();
     try {
@@ -78,7 +115,11 @@ describe('bot and terminal subcommands (separate processes)', () => {
         TELEGRAM_ALLOWED_CHATS: '',
       });
       const exited = once(child, 'exit');
-      await eventually(() => (child.output().includes('is running') ? true : undefined), 60_000, `the bot to start; output: ${child.output()}`);
+      await eventually(
+        () => (child.output().includes('is running') ? true : undefined),
+        60_000,
+        `the bot to start; output: ${child.output()}`,
+      );
       telegram.userSendsText(31, '/link');
       await telegram.waitForSent((s) => /Linked to board "CLI board"/.test(s.text ?? ''), 15_000, 'the link answer');
       assert.equal((await status('clibot')).chat_id, 31);
@@ -91,13 +132,27 @@ describe('bot and terminal subcommands (separate processes)', () => {
   });
 
   it('bot: without TELEGRAM_ALLOWED_CHATS, says how to allow a chat at start and refuses /link with the chat’s id', async () => {
-    await svc.api('POST', `${B}/session`, { session_id: 'pty-closed', board_id: board, enabled: true, bot_id: 'closed' });
+    await svc.api('POST', `${B}/session`, {
+      session_id: 'pty-closed',
+      board_id: board,
+      enabled: true,
+      bot_id: 'closed',
+    });
     const telegram = new FakeTelegram(TOKEN);
     const apiRoot = await telegram.start();
     try {
-      const child = runCli(['bot', '--bot-id', 'closed'], { TELEGRAM_BOT_TOKEN: TOKEN, TELEGRAM_API_ROOT: apiRoot, SERVICE_URL: svc.baseUrl, TELEGRAM_ALLOWED_CHATS: '' });
+      const child = runCli(['bot', '--bot-id', 'closed'], {
+        TELEGRAM_BOT_TOKEN: TOKEN,
+        TELEGRAM_API_ROOT: apiRoot,
+        SERVICE_URL: svc.baseUrl,
+        TELEGRAM_ALLOWED_CHATS: '',
+      });
       const exited = once(child, 'exit');
-      await eventually(() => (child.output().includes('is running') ? true : undefined), 60_000, `the bot to start; output: ${child.output()}`);
+      await eventually(
+        () => (child.output().includes('is running') ? true : undefined),
+        60_000,
+        `the bot to start; output: ${child.output()}`,
+      );
       assert.match(child.output(), /no chat is allowed .*TELEGRAM_ALLOWED_CHATS=<id>/);
       telegram.userSendsText(46, '/link');
       const refusal = await telegram.waitForSent((s) => s.chat_id === 46, 15_000, 'the refusal');

@@ -58,21 +58,37 @@ export class FakeTelegram {
   }
 
   userSendsText(chatId: number, text: string): void {
-    const entities = text.startsWith('/') ? [{ type: 'bot_command', offset: 0, length: text.split(/\s/)[0].length }] : undefined;
+    const entities = text.startsWith('/')
+      ? [{ type: 'bot_command', offset: 0, length: text.split(/\s/)[0].length }]
+      : undefined;
     this.push(chatId, { text, ...(entities ? { entities } : {}) });
   }
 
   userSendsPhoto(chatId: number, bytes: Buffer, caption?: string): void {
     const big = this.storeFile(bytes, 'photos', '.jpg');
     const small = this.storeFile(bytes.subarray(0, 10), 'photos', '.jpg');
-    const size = (f: StoredFile, w: number) => ({ file_id: f.file_id, file_unique_id: f.file_unique_id, width: w, height: w, file_size: f.bytes.length });
+    const size = (f: StoredFile, w: number) => ({
+      file_id: f.file_id,
+      file_unique_id: f.file_unique_id,
+      width: w,
+      height: w,
+      file_size: f.bytes.length,
+    });
     this.push(chatId, { photo: [size(small, 90), size(big, 320)], ...(caption ? { caption } : {}) });
   }
 
   userSendsVideo(chatId: number, bytes: Buffer, caption?: string): void {
     const f = this.storeFile(bytes, 'videos', '.mp4');
     this.push(chatId, {
-      video: { file_id: f.file_id, file_unique_id: f.file_unique_id, width: 320, height: 240, duration: 1, mime_type: 'video/mp4', file_size: bytes.length },
+      video: {
+        file_id: f.file_id,
+        file_unique_id: f.file_unique_id,
+        width: 320,
+        height: 240,
+        duration: 1,
+        mime_type: 'video/mp4',
+        file_size: bytes.length,
+      },
       ...(caption ? { caption } : {}),
     });
   }
@@ -91,7 +107,10 @@ export class FakeTelegram {
     for (;;) {
       const found = this.sent.find(pred);
       if (found) return found;
-      if (Date.now() > deadline) throw new Error(`fake Telegram: timed out waiting for ${what}; sent so far: ${JSON.stringify(this.sent.map((s) => ({ ...s, file: s.file?.filename })))}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `fake Telegram: timed out waiting for ${what}; sent so far: ${JSON.stringify(this.sent.map((s) => ({ ...s, file: s.file?.filename })))}`,
+        );
       await new Promise((r) => setTimeout(r, 25));
     }
   }
@@ -111,7 +130,12 @@ export class FakeTelegram {
 
   private storeFile(bytes: Buffer, folder: string, ext: string): StoredFile {
     const unique = crypto.randomBytes(6).toString('hex');
-    const f = { file_id: `fid_${unique}`, file_unique_id: `uq_${unique}`, file_path: `${folder}/file_${unique}${ext}`, bytes };
+    const f = {
+      file_id: `fid_${unique}`,
+      file_unique_id: `uq_${unique}`,
+      file_path: `${folder}/file_${unique}${ext}`,
+      bytes,
+    };
     this.files.set(f.file_id, f);
     return f;
   }
@@ -143,7 +167,15 @@ export class FakeTelegram {
 
     switch (method) {
       case 'getMe':
-        return ok({ id: 4242, is_bot: true, first_name: 'Bridge', username: 'bridge_test_bot', can_join_groups: true, can_read_all_group_messages: false, supports_inline_queries: false });
+        return ok({
+          id: 4242,
+          is_bot: true,
+          first_name: 'Bridge',
+          username: 'bridge_test_bot',
+          can_join_groups: true,
+          can_read_all_group_messages: false,
+          supports_inline_queries: false,
+        });
       case 'deleteWebhook':
       case 'setMyCommands':
         return ok(true);
@@ -151,21 +183,43 @@ export class FakeTelegram {
         return ok(await this.getUpdates(params, req));
       case 'getFile': {
         const f = this.files.get(String(params.file_id));
-        if (!f) return this.reply(res, 400, { ok: false, error_code: 400, description: 'Bad Request: invalid file_id' });
-        return ok({ file_id: f.file_id, file_unique_id: f.file_unique_id, file_size: f.bytes.length, file_path: f.file_path });
+        if (!f)
+          return this.reply(res, 400, { ok: false, error_code: 400, description: 'Bad Request: invalid file_id' });
+        return ok({
+          file_id: f.file_id,
+          file_unique_id: f.file_unique_id,
+          file_size: f.bytes.length,
+          file_path: f.file_path,
+        });
       }
       case 'getChat': {
         const id = Number(params.chat_id);
         const username = this.usernames.get(id);
-        return ok({ id, type: 'private', first_name: 'User', ...(username ? { username } : {}), accent_color_id: 0, max_reaction_count: 11 });
+        return ok({
+          id,
+          type: 'private',
+          first_name: 'User',
+          ...(username ? { username } : {}),
+          accent_color_id: 0,
+          max_reaction_count: 11,
+        });
       }
       case 'sendMessage': {
         const text = String(params.text ?? '');
         if (text.length === 0 || text.length > 4096) {
-          return this.reply(res, 400, { ok: false, error_code: 400, description: 'Bad Request: message is too long or empty' });
+          return this.reply(res, 400, {
+            ok: false,
+            error_code: 400,
+            description: 'Bad Request: message is too long or empty',
+          });
         }
         this.sent.push({ method, chat_id: Number(params.chat_id), text });
-        return ok({ message_id: this.nextMessageId++, date: 0, chat: { id: Number(params.chat_id), type: 'private' }, text });
+        return ok({
+          message_id: this.nextMessageId++,
+          date: 0,
+          chat: { id: Number(params.chat_id), type: 'private' },
+          text,
+        });
       }
       case 'sendPhoto':
       case 'sendVideo':
@@ -173,13 +227,18 @@ export class FakeTelegram {
         const field = method.slice(4).toLowerCase();
         const ref = String(params[field] ?? '');
         const attached = ref.startsWith('attach://') ? files.get(ref.slice('attach://'.length)) : files.get(field);
-        if (!attached) return this.reply(res, 400, { ok: false, error_code: 400, description: `Bad Request: no ${field} uploaded` });
+        if (!attached)
+          return this.reply(res, 400, { ok: false, error_code: 400, description: `Bad Request: no ${field} uploaded` });
         const caption = params.caption === undefined ? undefined : String(params.caption);
         this.sent.push({ method, chat_id: Number(params.chat_id), caption, file: { field, ...attached } });
         return ok({ message_id: this.nextMessageId++, date: 0, chat: { id: Number(params.chat_id), type: 'private' } });
       }
       default:
-        return this.reply(res, 404, { ok: false, error_code: 404, description: `Not Found: method ${method} is not faked` });
+        return this.reply(res, 404, {
+          ok: false,
+          error_code: 404,
+          description: `Not Found: method ${method} is not faked`,
+        });
     }
   }
 
@@ -218,7 +277,10 @@ async function readBody(req: http.IncomingMessage): Promise<Buffer> {
 }
 
 /** JSON bodies, and the multipart bodies grammY sends when a call carries an InputFile. */
-function parseParams(contentType: string, body: Buffer): { params: Params; files: Map<string, { filename: string; bytes: Buffer }> } {
+function parseParams(
+  contentType: string,
+  body: Buffer,
+): { params: Params; files: Map<string, { filename: string; bytes: Buffer }> } {
   const files = new Map<string, { filename: string; bytes: Buffer }>();
   if (body.length === 0) return { params: {}, files };
   if (contentType.includes('application/json')) return { params: JSON.parse(body.toString('utf8')) as Params, files };

@@ -16,9 +16,11 @@ function helpers(svc: () => TestService) {
   return {
     arm: (bot: string, board: string, enabled = true) =>
       svc().api('POST', `${B}/session`, { session_id: `pty-${bot}`, board_id: board, enabled, bot_id: bot }),
-    link: (bot: string, chatId = 1, enabled = true) => svc().api('POST', `${B}/chat`, { chat_id: chatId, enabled, bot_id: bot }),
+    link: (bot: string, chatId = 1, enabled = true) =>
+      svc().api('POST', `${B}/chat`, { chat_id: chatId, enabled, bot_id: bot }),
     send: (body: Record<string, unknown>) => svc().api('POST', `${B}/send-media`, body),
-    drain: async (bot: string, dir = 'to-messenger') => (await svc().api('GET', `${B}/${dir}?wait=0&bot_id=${bot}`)).body.items as Record<string, string>[],
+    drain: async (bot: string, dir = 'to-messenger') =>
+      (await svc().api('GET', `${B}/${dir}?wait=0&bot_id=${bot}`)).body.items as Record<string, string>[],
   };
 }
 
@@ -78,7 +80,10 @@ describe('terminal bridge: send-media routing', () => {
     assert.match(dormantBot.body.error.message, /no terminal session is armed/);
 
     // Never broadcast: each bot saw only what was routed to it.
-    assert.deepEqual((await drain('a')).map((i) => i.caption ?? null), ['the only one', null]);
+    assert.deepEqual(
+      (await drain('a')).map((i) => i.caption ?? null),
+      ['the only one', null],
+    );
     assert.equal((await drain('b')).length, 1);
   });
 
@@ -102,7 +107,8 @@ describe('terminal bridge: send-media routing', () => {
     assert.equal(named.status, 200);
     assert.equal((await drain('first')).length, 1);
     assert.equal((await drain('second')).length, 0);
-    for (const bot of ['first', 'second']) await svc.api('POST', `${B}/session`, { ...shared, enabled: false, bot_id: bot });
+    for (const bot of ['first', 'second'])
+      await svc.api('POST', `${B}/session`, { ...shared, enabled: false, bot_id: bot });
   });
 
   it('refuses urls that do not name a file inside the media root', async () => {
@@ -121,12 +127,23 @@ describe('terminal bridge: send-media routing', () => {
     assert.equal(res.body.item.path, expected);
     assert.equal(res.body.item.url, url);
     assert.ok(path.isAbsolute(res.body.item.path));
-    assert.deepEqual((await drain('a', 'to-terminal')).map((i) => i.path), [expected]);
+    assert.deepEqual(
+      (await drain('a', 'to-terminal')).map((i) => i.path),
+      [expected],
+    );
 
-    const missing = await svc.api('POST', `${B}/to-terminal`, { kind: 'path', url: `/media/${board}/nope.png`, bot_id: 'a' });
+    const missing = await svc.api('POST', `${B}/to-terminal`, {
+      kind: 'path',
+      url: `/media/${board}/nope.png`,
+      bot_id: 'a',
+    });
     assert.equal(missing.status, 404);
     assert.equal(missing.body.error.code, 'not_found');
-    const outside = await svc.api('POST', `${B}/to-terminal`, { kind: 'path', url: '/media/../../etc/passwd', bot_id: 'a' });
+    const outside = await svc.api('POST', `${B}/to-terminal`, {
+      kind: 'path',
+      url: '/media/../../etc/passwd',
+      bot_id: 'a',
+    });
     assert.equal(outside.status, 400);
     const dormant = await svc.api('POST', `${B}/to-terminal`, { kind: 'path', url, bot_id: 'c' });
     assert.deepEqual(dormant.body, { queued: false, bot_id: 'c', reason: 'inactive' });
@@ -138,10 +155,21 @@ describe('terminal bridge: send-media routing', () => {
     assert.equal((await svc.api('PATCH', `/api/moodboards/${connected}`, { connected_folder: folder })).status, 200);
     await arm('ctl', connected);
     await link('ctl');
-    const names = ['esc-\x1b[31mred.png', 'cr-\rrm -rf ~.png', 'lf-\nwhoami.png', 'c1-\x9b31m.png', 'tab-\tx.png', 'del-\x7f.png'];
+    const names = [
+      'esc-\x1b[31mred.png',
+      'cr-\rrm -rf ~.png',
+      'lf-\nwhoami.png',
+      'c1-\x9b31m.png',
+      'tab-\tx.png',
+      'del-\x7f.png',
+    ];
     for (const name of names) {
       await fsp.writeFile(path.join(folder, name), 'x');
-      const res = await svc.api('POST', `${B}/to-terminal`, { kind: 'path', url: `/media/${connected}/${encodeURIComponent(name)}`, bot_id: 'ctl' });
+      const res = await svc.api('POST', `${B}/to-terminal`, {
+        kind: 'path',
+        url: `/media/${connected}/${encodeURIComponent(name)}`,
+        bot_id: 'ctl',
+      });
       assert.equal(res.status, 400, JSON.stringify(name));
       assert.equal(res.body.error.code, 'unsafe_path');
       assert.match(res.body.error.message, /control characters/);
@@ -149,7 +177,11 @@ describe('terminal bridge: send-media routing', () => {
     assert.deepEqual(await drain('ctl', 'to-terminal'), [], 'nothing was queued for the terminal');
 
     await fsp.writeFile(path.join(folder, 'plain name (1).png'), 'x');
-    const ok = await svc.api('POST', `${B}/to-terminal`, { kind: 'path', url: `/media/${connected}/plain%20name%20(1).png`, bot_id: 'ctl' });
+    const ok = await svc.api('POST', `${B}/to-terminal`, {
+      kind: 'path',
+      url: `/media/${connected}/plain%20name%20(1).png`,
+      bot_id: 'ctl',
+    });
     assert.equal(ok.status, 200);
     assert.equal(ok.body.item.path, path.join(await fsp.realpath(folder), 'plain name (1).png'));
   });
@@ -173,7 +205,8 @@ describe('terminal bridge: board media hook', () => {
   after(() => svc.close());
 
   const mediaUrls = async (bot: string) => (await drain(bot)).filter((i) => i.kind === 'media').map((i) => i.url);
-  const addElement = (url: string, type = 'image') => svc.api('POST', `/api/moodboards/${board}/elements`, { type, url });
+  const addElement = (url: string, type = 'image') =>
+    svc.api('POST', `/api/moodboards/${board}/elements`, { type, url });
 
   it('sends media added to the board of an active bot, to that bot only', async () => {
     const up = await svc.upload(board, image, { addToBoard: true });
@@ -203,7 +236,10 @@ describe('terminal bridge: board media hook', () => {
     assert.deepEqual(await mediaUrls('hook'), []);
     // A file the agent sent explicitly is not repeated by the hook either.
     const plain = await svc.upload(board, image);
-    assert.equal((await svc.api('POST', `${B}/send-media`, { url: plain.body.url, session_id: 'pty-hook' })).status, 200);
+    assert.equal(
+      (await svc.api('POST', `${B}/send-media`, { url: plain.body.url, session_id: 'pty-hook' })).status,
+      200,
+    );
     await addElement(plain.body.url);
     assert.deepEqual(await mediaUrls('hook'), [plain.body.url]);
     // Unlink + relink drains and starts a new conversation: the file may be sent again.

@@ -44,11 +44,17 @@ describe('terminal bridge: memory per bot id', () => {
     assert.equal(bots(), before);
 
     const gone = new AbortController();
-    const poll = fetch(`${svc.baseUrl}${B}/to-terminal?wait=30&bot_id=leaver`, { signal: gone.signal }).catch(() => undefined);
+    const poll = fetch(`${svc.baseUrl}${B}/to-terminal?wait=30&bot_id=leaver`, { signal: gone.signal }).catch(
+      () => undefined,
+    );
     await eventually(() => (bots() === before + 1 ? true : undefined), 5_000, 'the waiting poll');
     gone.abort();
     await poll;
-    await eventually(() => (bots() === before ? true : undefined), 5_000, 'the entry of the poll that went away to be dropped');
+    await eventually(
+      () => (bots() === before ? true : undefined),
+      5_000,
+      'the entry of the poll that went away to be dropped',
+    );
   });
 
   it('a poll that waits for a bot that has no state yet still gets the items once the bot becomes active', async () => {
@@ -59,21 +65,34 @@ describe('terminal bridge: memory per bot id', () => {
     await svc.api('POST', `${B}/chat`, { chat_id: 9, enabled: true, bot_id: 'early' });
     await svc.api('POST', `${B}/to-messenger`, { text: 'for the early poll', bot_id: 'early' });
     const answer = await poll;
-    assert.deepEqual(answer.body.items.map((i: { text: string }) => i.text), ['for the early poll']);
+    assert.deepEqual(
+      answer.body.items.map((i: { text: string }) => i.text),
+      ['for the early poll'],
+    );
     assert.equal(bots(), before + 1, 'an armed and linked bot stays in memory');
   });
 
   it('keeps a bot that holds state and drops it once it holds none', async () => {
     const before = bots();
     await svc.api('POST', `${B}/chat`, { chat_id: 5, enabled: true, bot_id: 'linked-only' });
-    await svc.api('POST', `${B}/session`, { session_id: 'pty-armed', board_id: board, enabled: true, bot_id: 'armed-only' });
+    await svc.api('POST', `${B}/session`, {
+      session_id: 'pty-armed',
+      board_id: board,
+      enabled: true,
+      bot_id: 'armed-only',
+    });
     assert.equal(bots(), before + 2, 'a linked chat or an armed session is state to keep');
     await svc.api('POST', `${B}/chat`, { chat_id: 5, enabled: false, bot_id: 'linked-only' });
     await svc.api('POST', `${B}/session`, { session_id: 'pty-armed', enabled: false, bot_id: 'armed-only' });
     assert.equal(bots(), before);
 
     const doomed = await svc.createBoard('Doomed');
-    await svc.api('POST', `${B}/session`, { session_id: 'pty-doomed', board_id: doomed, enabled: true, bot_id: 'on-doomed' });
+    await svc.api('POST', `${B}/session`, {
+      session_id: 'pty-doomed',
+      board_id: doomed,
+      enabled: true,
+      bot_id: 'on-doomed',
+    });
     assert.equal(bots(), before + 1);
     assert.equal((await svc.api('DELETE', `/api/moodboards/${doomed}`)).status, 204);
     assert.equal(bots(), before, 'a bot disarmed by its board’s deletion is dropped');

@@ -19,7 +19,8 @@ describe('terminal bridge: long-poll queues', () => {
     await svc.api('POST', `${B}/chat`, { chat_id: 1, enabled: true, bot_id: bot });
   };
   const say = (bot: string, text: string) => svc.api('POST', `${B}/to-messenger`, { kind: 'text', text, bot_id: bot });
-  const poll = (bot: string, wait: number, dir = 'to-messenger') => svc.api('GET', `${B}/${dir}?wait=${wait}&bot_id=${bot}`);
+  const poll = (bot: string, wait: number, dir = 'to-messenger') =>
+    svc.api('GET', `${B}/${dir}?wait=${wait}&bot_id=${bot}`);
   const texts = (items: { text: string }[]) => items.map((i) => i.text);
 
   it('wakes a waiting poll as soon as an item is queued', async () => {
@@ -79,7 +80,8 @@ describe('terminal bridge: long-poll queues', () => {
     await activate('full');
     for (let i = 0; i < 1003; i++) await say('full', `n${i}`);
     const got: string[] = [];
-    for (let batch = (await poll('full', 0)).body.items; batch.length > 0; batch = (await poll('full', 0)).body.items) got.push(...texts(batch));
+    for (let batch = (await poll('full', 0)).body.items; batch.length > 0; batch = (await poll('full', 0)).body.items)
+      got.push(...texts(batch));
     assert.equal(got.length, 1000);
     assert.equal(got[0], 'n3');
     assert.equal(got.at(-1), 'n1002');
@@ -98,7 +100,9 @@ describe('terminal bridge: long-poll queues', () => {
   it('loses nothing when a client disconnects while waiting', async () => {
     await activate('gone');
     const controller = new AbortController();
-    const abandoned = fetch(`${svc.baseUrl}${B}/to-messenger?wait=20&bot_id=gone`, { signal: controller.signal }).catch((e: Error) => e);
+    const abandoned = fetch(`${svc.baseUrl}${B}/to-messenger?wait=20&bot_id=gone`, { signal: controller.signal }).catch(
+      (e: Error) => e,
+    );
     await new Promise((r) => setTimeout(r, 150));
     controller.abort();
     assert.ok((await abandoned) instanceof Error);
@@ -110,7 +114,9 @@ describe('terminal bridge: long-poll queues', () => {
   it('hands items to a later waiter when an earlier one disconnected', async () => {
     await activate('handoff');
     const controller = new AbortController();
-    const abandoned = fetch(`${svc.baseUrl}${B}/to-messenger?wait=20&bot_id=handoff`, { signal: controller.signal }).catch((e: Error) => e);
+    const abandoned = fetch(`${svc.baseUrl}${B}/to-messenger?wait=20&bot_id=handoff`, {
+      signal: controller.signal,
+    }).catch((e: Error) => e);
     await new Promise((r) => setTimeout(r, 100));
     const patient = poll('handoff', 20);
     await new Promise((r) => setTimeout(r, 100));
@@ -129,13 +135,22 @@ describe('terminal bridge: long-poll queues', () => {
       '\x1b]8;;https://example.com\x1b\\link\x1b]8;;\x1b\\ \x1bP1$r0m\x1b\\done\x9b2Jx\x1b[?25l\x1b[2K\rprogress';
     const res = await say('ansi', raw);
     assert.equal(res.body.item.text, 'red and colour\nplain saved\tTAB\nlink donex\nprogress');
-    assert.equal((await svc.api('POST', `${B}/to-messenger`, { text: '\x1b[2J\x1b[H  \r\n', bot_id: 'ansi' })).body.reason, 'empty');
-    assert.deepEqual(texts((await poll('ansi', 0)).body.items), ['red and colour\nplain saved\tTAB\nlink donex\nprogress']);
+    assert.equal(
+      (await svc.api('POST', `${B}/to-messenger`, { text: '\x1b[2J\x1b[H  \r\n', bot_id: 'ansi' })).body.reason,
+      'empty',
+    );
+    assert.deepEqual(texts((await poll('ansi', 0)).body.items), [
+      'red and colour\nplain saved\tTAB\nlink donex\nprogress',
+    ]);
   });
 
   it('removes control characters from chat text typed into the terminal', async () => {
     await activate('typed');
-    const res = await svc.api('POST', `${B}/to-terminal`, { kind: 'text', text: 'echo hi\x03\x1b[A\nsecond', bot_id: 'typed' });
+    const res = await svc.api('POST', `${B}/to-terminal`, {
+      kind: 'text',
+      text: 'echo hi\x03\x1b[A\nsecond',
+      bot_id: 'typed',
+    });
     assert.equal(res.body.item.text, 'echo hi\nsecond');
   });
 });

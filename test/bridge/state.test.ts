@@ -16,9 +16,11 @@ describe('terminal bridge: per-bot state machine', () => {
   const status = async (bot?: string) => (await svc.api('GET', `${B}/status${bot ? `?bot_id=${bot}` : ''}`)).body;
   const arm = (bot: string, session = 'pty-one', enabled = true, boardId = board) =>
     svc.api('POST', `${B}/session`, { session_id: session, board_id: boardId, enabled, bot_id: bot });
-  const chat = (bot: string, chatId: number, enabled = true) => svc.api('POST', `${B}/chat`, { chat_id: chatId, enabled, bot_id: bot });
+  const chat = (bot: string, chatId: number, enabled = true) =>
+    svc.api('POST', `${B}/chat`, { chat_id: chatId, enabled, bot_id: bot });
   const say = (bot: string, text: string) => svc.api('POST', `${B}/to-messenger`, { kind: 'text', text, bot_id: bot });
-  const drainNow = async (bot: string, dir = 'to-messenger') => (await svc.api('GET', `${B}/${dir}?wait=0&bot_id=${bot}`)).body.items;
+  const drainNow = async (bot: string, dir = 'to-messenger') =>
+    (await svc.api('GET', `${B}/${dir}?wait=0&bot_id=${bot}`)).body.items;
 
   it('starts dormant for any bot, with the default bot when bot_id is absent', async () => {
     assert.deepEqual(await status(), {
@@ -44,7 +46,10 @@ describe('terminal bridge: per-bot state machine', () => {
     assert.equal(res.body.active, false);
     assert.equal(res.body.board_id, board);
     assert.equal((await say('rowtwo', 'x')).body.queued, false);
-    assert.equal((await svc.api('POST', `${B}/to-terminal`, { kind: 'text', text: 'x', bot_id: 'rowtwo' })).body.queued, false);
+    assert.equal(
+      (await svc.api('POST', `${B}/to-terminal`, { kind: 'text', text: 'x', bot_id: 'rowtwo' })).body.queued,
+      false,
+    );
     assert.deepEqual(await drainNow('rowtwo'), []);
     assert.deepEqual(await drainNow('rowtwo', 'to-terminal'), []);
   });
@@ -61,7 +66,10 @@ describe('terminal bridge: per-bot state machine', () => {
     assert.equal(q.body.queued, true);
     assert.equal(q.body.item.kind, 'text');
     assert.equal(q.body.item.text, 'now');
-    assert.deepEqual((await drainNow('rowone')).map((i: { text: string }) => i.text), ['now']);
+    assert.deepEqual(
+      (await drainNow('rowone')).map((i: { text: string }) => i.text),
+      ['now'],
+    );
   });
 
   it('dormant with session armed + chat enabled: becomes active; the link answer names the board', async () => {
@@ -127,16 +135,28 @@ describe('terminal bridge: per-bot state machine', () => {
     await say('alpha', 'a2');
     await svc.api('POST', `${B}/to-terminal?bot_id=beta`, { kind: 'text', text: 'to beta' });
     await say('beta', 'b2');
-    assert.deepEqual((await drainNow('alpha')).map((i: { text: string }) => i.text), ['a1', 'a2']);
-    assert.deepEqual((await drainNow('beta')).map((i: { text: string }) => i.text), ['b1', 'b2']);
+    assert.deepEqual(
+      (await drainNow('alpha')).map((i: { text: string }) => i.text),
+      ['a1', 'a2'],
+    );
+    assert.deepEqual(
+      (await drainNow('beta')).map((i: { text: string }) => i.text),
+      ['b1', 'b2'],
+    );
     assert.deepEqual(await drainNow('alpha', 'to-terminal'), []);
-    assert.deepEqual((await drainNow('beta', 'to-terminal')).map((i: { text: string }) => i.text), ['to beta']);
+    assert.deepEqual(
+      (await drainNow('beta', 'to-terminal')).map((i: { text: string }) => i.text),
+      ['to beta'],
+    );
     // Unlinking alpha leaves beta active and its queue intact.
     await say('beta', 'b3');
     await chat('alpha', 100, false);
     assert.equal((await status('alpha')).active, false);
     assert.equal((await status('beta')).active, true);
-    assert.deepEqual((await drainNow('beta')).map((i: { text: string }) => i.text), ['b3']);
+    assert.deepEqual(
+      (await drainNow('beta')).map((i: { text: string }) => i.text),
+      ['b3'],
+    );
   });
 
   it('takes bot_id from the query when the body has none', async () => {
@@ -163,7 +183,11 @@ describe('terminal bridge: per-bot state machine', () => {
       assert.equal(res.status, 400, res.text);
       assert.equal(typeof res.body.error.message, 'string');
     }
-    const unknownBoard = await svc.api('POST', `${B}/session`, { session_id: 'pty-x', board_id: 'bd_missing', enabled: true });
+    const unknownBoard = await svc.api('POST', `${B}/session`, {
+      session_id: 'pty-x',
+      board_id: 'bd_missing',
+      enabled: true,
+    });
     assert.equal(unknownBoard.status, 404);
   });
 
@@ -187,7 +211,10 @@ describe('terminal bridge: restart persistence', () => {
     await first.api('POST', `${B}/session`, { session_id: 'pty-kept', board_id: board, enabled: true, bot_id: 'kept' });
     await first.api('POST', `${B}/chat`, { chat_id: 99, enabled: true, bot_id: 'kept' });
     await first.api('POST', `${B}/chat`, { chat_id: 98, enabled: true, bot_id: 'halfway' });
-    assert.equal((await first.api('POST', `${B}/to-messenger`, { text: 'before restart', bot_id: 'kept' })).body.queued, true);
+    assert.equal(
+      (await first.api('POST', `${B}/to-messenger`, { text: 'before restart', bot_id: 'kept' })).body.queued,
+      true,
+    );
     await first.service.close();
 
     const second = await startService({}, { dataDir });
@@ -206,7 +233,10 @@ describe('terminal bridge: restart persistence', () => {
       assert.equal(h.chat_linked, true);
       assert.equal(h.active, false);
       assert.deepEqual((await second.api('GET', `${B}/to-messenger?wait=0&bot_id=kept`)).body.items, []);
-      assert.equal((await second.api('POST', `${B}/to-messenger`, { text: 'after restart', bot_id: 'kept' })).body.queued, true);
+      assert.equal(
+        (await second.api('POST', `${B}/to-messenger`, { text: 'after restart', bot_id: 'kept' })).body.queued,
+        true,
+      );
       // Disarming after the restart is persisted too.
       await second.api('POST', `${B}/session`, { session_id: 'pty-kept', enabled: false, bot_id: 'kept' });
     } finally {

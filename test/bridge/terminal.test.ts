@@ -38,7 +38,8 @@ describe('terminal side end to end (node-pty, real service)', () => {
     for (;;) {
       const all = transcript[bot].join('\n');
       if (until(all)) return all;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; transcript: ${JSON.stringify(transcript[bot])}`);
+      if (Date.now() > deadline)
+        throw new Error(`timed out waiting for ${what}; transcript: ${JSON.stringify(transcript[bot])}`);
       const items = (await svc.api('GET', `${B}/to-messenger?wait=2&bot_id=${bot}`)).body.items as { text: string }[];
       transcript[bot].push(...items.map((i) => i.text));
     }
@@ -70,7 +71,10 @@ describe('terminal side end to end (node-pty, real service)', () => {
     assert.equal(armed.active, true);
 
     const first = await collect('term', (t) => t.includes('ready'), 'the greeting');
-    assert.ok(first.includes(`ready session=${session.sessionId}`), 'colours rendered away, session id passed in the environment');
+    assert.ok(
+      first.includes(`ready session=${session.sessionId}`),
+      'colours rendered away, session id passed in the environment',
+    );
     assert.doesNotMatch(first, /\x1b/);
 
     await svc.api('POST', `${B}/to-terminal`, { kind: 'text', text: 'hello bridge', bot_id: 'term' });
@@ -101,7 +105,11 @@ describe('terminal side end to end (node-pty, real service)', () => {
     let exited = false;
     void session.exited.then(() => (exited = true));
     await collect('chatty', (t) => t.includes('tick 3'), 'ticks');
-    assert.equal(exited, false, 'output arrived while the program was still talking (the 60 s idle batch never closed)');
+    assert.equal(
+      exited,
+      false,
+      'output arrived while the program was still talking (the 60 s idle batch never closed)',
+    );
     session.kill();
     await session.exited;
     assert.equal((await svc.api('GET', `${B}/status?bot_id=chatty`)).body.session_enabled, false);
@@ -125,7 +133,14 @@ describe('terminal side: how a path item is typed', () => {
   });
 
   it('refuses a path with control characters, which quoting cannot make safe to type', () => {
-    for (const p of ['/d/esc-\x1b[31m.png', '/d/cr-\rrm -rf ~', '/d/lf-\nwhoami', '/d/c1-\x9b31m', '/d/tab-\tx', '/d/nul-\x00']) {
+    for (const p of [
+      '/d/esc-\x1b[31m.png',
+      '/d/cr-\rrm -rf ~',
+      '/d/lf-\nwhoami',
+      '/d/c1-\x9b31m',
+      '/d/tab-\tx',
+      '/d/nul-\x00',
+    ]) {
       assert.equal(pathKeystrokes(p), null, JSON.stringify(p));
     }
   });

@@ -11,7 +11,15 @@ describe('camera presets stay inside the media root (symlinks included)', () => 
   let outside: string;
   let presetsDir: string;
   const foreignPreset = (id: string) =>
-    JSON.stringify({ id, name: 'secret outside', description: '', duration: null, keyframes: [], base: { a: 1 }, updated_at: '2030-01-01T00:00:00.000Z' });
+    JSON.stringify({
+      id,
+      name: 'secret outside',
+      description: '',
+      duration: null,
+      keyframes: [],
+      base: { a: 1 },
+      updated_at: '2030-01-01T00:00:00.000Z',
+    });
 
   before(async () => {
     s = await startService();
@@ -35,7 +43,11 @@ describe('camera presets stay inside the media root (symlinks included)', () => 
 
     const saved = await s.api('POST', '/api/camera-presets', { id: 'linked', name: 'mine', base: { b: 2 } });
     assert.equal(saved.status, 201, 'the linked file is not an existing preset');
-    assert.equal((await fsp.lstat(path.join(presetsDir, 'linked.json'))).isSymbolicLink(), false, 'the link was replaced');
+    assert.equal(
+      (await fsp.lstat(path.join(presetsDir, 'linked.json'))).isSymbolicLink(),
+      false,
+      'the link was replaced',
+    );
     assert.equal(await fsp.readFile(secret, 'utf8'), foreignPreset('linked'), 'the outside file is untouched');
 
     await fsp.rm(path.join(presetsDir, 'linked.json'));

@@ -31,7 +31,11 @@ describe('camera presets', () => {
     assert.match(p.id, /^cam_/);
     assert.equal(p.name, 'Slow orbit');
     assert.equal(p.duration, 4);
-    assert.deepEqual(p.keyframes.map((k: { position: number }) => k.position), [0, 100], 'keyframes are stored in position order');
+    assert.deepEqual(
+      p.keyframes.map((k: { position: number }) => k.position),
+      [0, 100],
+      'keyframes are stored in position order',
+    );
     assert.deepEqual(p.base, orbit.base);
     assert.ok(!Number.isNaN(Date.parse(p.updated_at)));
     const onDisk = JSON.parse(await fsp.readFile(path.join(dir(), `${p.id}.json`), 'utf8'));
@@ -39,12 +43,20 @@ describe('camera presets', () => {
     assert.ok(!(await fsp.readdir(dir())).some((f) => f.startsWith('.tmp-')), 'no temp file left behind');
     const list = await t.api('GET', '/api/camera-presets');
     assert.equal(list.status, 200);
-    assert.deepEqual(list.body.presets.find((x: { id: string }) => x.id === p.id), p);
+    assert.deepEqual(
+      list.body.presets.find((x: { id: string }) => x.id === p.id),
+      p,
+    );
   });
 
   it('updates a preset posted with an existing id, moves updated_at and lists newest first', async () => {
     const a = (await t.api('POST', '/api/camera-presets', { name: 'A', base: { camAperture: 4 } })).body;
-    const b = (await t.api('POST', '/api/camera-presets', { name: 'B', keyframes: [{ position: 0, easing: 'Hold', properties: { camX: '1' } }] })).body;
+    const b = (
+      await t.api('POST', '/api/camera-presets', {
+        name: 'B',
+        keyframes: [{ position: 0, easing: 'Hold', properties: { camX: '1' } }],
+      })
+    ).body;
     let list = (await t.api('GET', '/api/camera-presets')).body.presets;
     assert.equal(list[0].id, b.id);
     const upd = await t.api('POST', '/api/camera-presets', { id: a.id, name: 'A2', base: { camAperture: 5.6 } });
@@ -58,11 +70,18 @@ describe('camera presets', () => {
     const times = list.map((x: { updated_at: string }) => x.updated_at);
     assert.deepEqual([...times].sort().reverse(), times);
 
-    const number = await t.api('POST', '/api/camera-presets', { name: 'Num', keyframes: [{ position: 50, properties: { camX: 1.5 } }] });
+    const number = await t.api('POST', '/api/camera-presets', {
+      name: 'Num',
+      keyframes: [{ position: 50, properties: { camX: 1.5 } }],
+    });
     assert.equal(number.status, 400, 'property values are strings; a number is not converted');
     assert.equal(number.body.error.details[0].field, 'body.keyframes.0.properties.camX');
 
-    const named = await t.api('POST', '/api/camera-presets', { id: 'my-dolly_1', name: 'Dolly', base: { camDofEnabled: 0 } });
+    const named = await t.api('POST', '/api/camera-presets', {
+      id: 'my-dolly_1',
+      name: 'Dolly',
+      base: { camDofEnabled: 0 },
+    });
     assert.equal(named.status, 201, 'a new id given by the client is created');
     assert.equal(named.body.id, 'my-dolly_1');
   });
@@ -88,7 +107,10 @@ describe('camera presets', () => {
       assert.ok(res.body.error.message);
     }
     const files = await fsp.readdir(dir());
-    assert.ok(files.every((f) => /^[A-Za-z0-9][A-Za-z0-9_-]*\.json$/.test(f)), files.join(', '));
+    assert.ok(
+      files.every((f) => /^[A-Za-z0-9][A-Za-z0-9_-]*\.json$/.test(f)),
+      files.join(', '),
+    );
   });
 
   it('deletes a preset (204) and answers 404 for unknown ids', async () => {
@@ -98,14 +120,20 @@ describe('camera presets', () => {
     await assert.rejects(fsp.access(path.join(dir(), `${p.id}.json`)));
     assert.equal((await t.api('DELETE', `/api/camera-presets/${p.id}`)).status, 404);
     assert.equal((await t.api('DELETE', '/api/camera-presets/nope')).status, 404);
-    assert.equal((await t.api('DELETE', `/api/camera-presets/${encodeURIComponent('../board-media.sqlite')}`)).status, 404);
+    assert.equal(
+      (await t.api('DELETE', `/api/camera-presets/${encodeURIComponent('../board-media.sqlite')}`)).status,
+      404,
+    );
     const list = (await t.api('GET', '/api/camera-presets')).body.presets;
     assert.ok(!list.some((x: { id: string }) => x.id === p.id));
   });
 
   it('keeps presets apart from video-presets and skips unreadable files', async () => {
     await fsp.mkdir(path.join(t.dataDir, 'media', 'video-presets'), { recursive: true });
-    await fsp.writeFile(path.join(t.dataDir, 'media', 'video-presets', 'other.json'), JSON.stringify({ id: 'other', name: 'x', updated_at: '2099-01-01T00:00:00.000Z' }));
+    await fsp.writeFile(
+      path.join(t.dataDir, 'media', 'video-presets', 'other.json'),
+      JSON.stringify({ id: 'other', name: 'x', updated_at: '2099-01-01T00:00:00.000Z' }),
+    );
     await fsp.writeFile(path.join(dir(), 'broken.json'), '{not json');
     const res = await t.api('GET', '/api/camera-presets');
     assert.equal(res.status, 200);

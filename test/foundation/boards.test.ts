@@ -62,20 +62,48 @@ test('deleting a board moves its media to the trash instead of destroying it', a
 test('element CRUD with validation and 404s', async () => {
   const id = await svc.createBoard();
   const up = await svc.upload(id, { name: 'a.txt', data: 'x' });
-  const created = await svc.api('POST', `/api/moodboards/${id}/elements`, { type: 'file', url: up.body.url, name: 'A', x: 10, y: 20, width: 100, height: 50, data: { k: 1 } });
+  const created = await svc.api('POST', `/api/moodboards/${id}/elements`, {
+    type: 'file',
+    url: up.body.url,
+    name: 'A',
+    x: 10,
+    y: 20,
+    width: 100,
+    height: 50,
+    data: { k: 1 },
+  });
   assert.equal(created.status, 201);
   const el = created.body;
-  assert.deepEqual(Object.keys(el).sort(), ['board_id', 'created_at', 'data', 'height', 'id', 'name', 'type', 'updated_at', 'url', 'width', 'x', 'y']);
+  assert.deepEqual(Object.keys(el).sort(), [
+    'board_id',
+    'created_at',
+    'data',
+    'height',
+    'id',
+    'name',
+    'type',
+    'updated_at',
+    'url',
+    'width',
+    'x',
+    'y',
+  ]);
   assert.equal(el.url, `/media/${id}/a.txt`);
 
-  const patched = await svc.api('PATCH', `/api/moodboards/${id}/elements/${el.id}`, { x: 5, data: { k: null, extra: 'y' } });
+  const patched = await svc.api('PATCH', `/api/moodboards/${id}/elements/${el.id}`, {
+    x: 5,
+    data: { k: null, extra: 'y' },
+  });
   assert.equal(patched.status, 200);
   assert.equal(patched.body.x, 5);
   assert.equal(patched.body.y, 20);
   assert.deepEqual(patched.body.data, { extra: 'y' });
 
   const listed = await svc.api('GET', `/api/moodboards/${id}/elements?type=file`);
-  assert.deepEqual(listed.body.map((e: any) => e.id), [el.id]);
+  assert.deepEqual(
+    listed.body.map((e: any) => e.id),
+    [el.id],
+  );
   assert.equal((await svc.api('GET', `/api/moodboards/${id}/elements?type=video`)).body.length, 0);
 
   assert.equal((await svc.api('DELETE', `/api/moodboards/${id}/elements/${el.id}`)).status, 204);
@@ -85,7 +113,11 @@ test('element CRUD with validation and 404s', async () => {
 
   const other = await svc.createBoard();
   const foreign = await svc.api('POST', `/api/moodboards/${other}/elements`, { type: 'text', name: 't' });
-  assert.equal((await svc.api('GET', `/api/moodboards/${id}/elements/${foreign.body.id}`)).status, 404, 'element of another board');
+  assert.equal(
+    (await svc.api('GET', `/api/moodboards/${id}/elements/${foreign.body.id}`)).status,
+    404,
+    'element of another board',
+  );
 });
 
 test('bad element requests answer 400 naming the problem, unknown boards 404', async () => {
@@ -176,7 +208,10 @@ test('connected folder: files go to and are served from the folder the board is 
   assert.equal(moved.status, 409);
   assert.equal(moved.body.error.code, 'conflict');
   assert.equal((await svc.api('PATCH', `/api/moodboards/${id}`, { connected_folder: null })).status, 409);
-  assert.equal((await svc.api('PATCH', `/api/moodboards/${id}`, { connected_folder: folder, name: 'same folder' })).status, 200);
+  assert.equal(
+    (await svc.api('PATCH', `/api/moodboards/${id}`, { connected_folder: folder, name: 'same folder' })).status,
+    200,
+  );
   fs.rmSync(other, { recursive: true, force: true });
   fs.rmSync(folder, { recursive: true, force: true });
 });
@@ -194,10 +229,14 @@ test('new media elements are probed in the background: size, duration, codec, th
   assert.equal(v.data.probe_status, 'pending');
 
   const settled = async (eid: string) =>
-    eventually(async () => {
-      const e = (await svc.api('GET', `/api/moodboards/${id}/elements/${eid}`)).body;
-      return e.data.probe_status === 'pending' ? undefined : e;
-    }, 30_000, `probe of ${eid}`);
+    eventually(
+      async () => {
+        const e = (await svc.api('GET', `/api/moodboards/${id}/elements/${eid}`)).body;
+        return e.data.probe_status === 'pending' ? undefined : e;
+      },
+      30_000,
+      `probe of ${eid}`,
+    );
   const pv = await settled(v.id);
   assert.equal(pv.data.probe_status, 'done');
   assert.equal(pv.data.width, 320);

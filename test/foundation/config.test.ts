@@ -15,7 +15,11 @@ test('defaults: loopback bind on 4100, 4 GiB uploads, per-user data folder', () 
   assert.equal(c.downloadTimeoutMs, 600_000);
   assert.equal(c.htmlRenderTimeoutMs, 600_000);
   assert.equal(c.soundPlayerTimeoutMs, 10_000);
-  assert.equal(loadConfig({ MAX_UPLOAD_BYTES: '1000' }).downloadMaxBytes, 1000, 'downloads follow the upload limit by default');
+  assert.equal(
+    loadConfig({ MAX_UPLOAD_BYTES: '1000' }).downloadMaxBytes,
+    1000,
+    'downloads follow the upload limit by default',
+  );
   assert.equal(c.dataDir, path.resolve(defaultDataDir({ HOME: '/home/u' })));
 });
 
@@ -26,7 +30,10 @@ test('per-user data folder follows the platform conventions', () => {
 });
 
 test('a non-loopback HOST without API_TOKEN is refused with a readable message', () => {
-  assert.throws(() => loadConfig({ HOST: '0.0.0.0' }), (e: unknown) => e instanceof ConfigError && /API_TOKEN/.test(e.message));
+  assert.throws(
+    () => loadConfig({ HOST: '0.0.0.0' }),
+    (e: unknown) => e instanceof ConfigError && /API_TOKEN/.test(e.message),
+  );
   const ok = loadConfig({ HOST: '0.0.0.0', API_TOKEN: 'a-long-enough-secret-token' });
   assert.equal(ok.host, '0.0.0.0');
 });
@@ -40,14 +47,26 @@ test('malformed numbers, short tokens and bad origins are refused', () => {
   assert.throws(() => loadConfig({ LOG_LEVEL: 'loud' }), /LOG_LEVEL must be one of/);
   assert.throws(() => loadConfig({ DOWNLOAD_MAX_BYTES: 'abc' }), /DOWNLOAD_MAX_BYTES must be a whole number/);
   assert.throws(() => loadConfig({ DOWNLOAD_TIMEOUT_MS: '5' }), /DOWNLOAD_TIMEOUT_MS must be between/);
-  assert.throws(() => loadConfig({ HTML_RENDER_TIMEOUT_SECONDS: '-3' }), /HTML_RENDER_TIMEOUT_SECONDS must be a whole number/);
-  assert.throws(() => loadConfig({ SOUND_PLAYER_TIMEOUT_MS: '50' }), /SOUND_PLAYER_TIMEOUT_MS must be between 100 and 600000/);
-  assert.deepEqual(loadConfig({ ALLOWED_ORIGINS: 'app://board, null ,http://localhost:5173' }).allowedOrigins, ['app://board', 'null', 'http://localhost:5173']);
+  assert.throws(
+    () => loadConfig({ HTML_RENDER_TIMEOUT_SECONDS: '-3' }),
+    /HTML_RENDER_TIMEOUT_SECONDS must be a whole number/,
+  );
+  assert.throws(
+    () => loadConfig({ SOUND_PLAYER_TIMEOUT_MS: '50' }),
+    /SOUND_PLAYER_TIMEOUT_MS must be between 100 and 600000/,
+  );
+  assert.deepEqual(loadConfig({ ALLOWED_ORIGINS: 'app://board, null ,http://localhost:5173' }).allowedOrigins, [
+    'app://board',
+    'null',
+    'http://localhost:5173',
+  ]);
 });
 
 test('loopback detection covers names, IPv4 and IPv6 forms', () => {
-  for (const h of ['localhost', 'app.localhost', '127.0.0.1', '127.1.2.3', '::1', '[::1]']) assert.ok(isLoopbackHost(h), h);
-  for (const h of ['0.0.0.0', '192.168.1.2', 'example.com', 'localhost.evil.com', '::', '10.0.0.1']) assert.ok(!isLoopbackHost(h), h);
+  for (const h of ['localhost', 'app.localhost', '127.0.0.1', '127.1.2.3', '::1', '[::1]'])
+    assert.ok(isLoopbackHost(h), h);
+  for (const h of ['0.0.0.0', '192.168.1.2', 'example.com', 'localhost.evil.com', '::', '10.0.0.1'])
+    assert.ok(!isLoopbackHost(h), h);
   assert.equal(hostnameOf('127.0.0.1:4100'), '127.0.0.1');
   assert.equal(hostnameOf('[::1]:4100'), '::1');
   assert.equal(hostnameOf('localhost'), 'localhost');

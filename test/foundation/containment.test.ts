@@ -24,7 +24,10 @@ describe('files named by requests stay inside the media root (symlinks included)
     board = await s.createBoard('Links');
     outside = await tempDir('bms-outside-');
     const secret = await makeImage(path.join(outside, 'secret.png'), { width: 32, height: 32, source: 'color=c=red' });
-    const up = await s.upload(board, await makeImage(path.join(outside, 'inside.png'), { width: 32, height: 32, source: 'color=c=lime' }));
+    const up = await s.upload(
+      board,
+      await makeImage(path.join(outside, 'inside.png'), { width: 32, height: 32, source: 'color=c=lime' }),
+    );
     inside = up.body.url;
     boardDir = path.join(s.dataDir, 'media', 'admin', board);
     await fsp.symlink(secret, path.join(boardDir, 'link.png'));
@@ -42,12 +45,23 @@ describe('files named by requests stay inside the media root (symlinks included)
   });
 
   it('a media operation on an element whose file became a link out is a 404 and makes nothing', async () => {
-    const up = await s.upload(board, await makeImage(path.join(outside, 'victim.png'), { width: 32, height: 32 }), { addToBoard: true });
-    await eventually(async () => ((await s.api('GET', `/api/moodboards/${board}/elements/${up.body.element.id}`)).body.data.probe_status !== 'pending' ? true : undefined));
+    const up = await s.upload(board, await makeImage(path.join(outside, 'victim.png'), { width: 32, height: 32 }), {
+      addToBoard: true,
+    });
+    await eventually(async () =>
+      (await s.api('GET', `/api/moodboards/${board}/elements/${up.body.element.id}`)).body.data.probe_status !==
+      'pending'
+        ? true
+        : undefined,
+    );
     await fsp.rm(path.join(boardDir, 'victim.png'));
     await fsp.symlink(path.join(outside, 'secret.png'), path.join(boardDir, 'victim.png'));
     const before = (await fsp.readdir(boardDir)).length;
-    const res = await s.api('POST', '/api/convert-image', { board_id: board, element_id: up.body.element.id, format: 'webp' });
+    const res = await s.api('POST', '/api/convert-image', {
+      board_id: board,
+      element_id: up.body.element.id,
+      format: 'webp',
+    });
     assert.equal(res.status, 404, res.text);
     assert.equal((await fsp.readdir(boardDir)).length, before);
   });
@@ -58,7 +72,9 @@ describe('files named by requests stay inside the media root (symlinks included)
     await fsp.mkdir(foreign);
     await fsp.mkdir(path.join(s.dataDir, 'media', 'thumbs'), { recursive: true });
     await fsp.symlink(foreign, path.join(s.dataDir, 'media', 'thumbs', other));
-    const up = await s.upload(other, await makeImage(path.join(outside, 'thumbed.png'), { width: 32, height: 32 }), { addToBoard: true });
+    const up = await s.upload(other, await makeImage(path.join(outside, 'thumbed.png'), { width: 32, height: 32 }), {
+      addToBoard: true,
+    });
     assert.equal(up.status, 200, up.text);
     const probed = await eventually(async () => {
       const el = (await s.api('GET', `/api/moodboards/${other}/elements/${up.body.element.id}`)).body;
@@ -69,7 +85,11 @@ describe('files named by requests stay inside the media root (symlinks included)
   });
 
   it('the terminal bridge neither types nor sends a linked file', async () => {
-    assert.equal((await s.api('POST', '/api/terminal-bridge/session', { session_id: 'pty-links', board_id: board, enabled: true })).status, 200);
+    assert.equal(
+      (await s.api('POST', '/api/terminal-bridge/session', { session_id: 'pty-links', board_id: board, enabled: true }))
+        .status,
+      200,
+    );
     assert.equal((await s.api('POST', '/api/terminal-bridge/chat', { chat_id: 9, enabled: true })).status, 200);
     const typed = await s.api('POST', '/api/terminal-bridge/to-terminal', { kind: 'path', url: link() });
     assert.equal(typed.status, 404, typed.text);
@@ -84,12 +104,20 @@ describe('files named by requests stay inside the media root (symlinks included)
       ...created.data,
       videoSize: { w: 32, h: 32 },
       clips: [{ id: 'c', source: 'REMOTE', mediaType: 'image', url: link(), name: 'c', duration: 1 }],
-      channels: [{ id: 'ch', name: 'Main', visible: true, items: [{ id: 'it', clipId: 'c', trimStart: 0, trimEnd: 1 }] }],
+      channels: [
+        { id: 'ch', name: 'Main', visible: true, items: [{ id: 'it', clipId: 'c', trimStart: 0, trimEnd: 1 }] },
+      ],
     };
     assert.equal((await s.api('PUT', `/api/moodboards/${board}/video-projects/${created.id}`, { data })).status, 200);
-    const start = await s.api('POST', `/api/moodboards/${board}/video-projects/${created.id}/render`, { size_preset: 'source', fps: 5 });
+    const start = await s.api('POST', `/api/moodboards/${board}/video-projects/${created.id}/render`, {
+      size_preset: 'source',
+      fps: 5,
+    });
     assert.equal(start.status, 202, start.text);
-    const done = await waitForJob(s, `/api/moodboards/${board}/video-projects/${created.id}/render/${start.body.job_id}`);
+    const done = await waitForJob(
+      s,
+      `/api/moodboards/${board}/video-projects/${created.id}/render/${start.body.job_id}`,
+    );
     assert.equal(done.status, 'error');
     assert.match(done.error, /"it"/);
   });
@@ -98,7 +126,14 @@ describe('files named by requests stay inside the media root (symlinks included)
     const html = `<!doctype html><html><body style="margin:0;background:#fff">
       <img src="${inside}" style="position:absolute;left:0;top:0;width:32px;height:32px">
       <img src="${link()}" style="position:absolute;left:32px;top:0;width:32px;height:32px"></body></html>`;
-    const res = await s.api('POST', '/api/html/render-frame', { html, width: 64, height: 32, fps: 10, frame: 0, board_id: board });
+    const res = await s.api('POST', '/api/html/render-frame', {
+      html,
+      width: 64,
+      height: 32,
+      fps: 10,
+      frame: 0,
+      board_id: board,
+    });
     assert.equal(res.status, 200, res.text);
     const px = await pngPixels(await fsp.readFile(path.join(boardDir, res.body.filename)));
     const [r, g] = px(16, 16);

@@ -19,7 +19,17 @@ declare module '../../src/jobs/kinds.js' {
 }
 
 const noop = () => {};
-const silent = { level: 'silent', error: noop, warn: noop, info: noop, debug: noop, trace: noop, fatal: noop, silent: noop, child: () => silent } as unknown as FastifyBaseLogger;
+const silent = {
+  level: 'silent',
+  error: noop,
+  warn: noop,
+  info: noop,
+  debug: noop,
+  trace: noop,
+  fatal: noop,
+  silent: noop,
+  child: () => silent,
+} as unknown as FastifyBaseLogger;
 const tmpDb = () => path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'bms-jobs-')), 'db.sqlite');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -85,7 +95,10 @@ test('a failed job keeps the code, kind and details of the domain error it threw
   assert.equal(failed.error_code, 'ffmpeg_failed');
   const again = failureOf(failed);
   assert.ok(again instanceof DomainError);
-  assert.deepEqual([again.kind, again.code, again.message, again.details], ['unprocessable', 'ffmpeg_failed', 'ffmpeg failed: Invalid data', { stream: 0 }]);
+  assert.deepEqual(
+    [again.kind, again.code, again.message, again.details],
+    ['unprocessable', 'ffmpeg_failed', 'ffmpeg failed: Invalid data', { stream: 0 }],
+  );
 });
 
 test('cancel: a queued job never runs; a running one is aborted through its signal', async () => {
@@ -94,10 +107,12 @@ test('cancel: a queued job never runs; a running one is aborted through its sign
   let ran = 0;
   runner.define('long', async (job) => {
     ran++;
-    await new Promise<void>((resolve) => job.signal.addEventListener('abort', () => {
-      aborted = true;
-      resolve();
-    }));
+    await new Promise<void>((resolve) =>
+      job.signal.addEventListener('abort', () => {
+        aborted = true;
+        resolve();
+      }),
+    );
     throw job.signal.reason;
   });
   const a = runner.enqueue('long', {});

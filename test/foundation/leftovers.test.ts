@@ -28,15 +28,35 @@ describe('start-up removes the temp files a crash left in every folder the servi
         path.join(connected, tempName('upload.png')),
       ];
       // Files that are not the service's temp files, in the user's folder.
-      const kept = [path.join(connected, '.tmp-notes.txt'), path.join(connected, 'photo.png'), path.join(dataDir, 'html-versions', 'el_abc', '2.html')];
+      const kept = [
+        path.join(connected, '.tmp-notes.txt'),
+        path.join(connected, 'photo.png'),
+        path.join(dataDir, 'html-versions', 'el_abc', '2.html'),
+      ];
       for (const f of [...leftovers, ...kept]) {
         await fsp.mkdir(path.dirname(f), { recursive: true });
         await fsp.writeFile(f, 'x');
       }
 
       svc = await startService({}, { dataDir });
-      for (const f of leftovers) assert.equal(await fsp.access(f).then(() => 'there', () => 'gone'), 'gone', f);
-      for (const f of kept) assert.equal(await fsp.access(f).then(() => 'there', () => 'gone'), 'there', f);
+      for (const f of leftovers)
+        assert.equal(
+          await fsp.access(f).then(
+            () => 'there',
+            () => 'gone',
+          ),
+          'gone',
+          f,
+        );
+      for (const f of kept)
+        assert.equal(
+          await fsp.access(f).then(
+            () => 'there',
+            () => 'gone',
+          ),
+          'there',
+          f,
+        );
     } finally {
       await svc.close();
       await fsp.rm(dataDir, { recursive: true, force: true });
@@ -54,7 +74,8 @@ describe('the multipart `data` field is JSON under the same limits as a body', (
   });
   after(() => svc.close());
 
-  const boardFiles = async () => (await fsp.readdir(path.join(svc.dataDir, 'media', 'admin', board))).filter((n) => !n.startsWith('.'));
+  const boardFiles = async () =>
+    (await fsp.readdir(path.join(svc.dataDir, 'media', 'admin', board))).filter((n) => !n.startsWith('.'));
 
   test('5,000 levels of nesting or a 1e400 are a 400, and the upload leaves no file and no element', async () => {
     const deep = '['.repeat(5000) + ']'.repeat(5000);

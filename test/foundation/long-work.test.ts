@@ -2,7 +2,18 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { Cancelled, Conflict, InvalidInput, NotFound, ShuttingDown, TimedOut, ToolFailed, ToolMissing, ToolUnavailable, Unprocessable } from '../../src/errors.js';
+import {
+  Cancelled,
+  Conflict,
+  InvalidInput,
+  NotFound,
+  ShuttingDown,
+  TimedOut,
+  ToolFailed,
+  ToolMissing,
+  ToolUnavailable,
+  Unprocessable,
+} from '../../src/errors.js';
 import { ApiError, statusOf } from '../../src/http/errors.js';
 import { KeyedQueue } from '../../src/jobs/keyed-queue.js';
 import { timeLimit } from '../../src/jobs/time-limit.js';
@@ -38,13 +49,15 @@ test('domain errors: one map from kind to status, ApiError keeps its own', () =>
 test('KeyedQueue: one task at a time per key, keys run side by side, a failure does not stop the next', async () => {
   const queue = new KeyedQueue();
   const log: string[] = [];
-  const task = (name: string, ms: number, fail = false) => async () => {
-    log.push(`start ${name}`);
-    await sleep(ms);
-    log.push(`end ${name}`);
-    if (fail) throw new Error(name);
-    return name;
-  };
+  const task =
+    (name: string, ms: number, fail = false) =>
+    async () => {
+      log.push(`start ${name}`);
+      await sleep(ms);
+      log.push(`end ${name}`);
+      if (fail) throw new Error(name);
+      return name;
+    };
   const a1 = queue.run('a', task('a1', 40, true));
   const a2 = queue.run('a', task('a2', 10));
   const b1 = queue.run('b', task('b1', 10));
@@ -62,7 +75,9 @@ test('BoardOutputs.produce: unique names beside a user file, an element per file
     const board = (await t.ctx.boards.createBoard('b')).id;
     const dir = await t.ctx.media.boardDir(board);
     await fsp.writeFile(path.join(dir, 'out.txt'), 'the user file');
-    const made = await t.outputs.produce(board, 'out.txt', (temp) => fsp.writeFile(temp, 'new'), { data: { made_by: 'test' } });
+    const made = await t.outputs.produce(board, 'out.txt', (temp) => fsp.writeFile(temp, 'new'), {
+      data: { made_by: 'test' },
+    });
     assert.equal(made.filename, 'out (1).txt');
     assert.equal(made.element.data.made_by, 'test');
     assert.equal(await fsp.readFile(path.join(dir, 'out.txt'), 'utf8'), 'the user file');
@@ -91,8 +106,15 @@ test('job files: the runner resolves declared inputs and commits the output hand
         const out = await job.output(job.params.board_id, 'copy.txt');
         await fsp.copyFile(job.input(job.params.url), out.temp);
         if (job.params.fail === 'after') throw new ToolFailed('copy_failed', 'the copy failed');
-        if (job.params.fail === 'hang' && !job.signal.aborted) await new Promise((_, reject) => job.signal.addEventListener('abort', () => reject(job.signal.reason)));
-        return { output: { file: out, element: { data: { copied_from: job.params.url } }, result: (c) => ({ name: c.filename }) } };
+        if (job.params.fail === 'hang' && !job.signal.aborted)
+          await new Promise((_, reject) => job.signal.addEventListener('abort', () => reject(job.signal.reason)));
+        return {
+          output: {
+            file: out,
+            element: { data: { copied_from: job.params.url } },
+            result: (c) => ({ name: c.filename }),
+          },
+        };
       },
       { inputs: (p) => [p.url] },
     );
@@ -106,13 +128,22 @@ test('job files: the runner resolves declared inputs and commits the output hand
 
     const failed = await t.ctx.jobs.wait(t.ctx.jobs.enqueue('test.copy', { board_id: board, url, fail: 'after' }).id);
     assert.deepEqual([failed.status, failed.error_code], ['error', 'copy_failed']);
-    const missing = await t.ctx.jobs.wait(t.ctx.jobs.enqueue('test.copy', { board_id: board, url: t.ctx.media.urlFor(board, 'gone.txt') }).id);
+    const missing = await t.ctx.jobs.wait(
+      t.ctx.jobs.enqueue('test.copy', { board_id: board, url: t.ctx.media.urlFor(board, 'gone.txt') }).id,
+    );
     assert.deepEqual([missing.status, missing.error_code], ['error', 'not_found']);
     const hanging = t.ctx.jobs.enqueue('test.copy', { board_id: board, url, fail: 'hang' });
     while (t.ctx.jobs.get(hanging.id)!.status !== 'running') await sleep(10);
     t.ctx.jobs.cancel(hanging.id);
-    assert.deepEqual([(await t.ctx.jobs.wait(hanging.id)).status, t.ctx.jobs.get(hanging.id)!.error_code], ['cancelled', 'cancelled']);
-    assert.deepEqual((await fsp.readdir(dir)).sort(), ['copy.txt', 'in.txt'], 'no temp file of the failed or cancelled copies');
+    assert.deepEqual(
+      [(await t.ctx.jobs.wait(hanging.id)).status, t.ctx.jobs.get(hanging.id)!.error_code],
+      ['cancelled', 'cancelled'],
+    );
+    assert.deepEqual(
+      (await fsp.readdir(dir)).sort(),
+      ['copy.txt', 'in.txt'],
+      'no temp file of the failed or cancelled copies',
+    );
   } finally {
     await t.close();
   }
@@ -120,7 +151,12 @@ test('job files: the runner resolves declared inputs and commits the output hand
 
 test('timeLimit: the outer abort is Cancelled (or its own domain reason), the limit TimedOut, neither undefined', async () => {
   const outer = new AbortController();
-  const limited = timeLimit(outer.signal, 60_000, () => new TimedOut('too slow', 'download_timeout'), 'The download was cancelled');
+  const limited = timeLimit(
+    outer.signal,
+    60_000,
+    () => new TimedOut('too slow', 'download_timeout'),
+    'The download was cancelled',
+  );
   assert.equal(limited.stopped(), undefined);
   outer.abort();
   assert.ok(limited.signal.aborted);
@@ -130,7 +166,11 @@ test('timeLimit: the outer abort is Cancelled (or its own domain reason), the li
 
   const jobCancel = new AbortController();
   jobCancel.abort(new Cancelled());
-  assert.equal(timeLimit(jobCancel.signal, 60_000, () => new TimedOut('x')).stopped()?.code, 'cancelled', "a job's own reason is kept");
+  assert.equal(
+    timeLimit(jobCancel.signal, 60_000, () => new TimedOut('x')).stopped()?.code,
+    'cancelled',
+    "a job's own reason is kept",
+  );
 
   const short = timeLimit(undefined, 20, () => new TimedOut('too slow', 'download_timeout'));
   // AbortSignal.timeout's timer does not hold the process open, so the test waits on one of its own.

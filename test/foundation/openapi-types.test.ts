@@ -104,7 +104,9 @@ function validValue(s: Schema): unknown {
 }
 
 const routes = (doc: { paths: Record<string, Record<string, Operation>> }) =>
-  Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => ({ path, method: method.toUpperCase(), op })));
+  Object.entries(doc.paths).flatMap(([path, ops]) =>
+    Object.entries(ops).map(([method, op]) => ({ path, method: method.toUpperCase(), op })),
+  );
 
 describe('every route, from the OpenAPI document', () => {
   let svc: TestService;

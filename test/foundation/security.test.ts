@@ -44,23 +44,39 @@ describe('Host and Origin guard (no token)', () => {
 
   test('a cross-site request without a trusted Origin (an <img> or link on a web page) cannot reach the API', async () => {
     for (const site of ['cross-site', 'same-site']) {
-      const r = await rawRequest(svc.port, 'GET', '/api/terminal-bridge/to-terminal?wait=0', { 'sec-fetch-site': site, 'sec-fetch-mode': 'no-cors' });
+      const r = await rawRequest(svc.port, 'GET', '/api/terminal-bridge/to-terminal?wait=0', {
+        'sec-fetch-site': site,
+        'sec-fetch-mode': 'no-cors',
+      });
       assert.equal(r.status, 403, site);
       assert.equal(r.json().error.code, 'forbidden_origin');
     }
     for (const site of ['same-origin', 'none']) {
-      assert.equal((await rawRequest(svc.port, 'GET', '/api/moodboards', { 'sec-fetch-site': site })).status, 200, site);
+      assert.equal(
+        (await rawRequest(svc.port, 'GET', '/api/moodboards', { 'sec-fetch-site': site })).status,
+        200,
+        site,
+      );
     }
-    const allowedApp = await rawRequest(svc.port, 'GET', '/api/moodboards', { 'sec-fetch-site': 'cross-site', origin: 'app://board' });
+    const allowedApp = await rawRequest(svc.port, 'GET', '/api/moodboards', {
+      'sec-fetch-site': 'cross-site',
+      origin: 'app://board',
+    });
     assert.equal(allowedApp.status, 200);
     const board = await svc.createBoard();
     const up = await svc.upload(board, { name: 'pic.txt', data: 'shown, never read' });
-    const embedded = await rawRequest(svc.port, 'GET', up.body.url, { 'sec-fetch-site': 'cross-site', 'sec-fetch-dest': 'image' });
+    const embedded = await rawRequest(svc.port, 'GET', up.body.url, {
+      'sec-fetch-site': 'cross-site',
+      'sec-fetch-dest': 'image',
+    });
     assert.equal(embedded.status, 200, '/media stays embeddable (the page cannot read it)');
   });
 
   test("the service's own origin and ALLOWED_ORIGINS pass, with CORS headers and preflight", async () => {
-    const own = await rawRequest(svc.port, 'GET', '/api/moodboards', { origin: `http://127.0.0.1:${svc.port}`, host: `127.0.0.1:${svc.port}` });
+    const own = await rawRequest(svc.port, 'GET', '/api/moodboards', {
+      origin: `http://127.0.0.1:${svc.port}`,
+      host: `127.0.0.1:${svc.port}`,
+    });
     assert.equal(own.status, 200);
     const app = await rawRequest(svc.port, 'GET', '/api/moodboards', { origin: 'app://board' });
     assert.equal(app.status, 200);
@@ -89,15 +105,30 @@ describe('API token', () => {
     assert.equal(none.status, 401);
     assert.equal(none.json().error.code, 'unauthorized');
     assert.equal(none.headers['www-authenticate'], 'Bearer');
-    assert.equal((await rawRequest(svc.port, 'GET', '/api/moodboards', { authorization: 'Bearer wrong-token-000000000' })).status, 401);
+    assert.equal(
+      (await rawRequest(svc.port, 'GET', '/api/moodboards', { authorization: 'Bearer wrong-token-000000000' })).status,
+      401,
+    );
     assert.equal((await rawRequest(svc.port, 'GET', '/api/health', { authorization: `Basic ${token}` })).status, 401);
-    assert.equal((await rawRequest(svc.port, 'GET', '/api/moodboards', { authorization: `Bearer ${token}` })).status, 200);
+    assert.equal(
+      (await rawRequest(svc.port, 'GET', '/api/moodboards', { authorization: `Bearer ${token}` })).status,
+      200,
+    );
   });
 
   test('with a token, a network Host is accepted; /media takes ?token= for <video src>', async () => {
     const auth = { authorization: `Bearer ${token}` };
-    assert.equal((await rawRequest(svc.port, 'GET', '/api/moodboards', { ...auth, host: '192.168.1.20:4100' })).status, 200);
-    const created = await rawRequest(svc.port, 'POST', '/api/moodboards', { ...auth, 'content-type': 'application/json' }, '{"name":"t"}');
+    assert.equal(
+      (await rawRequest(svc.port, 'GET', '/api/moodboards', { ...auth, host: '192.168.1.20:4100' })).status,
+      200,
+    );
+    const created = await rawRequest(
+      svc.port,
+      'POST',
+      '/api/moodboards',
+      { ...auth, 'content-type': 'application/json' },
+      '{"name":"t"}',
+    );
     const board = created.json().id;
     const up = await rawRequest(
       svc.port,
@@ -112,7 +143,11 @@ describe('API token', () => {
     const viaQuery = await rawRequest(svc.port, 'GET', `${url}?token=${token}`);
     assert.equal(viaQuery.status, 200);
     assert.equal(viaQuery.body.toString(), 'clip');
-    assert.equal((await rawRequest(svc.port, 'GET', `/api/moodboards?token=${token}`)).status, 401, '?token= is only for /media');
+    assert.equal(
+      (await rawRequest(svc.port, 'GET', `/api/moodboards?token=${token}`)).status,
+      401,
+      '?token= is only for /media',
+    );
   });
 });
 
@@ -126,7 +161,10 @@ test('the token never reaches the request log', async () => {
   } finally {
     await svc.close();
   }
-  const urls = log.lines().map((l) => (l.req as { url?: string } | undefined)?.url).filter(Boolean);
+  const urls = log
+    .lines()
+    .map((l) => (l.req as { url?: string } | undefined)?.url)
+    .filter(Boolean);
   assert.ok(urls.includes('/media/missing.txt?token=[redacted]&x=1'), JSON.stringify(urls));
   assert.ok(!JSON.stringify(log.lines()).includes(token));
 });

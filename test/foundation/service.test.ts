@@ -33,7 +33,10 @@ test('a missing program is reported by health and by the work that needs it, not
     const ffprobe = tools.find((t: any) => t.name === 'ffprobe');
     assert.equal(ffprobe.found, false);
     assert.match(ffprobe.hint, /FFPROBE_PATH/);
-    await assert.rejects(svc.service.ctx.tools.require('ffprobe'), (e: unknown) => e instanceof ToolMissing && statusOf(e) === 503 && e.code === 'tool_missing');
+    await assert.rejects(
+      svc.service.ctx.tools.require('ffprobe'),
+      (e: unknown) => e instanceof ToolMissing && statusOf(e) === 503 && e.code === 'tool_missing',
+    );
   } finally {
     await svc.close();
   }
@@ -45,7 +48,14 @@ test('OpenAPI document lists the routes; the reference page is served', async ()
     const doc = await svc.api('GET', '/api/openapi.json');
     assert.equal(doc.status, 200);
     assert.match(doc.body.openapi, /^3\./);
-    for (const p of ['/api/moodboards', '/api/moodboards/{id}/elements/{eid}', '/api/upload', '/api/health', '/api/jobs/{job_id}', '/media/{*}']) {
+    for (const p of [
+      '/api/moodboards',
+      '/api/moodboards/{id}/elements/{eid}',
+      '/api/upload',
+      '/api/health',
+      '/api/jobs/{job_id}',
+      '/media/{*}',
+    ]) {
       assert.ok(doc.body.paths[p], `${p} documented`);
     }
     assert.ok(doc.body.paths['/api/moodboards'].post.requestBody, 'request body schema is in the document');
@@ -77,7 +87,10 @@ test('the real process starts, serves, and exits 0 on SIGTERM after closing the 
     let up = false;
     for (let i = 0; i < 200 && !up; i++) {
       await new Promise((r) => setTimeout(r, 100));
-      up = await fetch(`http://127.0.0.1:${port}/api/health`).then((r) => r.ok, () => false);
+      up = await fetch(`http://127.0.0.1:${port}/api/health`).then(
+        (r) => r.ok,
+        () => false,
+      );
     }
     assert.ok(up, 'service answered health');
     const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));

@@ -39,10 +39,14 @@ test('a second upload with the same name never overwrites: it gets a numbered na
 
 test('concurrent uploads of one name all survive', async () => {
   const id = await svc.createBoard();
-  const results = await Promise.all(Array.from({ length: 8 }, (_, i) => svc.upload(id, { name: 'race.txt', data: `v${i}` })));
+  const results = await Promise.all(
+    Array.from({ length: 8 }, (_, i) => svc.upload(id, { name: 'race.txt', data: `v${i}` })),
+  );
   const names = new Set(results.map((r) => r.body.filename));
   assert.equal(names.size, 8);
-  const contents = boardFiles(id).map((f) => fs.readFileSync(path.join(svc.dataDir, 'media', 'admin', id, f), 'utf8')).sort();
+  const contents = boardFiles(id)
+    .map((f) => fs.readFileSync(path.join(svc.dataDir, 'media', 'admin', id, f), 'utf8'))
+    .sort();
   assert.deepEqual(contents, Array.from({ length: 8 }, (_, i) => `v${i}`).sort());
 });
 
@@ -67,7 +71,11 @@ test('filenames from the request are sanitised', async () => {
 
 test('add_to_board creates the element with merged data; type from the file', async () => {
   const id = await svc.createBoard();
-  const res = await svc.upload(id, { name: 'page.html', data: '<p>hi</p>' }, { addToBoard: true, data: { bridge_origin: 'messenger' } });
+  const res = await svc.upload(
+    id,
+    { name: 'page.html', data: '<p>hi</p>' },
+    { addToBoard: true, data: { bridge_origin: 'messenger' } },
+  );
   assert.equal(res.status, 200);
   assert.equal(res.body.element.type, 'html');
   assert.equal(res.body.element.url, res.body.url);

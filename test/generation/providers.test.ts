@@ -30,7 +30,14 @@ describe('generation providers and models', () => {
   });
 
   it('lists nothing without keys and names the keys that enable each provider', async () => {
-    const t = await startService({ OPENAI_API_KEY: '', ANTHROPIC_API_KEY: '', GOOGLE_GENERATIVE_AI_API_KEY: '', REPLICATE_API_TOKEN: '', FAL_KEY: '', OPENAI_COMPATIBLE_BASE_URL: '' });
+    const t = await startService({
+      OPENAI_API_KEY: '',
+      ANTHROPIC_API_KEY: '',
+      GOOGLE_GENERATIVE_AI_API_KEY: '',
+      REPLICATE_API_TOKEN: '',
+      FAL_KEY: '',
+      OPENAI_COMPATIBLE_BASE_URL: '',
+    });
     try {
       const models = await t.api('GET', '/api/ai/models');
       assert.equal(models.status, 200);
@@ -39,9 +46,19 @@ describe('generation providers and models', () => {
       assert.equal(providers.length, 6);
       assert.ok(providers.every((p: any) => p.configured === false && p.source === null && p.key_last4 === null));
       assert.equal(providers.find((p: any) => p.provider === 'replicate').env.key, 'REPLICATE_API_TOKEN');
-      await assert.rejects(resolveChatModel(t.service.features.generation, 'gpt-4.1'), (e: ApiError) => e.status === 400 && e.code === 'provider_not_configured' && /OPENAI_API_KEY/.test(e.message));
-      await assert.rejects(resolveChatModel(t.service.features.generation, 'no-such-model'), (e: ApiError) => e.status === 400 && e.code === 'unknown_model');
-      await assert.rejects(resolveChatModel(t.service.features.generation, 'gpt-image-1'), (e: ApiError) => e.code === 'unknown_model', 'an image model is not a chat model');
+      await assert.rejects(
+        resolveChatModel(t.service.features.generation, 'gpt-4.1'),
+        (e: ApiError) => e.status === 400 && e.code === 'provider_not_configured' && /OPENAI_API_KEY/.test(e.message),
+      );
+      await assert.rejects(
+        resolveChatModel(t.service.features.generation, 'no-such-model'),
+        (e: ApiError) => e.status === 400 && e.code === 'unknown_model',
+      );
+      await assert.rejects(
+        resolveChatModel(t.service.features.generation, 'gpt-image-1'),
+        (e: ApiError) => e.code === 'unknown_model',
+        'an image model is not a chat model',
+      );
     } finally {
       await t.close();
     }
@@ -85,14 +102,20 @@ describe('generation providers and models', () => {
       const listed = await t.api('GET', '/api/ai/providers');
       assert.ok(!listed.text.includes(ANTHROPIC_KEY) && !listed.text.includes(OPENAI_KEY), 'keys are never returned');
       const openaiView = listed.body.providers.find((p: any) => p.provider === 'openai');
-      assert.deepEqual([openaiView.source, openaiView.key_last4, openaiView.base_url], ['env', 'abcd', `${openai.url}/v1`]);
+      assert.deepEqual(
+        [openaiView.source, openaiView.key_last4, openaiView.base_url],
+        ['env', 'abcd', `${openai.url}/v1`],
+      );
 
       // Refused input writes nothing.
       assert.equal((await t.api('PUT', '/api/ai/providers/anthropic', { api_key: 'has spaces in it' })).status, 400);
       assert.equal((await t.api('PUT', '/api/ai/providers/anthropic', { base_url: 'ftp://x' })).status, 400);
       assert.equal((await t.api('PUT', '/api/ai/providers/anthropic', {})).status, 400);
       assert.equal((await t.api('PUT', '/api/ai/providers/nope', { api_key: 'x' })).status, 400);
-      assert.equal((await t.api('GET', '/api/ai/providers')).body.providers.find((p: any) => p.provider === 'anthropic').key_last4, 'wxyz');
+      assert.equal(
+        (await t.api('GET', '/api/ai/providers')).body.providers.find((p: any) => p.provider === 'anthropic').key_last4,
+        'wxyz',
+      );
 
       // The run-time key works for a real call through the library.
       const claude = await resolveChatModel(t.service.features.generation, 'claude-haiku-4-5');
@@ -101,16 +124,26 @@ describe('generation providers and models', () => {
         model: claude.model,
         prompt: 'hi',
         maxRetries: 0,
-        tools: { add_note: tool({ inputSchema: jsonSchema<{ text: string }>({ type: 'object', properties: { text: { type: 'string' } } }) }) },
+        tools: {
+          add_note: tool({
+            inputSchema: jsonSchema<{ text: string }>({ type: 'object', properties: { text: { type: 'string' } } }),
+          }),
+        },
       });
       assert.equal(await r.text, 'Bonjour tout le monde');
-      assert.deepEqual((await r.toolCalls).map((c) => [c.toolName, c.input]), [['add_note', { text: 'hi' }]]);
+      assert.deepEqual(
+        (await r.toolCalls).map((c) => [c.toolName, c.input]),
+        [['add_note', { text: 'hi' }]],
+      );
       assert.equal(anthropic.messageRequests.at(-1).model, 'claude-haiku-4-5');
 
       await t.close();
       await fsp.chmod(file, 0o644); // as a copy restored from a backup might be
       t = await startService(env, { dataDir, logStream: logs.stream });
-      assert.ok(ids((await t.api('GET', '/api/ai/models')).body.chat).includes('claude-haiku-4-5'), 'the run-time key survives a restart');
+      assert.ok(
+        ids((await t.api('GET', '/api/ai/models')).body.chat).includes('claude-haiku-4-5'),
+        'the run-time key survives a restart',
+      );
       assert.equal((await fsp.stat(file)).mode & 0o777, 0o600, 'wider permissions are narrowed at start');
 
       const del = await t.api('DELETE', '/api/ai/providers/anthropic');
@@ -119,7 +152,10 @@ describe('generation providers and models', () => {
       assert.ok(!ids((await t.api('GET', '/api/ai/models')).body.chat).includes('claude-haiku-4-5'));
       assert.ok(!(await fsp.readFile(file, 'utf8')).includes(ANTHROPIC_KEY), 'the deleted key is gone from the file');
 
-      const text = logs.lines().map((l) => JSON.stringify(l)).join('\n');
+      const text = logs
+        .lines()
+        .map((l) => JSON.stringify(l))
+        .join('\n');
       assert.ok(text.includes('AI provider settings changed'), 'the change itself is logged');
       assert.ok(!text.includes(ANTHROPIC_KEY) && !text.includes(OPENAI_KEY), 'no key reaches the log');
     } finally {
@@ -133,12 +169,24 @@ describe('generation providers and models', () => {
     try {
       const resolved = await resolveChatModel(t.service.features.generation, 'gpt-4.1-mini');
       assert.equal(resolved.provider, 'openai');
-      openai.chat.push({ chunks: ['A ', 'red ', 'fox'], toolCalls: [{ name: 'generate_image', input: { prompt: 'a red fox', aspect_ratio: '1:1' } }] });
+      openai.chat.push({
+        chunks: ['A ', 'red ', 'fox'],
+        toolCalls: [{ name: 'generate_image', input: { prompt: 'a red fox', aspect_ratio: '1:1' } }],
+      });
       const r = streamText({
         model: resolved.model,
         prompt: 'draw a fox',
         maxRetries: 0,
-        tools: { generate_image: tool({ description: 'make an image', inputSchema: jsonSchema<{ prompt: string; aspect_ratio: string }>({ type: 'object', properties: { prompt: { type: 'string' }, aspect_ratio: { type: 'string' } }, required: ['prompt'] }) }) },
+        tools: {
+          generate_image: tool({
+            description: 'make an image',
+            inputSchema: jsonSchema<{ prompt: string; aspect_ratio: string }>({
+              type: 'object',
+              properties: { prompt: { type: 'string' }, aspect_ratio: { type: 'string' } },
+              required: ['prompt'],
+            }),
+          }),
+        },
       });
       const deltas: string[] = [];
       for await (const d of r.textStream) deltas.push(d);
@@ -157,7 +205,14 @@ describe('generation providers and models', () => {
   });
 
   it('a keyless local OpenAI-compatible server adds the chat models it lists', async () => {
-    const t = await startService({ OPENAI_API_KEY: '', ANTHROPIC_API_KEY: '', GOOGLE_GENERATIVE_AI_API_KEY: '', REPLICATE_API_TOKEN: '', FAL_KEY: '', OPENAI_COMPATIBLE_BASE_URL: `${local.url}/v1` });
+    const t = await startService({
+      OPENAI_API_KEY: '',
+      ANTHROPIC_API_KEY: '',
+      GOOGLE_GENERATIVE_AI_API_KEY: '',
+      REPLICATE_API_TOKEN: '',
+      FAL_KEY: '',
+      OPENAI_COMPATIBLE_BASE_URL: `${local.url}/v1`,
+    });
     try {
       const models = (await t.api('GET', '/api/ai/models')).body;
       assert.deepEqual(models.chat, [
@@ -166,10 +221,17 @@ describe('generation providers and models', () => {
       ]);
       const resolved = await resolveChatModel(t.service.features.generation, 'openai-compatible/qwen2.5');
       local.chat.push({ text: 'local answer' });
-      assert.equal((await streamText({ model: resolved.model, prompt: 'hi', maxRetries: 0 }).text), 'local answer');
+      assert.equal(await streamText({ model: resolved.model, prompt: 'hi', maxRetries: 0 }).text, 'local answer');
       assert.equal(local.chatRequests.at(-1).model, 'qwen2.5');
-      assert.equal(local.received('POST', /chat/).at(-1)!.headers.authorization, undefined, 'no key is sent to a keyless server');
-      await assert.rejects(resolveChatModel(t.service.features.generation, 'openai-compatible/not-pulled'), (e: ApiError) => e.code === 'unknown_model');
+      assert.equal(
+        local.received('POST', /chat/).at(-1)!.headers.authorization,
+        undefined,
+        'no key is sent to a keyless server',
+      );
+      await assert.rejects(
+        resolveChatModel(t.service.features.generation, 'openai-compatible/not-pulled'),
+        (e: ApiError) => e.code === 'unknown_model',
+      );
     } finally {
       await t.close();
     }

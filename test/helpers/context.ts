@@ -21,7 +21,15 @@ export interface TestContext {
  */
 export async function createTestContext(env: Record<string, string | undefined> = {}): Promise<TestContext> {
   const dataDir = await fsp.mkdtemp(path.join(os.tmpdir(), 'bms-ctx-'));
-  const config = loadConfig({ ...process.env, HOST: '127.0.0.1', PORT: '0', API_TOKEN: '', ALLOWED_ORIGINS: '', ...env, DATA_DIR: dataDir });
+  const config = loadConfig({
+    ...process.env,
+    HOST: '127.0.0.1',
+    PORT: '0',
+    API_TOKEN: '',
+    ALLOWED_ORIGINS: '',
+    ...env,
+    DATA_DIR: dataDir,
+  });
   const { ctx, outputs, stop } = await buildContext(config, pino({ level: 'silent' }));
   return {
     ctx,

@@ -47,7 +47,11 @@ export async function makeVideo(file: string, o: VideoFixture = {}): Promise<str
   const args = ['-f', 'lavfi', '-i', `${withOptions(src)}size=${w}x${h}:rate=${fps}:duration=${d}`];
   if (o.tone) args.push('-f', 'lavfi', '-i', `sine=frequency=${o.tone}:sample_rate=48000:duration=${d}`);
   const ext = path.extname(file).slice(1);
-  const codec = o.codec ?? (ext === 'webm' ? ['-c:v', 'libvpx-vp9', '-deadline', 'realtime', '-cpu-used', '8'] : ['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p']);
+  const codec =
+    o.codec ??
+    (ext === 'webm'
+      ? ['-c:v', 'libvpx-vp9', '-deadline', 'realtime', '-cpu-used', '8']
+      : ['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p']);
   args.push(...codec);
   if (o.tone) args.push(...(ext === 'webm' ? ['-c:a', 'libopus'] : ['-c:a', 'aac']), '-shortest');
   args.push(file);
@@ -57,13 +61,30 @@ export async function makeVideo(file: string, o: VideoFixture = {}): Promise<str
 
 /** A tone as an audio file. */
 export async function makeAudio(file: string, o: { duration?: number; tone?: number } = {}): Promise<string> {
-  await ffmpeg(['-f', 'lavfi', '-i', `sine=frequency=${o.tone ?? 440}:sample_rate=44100:duration=${o.duration ?? 2}`, file]);
+  await ffmpeg([
+    '-f',
+    'lavfi',
+    '-i',
+    `sine=frequency=${o.tone ?? 440}:sample_rate=44100:duration=${o.duration ?? 2}`,
+    file,
+  ]);
   return file;
 }
 
 /** A test-pattern still image (png/jpg/webp by extension). */
-export async function makeImage(file: string, o: { width?: number; height?: number; source?: string } = {}): Promise<string> {
-  await ffmpeg(['-f', 'lavfi', '-i', `${withOptions(o.source ?? 'testsrc2')}size=${o.width ?? 320}x${o.height ?? 240}`, '-frames:v', '1', file]);
+export async function makeImage(
+  file: string,
+  o: { width?: number; height?: number; source?: string } = {},
+): Promise<string> {
+  await ffmpeg([
+    '-f',
+    'lavfi',
+    '-i',
+    `${withOptions(o.source ?? 'testsrc2')}size=${o.width ?? 320}x${o.height ?? 240}`,
+    '-frames:v',
+    '1',
+    file,
+  ]);
   return file;
 }
 
@@ -91,7 +112,22 @@ export interface Frame {
 export async function frameAt(file: string, t: number, width: number, height: number): Promise<Frame> {
   const { stdout } = await run(
     await ffmpegPath(),
-    ['-hide_banner', '-loglevel', 'error', '-ss', String(t), '-i', file, '-frames:v', '1', '-vf', `scale=${width}:${height},format=rgb24`, '-f', 'rawvideo', 'pipe:1'],
+    [
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-ss',
+      String(t),
+      '-i',
+      file,
+      '-frames:v',
+      '1',
+      '-vf',
+      `scale=${width}:${height},format=rgb24`,
+      '-f',
+      'rawvideo',
+      'pipe:1',
+    ],
     { encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 },
   );
   const buf = stdout as unknown as Buffer;

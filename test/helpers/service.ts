@@ -16,7 +16,11 @@ export interface TestService {
   /** Creates a board and returns its id. */
   createBoard(name?: string): Promise<string>;
   /** Uploads a file from disk (or a buffer) to a board; `addToBoard` also creates the element. */
-  upload(boardId: string, file: string | { name: string; data: Buffer | string }, opts?: { addToBoard?: boolean; data?: Record<string, unknown> }): Promise<ApiAnswer<any>>;
+  upload(
+    boardId: string,
+    file: string | { name: string; data: Buffer | string },
+    opts?: { addToBoard?: boolean; data?: Record<string, unknown> },
+  ): Promise<ApiAnswer<any>>;
   close(): Promise<void>;
 }
 
@@ -36,13 +40,27 @@ export async function startService(
   opts: { dataDir?: string; logStream?: NodeJS.WritableStream } = {},
 ): Promise<TestService> {
   const dataDir = opts.dataDir ?? (await fsp.mkdtemp(path.join(os.tmpdir(), 'bms-test-')));
-  const config = loadConfig({ ...process.env, HOST: '127.0.0.1', PORT: '0', API_TOKEN: '', ALLOWED_ORIGINS: '', LOG_LEVEL: 'silent', ...env, DATA_DIR: dataDir });
+  const config = loadConfig({
+    ...process.env,
+    HOST: '127.0.0.1',
+    PORT: '0',
+    API_TOKEN: '',
+    ALLOWED_ORIGINS: '',
+    LOG_LEVEL: 'silent',
+    ...env,
+    DATA_DIR: dataDir,
+  });
   const service = await buildService(config, opts.logStream ? { logStream: opts.logStream } : { logger: false });
   await service.app.listen({ host: config.host, port: 0 });
   const port = (service.app.server.address() as AddressInfo).port;
   const baseUrl = `http://127.0.0.1:${port}`;
 
-  const api = async <T,>(method: string, url: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiAnswer<T>> => {
+  const api = async <T>(
+    method: string,
+    url: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<ApiAnswer<T>> => {
     const init: RequestInit = { method, headers: { ...headers } };
     if (body !== undefined) {
       init.body = typeof body === 'string' ? body : JSON.stringify(body);
@@ -71,8 +89,10 @@ export async function startService(
       form.set('board_id', boardId);
       if (o.addToBoard) form.set('add_to_board', 'true');
       if (o.data) form.set('data', JSON.stringify(o.data));
-      if (typeof file === 'string') form.set('file', new Blob([new Uint8Array(await fsp.readFile(file))]), path.basename(file));
-      else form.set('file', new Blob([typeof file.data === 'string' ? file.data : new Uint8Array(file.data)]), file.name);
+      if (typeof file === 'string')
+        form.set('file', new Blob([new Uint8Array(await fsp.readFile(file))]), path.basename(file));
+      else
+        form.set('file', new Blob([typeof file.data === 'string' ? file.data : new Uint8Array(file.data)]), file.name);
       const res = await fetch(`${baseUrl}/api/upload`, { method: 'POST', body: form });
       const text = await res.text();
       return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined, text };
@@ -86,7 +106,11 @@ export async function startService(
 }
 
 /** Polls until `check` returns a value (not undefined), or fails after `timeoutMs`. */
-export async function eventually<T>(check: () => Promise<T | undefined> | T | undefined, timeoutMs = 20_000, what = 'condition'): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 20_000,
+  what = 'condition',
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

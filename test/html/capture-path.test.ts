@@ -8,7 +8,12 @@ import { BrowserPool } from '../../src/tools/browser.js';
 import { Tools } from '../../src/tools/locate.js';
 
 // Begin-frame capture is chosen by trying it once per binary, not by where the binary came from.
-const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined, debug: () => undefined } as unknown as FastifyBaseLogger;
+const quiet = {
+  info: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+  debug: () => undefined,
+} as unknown as FastifyBaseLogger;
 
 async function capturePath(chromium: string | undefined): Promise<{ beginFrame: boolean; png: Buffer }> {
   const pool = new BrowserPool(new Tools({ ...process.env, CHROMIUM_PATH: chromium }), quiet, { maxPages: 2 });
@@ -43,28 +48,42 @@ test('the located Chromium: a headless shell captures by begin-frame', async () 
 
 const fullChromium = ['/usr/lib/chromium/chromium', '/opt/google/chrome/chrome'].find((p) => fs.existsSync(p));
 
-test('a full Chromium, which has no begin-frame control, captures with screenshots', { skip: !fullChromium && 'no full Chromium installed' }, async () => {
-  const { beginFrame, png } = await capturePath(fullChromium);
-  assert.equal(beginFrame, false);
-  assert.ok(isPng(png));
-});
+test(
+  'a full Chromium, which has no begin-frame control, captures with screenshots',
+  { skip: !fullChromium && 'no full Chromium installed' },
+  async () => {
+    const { beginFrame, png } = await capturePath(fullChromium);
+    assert.equal(beginFrame, false);
+    assert.ok(isPng(png));
+  },
+);
 
-test("Chrome for Testing's headless shell in puppeteer's cache is preferred, newest version first", { skip: process.platform === 'win32' }, async () => {
-  const cache = fs.mkdtempSync(path.join(os.tmpdir(), 'bms-cft-'));
-  try {
-    const shell = (version: string) => {
-      const dir = path.join(cache, 'chrome-headless-shell', `linux-${version}`, 'chrome-headless-shell-linux64');
-      fs.mkdirSync(dir, { recursive: true });
-      fs.writeFileSync(path.join(dir, 'chrome-headless-shell'), `#!/bin/sh\necho "Chrome-Headless-Shell ${version}"\n`, { mode: 0o755 });
-      return path.join(dir, 'chrome-headless-shell');
-    };
-    shell('131.0.6778.85');
-    const newest = shell('139.0.7258.5');
-    shell('99.0.1.1');
-    const info = await new Tools({ ...process.env, CHROMIUM_PATH: '', PUPPETEER_CACHE_DIR: cache }).require('chromium');
-    assert.equal(info.path, newest);
-    assert.equal(info.version, 'Chrome-Headless-Shell 139.0.7258.5');
-  } finally {
-    fs.rmSync(cache, { recursive: true, force: true });
-  }
-});
+test(
+  "Chrome for Testing's headless shell in puppeteer's cache is preferred, newest version first",
+  { skip: process.platform === 'win32' },
+  async () => {
+    const cache = fs.mkdtempSync(path.join(os.tmpdir(), 'bms-cft-'));
+    try {
+      const shell = (version: string) => {
+        const dir = path.join(cache, 'chrome-headless-shell', `linux-${version}`, 'chrome-headless-shell-linux64');
+        fs.mkdirSync(dir, { recursive: true });
+        fs.writeFileSync(
+          path.join(dir, 'chrome-headless-shell'),
+          `#!/bin/sh\necho "Chrome-Headless-Shell ${version}"\n`,
+          { mode: 0o755 },
+        );
+        return path.join(dir, 'chrome-headless-shell');
+      };
+      shell('131.0.6778.85');
+      const newest = shell('139.0.7258.5');
+      shell('99.0.1.1');
+      const info = await new Tools({ ...process.env, CHROMIUM_PATH: '', PUPPETEER_CACHE_DIR: cache }).require(
+        'chromium',
+      );
+      assert.equal(info.path, newest);
+      assert.equal(info.version, 'Chrome-Headless-Shell 139.0.7258.5');
+    } finally {
+      fs.rmSync(cache, { recursive: true, force: true });
+    }
+  },
+);

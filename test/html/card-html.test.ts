@@ -33,7 +33,11 @@ describe('html cards: backing file and versions', () => {
     assert.equal(served.status, 200);
     assert.match(served.text, /^<!doctype html>/);
     const second = await newCard('My Card');
-    assert.equal(second.url, `/media/${board}/My%20Card%20(1).html`, 'a second card never takes over the first one\'s file');
+    assert.equal(
+      second.url,
+      `/media/${board}/My%20Card%20(1).html`,
+      "a second card never takes over the first one's file",
+    );
   });
 
   it('uses an uploaded .html file as the backing file, and refuses other files', async () => {
@@ -80,7 +84,10 @@ describe('html cards: backing file and versions', () => {
     assert.equal(notHtml.status, 400);
     assert.match(notHtml.body.error.message, /not html/);
     assert.equal((await s.api('PUT', `${cardUrl('el_missing')}/html`, { html: 'x' })).status, 404);
-    assert.equal((await s.api('PUT', `/api/moodboards/bd_missing/elements/el_missing/html`, { html: 'x' })).status, 404);
+    assert.equal(
+      (await s.api('PUT', `/api/moodboards/bd_missing/elements/el_missing/html`, { html: 'x' })).status,
+      404,
+    );
     assert.equal((await s.api('POST', `${cardUrl('el_missing')}/html-changed`)).status, 404);
     assert.equal((await s.api('GET', `${cardUrl('el_missing')}/html/versions`)).status, 404);
     assert.equal((await s.api('PUT', `${cardUrl(text.body.id)}/html`, {})).status, 400, 'html is required');
@@ -97,8 +104,14 @@ describe('html cards: backing file and versions', () => {
     const list = await s.api('GET', `${cardUrl(el.id)}/html/versions`);
     assert.equal(list.status, 200);
     assert.equal(list.body.htmlVersion, 11);
-    assert.deepEqual(list.body.versions.map((v: { version: number }) => v.version), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
-    assert.deepEqual(list.body.versions.filter((v: { current: boolean }) => v.current).map((v: { version: number }) => v.version), [11]);
+    assert.deepEqual(
+      list.body.versions.map((v: { version: number }) => v.version),
+      [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11],
+    );
+    assert.deepEqual(
+      list.body.versions.filter((v: { current: boolean }) => v.current).map((v: { version: number }) => v.version),
+      [11],
+    );
 
     const contents = new Set<string>();
     for (let n = 2; n <= 11; n++) contents.add((await s.api('GET', `${cardUrl(el.id)}/html/versions/${n}`)).body.html);
@@ -123,8 +136,15 @@ describe('html cards: backing file and versions', () => {
     assert.equal(restored.status, 200, restored.text);
     assert.equal(restored.body.htmlVersion, 4);
     assert.equal(await fsp.readFile(await fileOf(el.url), 'utf8'), '<p>through the API</p>');
-    assert.equal((await s.api('GET', `${cardUrl(el.id)}/html/versions/3`)).body.html, '<p>edited on disk</p>', 'older versions stay');
-    assert.equal((await s.api('GET', `${cardUrl(el.id)}/html/versions/1`)).body.html.startsWith('<!doctype html>'), true);
+    assert.equal(
+      (await s.api('GET', `${cardUrl(el.id)}/html/versions/3`)).body.html,
+      '<p>edited on disk</p>',
+      'older versions stay',
+    );
+    assert.equal(
+      (await s.api('GET', `${cardUrl(el.id)}/html/versions/1`)).body.html.startsWith('<!doctype html>'),
+      true,
+    );
 
     assert.equal((await s.api('POST', `${cardUrl(el.id)}/html/versions/99/restore`)).status, 404);
     assert.equal((await s.api('GET', `${cardUrl(el.id)}/html/versions/0`)).status, 400);
@@ -141,7 +161,7 @@ describe('html cards: backing file and versions', () => {
     assert.equal((await s.api('POST', `${cardUrl(missing.id)}/html-changed`)).status, 404);
   });
 
-  it('a card never writes outside its own backing file: htmlUrl is the service\'s, other boards\' files are refused', async () => {
+  it("a card never writes outside its own backing file: htmlUrl is the service's, other boards' files are refused", async () => {
     const other = await s.createBoard('Other');
     const photo = await s.upload(other, { name: 'photo.jpg', data: 'precious pixels' });
     const card = await newCard('Attacker');
@@ -164,7 +184,9 @@ describe('html cards: backing file and versions', () => {
     await fsp.mkdir(path.join(dir, 'sub'));
     const up = await s.upload(linked, { name: 'card.html', data: '<p>v1</p>' });
     await fsp.rename(path.join(dir, 'card.html'), path.join(dir, 'sub', 'card.html'));
-    const el = (await s.api('POST', `/api/moodboards/${linked}/elements`, { type: 'html', url: `/media/${linked}/sub/card.html` })).body;
+    const el = (
+      await s.api('POST', `/api/moodboards/${linked}/elements`, { type: 'html', url: `/media/${linked}/sub/card.html` })
+    ).body;
     assert.ok(el.id, JSON.stringify(el));
     assert.ok(up.body.url);
     await fsp.rm(path.join(dir, 'sub'), { recursive: true });

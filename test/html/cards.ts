@@ -125,10 +125,30 @@ export async function pngPixels(png: Buffer): Promise<(x: number, y: number) => 
 }
 
 /** RGB pixels of frame `index` of a video, decoded by ffmpeg. */
-export async function videoFramePixels(file: string, index: number, width: number, height: number): Promise<(x: number, y: number) => Rgb> {
+export async function videoFramePixels(
+  file: string,
+  index: number,
+  width: number,
+  height: number,
+): Promise<(x: number, y: number) => Rgb> {
   const { stdout } = await run(
     await ffmpegPath(),
-    ['-hide_banner', '-loglevel', 'error', '-i', file, '-vf', `select=eq(n\\,${index})`, '-vframes', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'],
+    [
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-i',
+      file,
+      '-vf',
+      `select=eq(n\\,${index})`,
+      '-vframes',
+      '1',
+      '-f',
+      'rawvideo',
+      '-pix_fmt',
+      'rgb24',
+      'pipe:1',
+    ],
     { encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 },
   );
   const data = stdout as unknown as Buffer;
@@ -147,7 +167,8 @@ export function wrongCells(pixel: (x: number, y: number) => Rgb, t: number, tole
     const got = pixel(x, y);
     const want = (m.colour ?? colourAt)(Math.min(1, Math.max(0, m.progress(t))));
     const off = Math.max(...got.map((v, k) => Math.abs(v - want[k])));
-    if (off > tolerance + (m.slack ?? 0)) wrong.push(`${m.name} at ${t}s: got rgb(${got.join(',')}), want rgb(${want.join(',')})`);
+    if (off > tolerance + (m.slack ?? 0))
+      wrong.push(`${m.name} at ${t}s: got rgb(${got.join(',')}), want rgb(${want.join(',')})`);
   });
   return wrong;
 }

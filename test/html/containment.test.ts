@@ -23,14 +23,19 @@ describe('html cards read and write only inside their folders (symlinks included
   const newCard = async (name: string) => {
     const el = (await s.api('POST', `/api/moodboards/${board}/elements`, { type: 'html', name })).body;
     assert.ok(el.id, JSON.stringify(el));
-    await eventually(async () => ((await s.api('GET', `${cardUrl(el.id)}/html/versions/1`)).status === 200 ? true : undefined), 10_000, 'version 1');
+    await eventually(
+      async () => ((await s.api('GET', `${cardUrl(el.id)}/html/versions/1`)).status === 200 ? true : undefined),
+      10_000,
+      'version 1',
+    );
     return { el, file: (await s.service.ctx.media.resolveUrl(el.url)).path };
   };
   const linkOut = async (at: string, target = secretFile) => {
     await fsp.rm(at, { recursive: true, force: true });
     await fsp.symlink(target, at);
   };
-  const assertNoSecret = (text: string) => assert.ok(!text.includes('secret outside'), `the outside file leaked: ${text}`);
+  const assertNoSecret = (text: string) =>
+    assert.ok(!text.includes('secret outside'), `the outside file leaked: ${text}`);
 
   before(async () => {
     s = await startService();
@@ -53,7 +58,10 @@ describe('html cards read and write only inside their folders (symlinks included
     const v2 = await s.api('GET', `${cardUrl(el.id)}/html/versions/2`);
     assert.equal(v2.status, 404, 'no version was made from the outside file');
     const list = await s.api('GET', `${cardUrl(el.id)}/html/versions`);
-    assert.deepEqual(list.body.versions.map((v: { version: number }) => v.version), [1]);
+    assert.deepEqual(
+      list.body.versions.map((v: { version: number }) => v.version),
+      [1],
+    );
     assert.equal(await fsp.readFile(secretFile, 'utf8'), SECRET, 'the outside file is untouched');
   });
 

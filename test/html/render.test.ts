@@ -28,10 +28,23 @@ describe('HTML rendering on virtual time', () => {
     // A video that is red for its first half second and blue for the second (VP9: Chromium builds decode it).
     const video = path.join(fixtures, 'redblue.webm');
     await ffmpeg([
-      '-f', 'lavfi', '-i', 'color=c=red:s=40x30:r=10:d=0.5',
-      '-f', 'lavfi', '-i', 'color=c=blue:s=40x30:r=10:d=0.5',
-      '-filter_complex', '[0:v][1:v]concat=n=2:v=1:a=0',
-      '-c:v', 'libvpx-vp9', '-deadline', 'realtime', '-cpu-used', '8', video,
+      '-f',
+      'lavfi',
+      '-i',
+      'color=c=red:s=40x30:r=10:d=0.5',
+      '-f',
+      'lavfi',
+      '-i',
+      'color=c=blue:s=40x30:r=10:d=0.5',
+      '-filter_complex',
+      '[0:v][1:v]concat=n=2:v=1:a=0',
+      '-c:v',
+      'libvpx-vp9',
+      '-deadline',
+      'realtime',
+      '-cpu-used',
+      '8',
+      video,
     ]);
     const audio = await makeAudio(path.join(fixtures, 'tone.wav'), { duration: 2 });
     const upload = async (file: string) => {
@@ -54,7 +67,14 @@ describe('HTML rendering on virtual time', () => {
 
   it('renders every kind of animation at its virtual time into PNG frames', async () => {
     for (const frame of CHECKED_FRAMES) {
-      const res = await s.api('POST', '/api/html/render-frame', { html: card, ...CARD_SIZE, fps: FPS, frame, title: `frame ${frame}`, board_id: board });
+      const res = await s.api('POST', '/api/html/render-frame', {
+        html: card,
+        ...CARD_SIZE,
+        fps: FPS,
+        frame,
+        title: `frame ${frame}`,
+        board_id: board,
+      });
       assert.equal(res.status, 200, res.text);
       assert.equal(res.body.type, 'image');
       assert.equal(res.body.filename, `frame ${frame}.png`);
@@ -66,7 +86,15 @@ describe('HTML rendering on virtual time', () => {
   });
 
   it('renders an mp4 whose frames show every kind of animation at its virtual time, adds it to the board with a thumbnail', async () => {
-    const res = await s.api('POST', '/api/html/render', { html: card, ...CARD_SIZE, fps: FPS, duration: 1, format: 'mp4', title: 'All animations', board_id: board });
+    const res = await s.api('POST', '/api/html/render', {
+      html: card,
+      ...CARD_SIZE,
+      fps: FPS,
+      duration: 1,
+      format: 'mp4',
+      title: 'All animations',
+      board_id: board,
+    });
     assert.equal(res.status, 200, res.text);
     assert.equal(res.body.type, 'video');
     assert.equal(res.body.filename, 'All animations.mp4');
@@ -75,7 +103,10 @@ describe('HTML rendering on virtual time', () => {
     assert.equal(res.body.proxy_url, undefined, 'no proxy for a video that is already small');
     const file = await fileOf(res.body.url);
     for (const frame of CHECKED_FRAMES) {
-      assert.deepEqual(wrongCells(await videoFramePixels(file, frame, CARD_SIZE.width, CARD_SIZE.height), frame / FPS, 16), []);
+      assert.deepEqual(
+        wrongCells(await videoFramePixels(file, frame, CARD_SIZE.width, CARD_SIZE.height), frame / FPS, 16),
+        [],
+      );
     }
     const probe = await probeFile(file);
     assert.equal(probe.video?.codec, 'h264');
@@ -99,7 +130,13 @@ describe('HTML rendering on virtual time', () => {
   it('gives byte-identical PNGs, mp4 and webm files (with proxy and thumbnail) run after run', async () => {
     const pngs = [];
     for (let i = 0; i < 2; i++) {
-      const res = await s.api('POST', '/api/html/render-frame', { html: card, ...CARD_SIZE, fps: FPS, frame: 9, board_id: board });
+      const res = await s.api('POST', '/api/html/render-frame', {
+        html: card,
+        ...CARD_SIZE,
+        fps: FPS,
+        frame: 9,
+        board_id: board,
+      });
       assert.equal(res.status, 200, res.text);
       pngs.push(await bytesOf(res.body.url));
     }
@@ -109,14 +146,29 @@ describe('HTML rendering on virtual time', () => {
     for (const format of ['mp4', 'webm'] as const) {
       const runs = [];
       for (let i = 0; i < 2; i++) {
-        const res = await s.api('POST', '/api/html/render', { html: card, width: 200, height: 500, fps: FPS, duration: 1, format, title: 'Same', board_id: board });
+        const res = await s.api('POST', '/api/html/render', {
+          html: card,
+          width: 200,
+          height: 500,
+          fps: FPS,
+          duration: 1,
+          format,
+          title: 'Same',
+          board_id: board,
+        });
         assert.equal(res.status, 200, res.text);
         runs.push(res.body);
       }
       assert.notEqual(runs[0].filename, runs[1].filename, 'a second render never overwrites the first');
       assert.ok((await bytesOf(runs[0].url)).equals(await bytesOf(runs[1].url)), `two ${format} renders differ`);
-      assert.ok((await bytesOf(runs[0].proxy_url)).equals(await bytesOf(runs[1].proxy_url)), `two ${format} proxies differ`);
-      assert.ok((await bytesOf(runs[0].thumbnail_url)).equals(await bytesOf(runs[1].thumbnail_url)), `two ${format} thumbnails differ`);
+      assert.ok(
+        (await bytesOf(runs[0].proxy_url)).equals(await bytesOf(runs[1].proxy_url)),
+        `two ${format} proxies differ`,
+      );
+      assert.ok(
+        (await bytesOf(runs[0].thumbnail_url)).equals(await bytesOf(runs[1].thumbnail_url)),
+        `two ${format} thumbnails differ`,
+      );
       const main = await probeFile(await fileOf(runs[0].url));
       assert.equal(main.video?.codec, format === 'mp4' ? 'h264' : 'vp9');
       assert.equal(main.video?.height, 500);
@@ -166,10 +218,23 @@ describe('HTML rendering on virtual time', () => {
   fetch('${image.body.url}').then((r) => r.ok && r.blob()).then((b) => b && b.size > 0 && (document.getElementById('media').style.background = 'rgb(0,255,0)'));
   setTimeout(() => { location.href = 'http://${other}/navigate'; }, 100);
 </script></body></html>`;
-      const res = await s.api('POST', '/api/html/render-frame', { html, width: 160, height: 40, fps: FPS, frame: 9, board_id: board });
+      const res = await s.api('POST', '/api/html/render-frame', {
+        html,
+        width: 160,
+        height: 40,
+        fps: FPS,
+        frame: 9,
+        board_id: board,
+      });
       assert.equal(res.status, 200, res.text);
       const blocked: string[] = res.body.blocked_requests;
-      for (const expected of ['http://example.com/', `http://${other}/fetch`, `http://${other}/img.png`, `${s.baseUrl}/api/moodboards`, `http://${other}/navigate`]) {
+      for (const expected of [
+        'http://example.com/',
+        `http://${other}/fetch`,
+        `http://${other}/img.png`,
+        `${s.baseUrl}/api/moodboards`,
+        `http://${other}/navigate`,
+      ]) {
         assert.ok(blocked.includes(expected), `${expected} was not blocked: ${blocked.join(', ')}`);
       }
       const px = await pngPixels(await bytesOf(res.body.url));
@@ -221,12 +286,26 @@ describe('HTML render time limit', () => {
     try {
       const board = await s.createBoard();
       const stuck = '<!doctype html><body><script>setTimeout(() => { for (;;) {} }, 100);</script></body>';
-      const res = await s.api('POST', '/api/html/render', { html: stuck, width: 64, height: 64, fps: 10, duration: 1, title: 'stuck', board_id: board });
+      const res = await s.api('POST', '/api/html/render', {
+        html: stuck,
+        width: 64,
+        height: 64,
+        fps: 10,
+        duration: 1,
+        title: 'stuck',
+        board_id: board,
+      });
       assert.equal(res.status, 504, res.text);
       assert.equal(res.body.error.code, 'render_timeout');
       const files = await fsp.readdir(await s.service.ctx.media.boardDir(board));
       assert.deepEqual(files, [], 'no partial output is left behind');
-      const ok = await s.api('POST', '/api/html/render-frame', { html: '<body style="margin:0;background:rgb(0,0,255)">', width: 64, height: 64, fps: 10, board_id: board });
+      const ok = await s.api('POST', '/api/html/render-frame', {
+        html: '<body style="margin:0;background:rgb(0,0,255)">',
+        width: 64,
+        height: 64,
+        fps: 10,
+        board_id: board,
+      });
       assert.equal(ok.status, 200, ok.text);
       const px = await pngPixels(await fsp.readFile((await s.service.ctx.media.resolveUrl(ok.body.url)).path));
       assert.deepEqual(px(32, 32), [0, 0, 255]);

@@ -32,7 +32,12 @@ function handle(req: http.IncomingMessage, res: http.ServerResponse): void {
       res.writeHead(200, { 'content-type': 'image/png', 'content-length': png.length }).end(png);
       return;
     case '/files/clip':
-      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-disposition': 'attachment; filename="holiday clip.bin"' }).end(mp4);
+      res
+        .writeHead(200, {
+          'content-type': 'application/octet-stream',
+          'content-disposition': 'attachment; filename="holiday clip.bin"',
+        })
+        .end(mp4);
       return;
     case '/lies.png':
       res.writeHead(200, { 'content-type': 'image/png' }).end('just some text, not a picture');
@@ -44,7 +49,9 @@ function handle(req: http.IncomingMessage, res: http.ServerResponse): void {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<!doctype html><title>post</title>');
       return;
     case '/sniffed-page':
-      res.writeHead(200, { 'content-type': 'application/octet-stream' }).end('<!DOCTYPE html><html><body>hi</body></html>');
+      res
+        .writeHead(200, { 'content-type': 'application/octet-stream' })
+        .end('<!DOCTYPE html><html><body>hi</body></html>');
       return;
     case '/big':
       res.writeHead(200, { 'content-type': 'image/png', 'content-length': LIMIT * 2 });
@@ -82,12 +89,18 @@ async function download(body: Record<string, unknown>, svc = t) {
 
 before(async () => {
   fx = await tempDir();
-  png = await sharp({ create: { width: 64, height: 48, channels: 3, background: '#229944' } }).png().toBuffer();
+  png = await sharp({ create: { width: 64, height: 48, channels: 3, background: '#229944' } })
+    .png()
+    .toBuffer();
   mp4 = await fsp.readFile(await makeVideo(path.join(fx, 'clip.mp4'), { duration: 1, tone: 440 }));
   server = http.createServer(handle);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  t = await startService({ DOWNLOAD_MAX_BYTES: String(LIMIT), DOWNLOAD_TIMEOUT_MS: '1500', YTDLP_PATH: path.join(fx, 'missing-yt-dlp') });
+  t = await startService({
+    DOWNLOAD_MAX_BYTES: String(LIMIT),
+    DOWNLOAD_TIMEOUT_MS: '1500',
+    YTDLP_PATH: path.join(fx, 'missing-yt-dlp'),
+  });
   board = await t.createBoard('downloads');
 });
 
@@ -171,7 +184,10 @@ describe('download', () => {
 
   it('leaves no partial files behind', async () => {
     const names = await fsp.readdir(path.join(t.dataDir, 'media', 'admin', board));
-    assert.deepEqual(names.filter((n) => n.startsWith('.tmp-')), []);
+    assert.deepEqual(
+      names.filter((n) => n.startsWith('.tmp-')),
+      [],
+    );
   });
 
   it('runs as a job with async: true', async () => {
@@ -208,8 +224,14 @@ echo '{}' > "$out/002-Post_video.info.json"
       const b = await svc.createBoard('social');
       const res = await svc.api('POST', '/api/download', { board_id: b, url: `${origin}/page` });
       assert.equal(res.status, 200, res.text);
-      assert.deepEqual(res.body.elements.map((e: { type: string }) => e.type), ['image', 'video']);
-      assert.deepEqual(res.body.elements.map((e: { name: string }) => e.name), ['Post_image.png', 'Post_video.mp4']);
+      assert.deepEqual(
+        res.body.elements.map((e: { type: string }) => e.type),
+        ['image', 'video'],
+      );
+      assert.deepEqual(
+        res.body.elements.map((e: { name: string }) => e.name),
+        ['Post_image.png', 'Post_video.mp4'],
+      );
     } finally {
       await svc.close();
     }

@@ -43,9 +43,28 @@ before(async () => {
   const original = await makeImage(path.join(fx, 'original.png'), { width: 400, height: 300 });
   await sharp(original).resize(200).png().toFile(path.join(fx, 'small.png'));
   await sharp(original).jpeg({ quality: 40 }).toFile(path.join(fx, 'compressed.jpg'));
-  await sharp(original).extract({ left: 12, top: 9, width: 376, height: 282 }).png().toFile(path.join(fx, 'cropped.png'));
+  await sharp(original)
+    .extract({ left: 12, top: 9, width: 376, height: 282 })
+    .png()
+    .toFile(path.join(fx, 'cropped.png'));
   await makeImage(path.join(fx, 'unrelated.png'), { width: 400, height: 300, source: 'mandelbrot' });
-  await ffmpeg(['-loop', '1', '-i', original, '-t', '1', '-r', '10', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', path.join(fx, 'still.mp4')]);
+  await ffmpeg([
+    '-loop',
+    '1',
+    '-i',
+    original,
+    '-t',
+    '1',
+    '-r',
+    '10',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-pix_fmt',
+    'yuv420p',
+    path.join(fx, 'still.mp4'),
+  ]);
   await add(boardA, 'original', original);
   for (const key of ['small', 'compressed', 'cropped', 'unrelated']) {
     await add(boardB, key, path.join(fx, key === 'compressed' ? 'compressed.jpg' : `${key}.png`));
@@ -63,13 +82,20 @@ describe('find-similar', () => {
   it('finds resized, re-compressed, cropped copies and video frames across boards, best first', async () => {
     const wanted = [ids.small, ids.compressed, ids.cropped, ids.video];
     // Copies are hashed in the background after probing; wait until all are indexed.
-    const matches = await eventually(async () => {
-      const m = await similar(boardA, ids.original);
-      return wanted.every((id) => m.some((x) => x.element_id === id)) ? m : undefined;
-    }, 30_000, 'all copies indexed');
+    const matches = await eventually(
+      async () => {
+        const m = await similar(boardA, ids.original);
+        return wanted.every((id) => m.some((x) => x.element_id === id)) ? m : undefined;
+      },
+      30_000,
+      'all copies indexed',
+    );
     assert.ok(!matches.some((m) => m.element_id === ids.original), 'the query element itself is excluded');
     const distances = matches.map((m) => m.distance);
-    assert.deepEqual(distances, [...distances].sort((a, b) => a - b));
+    assert.deepEqual(
+      distances,
+      [...distances].sort((a, b) => a - b),
+    );
     const copy = matches.find((m) => m.element_id === ids.small)!;
     assert.equal(copy.board_id, boardB);
     assert.equal(copy.url, `/media/${boardB}/small.png`);

@@ -16,7 +16,8 @@ let fx: string;
 const ids: Record<string, string> = {};
 
 /** Absolute path of a board file from its /media URL. */
-const fileOf = (url: string) => path.join(t.dataDir, 'media', 'admin', board, decodeURIComponent(url.split('/').pop()!));
+const fileOf = (url: string) =>
+  path.join(t.dataDir, 'media', 'admin', board, decodeURIComponent(url.split('/').pop()!));
 
 /** Duration of the first stream of a kind, from ffprobe's stream record. */
 async function streamDuration(file: string, kind: 'video' | 'audio'): Promise<number> {
@@ -29,7 +30,22 @@ async function streamDuration(file: string, kind: 'video' | 'audio'): Promise<nu
 async function lumaAt(file: string, t: number): Promise<number> {
   const { stdout } = await promisify(execFile)(
     await ffmpegPath(),
-    ['-hide_banner', '-loglevel', 'error', '-ss', String(t), '-i', file, '-frames:v', '1', '-vf', 'format=gray,crop=1:1:32:32', '-f', 'rawvideo', 'pipe:1'],
+    [
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-ss',
+      String(t),
+      '-i',
+      file,
+      '-frames:v',
+      '1',
+      '-vf',
+      'format=gray,crop=1:1:32:32',
+      '-f',
+      'rawvideo',
+      'pipe:1',
+    ],
     { encoding: 'buffer' },
   );
   return (stdout as Buffer)[0];
@@ -57,9 +73,14 @@ before(async () => {
     tone: await makeAudio(path.join(fx, 'tone.wav'), { duration: 2 }),
     corrupt: await makeCorrupt(path.join(fx, 'corrupt.mp4')),
   };
-  await sharp({ create: { width: 321, height: 241, channels: 3, background: '#3366cc' } }).png().toFile(path.join(fx, 'picture.png'));
+  await sharp({ create: { width: 321, height: 241, channels: 3, background: '#3366cc' } })
+    .png()
+    .toFile(path.join(fx, 'picture.png'));
   // Stored landscape 320x240 with EXIF orientation 6: displayed as portrait 240x320.
-  await sharp({ create: { width: 320, height: 240, channels: 3, background: '#cc3333' } }).jpeg().withMetadata({ orientation: 6 }).toFile(path.join(fx, 'rotated.jpg'));
+  await sharp({ create: { width: 320, height: 240, channels: 3, background: '#cc3333' } })
+    .jpeg()
+    .withMetadata({ orientation: 6 })
+    .toFile(path.join(fx, 'rotated.jpg'));
   files.picture = path.join(fx, 'picture.png');
   files.rotated = path.join(fx, 'rotated.jpg');
   for (const [key, file] of Object.entries(files)) {
@@ -106,7 +127,12 @@ describe('extract-audio', () => {
 
 describe('trim-media', () => {
   it('cuts a video frame-accurately, keeping audio', async () => {
-    const res = await post('/api/trim-media', { board_id: board, element_id: ids.clip, start_seconds: 0.52, end_seconds: 1.72 });
+    const res = await post('/api/trim-media', {
+      board_id: board,
+      element_id: ids.clip,
+      start_seconds: 0.52,
+      end_seconds: 1.72,
+    });
     assert.equal(res.status, 200, res.text);
     assert.equal(res.body.filename, 'clip (trim 0.52-1.72).mp4');
     const file = fileOf(res.body.url);
@@ -121,9 +147,30 @@ describe('trim-media', () => {
     // Brightness rises 5 levels per frame and the only key frame is the first, so a cut that snapped to a key frame
     // or to a neighbouring frame shows in the first output pixel.
     const ramp = path.join(fx, 'ramp.mp4');
-    await ffmpeg(['-f', 'lavfi', '-i', 'color=c=black:s=64x64:r=25:d=2', '-vf', "geq=lum='N*5':cb=128:cr=128", '-c:v', 'libx264', '-preset', 'ultrafast', '-g', '100', '-pix_fmt', 'yuv420p', ramp]);
+    await ffmpeg([
+      '-f',
+      'lavfi',
+      '-i',
+      'color=c=black:s=64x64:r=25:d=2',
+      '-vf',
+      "geq=lum='N*5':cb=128:cr=128",
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-g',
+      '100',
+      '-pix_fmt',
+      'yuv420p',
+      ramp,
+    ]);
     const up = await t.upload(board, ramp, { addToBoard: true });
-    const res = await post('/api/trim-media', { board_id: board, element_id: up.body.element.id, start_seconds: 0.52, end_seconds: 1.2 });
+    const res = await post('/api/trim-media', {
+      board_id: board,
+      element_id: up.body.element.id,
+      start_seconds: 0.52,
+      end_seconds: 1.2,
+    });
     assert.equal(res.status, 200, res.text);
     const first = await lumaAt(fileOf(res.body.url), 0);
     const frame13 = await lumaAt(ramp, 13 / 25);
@@ -135,11 +182,21 @@ describe('trim-media', () => {
   });
 
   it('keeps odd dimensions and trims audio files', async () => {
-    const odd = await post('/api/trim-media', { board_id: board, element_id: ids.odd, start_seconds: 0, end_seconds: 1 });
+    const odd = await post('/api/trim-media', {
+      board_id: board,
+      element_id: ids.odd,
+      start_seconds: 0,
+      end_seconds: 1,
+    });
     assert.equal(odd.status, 200, odd.text);
     const info = await probeFile(fileOf(odd.body.url));
     assert.deepEqual([info.video?.width, info.video?.height], [321, 241]);
-    const audio = await post('/api/trim-media', { board_id: board, element_id: ids.tone, start_seconds: 1, end_seconds: 2 });
+    const audio = await post('/api/trim-media', {
+      board_id: board,
+      element_id: ids.tone,
+      start_seconds: 1,
+      end_seconds: 2,
+    });
     assert.equal(audio.status, 200, audio.text);
     assert.equal(audio.body.filename, 'tone (trim 1.0-2.0).wav');
     const a = await probeFile(fileOf(audio.body.url));
@@ -148,23 +205,49 @@ describe('trim-media', () => {
   });
 
   it('is 400 unless 0 <= start < end <= duration', async () => {
-    for (const [start, end] of [[1.5, 1.0], [1, 1], [0, 2.5], [-1, 1]]) {
-      const res = await post('/api/trim-media', { board_id: board, element_id: ids.clip, start_seconds: start, end_seconds: end });
+    for (const [start, end] of [
+      [1.5, 1.0],
+      [1, 1],
+      [0, 2.5],
+      [-1, 1],
+    ]) {
+      const res = await post('/api/trim-media', {
+        board_id: board,
+        element_id: ids.clip,
+        start_seconds: start,
+        end_seconds: end,
+      });
       assert.equal(res.status, 400, `${start}-${end}: ${res.text}`);
     }
-    const img = await post('/api/trim-media', { board_id: board, element_id: ids.picture, start_seconds: 0, end_seconds: 1 });
+    const img = await post('/api/trim-media', {
+      board_id: board,
+      element_id: ids.picture,
+      start_seconds: 0,
+      end_seconds: 1,
+    });
     assert.equal(img.status, 400);
   });
 });
 
 describe('convert-image', () => {
   it('converts with one side keeping the aspect ratio and both sides fitting inside', async () => {
-    const webp = await post('/api/convert-image', { board_id: board, element_id: ids.picture, format: 'webp', width: 160 });
+    const webp = await post('/api/convert-image', {
+      board_id: board,
+      element_id: ids.picture,
+      format: 'webp',
+      width: 160,
+    });
     assert.equal(webp.status, 200, webp.text);
     assert.match(webp.body.filename, /^picture \(160x\)\.webp$/);
     let meta = await sharp(fileOf(webp.body.url)).metadata();
     assert.deepEqual([meta.format, meta.width, meta.height], ['webp', 160, 120]);
-    const avif = await post('/api/convert-image', { board_id: board, element_id: ids.picture, format: 'avif', width: 100, height: 100 });
+    const avif = await post('/api/convert-image', {
+      board_id: board,
+      element_id: ids.picture,
+      format: 'avif',
+      width: 100,
+      height: 100,
+    });
     assert.equal(avif.status, 200, avif.text);
     meta = await sharp(fileOf(avif.body.url)).metadata();
     assert.equal(meta.format, 'heif');
@@ -176,7 +259,12 @@ describe('convert-image', () => {
   });
 
   it('applies the EXIF orientation', async () => {
-    const res = await post('/api/convert-image', { board_id: board, element_id: ids.rotated, format: 'png', height: 160 });
+    const res = await post('/api/convert-image', {
+      board_id: board,
+      element_id: ids.rotated,
+      format: 'png',
+      height: 160,
+    });
     assert.equal(res.status, 200, res.text);
     const meta = await sharp(fileOf(res.body.url)).metadata();
     assert.deepEqual([meta.width, meta.height, meta.orientation ?? 1], [120, 160, 1]);
@@ -192,7 +280,12 @@ describe('convert-image', () => {
 
 describe('convert-video', () => {
   it('converts to webm/vp9 with opus audio', async () => {
-    const res = await post('/api/convert-video', { board_id: board, element_id: ids.clip, format: 'webm', codec: 'vp9' });
+    const res = await post('/api/convert-video', {
+      board_id: board,
+      element_id: ids.clip,
+      format: 'webm',
+      codec: 'vp9',
+    });
     assert.equal(res.status, 200, res.text);
     assert.equal(res.body.filename, 'clip (vp9).webm');
     const info = await probeFile(fileOf(res.body.url));
@@ -203,13 +296,24 @@ describe('convert-video', () => {
   });
 
   it('converts an odd-sized clip to h265 in mp4 at a bitrate, and to prores in mov', async () => {
-    const h265 = await post('/api/convert-video', { board_id: board, element_id: ids.odd, format: 'mp4', codec: 'h265', bitrate: '800k' });
+    const h265 = await post('/api/convert-video', {
+      board_id: board,
+      element_id: ids.odd,
+      format: 'mp4',
+      codec: 'h265',
+      bitrate: '800k',
+    });
     assert.equal(h265.status, 200, h265.text);
     const a = await probeFile(fileOf(h265.body.url));
     assert.equal(a.video?.codec, 'hevc');
     assert.deepEqual([a.video?.width, a.video?.height], [320, 240]);
     assert.equal(a.audio?.codec, 'aac');
-    const prores = await post('/api/convert-video', { board_id: board, element_id: ids.clip, format: 'mov', codec: 'prores' });
+    const prores = await post('/api/convert-video', {
+      board_id: board,
+      element_id: ids.clip,
+      format: 'mov',
+      codec: 'prores',
+    });
     assert.equal(prores.status, 200, prores.text);
     const b = await probeFile(fileOf(prores.body.url));
     assert.match(b.formatName, /mov/);
@@ -220,7 +324,12 @@ describe('convert-video', () => {
   it('encodes AV1 in webm', async () => {
     const tiny = await makeVideo(path.join(fx, 'tiny.mp4'), { width: 128, height: 96, duration: 0.4 });
     const up = await t.upload(board, tiny, { addToBoard: true });
-    const res = await post('/api/convert-video', { board_id: board, element_id: up.body.element.id, format: 'webm', codec: 'av1' });
+    const res = await post('/api/convert-video', {
+      board_id: board,
+      element_id: up.body.element.id,
+      format: 'webm',
+      codec: 'av1',
+    });
     assert.equal(res.status, 200, res.text);
     const info = await probeFile(fileOf(res.body.url));
     assert.equal(info.video?.codec, 'av1');
@@ -228,20 +337,43 @@ describe('convert-video', () => {
   });
 
   it('is 400 for a pair the container cannot hold, naming the valid pairs, and for a bad bitrate', async () => {
-    const res = await post('/api/convert-video', { board_id: board, element_id: ids.clip, format: 'mp4', codec: 'vp9' });
+    const res = await post('/api/convert-video', {
+      board_id: board,
+      element_id: ids.clip,
+      format: 'mp4',
+      codec: 'vp9',
+    });
     assert.equal(res.status, 400);
     assert.match(res.body.error.message, /mp4\/h264/);
     assert.match(res.body.error.message, /webm\/vp9/);
     for (const bitrate of ['fast', '2G', '10k', '2 M']) {
-      const bad = await post('/api/convert-video', { board_id: board, element_id: ids.clip, format: 'mp4', codec: 'h264', bitrate });
+      const bad = await post('/api/convert-video', {
+        board_id: board,
+        element_id: ids.clip,
+        format: 'mp4',
+        codec: 'h264',
+        bitrate,
+      });
       assert.equal(bad.status, 400, bitrate);
     }
-    const image = await post('/api/convert-video', { board_id: board, element_id: ids.picture, format: 'mp4', codec: 'h264' });
+    const image = await post('/api/convert-video', {
+      board_id: board,
+      element_id: ids.picture,
+      format: 'mp4',
+      codec: 'h264',
+    });
     assert.equal(image.status, 400);
   });
 
   it('runs as a job with async: true', async () => {
-    const res = await post('/api/convert-video', { board_id: board, element_id: ids.silent, format: 'mp4', codec: 'h264', bitrate: '2M', async: true });
+    const res = await post('/api/convert-video', {
+      board_id: board,
+      element_id: ids.silent,
+      format: 'mp4',
+      codec: 'h264',
+      bitrate: '2M',
+      async: true,
+    });
     assert.equal(res.status, 202, res.text);
     assert.equal(res.body.status, 'queued');
     const job = await waitForJob(t, res.body.job_id, { what: 'convert job' });
@@ -266,10 +398,18 @@ describe('convert-video', () => {
       signal: controller.signal,
     }).catch((err: Error) => err);
     const dir = path.join(t.dataDir, 'media', 'admin', board);
-    await eventually(async () => ((await fsp.readdir(dir)).some((n) => n.startsWith('.tmp-')) ? true : undefined), 10_000, 'ffmpeg temp file');
+    await eventually(
+      async () => ((await fsp.readdir(dir)).some((n) => n.startsWith('.tmp-')) ? true : undefined),
+      10_000,
+      'ffmpeg temp file',
+    );
     controller.abort();
     assert.ok((await request) instanceof Error);
-    await eventually(async () => ((await fsp.readdir(dir)).some((n) => n.startsWith('.tmp-')) ? undefined : true), 10_000, 'temp file removal');
+    await eventually(
+      async () => ((await fsp.readdir(dir)).some((n) => n.startsWith('.tmp-')) ? undefined : true),
+      10_000,
+      'temp file removal',
+    );
     assert.ok(!(await fsp.readdir(dir)).some((n) => n.startsWith('long (vp9)')));
     assert.equal((await t.api('GET', `/api/moodboards/${board}/elements`)).body.length, before);
   });
@@ -317,7 +457,11 @@ describe('concat-videos', () => {
     const img = await post('/api/concat-videos', { board_id: board, element_ids: [ids.clip, ids.picture] });
     assert.equal(img.status, 400);
     assert.match(img.body.error.message, /not a video/);
-    const queued = await post('/api/concat-videos', { board_id: board, element_ids: [ids.clip, ids.tone], async: true });
+    const queued = await post('/api/concat-videos', {
+      board_id: board,
+      element_ids: [ids.clip, ids.tone],
+      async: true,
+    });
     assert.equal(queued.status, 400);
   });
 });

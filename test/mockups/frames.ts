@@ -20,11 +20,26 @@ export async function rgbaFrame(file: string, index: number, width: number, heig
   const decoder = file.endsWith('.webm') ? ['-c:v', 'libvpx-vp9'] : [];
   const { stdout } = await run(
     await ffmpegPath(),
-    ['-hide_banner', '-loglevel', 'error', ...decoder, '-i', file, '-vf', `select=eq(n\\,${index}),format=rgba`, '-frames:v', '1', '-f', 'rawvideo', 'pipe:1'],
+    [
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      ...decoder,
+      '-i',
+      file,
+      '-vf',
+      `select=eq(n\\,${index}),format=rgba`,
+      '-frames:v',
+      '1',
+      '-f',
+      'rawvideo',
+      'pipe:1',
+    ],
     { encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 },
   );
   const buf = stdout as unknown as Buffer;
-  if (buf.length < width * height * 4) throw new Error(`frame ${index} of ${file} was not decoded (${buf.length} bytes)`);
+  if (buf.length < width * height * 4)
+    throw new Error(`frame ${index} of ${file} was not decoded (${buf.length} bytes)`);
   return {
     width,
     height,
@@ -36,7 +51,8 @@ export async function rgbaFrame(file: string, index: number, width: number, heig
 }
 
 /** Euclidean distance between two colours' RGB. */
-export const distance = (a: readonly number[], b: readonly number[]): number => Math.hypot(a[0] - b[0], a[1] - b[1], a[2] - b[2]);
+export const distance = (a: readonly number[], b: readonly number[]): number =>
+  Math.hypot(a[0] - b[0], a[1] - b[1], a[2] - b[2]);
 
 /** Leftmost and rightmost x of row y whose colour is farther than `tolerance` from `background`. */
 export function extent(frame: RgbaFrame, y: number, background: readonly number[], tolerance = 60): [number, number] {

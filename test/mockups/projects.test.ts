@@ -2,7 +2,19 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startService, type TestService } from '../helpers/service.js';
 
-const DEVICES = ['iphone', 'iphone-pro-max', 'ipad', 'ipad-mini', 'macbook-air', 'macbook-pro', 'imac', 'double-iphone', 'browser', 'grid', 'no-device'];
+const DEVICES = [
+  'iphone',
+  'iphone-pro-max',
+  'ipad',
+  'ipad-mini',
+  'macbook-air',
+  'macbook-pro',
+  'imac',
+  'double-iphone',
+  'browser',
+  'grid',
+  'no-device',
+];
 
 describe('mockup projects', () => {
   let t: TestService;
@@ -23,7 +35,11 @@ describe('mockup projects', () => {
       assert.match(p.id, /^mk_/);
       assert.equal(p.name, device);
       assert.equal(p.device, device);
-      assert.deepEqual(p.transform, { position: { x: 0, y: 0, z: 0 }, rotation: { x: 0, y: 0, z: 0 }, scale: { x: 1, y: 1, z: 1 } });
+      assert.deepEqual(p.transform, {
+        position: { x: 0, y: 0, z: 0 },
+        rotation: { x: 0, y: 0, z: 0 },
+        scale: { x: 1, y: 1, z: 1 },
+      });
       assert.equal(p.dof.enabled, false);
       assert.equal(p.background.mode, 'gradient');
       assert.match(p.background.params.from, /^#[0-9a-f]{6}$/);
@@ -45,16 +61,26 @@ describe('mockup projects', () => {
   it('lists summaries, most recently saved first', async () => {
     const b = await t.createBoard('List');
     const first = (await t.api('POST', `/api/moodboards/${b}/mockup-projects`, { name: 'first', device: 'ipad' })).body;
-    const second = (await t.api('POST', `/api/moodboards/${b}/mockup-projects`, { name: 'second', device: 'imac' })).body;
+    const second = (await t.api('POST', `/api/moodboards/${b}/mockup-projects`, { name: 'second', device: 'imac' }))
+      .body;
     let list = await t.api('GET', `/api/moodboards/${b}/mockup-projects`);
     assert.equal(list.status, 200);
-    assert.deepEqual(list.body.map((s: { name: string }) => s.name), ['second', 'first']);
+    assert.deepEqual(
+      list.body.map((s: { name: string }) => s.name),
+      ['second', 'first'],
+    );
     assert.deepEqual(Object.keys(list.body[0]).sort(), ['device', 'duration_seconds', 'id', 'name', 'updated_at']);
-    const put = await t.api('PUT', `/api/moodboards/${b}/mockup-projects/${first.id}`, { ...first, duration_seconds: 7.5 });
+    const put = await t.api('PUT', `/api/moodboards/${b}/mockup-projects/${first.id}`, {
+      ...first,
+      duration_seconds: 7.5,
+    });
     assert.equal(put.status, 200, put.text);
     assert.ok(put.body.updated_at > first.updated_at);
     list = await t.api('GET', `/api/moodboards/${b}/mockup-projects`);
-    assert.deepEqual(list.body.map((s: { id: string }) => s.id), [first.id, second.id]);
+    assert.deepEqual(
+      list.body.map((s: { id: string }) => s.id),
+      [first.id, second.id],
+    );
     assert.equal(list.body[0].duration_seconds, 7.5);
     assert.equal(list.body[1].device, 'imac');
   });
@@ -66,12 +92,23 @@ describe('mockup projects', () => {
       name: 'renamed',
       device: 'macbook-pro',
       screen_source_url: `/media/${board}/shot.png`,
-      transform: { position: { x: 10, y: -20, z: 300 }, rotation: { x: 5, y: -30, z: 2, note: 'kept' }, scale: { x: 1.2, y: 1.2, z: 1 } },
+      transform: {
+        position: { x: 10, y: -20, z: 300 },
+        rotation: { x: 5, y: -30, z: 2, note: 'kept' },
+        scale: { x: 1.2, y: 1.2, z: 1 },
+      },
       dof: { enabled: true, focus_distance: 1700, aperture: 35 },
       background: { mode: 'image', params: { url: `/media/${board}/bg.jpg` } },
       keyframes: [
         { time: 0, easing: 'Smooth', transform: { rotation: { y: -30 } } },
-        { time: 2, easing: 'Linear', transform: { rotation: { y: 30 } }, dof: { aperture: 10 }, background: { params: { color: '#ff000080' } }, client: { id: 7 } },
+        {
+          time: 2,
+          easing: 'Linear',
+          transform: { rotation: { y: 30 } },
+          dof: { aperture: 10 },
+          background: { params: { color: '#ff000080' } },
+          client: { id: 7 },
+        },
       ],
       duration_seconds: 3,
       client_state: { selected: 1, tags: ['a'] },
@@ -110,7 +147,10 @@ describe('mockup projects', () => {
     for (const [change, field] of bad) {
       const res = await t.api('PUT', `${base()}/${p.id}`, { ...p, ...change });
       assert.equal(res.status, 400, `${JSON.stringify(change)}: ${res.text}`);
-      assert.ok(res.body.error.details.some((d: { field: string }) => d.field.startsWith(field)), `${field} in ${res.text}`);
+      assert.ok(
+        res.body.error.details.some((d: { field: string }) => d.field.startsWith(field)),
+        `${field} in ${res.text}`,
+      );
     }
     const { transform: _t, ...missing } = p;
     const res = await t.api('PUT', `${base()}/${p.id}`, missing);
@@ -130,7 +170,10 @@ describe('mockup projects', () => {
     assert.equal((await t.api('DELETE', `${base()}/${p.id}`)).status, 404);
     assert.equal((await t.api('PUT', `${base()}/${p.id}`, p)).status, 404);
     assert.equal((await t.api('GET', '/api/moodboards/bd_nothere/mockup-projects')).status, 404);
-    assert.equal((await t.api('POST', '/api/moodboards/bd_nothere/mockup-projects', { name: 'x', device: 'iphone' })).status, 404);
+    assert.equal(
+      (await t.api('POST', '/api/moodboards/bd_nothere/mockup-projects', { name: 'x', device: 'iphone' })).status,
+      404,
+    );
     const other = await t.createBoard('Other');
     const q = (await t.api('POST', base(), { name: 'mine', device: 'imac' })).body;
     assert.equal((await t.api('GET', `/api/moodboards/${other}/mockup-projects/${q.id}`)).status, 404);
@@ -139,7 +182,12 @@ describe('mockup projects', () => {
 
   it('shows its routes in the OpenAPI document', async () => {
     const doc = (await t.api('GET', '/api/openapi.json')).body;
-    for (const route of ['/api/moodboards/{id}/mockup-projects', '/api/moodboards/{id}/mockup-projects/{pid}', '/api/mockup/render', '/api/mockup/render/{job_id}']) {
+    for (const route of [
+      '/api/moodboards/{id}/mockup-projects',
+      '/api/moodboards/{id}/mockup-projects/{pid}',
+      '/api/mockup/render',
+      '/api/mockup/render/{job_id}',
+    ]) {
       assert.ok(doc.paths[route], route);
     }
     const body = doc.paths['/api/mockup/render'].post.requestBody.content['application/json'].schema;

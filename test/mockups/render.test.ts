@@ -8,7 +8,19 @@ import { ffmpeg, makeImage, probeFile, tempDir } from '../helpers/fixtures.js';
 import { drawDevice } from '../../src/mockups/devices.js';
 import { distance, extent, rgbaFrame } from './frames.js';
 
-const DEVICES = ['iphone', 'iphone-pro-max', 'ipad', 'ipad-mini', 'macbook-air', 'macbook-pro', 'imac', 'double-iphone', 'browser', 'grid', 'no-device'] as const;
+const DEVICES = [
+  'iphone',
+  'iphone-pro-max',
+  'ipad',
+  'ipad-mini',
+  'macbook-air',
+  'macbook-pro',
+  'imac',
+  'double-iphone',
+  'browser',
+  'grid',
+  'no-device',
+] as const;
 const SIZE = 1080;
 const GREEN = [0, 255, 0];
 const BLUE = [0, 0, 255];
@@ -32,17 +44,45 @@ describe('mockup render', () => {
     t = await startService();
     board = await t.createBoard('Mockup renders');
     fixtures = await tempDir();
-    const green = await makeImage(path.join(fixtures, 'green.png'), { width: 400, height: 300, source: 'color=c=0x00ff00' });
+    const green = await makeImage(path.join(fixtures, 'green.png'), {
+      width: 400,
+      height: 300,
+      source: 'color=c=0x00ff00',
+    });
     // Vertical stripes 40 px wide: sharp edges everywhere, to measure blur.
-    const stripes = await makeImage(path.join(fixtures, 'stripes.png'), { width: SIZE, height: SIZE, source: 'color=c=white' });
-    await ffmpeg(['-i', stripes, '-vf', "geq=lum='if(lt(mod(X,80),40),255,0)':cb=128:cr=128", '-frames:v', '1', path.join(fixtures, 'stripes2.png')]);
+    const stripes = await makeImage(path.join(fixtures, 'stripes.png'), {
+      width: SIZE,
+      height: SIZE,
+      source: 'color=c=white',
+    });
+    await ffmpeg([
+      '-i',
+      stripes,
+      '-vf',
+      "geq=lum='if(lt(mod(X,80),40),255,0)':cb=128:cr=128",
+      '-frames:v',
+      '1',
+      path.join(fixtures, 'stripes2.png'),
+    ]);
     // One colour per second: red, green, blue (3 s, 10 fps).
     const colours = path.join(fixtures, 'colours.mp4');
     await ffmpeg([
       ...['red', 'lime', 'blue'].flatMap((c) => ['-f', 'lavfi', '-i', `color=c=${c}:s=160x120:r=10:d=1`]),
-      '-filter_complex', '[0:v][1:v][2:v]concat=n=3:v=1:a=0', '-c:v', 'libx264', '-pix_fmt', 'yuv420p', '-g', '30', colours,
+      '-filter_complex',
+      '[0:v][1:v][2:v]concat=n=3:v=1:a=0',
+      '-c:v',
+      'libx264',
+      '-pix_fmt',
+      'yuv420p',
+      '-g',
+      '30',
+      colours,
     ]);
-    for (const [name, file] of [['green', green], ['stripes', path.join(fixtures, 'stripes2.png')], ['colours', colours]]) {
+    for (const [name, file] of [
+      ['green', green],
+      ['stripes', path.join(fixtures, 'stripes2.png')],
+      ['colours', colours],
+    ]) {
       const up = await t.upload(board, file);
       assert.equal(up.status, 200, up.text);
       urls[name] = up.body.url;
@@ -54,7 +94,8 @@ describe('mockup render', () => {
   });
 
   const base = () => `/api/moodboards/${board}/mockup-projects`;
-  const fileOf = (url: string) => path.join(t.dataDir, 'media', 'admin', board, decodeURIComponent(url.split('/').pop()!));
+  const fileOf = (url: string) =>
+    path.join(t.dataDir, 'media', 'admin', board, decodeURIComponent(url.split('/').pop()!));
 
   async function project(device: string, state: Record<string, unknown>): Promise<string> {
     const created = await t.api('POST', base(), { name: `${device} test`, device });
@@ -70,7 +111,14 @@ describe('mockup render', () => {
   }
 
   async function start(pid: string, body: Record<string, unknown> = {}): Promise<string> {
-    const res = await t.api('POST', '/api/mockup/render', { board_id: board, project_id: pid, format: 'mp4', size_preset: 'square', fps: 1, ...body });
+    const res = await t.api('POST', '/api/mockup/render', {
+      board_id: board,
+      project_id: pid,
+      format: 'mp4',
+      size_preset: 'square',
+      fps: 1,
+      ...body,
+    });
     assert.equal(res.status, 202, res.text);
     assert.equal(res.body.status, 'queued');
     return res.body.job_id;
@@ -114,10 +162,14 @@ describe('mockup render', () => {
           [x0 + s.w * 0.2, y0 + 4],
           [x0 + s.w / 2, y0 + s.h - 5],
         ];
-        for (const [x, y] of inside) assert.ok(distance(frame.at(x, y), GREEN) < 40, `${device} screen at ${x},${y}: ${frame.at(x, y)}`);
+        for (const [x, y] of inside)
+          assert.ok(distance(frame.at(x, y), GREEN) < 40, `${device} screen at ${x},${y}: ${frame.at(x, y)}`);
         if (device !== 'no-device') {
           const bezel = frame.at(x0 + s.w / 2, y0 - 2);
-          assert.ok(distance(bezel, BLUE) > 100 && distance(bezel, GREEN) > 100, `${device} bezel above the screen: ${bezel}`);
+          assert.ok(
+            distance(bezel, BLUE) > 100 && distance(bezel, GREEN) > 100,
+            `${device} bezel above the screen: ${bezel}`,
+          );
         }
       }
       assert.ok(distance(frame.at(3, 3), BLUE) < 30, `background in the corner: ${frame.at(3, 3)}`);
@@ -171,7 +223,11 @@ describe('mockup render', () => {
   it("shows the screen video's frame for t, looped when shorter", async () => {
     const pid = await project('no-device', { duration_seconds: 5, screen_source_url: urls.colours });
     const file = await render(pid, { fps: 2 });
-    const expected = [[255, 0, 0], [0, 255, 0], [0, 0, 255]];
+    const expected = [
+      [255, 0, 0],
+      [0, 255, 0],
+      [0, 0, 255],
+    ];
     const drawing = drawDevice('no-device', SIZE, SIZE, () => '');
     for (let f = 0; f < 10; f++) {
       const px = (await rgbaFrame(file, f, SIZE, SIZE)).at(SIZE / 2, (SIZE - drawing.height) / 2 + drawing.height / 2);
@@ -204,10 +260,23 @@ describe('mockup render', () => {
 
   it('refuses mp4 with a transparent background, naming the formats that can', async () => {
     const pid = await project('ipad', {});
-    const res = await t.api('POST', '/api/mockup/render', { board_id: board, project_id: pid, format: 'mp4', size_preset: '1080p', fps: 30, transparent_background: true });
+    const res = await t.api('POST', '/api/mockup/render', {
+      board_id: board,
+      project_id: pid,
+      format: 'mp4',
+      size_preset: '1080p',
+      fps: 30,
+      transparent_background: true,
+    });
     assert.equal(res.status, 400);
     assert.match(res.body.error.message, /webm, mov/);
-    const bad = await t.api('POST', '/api/mockup/render', { board_id: board, project_id: pid, format: 'mp4', size_preset: '1080p', fps: 61 });
+    const bad = await t.api('POST', '/api/mockup/render', {
+      board_id: board,
+      project_id: pid,
+      format: 'mp4',
+      size_preset: '1080p',
+      fps: 61,
+    });
     assert.equal(bad.status, 400);
     assert.equal(bad.body.error.details[0].field, 'body.fps');
   });
@@ -215,7 +284,13 @@ describe('mockup render', () => {
   it('refuses a project whose screen file is missing, naming the url', async () => {
     const missing = `/media/${board}/nothing-here.png`;
     const pid = await project('iphone', { screen_source_url: missing });
-    const res = await t.api('POST', '/api/mockup/render', { board_id: board, project_id: pid, format: 'mp4', size_preset: 'square', fps: 1 });
+    const res = await t.api('POST', '/api/mockup/render', {
+      board_id: board,
+      project_id: pid,
+      format: 'mp4',
+      size_preset: 'square',
+      fps: 1,
+    });
     assert.equal(res.status, 400);
     assert.ok(res.body.error.message.includes(missing), res.text);
     assert.equal(res.body.error.details.field, 'screen_source_url');
@@ -228,15 +303,29 @@ describe('mockup render', () => {
       background: { mode: 'gradient', params: { from: '#112233', to: '#ddeeff', angle: 45 } },
       keyframes: [
         // The focus follows the device toward the camera: the device stays sharp, the background is blurred.
-        { time: 0, easing: 'Smooth', transform: { rotation: { x: 10, y: -20 }, position: { z: 0 } }, dof: { focus_distance: 2000 } },
+        {
+          time: 0,
+          easing: 'Smooth',
+          transform: { rotation: { x: 10, y: -20 }, position: { z: 0 } },
+          dof: { focus_distance: 2000 },
+        },
         { time: 1, easing: 'EaseOut', background: { mode: 'image', params: { url: urls.stripes } } },
-        { time: 2, easing: 'Linear', transform: { rotation: { x: -5, y: 25 }, position: { z: 300 } }, dof: { focus_distance: 1700 } },
+        {
+          time: 2,
+          easing: 'Linear',
+          transform: { rotation: { x: -5, y: 25 }, position: { z: 300 } },
+          dof: { focus_distance: 1700 },
+        },
       ],
     });
     const hashes = [];
     for (let i = 0; i < 2; i++) {
       const f = await render(pid, { fps: 2 });
-      hashes.push(createHash('sha256').update(await fsp.readFile(f)).digest('hex'));
+      hashes.push(
+        createHash('sha256')
+          .update(await fsp.readFile(f))
+          .digest('hex'),
+      );
     }
     assert.equal(hashes[0], hashes[1]);
   });
@@ -245,10 +334,14 @@ describe('mockup render', () => {
     const pid = await project('imac', { duration_seconds: 30 });
     const before = await fsp.readdir(path.join(t.dataDir, 'media', 'admin', board));
     const job = await start(pid, { size_preset: '1080p', fps: 30 });
-    await eventually(async () => {
-      const res = await t.api<Status>('GET', `/api/mockup/render/${job}`);
-      return res.body.status === 'running' && res.body.progress > 0.06 ? true : undefined;
-    }, 120_000, 'frames being captured');
+    await eventually(
+      async () => {
+        const res = await t.api<Status>('GET', `/api/mockup/render/${job}`);
+        return res.body.status === 'running' && res.body.progress > 0.06 ? true : undefined;
+      },
+      120_000,
+      'frames being captured',
+    );
     const cancel = await t.api('POST', `/api/jobs/${job}/cancel`);
     assert.ok(cancel.status < 300, cancel.text);
     const done = await poll(job);

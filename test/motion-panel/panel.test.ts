@@ -24,7 +24,8 @@ describe('motion editor panel endpoints', () => {
     fx = await tempDir();
     png = await fsp.readFile(await makeImage(path.join(fx, 'remote.png'), { width: 40, height: 20 }));
     server = http.createServer((req, res) => {
-      if (req.url === '/remote.png') res.writeHead(200, { 'content-type': 'image/png', 'content-length': png.length }).end(png);
+      if (req.url === '/remote.png')
+        res.writeHead(200, { 'content-type': 'image/png', 'content-length': png.length }).end(png);
       else res.writeHead(404).end();
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -59,17 +60,42 @@ describe('motion editor panel endpoints', () => {
   });
 
   it('lists images, videos and html cards (as a cached video) and adds nothing to the board; downloads with name and ranges', async () => {
-    const video = await t.upload(board, await makeVideo(path.join(fx, 'clip.mp4'), { width: 64, height: 36, fps: 10, duration: 1 }), { addToBoard: true });
-    const audio = await t.upload(board, await makeAudio(path.join(fx, 'tone.mp3'), { duration: 0.5 }), { addToBoard: true });
+    const video = await t.upload(
+      board,
+      await makeVideo(path.join(fx, 'clip.mp4'), { width: 64, height: 36, fps: 10, duration: 1 }),
+      { addToBoard: true },
+    );
+    const audio = await t.upload(board, await makeAudio(path.join(fx, 'tone.mp3'), { duration: 0.5 }), {
+      addToBoard: true,
+    });
     await t.api('POST', `/api/moodboards/${board}/elements`, { type: 'text', name: 'note', data: { text: 'hi' } });
-    const card = await t.api('POST', `/api/moodboards/${board}/elements`, { type: 'html', name: 'Red card', width: 160, height: 90, data: { duration: 0.2 } });
+    const card = await t.api('POST', `/api/moodboards/${board}/elements`, {
+      type: 'html',
+      name: 'Red card',
+      width: 160,
+      height: 90,
+      data: { duration: 0.2 },
+    });
     assert.equal(card.status, 201, card.text);
     const cardId = card.body.id as string;
-    assert.equal((await t.api('PUT', `/api/moodboards/${board}/elements/${cardId}/html`, { html: '<!doctype html><body style="margin:0;background:#f00"></body>' })).status, 200);
-    await eventually(async () => {
-      const els = (await t.api('GET', `/api/moodboards/${board}`)).body.elements;
-      return els.every((e: any) => !['image', 'video', 'audio'].includes(e.type) || e.data.probe_status === 'done') ? true : undefined;
-    }, 30_000, 'probes');
+    assert.equal(
+      (
+        await t.api('PUT', `/api/moodboards/${board}/elements/${cardId}/html`, {
+          html: '<!doctype html><body style="margin:0;background:#f00"></body>',
+        })
+      ).status,
+      200,
+    );
+    await eventually(
+      async () => {
+        const els = (await t.api('GET', `/api/moodboards/${board}`)).body.elements;
+        return els.every((e: any) => !['image', 'video', 'audio'].includes(e.type) || e.data.probe_status === 'done')
+          ? true
+          : undefined;
+      },
+      30_000,
+      'probes',
+    );
     const countBefore = (await t.api('GET', `/api/moodboards/${board}`)).body.elements.length;
 
     const res = await t.api('GET', `${base}/elements?board_id=${board}`);
@@ -90,9 +116,15 @@ describe('motion editor panel endpoints', () => {
     assert.equal(cardFile.video?.codec, 'h264');
     assert.equal((await t.api('GET', c.thumbnail_url)).status, 200);
     assert.ok(!res.body.some((e: any) => e.id === audio.body.element.id), 'audio is not in the list');
-    assert.equal((await t.api('GET', `/api/moodboards/${board}`)).body.elements.length, countBefore, 'nothing added to the board');
+    assert.equal(
+      (await t.api('GET', `/api/moodboards/${board}`)).body.elements.length,
+      countBefore,
+      'nothing added to the board',
+    );
     // a new version of the card gets a new video
-    await t.api('PUT', `/api/moodboards/${board}/elements/${cardId}/html`, { html: '<!doctype html><body style="margin:0;background:#00f"></body>' });
+    await t.api('PUT', `/api/moodboards/${board}/elements/${cardId}/html`, {
+      html: '<!doctype html><body style="margin:0;background:#00f"></body>',
+    });
     const again = (await t.api('GET', `${base}/elements?board_id=${board}`)).body.find((e: any) => e.id === cardId);
     assert.match(again.url, /-v3-160x90-/);
 
@@ -110,10 +142,15 @@ describe('motion editor panel endpoints', () => {
     assert.equal(cardDownload.status, 200);
     assert.equal(cardDownload.headers.get('content-disposition'), 'attachment; filename="Red card.mp4"');
     assert.equal(cardDownload.headers.get('content-type'), 'video/mp4');
-    const unsatisfiable = await fetch(t.baseUrl + v.download_url, { headers: { range: `bytes=${bytes.length + 10}-` } });
+    const unsatisfiable = await fetch(t.baseUrl + v.download_url, {
+      headers: { range: `bytes=${bytes.length + 10}-` },
+    });
     assert.equal(unsatisfiable.status, 416);
     assert.equal((await t.api('GET', `${base}/elements/el_nothere/download?board_id=${board}`)).status, 404);
-    assert.equal((await t.api('GET', `${base}/elements/${audio.body.element.id}/download?board_id=${board}`)).status, 400);
+    assert.equal(
+      (await t.api('GET', `${base}/elements/${audio.body.element.id}/download?board_id=${board}`)).status,
+      400,
+    );
     assert.equal((await t.api('GET', `${base}/elements?board_id=bd_nothere`)).status, 404);
   });
 
@@ -121,12 +158,22 @@ describe('motion editor panel endpoints', () => {
     const noBrowser = await startService({ CHROMIUM_PATH: path.join(fx, 'no-chromium') });
     try {
       const b = await noBrowser.createBoard('No browser');
-      const img = await noBrowser.upload(b, await makeImage(path.join(fx, 'still.png'), { width: 30, height: 30 }), { addToBoard: true });
-      const cardRes = await noBrowser.api('POST', `/api/moodboards/${b}/elements`, { type: 'html', name: 'card', width: 100, height: 100 });
+      const img = await noBrowser.upload(b, await makeImage(path.join(fx, 'still.png'), { width: 30, height: 30 }), {
+        addToBoard: true,
+      });
+      const cardRes = await noBrowser.api('POST', `/api/moodboards/${b}/elements`, {
+        type: 'html',
+        name: 'card',
+        width: 100,
+        height: 100,
+      });
       assert.equal(cardRes.status, 201, cardRes.text);
       const res = await noBrowser.api('GET', `${base}/elements?board_id=${b}`);
       assert.equal(res.status, 200, res.text);
-      assert.deepEqual(res.body.map((e: any) => e.id), [img.body.element.id]);
+      assert.deepEqual(
+        res.body.map((e: any) => e.id),
+        [img.body.element.id],
+      );
       const download = await noBrowser.api('GET', `${base}/elements/${cardRes.body.id}/download?board_id=${b}`);
       assert.equal(download.status, 503, 'the download names the missing browser');
     } finally {

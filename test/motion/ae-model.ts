@@ -167,7 +167,11 @@ export function buildModel(project: InspectedProject): AeModel {
   const comps = project.compositions.map((c) => new CompItem(c.name, c.width, c.height, c.frame_rate, c.duration));
   project.compositions.forEach((c, ci) => {
     for (const l of c.layers) {
-      const src = l.source ? (l.source.kind === 'composition' ? comps[project.compositions.findIndex((x) => x.id === l.source!.id)] : footage.get(l.source.id)) : null;
+      const src = l.source
+        ? l.source.kind === 'composition'
+          ? comps[project.compositions.findIndex((x) => x.id === l.source!.id)]
+          : footage.get(l.source.id)
+        : null;
       const layer = new Layer(l.name, l.type, src ?? null);
       if (l.type === 'text') {
         const t = new Property('Text', 'ADBE Text Properties');

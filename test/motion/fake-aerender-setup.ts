@@ -20,13 +20,20 @@ export async function bundleFakeAerender(dir: string): Promise<string> {
     outfile: out,
     logLevel: 'error',
     // bundled CommonJS dependencies (saxes) call require()
-    banner: { js: "import { createRequire as __bannerRequire } from 'node:module'; const require = __bannerRequire(import.meta.url);" },
+    banner: {
+      js: "import { createRequire as __bannerRequire } from 'node:module'; const require = __bannerRequire(import.meta.url);",
+    },
   });
   return out;
 }
 
 /** Writes an executable `aerender` that runs the bundled stand-in in a mode; point AERENDER_PATH at it. */
-export async function fakeAerender(dir: string, bundle: string, mode: 'ok' | 'hang' | 'nofile' | 'half' | 'noflag', log?: string): Promise<string> {
+export async function fakeAerender(
+  dir: string,
+  bundle: string,
+  mode: 'ok' | 'hang' | 'nofile' | 'half' | 'noflag',
+  log?: string,
+): Promise<string> {
   const folder = path.join(dir, `ae-${mode}`);
   await fsp.mkdir(folder, { recursive: true });
   const file = path.join(folder, 'aerender');

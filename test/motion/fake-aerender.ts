@@ -67,7 +67,14 @@ async function main(): Promise<number> {
         position_expression: l.property('ADBE Transform Group')!.property('ADBE Position')!.expression,
       };
     });
-    fs.writeFileSync(process.env.FAKE_AE_LOG, JSON.stringify({ argv, comp: { name: comp.name, width: comp.width, height: comp.height, frameRate: comp.frameRate }, layers }));
+    fs.writeFileSync(
+      process.env.FAKE_AE_LOG,
+      JSON.stringify({
+        argv,
+        comp: { name: comp.name, width: comp.width, height: comp.height, frameRate: comp.frameRate },
+        layers,
+      }),
+    );
   }
   const fps = comp.frameRate;
   const all = Math.round(comp.duration * fps);
@@ -94,8 +101,22 @@ async function main(): Promise<number> {
     const written = mode === 'half' ? Math.max(1, Math.floor(frames / 2)) : frames;
     const ffmpeg = (await new Tools(process.env).require('ffmpeg')).path;
     await promisify(execFile)(ffmpeg, [
-      '-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', `color=c=0x3060c0:size=${comp.width}x${comp.height}:rate=${fps}`,
-      '-frames:v', String(written), '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', flag('-output')!,
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-f',
+      'lavfi',
+      '-i',
+      `color=c=0x3060c0:size=${comp.width}x${comp.height}:rate=${fps}`,
+      '-frames:v',
+      String(written),
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-pix_fmt',
+      'yuv420p',
+      flag('-output')!,
     ]);
   }
   say(`PROGRESS:  11/22/26 12:00:01 PM UTC: Finished composition ${comp.name}.`);

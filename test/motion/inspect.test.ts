@@ -30,10 +30,13 @@ describe('motion project inspect', () => {
     return { id: up.body.element.id, url: up.body.url };
   }
 
-  const inspect = (body: Record<string, unknown>) => t.api('POST', '/api/motion/projects/inspect', { board_id: board, ...body });
+  const inspect = (body: Record<string, unknown>) =>
+    t.api('POST', '/api/motion/projects/inspect', { board_id: board, ...body });
 
   describe('real projects saved by After Effects', { skip: haveFixtures ? false : `${FIXTURES} is absent` }, () => {
-    const expected = haveFixtures ? (JSON.parse(fs.readFileSync(path.join(FIXTURES, 'expected.json'), 'utf8')) as Record<string, any>) : {};
+    const expected = haveFixtures
+      ? (JSON.parse(fs.readFileSync(path.join(FIXTURES, 'expected.json'), 'utf8')) as Record<string, any>)
+      : {};
     for (const [file, want] of Object.entries(expected)) {
       it(`reads ${file} to the values of expected.json`, async () => {
         const el = await uploadElement(file, await fsp.readFile(path.join(FIXTURES, file)));
@@ -60,13 +63,23 @@ describe('motion project inspect', () => {
             else assert.equal(gl.type, wl.type, lw);
             assert.equal(gl.source?.id ?? 0, wl.sourceId, lw);
             if (wl.sourcePath) assert.equal(gl.source.path, wl.sourcePath, lw);
-            assert.equal(gl.parent_index, wl.parentId ? gc.layers.findIndex((x: any) => x.id === wl.parentId) + 1 : undefined, lw);
-            assert.ok(Math.abs(gl.in_point - wl.inPoint) < 1e-6 && Math.abs(gl.out_point - wl.outPoint) < 1e-6, `${lw} in/out`);
+            assert.equal(
+              gl.parent_index,
+              wl.parentId ? gc.layers.findIndex((x: any) => x.id === wl.parentId) + 1 : undefined,
+              lw,
+            );
+            assert.ok(
+              Math.abs(gl.in_point - wl.inPoint) < 1e-6 && Math.abs(gl.out_point - wl.outPoint) < 1e-6,
+              `${lw} in/out`,
+            );
             assert.equal(gl.source_text, wl.sourceText, lw);
             assert.deepEqual(gl.fonts, wl.fonts, lw);
             assert.deepEqual(
               gl.expressions,
-              (wl.expressions ?? []).map((e: any) => ({ property: e.matchNamePath.split('/').join('>'), expression: e.expression })),
+              (wl.expressions ?? []).map((e: any) => ({
+                property: e.matchNamePath.split('/').join('>'),
+                expression: e.expression,
+              })),
               lw,
             );
           });
@@ -83,22 +96,35 @@ describe('motion project inspect', () => {
           })),
           `${file} footage`,
         );
-        const texts = want.compositions.flatMap((c: any) => c.layers.filter((l: any) => l.type === 'text').map((l: any) => `${c.name}/${l.index}/${l.sourceText}`));
-        assert.deepEqual(got.editable.text.map((e: any) => `${e.composition}/${e.layer_index}/${e.text}`), texts);
-        const exprCount = want.compositions.flatMap((c: any) => c.layers.flatMap((l: any) => l.expressions ?? [])).length;
+        const texts = want.compositions.flatMap((c: any) =>
+          c.layers.filter((l: any) => l.type === 'text').map((l: any) => `${c.name}/${l.index}/${l.sourceText}`),
+        );
+        assert.deepEqual(
+          got.editable.text.map((e: any) => `${e.composition}/${e.layer_index}/${e.text}`),
+          texts,
+        );
+        const exprCount = want.compositions.flatMap((c: any) =>
+          c.layers.flatMap((l: any) => l.expressions ?? []),
+        ).length;
         assert.equal(got.editable.expressions.length, exprCount);
       });
     }
 
     it('answers by /media URL as well as by element', async () => {
-      const el = await uploadElement('by-url.aepx', await fsp.readFile(path.join(FIXTURES, 'aepxjs-2layers1image.aepx')));
+      const el = await uploadElement(
+        'by-url.aepx',
+        await fsp.readFile(path.join(FIXTURES, 'aepxjs-2layers1image.aepx')),
+      );
       const res = await inspect({ url: el.url });
       assert.equal(res.status, 200, res.text);
-      assert.deepEqual(res.body.editable.media.map((m: any) => [m.layer_index, m.layer, m.source_id]), [
-        [1, '2016-aug-deep.jpg', 12],
-        [2, '2016-aug-deep.jpg', 12],
-        [3, '2018-aug-deep.jpg', 15],
-      ]);
+      assert.deepEqual(
+        res.body.editable.media.map((m: any) => [m.layer_index, m.layer, m.source_id]),
+        [
+          [1, '2016-aug-deep.jpg', 12],
+          [2, '2016-aug-deep.jpg', 12],
+          [3, '2018-aug-deep.jpg', 15],
+        ],
+      );
     });
 
     it('names a truncated real project as truncated', async () => {
@@ -127,34 +153,59 @@ describe('motion project inspect', () => {
         const p = res.body;
         assert.equal(p.ae_version, '23.1x5');
         assert.equal(p.expression_engine, 'javascript-1.0');
-        assert.deepEqual(p.compositions.map((c: any) => [c.name, c.width, c.height, c.frame_rate, c.duration]), [
-          ['Main', 320, 180, 25, 2],
-          ['Outro', 640, 360, 30, 1],
-        ]);
+        assert.deepEqual(
+          p.compositions.map((c: any) => [c.name, c.width, c.height, c.frame_rate, c.duration]),
+          [
+            ['Main', 320, 180, 25, 2],
+            ['Outro', 640, 360, 30, 1],
+          ],
+        );
         assert.deepEqual(p.compositions[0].background, [10, 20, 30]);
         const layers = p.compositions[0].layers;
-        assert.deepEqual(layers.map((l: any) => [l.index, l.name, l.type]), [
-          [1, 'Title', 'text'],
-          [2, 'logo.png', 'footage'],
-          [3, 'Backdrop', 'solid'],
-          [4, 'Bar', 'shape'],
-        ]);
+        assert.deepEqual(
+          layers.map((l: any) => [l.index, l.name, l.type]),
+          [
+            [1, 'Title', 'text'],
+            [2, 'logo.png', 'footage'],
+            [3, 'Backdrop', 'solid'],
+            [4, 'Bar', 'shape'],
+          ],
+        );
         assert.equal(layers[0].source_text, 'Hello (world)\r');
         assert.deepEqual(layers[0].fonts, ['Arial-BoldMT']);
-        assert.deepEqual(layers[1].source, { id: 20, name: 'logo.png', kind: 'file', path: '/Users/someone/Projects/logo.png' });
+        assert.deepEqual(layers[1].source, {
+          id: 20,
+          name: 'logo.png',
+          kind: 'file',
+          path: '/Users/someone/Projects/logo.png',
+        });
         assert.equal(layers[2].parent_index, 1);
         assert.equal(layers[2].source.name, 'Dark Solid');
-        assert.deepEqual(layers[3].expressions, [{ property: 'ADBE Transform Group>ADBE Position', expression: 'wiggle(2, 10)' }]);
-        assert.deepEqual(p.compositions[1].layers.map((l: any) => [l.name, l.named, l.type, l.source?.kind]), [
-          ['Main', false, 'precomp', 'composition'],
-          ['Bye', false, 'text', undefined],
+        assert.deepEqual(layers[3].expressions, [
+          { property: 'ADBE Transform Group>ADBE Position', expression: 'wiggle(2, 10)' },
         ]);
-        assert.deepEqual(layers.map((l: any) => l.named), [true, false, true, true]);
-        assert.deepEqual(p.footage.map((f: any) => [f.id, f.name, f.kind]), [
-          [20, 'logo.png', 'file'],
-          [21, 'Dark Solid', 'solid'],
-        ]);
-        assert.deepEqual(p.editable.media.map((m: any) => [m.composition, m.layer_index, m.source_id]), [['Main', 2, 20]]);
+        assert.deepEqual(
+          p.compositions[1].layers.map((l: any) => [l.name, l.named, l.type, l.source?.kind]),
+          [
+            ['Main', false, 'precomp', 'composition'],
+            ['Bye', false, 'text', undefined],
+          ],
+        );
+        assert.deepEqual(
+          layers.map((l: any) => l.named),
+          [true, false, true, true],
+        );
+        assert.deepEqual(
+          p.footage.map((f: any) => [f.id, f.name, f.kind]),
+          [
+            [20, 'logo.png', 'file'],
+            [21, 'Dark Solid', 'solid'],
+          ],
+        );
+        assert.deepEqual(
+          p.editable.media.map((m: any) => [m.composition, m.layer_index, m.source_id]),
+          [['Main', 2, 20]],
+        );
       }
     });
 
@@ -187,12 +238,31 @@ describe('motion project inspect', () => {
       const cases: [string, Buffer, RegExp][] = [
         ['huge.aep', huge, /chunk "svap" at offset 12 declares 4294967295 bytes but only \d+ remain/],
         ['overrun.aep', noPad, /truncated chunk header at offset \d+: 2 bytes left in the enclosing chunk/],
-        ['image.aep', Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex'), /not an After Effects project: neither RIFX/],
+        [
+          'image.aep',
+          Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex'),
+          /not an After Effects project: neither RIFX/,
+        ],
         ['riff.aep', Buffer.concat([Buffer.from('RIFF'), Buffer.alloc(12)]), /little-endian RIFF/],
-        ['form.aep', Buffer.concat([Buffer.from('RIFX'), Buffer.from([0, 0, 0, 4]), Buffer.from('WAVE')]), /form type "WAVE"/],
+        [
+          'form.aep',
+          Buffer.concat([Buffer.from('RIFX'), Buffer.from([0, 0, 0, 4]), Buffer.from('WAVE')]),
+          /form type "WAVE"/,
+        ],
         ['empty.aep', Buffer.alloc(0), /the file is empty/],
-        ['noversion.aep', (() => { const b = Buffer.alloc(0); return Buffer.concat([b, require_rifx()]); })(), /no version chunk/],
-        ['broken.aepx', Buffer.from('<?xml version="1.0"?><AfterEffectsProject><Fold></AfterEffectsProject>'), /not a readable \.aepx/],
+        [
+          'noversion.aep',
+          (() => {
+            const b = Buffer.alloc(0);
+            return Buffer.concat([b, require_rifx()]);
+          })(),
+          /no version chunk/,
+        ],
+        [
+          'broken.aepx',
+          Buffer.from('<?xml version="1.0"?><AfterEffectsProject><Fold></AfterEffectsProject>'),
+          /not a readable \.aepx/,
+        ],
         ['other.aepx', Buffer.from('<?xml version="1.0"?><svg></svg>'), /root element is <svg>/],
       ];
       for (const [name, data, message] of cases) {
@@ -216,7 +286,10 @@ describe('motion project inspect', () => {
       assert.equal(missing.status, 404);
       const escape = await inspect({ url: '/media/../../etc/passwd' });
       assert.equal(escape.status, 400, escape.text);
-      const wrongType = await t.api('POST', '/api/motion/projects/inspect', { board_id: board, element_id: { id: 'x' } });
+      const wrongType = await t.api('POST', '/api/motion/projects/inspect', {
+        board_id: board,
+        element_id: { id: 'x' },
+      });
       assert.equal(wrongType.status, 400);
       assert.equal(wrongType.body.error.code, 'invalid_request');
     });

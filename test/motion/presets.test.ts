@@ -36,18 +36,37 @@ describe('motion presets', () => {
       textEdits: [{ layer: 'Title', text: 'From preset' }],
       expressionEdits: [{ layer: 'Bar', property: 'Position', expression: '[1, 1]' }],
     };
-    const saved = await t.api('POST', '/api/motion/projects/presets', { board_id: board, element_id: project, name: 'Promo', composition: 'Main', inputs });
+    const saved = await t.api('POST', '/api/motion/projects/presets', {
+      board_id: board,
+      element_id: project,
+      name: 'Promo',
+      composition: 'Main',
+      inputs,
+    });
     assert.equal(saved.status, 201, saved.text);
     assert.match(saved.body.id, /^mpreset_/);
     assert.deepEqual(saved.body.inputs, inputs);
-    const again = await t.api('POST', '/api/motion/projects/presets', { board_id: board, element_id: project, name: 'Promo', composition: 'Main', inputs: { ...inputs, textEdits: [{ layer: 1, text: 'Preset v2' }] } });
+    const again = await t.api('POST', '/api/motion/projects/presets', {
+      board_id: board,
+      element_id: project,
+      name: 'Promo',
+      composition: 'Main',
+      inputs: { ...inputs, textEdits: [{ layer: 1, text: 'Preset v2' }] },
+    });
     assert.equal(again.status, 200, again.text);
     assert.equal(again.body.id, saved.body.id, 'the same name replaces, keeping the id');
     const list = await t.api('GET', `/api/motion/projects/presets?${q()}`);
-    assert.deepEqual(list.body.map((p: any) => [p.id, p.name, p.composition, p.inputs.textEdits[0].text]), [[saved.body.id, 'Promo', 'Main', 'Preset v2']]);
+    assert.deepEqual(
+      list.body.map((p: any) => [p.id, p.name, p.composition, p.inputs.textEdits[0].text]),
+      [[saved.body.id, 'Promo', 'Main', 'Preset v2']],
+    );
 
     // by name, composition from the preset
-    const byName = await t.api('POST', '/api/motion/projects/render', { board_id: board, element_id: project, preset_name: 'Promo' });
+    const byName = await t.api('POST', '/api/motion/projects/render', {
+      board_id: board,
+      element_id: project,
+      preset_name: 'Promo',
+    });
     assert.equal(byName.status, 200, byName.text);
     let s = await seen();
     assert.equal(s.comp.name, 'Main');
@@ -55,7 +74,12 @@ describe('motion presets', () => {
     assert.equal(s.layers.find((l: any) => l.name === 'Bar').position_expression, '[1, 1]');
 
     // by id, with an explicit text edit on the same layer: the explicit one wins, the preset's expression stays
-    const byId = await t.api('POST', '/api/motion/projects/render', { board_id: board, element_id: project, preset_id: saved.body.id, textEdits: [{ layer: 'Title', text: 'Explicit' }] });
+    const byId = await t.api('POST', '/api/motion/projects/render', {
+      board_id: board,
+      element_id: project,
+      preset_id: saved.body.id,
+      textEdits: [{ layer: 'Title', text: 'Explicit' }],
+    });
     assert.equal(byId.status, 200, byId.text);
     s = await seen();
     assert.equal(s.layers.find((l: any) => l.name === 'Title').text, 'Explicit');
@@ -83,9 +107,21 @@ describe('motion presets', () => {
     assert.equal(bad.status, 400);
     assert.equal(bad.body.error.code, 'invalid_edit');
     assert.match(bad.body.error.message, /textEdits\[0\]\.layer: layer 3 "Backdrop" is a solid layer/);
-    const noComp = await t.api('POST', '/api/motion/projects/presets', { board_id: board, element_id: project, name: 'X', composition: 'Nope', inputs: {} });
+    const noComp = await t.api('POST', '/api/motion/projects/presets', {
+      board_id: board,
+      element_id: project,
+      name: 'X',
+      composition: 'Nope',
+      inputs: {},
+    });
     assert.equal(noComp.status, 400);
-    const extra = await t.api('POST', '/api/motion/projects/presets', { board_id: board, element_id: project, name: 'X', composition: 'Main', inputs: { colours: [] } });
+    const extra = await t.api('POST', '/api/motion/projects/presets', {
+      board_id: board,
+      element_id: project,
+      name: 'X',
+      composition: 'Main',
+      inputs: { colours: [] },
+    });
     assert.equal(extra.status, 400);
     assert.equal(extra.body.error.code, 'invalid_request');
   });
@@ -93,10 +129,23 @@ describe('motion presets', () => {
   it('presets go with their project element', async () => {
     const up = await t.upload(board, { name: 'other.aep', data: sampleProject() }, { addToBoard: true });
     const el = up.body.element.id;
-    const saved = await t.api('POST', '/api/motion/projects/presets', { board_id: board, element_id: el, name: 'Keep', composition: 'Outro', inputs: {} });
+    const saved = await t.api('POST', '/api/motion/projects/presets', {
+      board_id: board,
+      element_id: el,
+      name: 'Keep',
+      composition: 'Outro',
+      inputs: {},
+    });
     assert.equal(saved.status, 201, saved.text);
     assert.equal((await t.api('DELETE', `/api/moodboards/${board}/elements/${el}`)).status, 204);
     assert.equal((await t.api('GET', `/api/motion/projects/presets?board_id=${board}&element_id=${el}`)).status, 404);
-    assert.equal((t.service.ctx.db.prepare('SELECT COUNT(*) AS n FROM motion_presets WHERE element_id = ?').get(el) as { n: number }).n, 0);
+    assert.equal(
+      (
+        t.service.ctx.db.prepare('SELECT COUNT(*) AS n FROM motion_presets WHERE element_id = ?').get(el) as {
+          n: number;
+        }
+      ).n,
+      0,
+    );
   });
 });

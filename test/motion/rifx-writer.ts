@@ -41,7 +41,13 @@ export function idta(type: number, id: number): Part {
   return chunk('idta', b);
 }
 
-export function cdta(o: { width: number; height: number; fps: number; duration: number; bg?: [number, number, number] }): Part {
+export function cdta(o: {
+  width: number;
+  height: number;
+  fps: number;
+  duration: number;
+  bg?: [number, number, number];
+}): Part {
   const b = Buffer.alloc(204);
   const timeScale = 1;
   b.writeUInt32BE(timeScale * 256, 4);
@@ -60,7 +66,15 @@ export function cdta(o: { width: number; height: number; fps: number; duration: 
 }
 
 /** ldta; `size` 160 (AE ≤ 22) or 164 (AE 23+, matte layer id appended). */
-export function ldta(o: { id: number; source?: number; type?: number; parent?: number; flags38?: number; size?: number; duration?: number }): Part {
+export function ldta(o: {
+  id: number;
+  source?: number;
+  type?: number;
+  parent?: number;
+  flags38?: number;
+  size?: number;
+  duration?: number;
+}): Part {
   const b = Buffer.alloc(o.size ?? 160);
   b.writeUInt32BE(o.id, 0);
   b.writeUInt32BE(1, 16);
@@ -82,19 +96,33 @@ export function tdmn(name: string): Part {
 
 /** A property group (tdgp) of [match name, property] pairs. */
 export function tdgp(...pairs: [string, Part][]): Part {
-  return list('tdgp', chunk('tdsb', Buffer.alloc(4)), ...pairs.flatMap(([n, p]) => [tdmn(n), p]), tdmn('ADBE Group End'));
+  return list(
+    'tdgp',
+    chunk('tdsb', Buffer.alloc(4)),
+    ...pairs.flatMap(([n, p]) => [tdmn(n), p]),
+    tdmn('ADBE Group End'),
+  );
 }
 
 /** A leaf property, with an expression when given. */
 export function tdbs(expression?: string): Part {
-  return list('tdbs', chunk('tdsb', Buffer.alloc(4)), chunk('tdb4', Buffer.alloc(124)), ...(expression !== undefined ? [utf8(expression)] : []));
+  return list(
+    'tdbs',
+    chunk('tdsb', Buffer.alloc(4)),
+    chunk('tdb4', Buffer.alloc(124)),
+    ...(expression !== undefined ? [utf8(expression)] : []),
+  );
 }
 
 /** A text document: COS text with the font list and the first document's text (UTF-16BE strings). */
 export function textDocument(text: string, font: string, expression?: string): Part {
   const cosString = (s: string) => {
     const u = Buffer.from(s, 'utf16le').swap16();
-    const escaped = Buffer.from([...Buffer.concat([Buffer.from([0xfe, 0xff]), u])].flatMap((c) => (c === 0x28 || c === 0x29 || c === 0x5c ? [0x5c, c] : [c])));
+    const escaped = Buffer.from(
+      [...Buffer.concat([Buffer.from([0xfe, 0xff]), u])].flatMap((c) =>
+        c === 0x28 || c === 0x29 || c === 0x5c ? [0x5c, c] : [c],
+      ),
+    );
     return Buffer.concat([Buffer.from('('), escaped, Buffer.from(')')]);
   };
   const cos = Buffer.concat([
@@ -120,6 +148,13 @@ export function footagePin(o: { solidName?: string; path?: string; width: number
   const sspc = Buffer.alloc(100);
   sspc.writeUInt16BE(o.width, 32);
   sspc.writeUInt16BE(o.height, 36);
-  const alas = o.path ? [list('Als2', chunk('alas', Buffer.from(JSON.stringify({ fullpath: o.path, platform: 2, target_is_folder: false }))))] : [];
+  const alas = o.path
+    ? [
+        list(
+          'Als2',
+          chunk('alas', Buffer.from(JSON.stringify({ fullpath: o.path, platform: 2, target_is_folder: false }))),
+        ),
+      ]
+    : [];
   return list('Pin ', chunk('sspc', sspc), chunk('opti', opti), ...alas);
 }

@@ -22,7 +22,8 @@ before(async () => {
 });
 after(() => svc.close());
 
-const get = (p: string, headers: Record<string, string> = {}, method = 'GET') => rawRequest(svc.port, method, `/media/${board}/${p}`, headers);
+const get = (p: string, headers: Record<string, string> = {}, method = 'GET') =>
+  rawRequest(svc.port, method, `/media/${board}/${p}`, headers);
 
 test('a file larger than one read streams whole and in ranges that cross read boundaries', async () => {
   const whole = await get('big.bin');
@@ -62,30 +63,34 @@ test('a FIFO or a directory in a board folder is not served (and does not hang t
   assert.equal((await get('big.bin', { range: 'bytes=0-3' })).status, 206, 'the service still answers');
 });
 
-test('a client that goes away mid-body leaves no descriptor of the file open', { skip: process.platform !== 'linux' }, async () => {
-  const target = path.join(fs.realpathSync(dir), 'big.bin');
-  const fds = () =>
-    fs.readdirSync('/proc/self/fd').filter((fd) => {
-      try {
-        return fs.readlinkSync(`/proc/self/fd/${fd}`) === target;
-      } catch {
-        return false;
-      }
-    }).length;
-  const before = fds();
-  assert.equal(before, 0);
-  for (let i = 0; i < 5; i++) {
-    await new Promise<void>((resolve) => {
-      const req = (globalThis as unknown as { fetch: typeof fetch }).fetch(`${svc.baseUrl}/media/${board}/big.bin`);
-      void req.then(async (res) => {
-        const reader = res.body!.getReader();
-        await reader.read();
-        await reader.cancel();
-        resolve();
+test(
+  'a client that goes away mid-body leaves no descriptor of the file open',
+  { skip: process.platform !== 'linux' },
+  async () => {
+    const target = path.join(fs.realpathSync(dir), 'big.bin');
+    const fds = () =>
+      fs.readdirSync('/proc/self/fd').filter((fd) => {
+        try {
+          return fs.readlinkSync(`/proc/self/fd/${fd}`) === target;
+        } catch {
+          return false;
+        }
+      }).length;
+    const before = fds();
+    assert.equal(before, 0);
+    for (let i = 0; i < 5; i++) {
+      await new Promise<void>((resolve) => {
+        const req = (globalThis as unknown as { fetch: typeof fetch }).fetch(`${svc.baseUrl}/media/${board}/big.bin`);
+        void req.then(async (res) => {
+          const reader = res.body!.getReader();
+          await reader.read();
+          await reader.cancel();
+          resolve();
+        });
       });
-    });
-  }
-  // The stream closes its descriptor asynchronously after the socket closes.
-  for (let i = 0; i < 50 && fds() > before; i++) await new Promise((r) => setTimeout(r, 20));
-  assert.ok(fds() <= before, `${fds()} descriptors open, ${before} before`);
-});
+    }
+    // The stream closes its descriptor asynchronously after the socket closes.
+    for (let i = 0; i < 50 && fds() > before; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.ok(fds() <= before, `${fds()} descriptors open, ${before} before`);
+  },
+);

@@ -31,21 +31,46 @@ export async function sampleBoard(s: TestService, o: { blobBytes?: number; name?
     return res.body.url as string;
   };
   const cell = (i: number) => ({ x: (i % 3) * 220, y: Math.floor(i / 3) * 170, width: 200, height: 150 });
-  const red = await add({ type: 'image', url: await upload(await makeImage(path.join(dir, 'red.png'), { width: 800, height: 600, source: 'color=c=red' })), name: 'Red', ...cell(0) });
-  const blue = await add({ type: 'image', url: await upload(await makeImage(path.join(dir, 'blue.jpg'), { width: 400, height: 300, source: 'color=c=blue' })), name: 'Blue', ...cell(1) });
-  const video = await add({ type: 'video', url: await upload(await makeVideo(path.join(dir, 'clip.mp4'), { width: 320, height: 240, duration: 1 })), name: 'Clip', ...cell(2) });
+  const red = await add({
+    type: 'image',
+    url: await upload(await makeImage(path.join(dir, 'red.png'), { width: 800, height: 600, source: 'color=c=red' })),
+    name: 'Red',
+    ...cell(0),
+  });
+  const blue = await add({
+    type: 'image',
+    url: await upload(await makeImage(path.join(dir, 'blue.jpg'), { width: 400, height: 300, source: 'color=c=blue' })),
+    name: 'Blue',
+    ...cell(1),
+  });
+  const video = await add({
+    type: 'video',
+    url: await upload(await makeVideo(path.join(dir, 'clip.mp4'), { width: 320, height: 240, duration: 1 })),
+    name: 'Clip',
+    ...cell(2),
+  });
   const card = await add({ type: 'html', name: 'Card', data: { duration: 0.2 }, ...cell(3) });
-  const put = await s.api('PUT', `/api/moodboards/${board}/elements/${card}/html`, { html: '<!doctype html><body style="margin:0;background:rgb(0,200,0)"><h1>card</h1></body>' });
+  const put = await s.api('PUT', `/api/moodboards/${board}/elements/${card}/html`, {
+    html: '<!doctype html><body style="margin:0;background:rgb(0,200,0)"><h1>card</h1></body>',
+  });
   if (put.status !== 200) throw new Error(`card html: ${put.status} ${put.text}`);
   const note = await add({ type: 'text', name: 'Note', data: { text: 'A note on the board' }, ...cell(4) });
   const blob = crypto.randomBytes(o.blobBytes ?? 4096);
-  const blobUrl = await upload(await fsp.writeFile(path.join(dir, 'data.bin'), blob).then(() => path.join(dir, 'data.bin')));
+  const blobUrl = await upload(
+    await fsp.writeFile(path.join(dir, 'data.bin'), blob).then(() => path.join(dir, 'data.bin')),
+  );
   const blobId = await add({ type: 'file', url: blobUrl, name: 'Data', ...cell(5) });
   // Posters and sizes come from the probe.
-  await eventually(async () => {
-    const els = (await s.api('GET', `/api/moodboards/${board}/elements`)).body as { data: { probe_status?: string } }[];
-    return els.every((e) => e.data.probe_status !== 'pending') ? true : undefined;
-  }, 30_000, 'probes');
+  await eventually(
+    async () => {
+      const els = (await s.api('GET', `/api/moodboards/${board}/elements`)).body as {
+        data: { probe_status?: string };
+      }[];
+      return els.every((e) => e.data.probe_status !== 'pending') ? true : undefined;
+    },
+    30_000,
+    'probes',
+  );
   await fsp.rm(dir, { recursive: true, force: true });
   return { board, ids: { red, blue, video, card, note, blob: blobId }, blob };
 }

@@ -29,10 +29,19 @@ describe('card videos (shared by sharing)', () => {
   });
 
   it('renders once per version, concurrent calls share the render, and adds nothing to the board', async () => {
-    const el = await s.api('POST', `/api/moodboards/${board}/elements`, { type: 'html', name: 'c', width: 160, height: 90, data: { duration: 0.2 } });
+    const el = await s.api('POST', `/api/moodboards/${board}/elements`, {
+      type: 'html',
+      name: 'c',
+      width: 160,
+      height: 90,
+      data: { duration: 0.2 },
+    });
     assert.equal(el.status, 201, el.text);
     const id = el.body.id as string;
-    assert.equal((await s.api('PUT', `/api/moodboards/${board}/elements/${id}/html`, { html: card('rgb(255,0,0)') })).status, 200);
+    assert.equal(
+      (await s.api('PUT', `/api/moodboards/${board}/elements/${id}/html`, { html: card('rgb(255,0,0)') })).status,
+      200,
+    );
 
     const [a, b] = await Promise.all([cardVideo(s.service.ctx, board, id), cardVideo(s.service.ctx, board, id)]);
     assert.equal(renders, 1, 'two concurrent calls, one render');
@@ -48,7 +57,10 @@ describe('card videos (shared by sharing)', () => {
     assert.equal(again.path, a.path);
     assert.equal(renders, 1, 'the cached file is reused');
 
-    assert.equal((await s.api('PUT', `/api/moodboards/${board}/elements/${id}/html`, { html: card('rgb(0,0,255)') })).status, 200);
+    assert.equal(
+      (await s.api('PUT', `/api/moodboards/${board}/elements/${id}/html`, { html: card('rgb(0,0,255)') })).status,
+      200,
+    );
     const v3 = await cardVideo(s.service.ctx, board, id);
     assert.equal(renders, 2);
     assert.equal(v3.htmlVersion, 3);
@@ -61,7 +73,13 @@ describe('card videos (shared by sharing)', () => {
   });
 
   it('stops the render when its only caller goes away, and refuses other element types', async () => {
-    const el = await s.api('POST', `/api/moodboards/${board}/elements`, { type: 'html', name: 'long', width: 160, height: 90, data: { duration: 60 } });
+    const el = await s.api('POST', `/api/moodboards/${board}/elements`, {
+      type: 'html',
+      name: 'long',
+      width: 160,
+      height: 90,
+      data: { duration: 60 },
+    });
     const ac = new AbortController();
     const pending = cardVideo(s.service.ctx, board, el.body.id, ac.signal);
     setTimeout(() => ac.abort(), 300);

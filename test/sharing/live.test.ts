@@ -13,7 +13,9 @@ const MiB = 1024 * 1024;
  * A pass-through in front of the worker that can refuse uploads of chosen paths: stands in for a connection that
  * fails part-way, to show that a retried share does not upload again what arrived.
  */
-async function flakyProxy(target: string): Promise<{ url: string; failPaths: Set<string>; puts: string[]; close(): Promise<void> }> {
+async function flakyProxy(
+  target: string,
+): Promise<{ url: string; failPaths: Set<string>; puts: string[]; close(): Promise<void> }> {
   const failPaths = new Set<string>();
   const puts: string[] = [];
   const server = http.createServer(async (req, res) => {
@@ -21,28 +23,47 @@ async function flakyProxy(target: string): Promise<{ url: string; failPaths: Set
     if (req.method === 'PUT') puts.push(url);
     if ([...failPaths].some((p) => url.includes(p))) {
       req.resume();
-      res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":{"code":"test","message":"refused by the test proxy"}}');
+      res
+        .writeHead(400, { 'content-type': 'application/json' })
+        .end('{"error":{"code":"test","message":"refused by the test proxy"}}');
       return;
     }
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const headers: Record<string, string> = {};
-    for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string' && k !== 'host' && k !== 'connection') headers[k] = v;
-    const upstream = await fetch(target + url, { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined, redirect: 'manual' });
+    for (const [k, v] of Object.entries(req.headers))
+      if (typeof v === 'string' && k !== 'host' && k !== 'connection') headers[k] = v;
+    const upstream = await fetch(target + url, {
+      method: req.method,
+      headers,
+      body: chunks.length ? Buffer.concat(chunks) : undefined,
+      redirect: 'manual',
+    });
     const out: Record<string, string> = {};
     upstream.headers.forEach((v, k) => (out[k] = v));
     delete out['content-encoding'];
     res.writeHead(upstream.status, out).end(Buffer.from(await upstream.arrayBuffer()));
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, failPaths, puts, close: () => new Promise((r) => server.close(() => r())) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    failPaths,
+    puts,
+    close: () => new Promise((r) => server.close(() => r())),
+  };
 }
 
 /** GET with the body always read (an unread body would keep its connection busy until garbage collection). */
 async function get(url: string, headers: Record<string, string> = {}) {
   const res = await fetch(url, { headers });
   const body = Buffer.from(await res.arrayBuffer());
-  return { status: res.status, headers: res.headers, body, text: () => body.toString('utf8'), json: () => JSON.parse(body.toString('utf8')) };
+  return {
+    status: res.status,
+    headers: res.headers,
+    body,
+    text: () => body.toString('utf8'),
+    json: () => JSON.parse(body.toString('utf8')),
+  };
 }
 
 describe('live shares on the worker (workerd)', () => {
@@ -57,7 +78,11 @@ describe('live shares on the worker (workerd)', () => {
   before(async () => {
     worker = await startLocalWorker({ port: 0, token: TOKEN });
     proxy = await flakyProxy(worker.url);
-    s = await startService({ SHARE_WORKER_URL: proxy.url, SHARE_WORKER_TOKEN: TOKEN, SHARE_UPLOAD_PART_BYTES: String(5 * MiB) });
+    s = await startService({
+      SHARE_WORKER_URL: proxy.url,
+      SHARE_WORKER_TOKEN: TOKEN,
+      SHARE_UPLOAD_PART_BYTES: String(5 * MiB),
+    });
     sample = await sampleBoard(s, { blobBytes: 11 * MiB });
   });
   after(async () => {
@@ -100,7 +125,12 @@ describe('live shares on the worker (workerd)', () => {
     assert.match(page.headers.get('x-robots-tag') ?? '', /noindex/);
     const html = page.text();
     assert.match(html, /<meta name="robots" content="noindex, nofollow">/);
-    assert.match(html, new RegExp(`<meta property="og:image" content="${publicUrl.replace(/[/.]/g, '\\$&')}media/[0-9a-f]{32}-w\\d+\\.jpg">`));
+    assert.match(
+      html,
+      new RegExp(
+        `<meta property="og:image" content="${publicUrl.replace(/[/.]/g, '\\$&')}media/[0-9a-f]{32}-w\\d+\\.jpg">`,
+      ),
+    );
 
     const board = (await get(`${shareUrl}board.json`)).json();
     assert.equal(board.elements.length, 6);
@@ -126,7 +156,10 @@ describe('live shares on the worker (workerd)', () => {
     assert.equal(stale.status, 200, 'If-Range with another ETag gets the whole file');
 
     const red = board.elements.find((e: { id: string }) => e.id === sample.ids.red);
-    assert.deepEqual(red.thumbs.map((t: { width: number }) => t.width), [320, 640]);
+    assert.deepEqual(
+      red.thumbs.map((t: { width: number }) => t.width),
+      [320, 640],
+    );
     const thumb = await get(shareUrl + red.thumbs[0].path);
     assert.equal(thumb.headers.get('content-type'), 'image/jpeg');
     const card = board.elements.find((e: { id: string }) => e.id === sample.ids.card);
@@ -134,7 +167,11 @@ describe('live shares on the worker (workerd)', () => {
     assert.match(cardDoc.headers.get('content-security-policy') ?? '', /sandbox/);
     assert.match(cardDoc.text(), /rgb\(0,200,0\)/);
 
-    const unauth = await fetch(`${worker.url}/api/objects/sh_x/index.html`, { method: 'PUT', body: 'x', headers: { authorization: 'Bearer wrong-token-wrong-token' } });
+    const unauth = await fetch(`${worker.url}/api/objects/sh_x/index.html`, {
+      method: 'PUT',
+      body: 'x',
+      headers: { authorization: 'Bearer wrong-token-wrong-token' },
+    });
     assert.equal(unauth.status, 401);
     assert.equal((await unauth.json()).error.code, 'unauthorized');
   });
@@ -153,14 +190,21 @@ describe('live shares on the worker (workerd)', () => {
     assert.equal(changed.status, 200, changed.text);
     assert.equal(changed.body.uploaded, 1);
     assert.equal(changed.body.skipped, files - 1);
-    assert.deepEqual(proxy.puts.slice(before).map((u) => u.split('/').pop()), ['board.json']);
+    assert.deepEqual(
+      proxy.puts.slice(before).map((u) => u.split('/').pop()),
+      ['board.json'],
+    );
     const board = (await get(`${shareUrl}board.json`)).json();
     assert.equal(board.elements.find((e: { id: string }) => e.id === sample.ids.note).x, 900);
   });
 
   it('imports from the live URL in each mode', async () => {
     const target = await s.createBoard('Target');
-    const keep = await s.api('POST', `/api/moodboards/${target}/elements`, { type: 'text', name: 'Existing', data: { text: 'old' } });
+    const keep = await s.api('POST', `/api/moodboards/${target}/elements`, {
+      type: 'text',
+      name: 'Existing',
+      data: { text: 'old' },
+    });
 
     const appended = await s.api('POST', `/api/moodboards/${target}/import`, { from_url: shareUrl, mode: 'append' });
     assert.equal(appended.status, 200, appended.text);
@@ -169,7 +213,10 @@ describe('live shares on the worker (workerd)', () => {
     assert.equal(els.length, 7);
     const blobCopy = els.find((e) => e.name === 'Data');
     const served = (await get(s.baseUrl + blobCopy.url)).body;
-    assert.equal(crypto.createHash('sha256').update(served).digest('hex'), crypto.createHash('sha256').update(sample.blob).digest('hex'));
+    assert.equal(
+      crypto.createHash('sha256').update(served).digest('hex'),
+      crypto.createHash('sha256').update(sample.blob).digest('hex'),
+    );
     const cardCopy = els.find((e) => e.type === 'html');
     assert.equal(cardCopy.data.htmlVersion, 1);
     assert.match((await s.api('GET', cardCopy.url)).text, /rgb\(0,200,0\)/);

@@ -51,11 +51,21 @@ async function checkPage(page: Page, url: string, sample: SampleBoard): Promise<
   const box = (id: string) => boxes.find((b) => b.id === id)!;
   const red = box(sample.ids.red);
   const scale = red.w / 200;
-  for (const [id, col, row] of [[sample.ids.blue, 1, 0], [sample.ids.video, 2, 0], [sample.ids.card, 0, 1]] as const) {
+  for (const [id, col, row] of [
+    [sample.ids.blue, 1, 0],
+    [sample.ids.video, 2, 0],
+    [sample.ids.card, 0, 1],
+  ] as const) {
     const b = box(id);
-    assert.ok(Math.abs(b.x - (red.x + col * 220 * scale)) < 2 && Math.abs(b.y - (red.y + row * 170 * scale)) < 2, `element ${id} at its board position`);
+    assert.ok(
+      Math.abs(b.x - (red.x + col * 220 * scale)) < 2 && Math.abs(b.y - (red.y + row * 170 * scale)) < 2,
+      `element ${id} at its board position`,
+    );
   }
-  const shot = await sharp(Buffer.from(await page.screenshot({ type: 'png' }))).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  const shot = await sharp(Buffer.from(await page.screenshot({ type: 'png' })))
+    .removeAlpha()
+    .raw()
+    .toBuffer({ resolveWithObject: true });
   const pixel = (x: number, y: number): Rgb => {
     const i = (Math.round(y) * shot.info.width + Math.round(x)) * 3;
     return [shot.data[i], shot.data[i + 1], shot.data[i + 2]];
@@ -63,8 +73,14 @@ async function checkPage(page: Page, url: string, sample: SampleBoard): Promise<
   const centre = (b: { x: number; y: number; w: number; h: number }) => pixel(b.x + b.w / 2, b.y + b.h / 2);
   assert.ok(near(centre(red), [255, 0, 0]), `red image shown where it belongs: ${centre(red)}`);
   assert.ok(near(centre(box(sample.ids.blue)), [0, 0, 255]), `blue image: ${centre(box(sample.ids.blue))}`);
-  await page.waitForFunction(() => (document.querySelector('[data-type="html"] video') as HTMLVideoElement).readyState >= 2, { timeout: 15_000 });
-  assert.ok(near(centre(box(sample.ids.card)), [0, 200, 0], 60), `the card's rendered video: ${centre(box(sample.ids.card))}`);
+  await page.waitForFunction(
+    () => (document.querySelector('[data-type="html"] video') as HTMLVideoElement).readyState >= 2,
+    { timeout: 15_000 },
+  );
+  assert.ok(
+    near(centre(box(sample.ids.card)), [0, 200, 0], 60),
+    `the card's rendered video: ${centre(box(sample.ids.card))}`,
+  );
 
   // A video plays inline.
   const played = await page.$eval('[data-type="video"] video', async (el) => {
@@ -88,7 +104,10 @@ async function checkPage(page: Page, url: string, sample: SampleBoard): Promise<
   const frame = await page.waitForSelector('#lb .stage iframe');
   assert.equal(await frame!.evaluate((f) => f.getAttribute('sandbox')), 'allow-scripts');
   const cardFrame = await (await frame!.contentFrame())!;
-  await cardFrame.waitForFunction(() => document.body && getComputedStyle(document.body).backgroundColor === 'rgb(0, 200, 0)', { timeout: 10_000 });
+  await cardFrame.waitForFunction(
+    () => document.body && getComputedStyle(document.body).backgroundColor === 'rgb(0, 200, 0)',
+    { timeout: 10_000 },
+  );
   await page.keyboard.press('ArrowLeft');
   assert.match(await page.$eval('#lb .caption', (c) => c.textContent ?? ''), /3 \/ 6/);
   await page.keyboard.press('Escape');
@@ -113,7 +132,13 @@ describe('the shared page in a real browser', () => {
       executablePath: chromium.path,
       headless: true,
       userDataDir: await fsp.mkdtemp(path.join(os.tmpdir(), 'bms-share-browser-')),
-      args: ['--no-sandbox', '--autoplay-policy=no-user-gesture-required', '--mute-audio', '--disable-gpu', '--allow-file-access-from-files'],
+      args: [
+        '--no-sandbox',
+        '--autoplay-policy=no-user-gesture-required',
+        '--mute-audio',
+        '--disable-gpu',
+        '--allow-file-access-from-files',
+      ],
     });
     page = await browser.newPage();
     await page.setViewport(VIEWPORT);
@@ -132,7 +157,10 @@ describe('the shared page in a real browser', () => {
   });
 
   it('works from an unzipped archive opened as file://', async () => {
-    const res = await s.api('POST', `/api/moodboards/${sample.board}/share`, { kind: 'archive', include_history: true });
+    const res = await s.api('POST', `/api/moodboards/${sample.board}/share`, {
+      kind: 'archive',
+      include_history: true,
+    });
     assert.equal(res.status, 200, res.text);
     assert.equal(res.body.download_url, `/media/share-archive-${res.body.share_id}.zip`);
     assert.equal(res.body.url, null);
@@ -143,7 +171,11 @@ describe('the shared page in a real browser', () => {
     await run('unzip', ['-q', file, '-d', path.join(dir, 'page')]);
     const board = JSON.parse(await fsp.readFile(path.join(dir, 'page', 'board.json'), 'utf8'));
     const card = board.elements.find((e: { type: string }) => e.type === 'html');
-    assert.deepEqual(card.history.map((h: { version: number }) => h.version), [1, 2], 'include_history keeps every card version');
+    assert.deepEqual(
+      card.history.map((h: { version: number }) => h.version),
+      [1, 2],
+      'include_history keeps every card version',
+    );
     const leftovers = (await fsp.readdir(path.join(s.dataDir, 'media'))).filter((n) => n.startsWith('.tmp-'));
     assert.deepEqual(leftovers, []);
     await checkPage(page, pathToFileURL(path.join(dir, 'page', 'index.html')).href, sample);

@@ -19,18 +19,37 @@ describe('sound playback', () => {
       const answers = [];
       for (let i = 0; i < 40; i++) {
         const sound = NAMES[i % NAMES.length];
-        const res = i % 2 === 0 ? await svc.api('POST', '/api/sounds/play', { sound }) : await svc.api('POST', `/api/sounds/${sound}/play`);
+        const res =
+          i % 2 === 0
+            ? await svc.api('POST', '/api/sounds/play', { sound })
+            : await svc.api('POST', `/api/sounds/${sound}/play`);
         assert.equal(res.status, 200);
         answers.push(res.body);
       }
-      answers.slice(0, 33).forEach((a, i) => assert.deepEqual(a, { ok: true, sound: NAMES[i % NAMES.length], queued: true }, `request ${i}`));
-      answers.slice(33).forEach((a, i) => assert.deepEqual(a, { ok: true, sound: NAMES[(33 + i) % NAMES.length], queued: false, reason: 'queue_full' }, `request ${33 + i}`));
+      answers
+        .slice(0, 33)
+        .forEach((a, i) =>
+          assert.deepEqual(a, { ok: true, sound: NAMES[i % NAMES.length], queued: true }, `request ${i}`),
+        );
+      answers
+        .slice(33)
+        .forEach((a, i) =>
+          assert.deepEqual(
+            a,
+            { ok: true, sound: NAMES[(33 + i) % NAMES.length], queued: false, reason: 'queue_full' },
+            `request ${33 + i}`,
+          ),
+        );
 
       await rec.open();
-      const played = await eventually(async () => {
-        const e = await rec.events();
-        return ends(e).length >= 33 ? e : undefined;
-      }, 60_000, '33 sounds to play');
+      const played = await eventually(
+        async () => {
+          const e = await rec.events();
+          return ends(e).length >= 33 ? e : undefined;
+        },
+        60_000,
+        '33 sounds to play',
+      );
 
       assert.deepEqual(
         starts(played).map((e) => e.sound),
@@ -46,7 +65,8 @@ describe('sound playback', () => {
       // The player got a complete WAV file each time.
       const listing = await svc.api('GET', '/api/sounds');
       const sizes = new Map<string, number>();
-      for (const s of listing.body.sounds) sizes.set(s.name, Buffer.from(await (await fetch(svc.baseUrl + s.url)).arrayBuffer()).length);
+      for (const s of listing.body.sounds)
+        sizes.set(s.name, Buffer.from(await (await fetch(svc.baseUrl + s.url)).arrayBuffer()).length);
       for (const e of starts(played)) {
         assert.equal(e.magic, 'RIFF');
         assert.equal(e.size, sizes.get(e.sound));
@@ -55,7 +75,11 @@ describe('sound playback', () => {
       // Once drained, the queue takes sounds again.
       const more = await svc.api('POST', '/api/sounds/play', { sound: 'success' });
       assert.deepEqual(more.body, { ok: true, sound: 'success', queued: true });
-      await eventually(async () => (ends(await rec.events()).length === 34 ? true : undefined), 20_000, 'the 34th sound');
+      await eventually(
+        async () => (ends(await rec.events()).length === 34 ? true : undefined),
+        20_000,
+        'the 34th sound',
+      );
       assert.equal(starts(await rec.events()).at(-1)?.sound, 'success');
     } finally {
       await svc.close();
@@ -73,11 +97,18 @@ describe('sound playback', () => {
       assert.deepEqual(b.body, { ok: true, sound: 'error', queued: true });
       const c = await svc.api('POST', '/api/sounds/fanfare_2.x/play');
       assert.deepEqual(c.body, { ok: true, sound: 'notice', queued: true });
-      const played = await eventually(async () => {
-        const e = await rec.events();
-        return ends(e).length === 3 ? e : undefined;
-      }, 20_000, 'three sounds');
-      assert.deepEqual(starts(played).map((e) => e.sound), ['notice', 'error', 'notice']);
+      const played = await eventually(
+        async () => {
+          const e = await rec.events();
+          return ends(e).length === 3 ? e : undefined;
+        },
+        20_000,
+        'three sounds',
+      );
+      assert.deepEqual(
+        starts(played).map((e) => e.sound),
+        ['notice', 'error', 'notice'],
+      );
     } finally {
       await svc.close();
       await rec.remove();
@@ -100,7 +131,11 @@ describe('sound playback', () => {
 
       const second = await startService({ SOUND_PLAYER: rec.command }, { dataDir });
       await second.api('POST', '/api/sounds/play', { sound: 'complete' });
-      await eventually(async () => (ends(await rec.events()).length === 3 ? true : undefined), 20_000, 'the third play');
+      await eventually(
+        async () => (ends(await rec.events()).length === 3 ? true : undefined),
+        20_000,
+        'the third play',
+      );
       await second.close();
       const afterRestart = await fsp.stat(file);
       assert.equal(afterRestart.ino, before.ino, 'an identical file is not rewritten');
@@ -119,12 +154,19 @@ describe('sound playback', () => {
     try {
       await svc.api('POST', '/api/sounds/play', { sound: 'error' });
       await svc.api('POST', '/api/sounds/play', { sound: 'notice' });
-      const played = await eventually(async () => {
-        const e = await rec.events();
-        return ends(e).length === 1 ? e : undefined;
-      }, 20_000, 'the sound after the hung one');
+      const played = await eventually(
+        async () => {
+          const e = await rec.events();
+          return ends(e).length === 1 ? e : undefined;
+        },
+        20_000,
+        'the sound after the hung one',
+      );
       // The hung player never ended on its own (no "end error"): it was killed, and only then did notice start.
-      assert.deepEqual(played.map((e) => `${e.event} ${e.sound}`), ['start error', 'start notice', 'end notice']);
+      assert.deepEqual(
+        played.map((e) => `${e.event} ${e.sound}`),
+        ['start error', 'start notice', 'end notice'],
+      );
       assert.equal(alive(played[0].pid), false, 'the hung player is gone');
     } finally {
       await svc.close();
@@ -139,14 +181,21 @@ describe('sound playback', () => {
       for (const sound of ['success', 'error', 'notice']) {
         assert.equal((await svc.api('POST', '/api/sounds/play', { sound })).body.queued, true);
       }
-      const [first] = await eventually(async () => {
-        const e = await rec.events();
-        return e.length > 0 ? e : undefined;
-      }, 20_000, 'the first sound to start');
+      const [first] = await eventually(
+        async () => {
+          const e = await rec.events();
+          return e.length > 0 ? e : undefined;
+        },
+        20_000,
+        'the first sound to start',
+      );
       await svc.close();
       assert.equal(alive(first.pid), false, 'the player was killed on close');
       await new Promise((r) => setTimeout(r, 300));
-      assert.deepEqual((await rec.events()).map((e) => `${e.event} ${e.sound}`), ['start success']);
+      assert.deepEqual(
+        (await rec.events()).map((e) => `${e.event} ${e.sound}`),
+        ['start success'],
+      );
     } finally {
       await svc.close();
       await rec.remove();
@@ -158,13 +207,19 @@ describe('sound playback', () => {
     const log = path.join(bin, 'args.log');
     // pw-play comes after paplay in the order of preference.
     for (const name of ['pw-play', 'paplay']) {
-      await fsp.writeFile(path.join(bin, name), `#!/bin/sh\nprintf '${name} %s\\n' "$*" >> '${log}'\n`, { mode: 0o755 });
+      await fsp.writeFile(path.join(bin, name), `#!/bin/sh\nprintf '${name} %s\\n' "$*" >> '${log}'\n`, {
+        mode: 0o755,
+      });
     }
     const svc = await startService({ SOUND_PLAYER: '', PATH: bin });
     try {
       assert.deepEqual((await svc.api('GET', '/api/sounds')).body.player, { available: true, name: 'paplay' });
       assert.equal((await svc.api('POST', '/api/sounds/message/play')).body.queued, true);
-      const line = await eventually(async () => (await fsp.readFile(log, 'utf8').catch(() => '')).trim() || undefined, 20_000, 'paplay to run');
+      const line = await eventually(
+        async () => (await fsp.readFile(log, 'utf8').catch(() => '')).trim() || undefined,
+        20_000,
+        'paplay to run',
+      );
       assert.equal(line, `paplay ${path.join(svc.dataDir, 'sounds', 'message.wav')}`);
     } finally {
       await svc.close();
@@ -173,7 +228,11 @@ describe('sound playback', () => {
   });
   describe('without a player', () => {
     const cases: [string, Record<string, string>, RegExp][] = [
-      ['SOUND_PLAYER names a program that does not exist', { SOUND_PLAYER: '/nonexistent/bin/player --quiet' }, /SOUND_PLAYER program "\/nonexistent\/bin\/player" was not found/],
+      [
+        'SOUND_PLAYER names a program that does not exist',
+        { SOUND_PLAYER: '/nonexistent/bin/player --quiet' },
+        /SOUND_PLAYER program "\/nonexistent\/bin\/player" was not found/,
+      ],
       ['SOUND_PLAYER uses a shell operator', { SOUND_PLAYER: `${process.execPath} -e 1 | cat` }, /shell operator "\|"/],
       ['SOUND_PLAYER is none', { SOUND_PLAYER: 'none' }, /turned off/],
     ];
@@ -211,7 +270,10 @@ describe('sound playback', () => {
 
     it('logs the missing player once, however many sounds are asked for', async () => {
       const log = logCapture();
-      const svc = await startService({ SOUND_PLAYER: '/nonexistent/bin/player', LOG_LEVEL: 'info' }, { logStream: log.stream });
+      const svc = await startService(
+        { SOUND_PLAYER: '/nonexistent/bin/player', LOG_LEVEL: 'info' },
+        { logStream: log.stream },
+      );
       try {
         for (const sound of ['error', 'notice', 'success']) {
           assert.equal((await svc.api('POST', '/api/sounds/play', { sound })).body.ok, false);
@@ -219,7 +281,9 @@ describe('sound playback', () => {
       } finally {
         await svc.close();
       }
-      const warnings = log.lines().filter((l) => typeof l.msg === 'string' && /notification sounds cannot play/.test(l.msg));
+      const warnings = log
+        .lines()
+        .filter((l) => typeof l.msg === 'string' && /notification sounds cannot play/.test(l.msg));
       assert.equal(warnings.length, 1);
       assert.match(String(warnings[0].msg), /\/nonexistent\/bin\/player/);
     });

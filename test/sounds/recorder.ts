@@ -49,7 +49,10 @@ export interface Recorder {
 /** Double quotes for SOUND_PLAYER, escaping what is special inside them. */
 const quote = (s: string) => `"${s.replace(/(["\\$`])/g, '\\$1')}"`;
 
-export async function makeRecorder(mode: 'quick' | 'gate' | 'hang' | 'hang-on' = 'quick', param = ''): Promise<Recorder> {
+export async function makeRecorder(
+  mode: 'quick' | 'gate' | 'hang' | 'hang-on' = 'quick',
+  param = '',
+): Promise<Recorder> {
   const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'bms sound player '));
   const script = path.join(dir, 'recorder.mjs');
   const log = path.join(dir, 'played.log');
@@ -62,7 +65,10 @@ export async function makeRecorder(mode: 'quick' | 'gate' | 'hang' | 'hang-on' =
     gate,
     async events() {
       const text = await fsp.readFile(log, 'utf8').catch(() => '');
-      return text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as PlayEvent);
+      return text
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as PlayEvent);
     },
     open: () => fsp.writeFile(gate, ''),
     remove: () => fsp.rm(dir, { recursive: true, force: true }),

@@ -53,7 +53,10 @@ describe('synthesized sounds', () => {
       assert.equal(wav.byteRate, wav.sampleRate * wav.blockAlign, s.name);
       assert.equal(wav.blockAlign, 2, s.name);
       assert.ok(wav.duration > 0.2 && wav.duration < 1.5, `${s.name} lasts ${wav.duration} s`);
-      assert.ok(Math.abs(wav.duration - s.duration) < 0.002, `${s.name}: listed ${s.duration} s, file ${wav.duration} s`);
+      assert.ok(
+        Math.abs(wav.duration - s.duration) < 0.002,
+        `${s.name}: listed ${s.duration} s, file ${wav.duration} s`,
+      );
     }
   });
 
@@ -83,7 +86,10 @@ describe('synthesized sounds', () => {
       const ms = Math.round(sampleRate / 1000);
       const edge = (from: number, to: number) => Math.max(...Array.from(x.subarray(from, to), Math.abs));
       assert.ok(edge(0, ms) < 0.05, `${s.name} jumps in its first millisecond (${edge(0, ms)})`);
-      assert.ok(edge(x.length - ms, x.length) < 0.01, `${s.name} is still loud in its last millisecond (${edge(x.length - ms, x.length)})`);
+      assert.ok(
+        edge(x.length - ms, x.length) < 0.01,
+        `${s.name} is still loud in its last millisecond (${edge(x.length - ms, x.length)})`,
+      );
       // The first and last samples step away from zero by no more than a fade allows.
       assert.ok(Math.abs(x[1]) < 0.001 && Math.abs(x[x.length - 2]) < 0.001, `${s.name} steps at an edge`);
     }

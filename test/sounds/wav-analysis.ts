@@ -14,8 +14,10 @@ export interface ParsedWav {
 
 /** Parses a RIFF/WAVE file chunk by chunk; throws on anything malformed. */
 export function parseWav(buf: Buffer): ParsedWav {
-  if (buf.length < 12 || buf.toString('ascii', 0, 4) !== 'RIFF' || buf.toString('ascii', 8, 12) !== 'WAVE') throw new Error('not a RIFF/WAVE file');
-  if (buf.readUInt32LE(4) !== buf.length - 8) throw new Error(`RIFF size ${buf.readUInt32LE(4)} does not match file size ${buf.length}`);
+  if (buf.length < 12 || buf.toString('ascii', 0, 4) !== 'RIFF' || buf.toString('ascii', 8, 12) !== 'WAVE')
+    throw new Error('not a RIFF/WAVE file');
+  if (buf.readUInt32LE(4) !== buf.length - 8)
+    throw new Error(`RIFF size ${buf.readUInt32LE(4)} does not match file size ${buf.length}`);
   let fmt: Omit<ParsedWav, 'samples' | 'duration'> | undefined;
   let data: Buffer | undefined;
   for (let at = 12; at + 8 <= buf.length; ) {
@@ -36,7 +38,8 @@ export function parseWav(buf: Buffer): ParsedWav {
     at += 8 + size + (size % 2);
   }
   if (!fmt || !data) throw new Error('missing fmt or data chunk');
-  if (fmt.format !== 1 || fmt.bitsPerSample !== 16) throw new Error(`not 16-bit PCM (format ${fmt.format}, ${fmt.bitsPerSample} bits)`);
+  if (fmt.format !== 1 || fmt.bitsPerSample !== 16)
+    throw new Error(`not 16-bit PCM (format ${fmt.format}, ${fmt.bitsPerSample} bits)`);
   const frames = data.length / fmt.blockAlign;
   const samples = new Float64Array(frames);
   for (let i = 0; i < frames; i++) samples[i] = data.readInt16LE(i * fmt.blockAlign) / 32768;

@@ -8,7 +8,11 @@ import type { ProjectData } from '../../src/timeline/project.js';
 /** Evaluates the subset of ffmpeg's expression language the curves use (numbers, + - * /, if, lt). */
 function evalFfmpeg(expr: string, t: number): number {
   const js = expr.replace(/\bif\(/g, 'iff(');
-  return new Function('t', 'iff', 'lt', `return ${js};`)(t, (c: number, a: number, b: number) => (c ? a : b), (a: number, b: number) => (a < b ? 1 : 0));
+  return new Function('t', 'iff', 'lt', `return ${js};`)(
+    t,
+    (c: number, a: number, b: number) => (c ? a : b),
+    (a: number, b: number) => (a < b ? 1 : 0),
+  );
 }
 
 const inputs: Record<string, ClipInput> = {
@@ -16,7 +20,15 @@ const inputs: Record<string, ClipInput> = {
   b: { path: '/x/b.mp4', width: 640, height: 360, hasAudio: true, still: false },
   c: { path: '/x/c.png', width: 100, height: 100, hasAudio: false, still: true },
 };
-const out: OutputSpec = { path: '/out/o.mp4', width: 1920, height: 1080, fps: 30, format: 'mp4', codec: 'h264', crf: 23 };
+const out: OutputSpec = {
+  path: '/out/o.mp4',
+  width: 1920,
+  height: 1080,
+  fps: 30,
+  format: 'mp4',
+  codec: 'h264',
+  crf: 23,
+};
 const clips = [
   { id: 'a', url: '/media/b/a.mp4', duration: 5 },
   { id: 'b', url: '/media/b/b.mp4', duration: 5 },
@@ -26,13 +38,32 @@ const clips = [
 describe('timeline compiler', () => {
   it('curve expressions compute the same values as valueAt for every easing', () => {
     for (const easing of ['Linear', 'Smooth', 'EaseIn', 'EaseOut', 'Hold'] as const) {
-      const curve: Curve = { base: 0, keys: [{ t: 0.5, v: 10, easing }, { t: 2.5, v: -30, easing: 'Linear' }, { t: 3, v: 5, easing: 'Smooth' }] };
+      const curve: Curve = {
+        base: 0,
+        keys: [
+          { t: 0.5, v: 10, easing },
+          { t: 2.5, v: -30, easing: 'Linear' },
+          { t: 3, v: 5, easing: 'Smooth' },
+        ],
+      };
       for (const t of [0, 0.5, 1, 1.5, 2.2, 2.5, 2.75, 3, 4]) {
         assert.ok(Math.abs(evalFfmpeg(curveExpr(curve, 't'), t) - valueAt(curve, t)) < 1e-6, `${easing} at ${t}`);
       }
     }
-    const lin: Curve = { base: 0, keys: [{ t: 0, v: 0, easing: 'Linear' }, { t: 1, v: 1, easing: 'Linear' }] };
-    const smooth: Curve = { base: 0, keys: [{ t: 0, v: 0, easing: 'Smooth' }, { t: 1, v: 1, easing: 'Linear' }] };
+    const lin: Curve = {
+      base: 0,
+      keys: [
+        { t: 0, v: 0, easing: 'Linear' },
+        { t: 1, v: 1, easing: 'Linear' },
+      ],
+    };
+    const smooth: Curve = {
+      base: 0,
+      keys: [
+        { t: 0, v: 0, easing: 'Smooth' },
+        { t: 1, v: 1, easing: 'Linear' },
+      ],
+    };
     assert.equal(valueAt(lin, 0.25), 0.25);
     assert.equal(valueAt(smooth, 0.25), 0.15625);
     assert.equal(valueAt(smooth, 0.5), 0.5);
@@ -43,7 +74,8 @@ describe('timeline compiler', () => {
     assert.equal(parseValue('-0.25'), -0.25);
     assert.equal(parseValue(' 2 '), 2);
     assert.equal(parseValue('1e2'), 100);
-    for (const bad of ['', ' ', '1px', '0x10', 'NaN', 'Infinity', '1,5', null, true, {}]) assert.equal(parseValue(bad), undefined, String(bad));
+    for (const bad of ['', ' ', '1px', '0x10', 'NaN', 'Infinity', '1,5', null, true, {}])
+      assert.equal(parseValue(bad), undefined, String(bad));
     assert.deepEqual(parseOrigin('center'), { x: 0.5, y: 0.5 });
     assert.deepEqual(parseOrigin(undefined), { x: 0.5, y: 0.5 });
     assert.deepEqual(parseOrigin('top-left'), { x: 0, y: 0 });
@@ -60,14 +92,24 @@ describe('timeline compiler', () => {
       channels: [
         { id: 'top', items: [{ id: 't1', clipId: 'b', trimStart: 1, trimEnd: 3, start: 0.5 }] },
         { id: 'off', visible: false, items: [{ id: 'h', clipId: 'a', trimStart: 0, trimEnd: 4 }] },
-        { id: 'bottom', items: [{ id: 'b1', clipId: 'a', trimStart: 0, trimEnd: 2 }, { id: 'b2', clipId: 'c', trimStart: 0, trimEnd: 1.5 }] },
+        {
+          id: 'bottom',
+          items: [
+            { id: 'b1', clipId: 'a', trimStart: 0, trimEnd: 2 },
+            { id: 'b2', clipId: 'c', trimStart: 0, trimEnd: 1.5 },
+          ],
+        },
       ],
     };
     assert.equal(timelineDuration(project), 3.5);
     const { args, duration, graph } = compileTimeline(project, inputs, out);
     assert.equal(duration, 3.5);
     assert.equal(args.filter((a) => a === '-filter_complex').length, 1);
-    assert.deepEqual(args.filter((_, i) => args[i - 1] === '-i'), ['/x/a.mp4', '/x/c.png', '/x/b.mp4'], 'bottom channel first, hidden channel left out');
+    assert.deepEqual(
+      args.filter((_, i) => args[i - 1] === '-i'),
+      ['/x/a.mp4', '/x/c.png', '/x/b.mp4'],
+      'bottom channel first, hidden channel left out',
+    );
     assert.equal(args[args.indexOf('/x/b.mp4') - 5], '-ss', 'the top item is input-seeked to its in point');
     assert.equal(args[args.indexOf('/x/b.mp4') - 4], '1');
     assert.ok(args.includes('-loop'), 'the still image is looped');
@@ -97,8 +139,14 @@ describe('timeline compiler', () => {
               trimStart: 0,
               trimEnd: 2,
               propertyKeyframes: {
-                zoom: [{ position: 0, value: '1', easing: 'Smooth' }, { position: 2, value: '2', easing: 'Linear' }],
-                opacity: [{ position: 0, value: '0', easing: 'Linear' }, { position: 1, value: '100', easing: 'Linear' }],
+                zoom: [
+                  { position: 0, value: '1', easing: 'Smooth' },
+                  { position: 2, value: '2', easing: 'Linear' },
+                ],
+                opacity: [
+                  { position: 0, value: '0', easing: 'Linear' },
+                  { position: 1, value: '100', easing: 'Linear' },
+                ],
               },
             },
           ],
@@ -118,20 +166,58 @@ describe('timeline compiler', () => {
   it('zooms a frame-filling layer with zoompan and anything else with perspective', () => {
     const zoom = (clipId: string, from: string, to: string): ProjectData => ({
       clips,
-      channels: [{ id: 'c', items: [{ id: 'z', clipId, trimStart: 0, trimEnd: 2, propertyKeyframes: { zoom: [{ position: 0, value: from }, { position: 2, value: to }] } }] }],
+      channels: [
+        {
+          id: 'c',
+          items: [
+            {
+              id: 'z',
+              clipId,
+              trimStart: 0,
+              trimEnd: 2,
+              propertyKeyframes: {
+                zoom: [
+                  { position: 0, value: from },
+                  { position: 2, value: to },
+                ],
+              },
+            },
+          ],
+        },
+      ],
     });
     assert.match(compileTimeline(zoom('b', '1', '1.5'), inputs, out).graph, /zoompan=z=.*:d=1:s=1920x1080:fps=30/);
     assert.doesNotMatch(compileTimeline(zoom('b', '1', '1.5'), inputs, out).graph, /perspective/);
-    assert.match(compileTimeline(zoom('b', '0.5', '1.5'), inputs, out).graph, /perspective/, 'zooming out below fit shows past the edges');
-    assert.match(compileTimeline(zoom('a', '1', '1.5'), inputs, out).graph, /perspective/, 'a 4:3 clip does not fill a 16:9 frame');
+    assert.match(
+      compileTimeline(zoom('b', '0.5', '1.5'), inputs, out).graph,
+      /perspective/,
+      'zooming out below fit shows past the edges',
+    );
+    assert.match(
+      compileTimeline(zoom('a', '1', '1.5'), inputs, out).graph,
+      /perspective/,
+      'a 4:3 clip does not fill a 16:9 frame',
+    );
   });
 
   it('names the item when a clip is unknown or has no media', () => {
-    const unknown: ProjectData = { clips, channels: [{ id: 'c', name: 'Main', items: [{ id: 'x1', clipId: 'zzz', trimStart: 0, trimEnd: 1 }] }] };
-    assert.throws(() => compileTimeline(unknown, inputs, out), /item "x1" of channel "Main" \(channels\[0\]\.items\[0\]\) refers to unknown clip "zzz"/);
-    const noInput: ProjectData = { clips: [...clips, { id: 'd', url: '/media/b/d.mp4', duration: 2 }], channels: [{ id: 'c', items: [{ id: 'x2', clipId: 'd', trimEnd: 1 }] }] };
+    const unknown: ProjectData = {
+      clips,
+      channels: [{ id: 'c', name: 'Main', items: [{ id: 'x1', clipId: 'zzz', trimStart: 0, trimEnd: 1 }] }],
+    };
+    assert.throws(
+      () => compileTimeline(unknown, inputs, out),
+      /item "x1" of channel "Main" \(channels\[0\]\.items\[0\]\) refers to unknown clip "zzz"/,
+    );
+    const noInput: ProjectData = {
+      clips: [...clips, { id: 'd', url: '/media/b/d.mp4', duration: 2 }],
+      channels: [{ id: 'c', items: [{ id: 'x2', clipId: 'd', trimEnd: 1 }] }],
+    };
     assert.throws(() => compileTimeline(noInput, inputs, out), /item "x2".*no media for clip "d"/);
-    const inverted: ProjectData = { clips, channels: [{ id: 'c', items: [{ id: 'x3', clipId: 'a', trimStart: 2, trimEnd: 1 }] }] };
+    const inverted: ProjectData = {
+      clips,
+      channels: [{ id: 'c', items: [{ id: 'x3', clipId: 'a', trimStart: 2, trimEnd: 1 }] }],
+    };
     assert.throws(() => compileTimeline(inverted, inputs, out), /item "x3".*trimEnd not after trimStart/);
   });
 });

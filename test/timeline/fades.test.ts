@@ -19,7 +19,11 @@ async function loudness(file: string, from: number, to: number): Promise<number>
     ['-hide_banner', '-loglevel', 'error', '-i', file, '-vn', '-ac', '1', '-ar', '8000', '-f', 'f32le', 'pipe:1'],
     { encoding: 'buffer', maxBuffer: 16 * 1024 * 1024 },
   );
-  const samples = new Float32Array((stdout as unknown as Buffer).buffer.slice(0), 0, Math.floor((stdout as unknown as Buffer).length / 4));
+  const samples = new Float32Array(
+    (stdout as unknown as Buffer).buffer.slice(0),
+    0,
+    Math.floor((stdout as unknown as Buffer).length / 4),
+  );
   // The audio track may end before the video (amix stops with its longest input): what is not there is silence.
   const slice = samples.subarray(Math.round(from * 8000), Math.round(to * 8000));
   return slice.reduce((sum, v) => sum + Math.abs(v), 0) / Math.round((to - from) * 8000);
@@ -46,16 +50,46 @@ describe('timeline: nothing outlives its item', () => {
       return up.body.url as string;
     };
     const [white, whiteStill, tone, blackStill] = await Promise.all([
-      makeVideo(path.join(fixtures, 'white.mp4'), { width: W, height: H, fps: FPS, duration: 2, source: 'color=c=white' }).then(upload),
+      makeVideo(path.join(fixtures, 'white.mp4'), {
+        width: W,
+        height: H,
+        fps: FPS,
+        duration: 2,
+        source: 'color=c=white',
+      }).then(upload),
       makeImage(path.join(fixtures, 'white.png'), { width: W, height: H, source: 'color=c=white' }).then(upload),
-      makeVideo(path.join(fixtures, 'tone.mp4'), { width: W, height: H, fps: FPS, duration: 3, source: 'color=c=black', tone: 440 }).then(upload),
+      makeVideo(path.join(fixtures, 'tone.mp4'), {
+        width: W,
+        height: H,
+        fps: FPS,
+        duration: 3,
+        source: 'color=c=black',
+        tone: 440,
+      }).then(upload),
       makeImage(path.join(fixtures, 'black.png'), { width: W, height: H, source: 'color=c=black' }).then(upload),
     ]);
-    const clip = (id: string, url: string, mediaType: string, duration: number) => ({ id, source: 'REMOTE', mediaType, url, name: id, duration });
-    const fadeIn = { opacity: [{ position: 0, value: '0', easing: 'Linear' }, { position: 2, value: '100', easing: 'Linear' }] };
+    const clip = (id: string, url: string, mediaType: string, duration: number) => ({
+      id,
+      source: 'REMOTE',
+      mediaType,
+      url,
+      name: id,
+      duration,
+    });
+    const fadeIn = {
+      opacity: [
+        { position: 0, value: '0', easing: 'Linear' },
+        { position: 2, value: '100', easing: 'Linear' },
+      ],
+    };
     const data = {
       videoSize: { w: W, h: H },
-      clips: [clip('white', white, 'video', 2), clip('whiteStill', whiteStill, 'image', 5), clip('tone', tone, 'video', 3), clip('blackStill', blackStill, 'image', 5)],
+      clips: [
+        clip('white', white, 'video', 2),
+        clip('whiteStill', whiteStill, 'image', 5),
+        clip('tone', tone, 'video', 3),
+        clip('blackStill', blackStill, 'image', 5),
+      ],
       channels: [
         {
           id: 'top',
@@ -83,11 +117,22 @@ describe('timeline: nothing outlives its item', () => {
     const created = await t.api('POST', `/api/moodboards/${board}/video-projects`, { name: 'fades' });
     assert.equal(created.status, 201, created.text);
     const pid = created.body.id as string;
-    const put = await t.api('PUT', `/api/moodboards/${board}/video-projects/${pid}`, { data: { ...created.body.data, ...data } });
+    const put = await t.api('PUT', `/api/moodboards/${board}/video-projects/${pid}`, {
+      data: { ...created.body.data, ...data },
+    });
     assert.equal(put.status, 200, put.text);
-    const start = await t.api('POST', `/api/moodboards/${board}/video-projects/${pid}/render`, { format: 'mp4', codec: 'h264', crf: 0, size_preset: 'source', fps: FPS });
+    const start = await t.api('POST', `/api/moodboards/${board}/video-projects/${pid}/render`, {
+      format: 'mp4',
+      codec: 'h264',
+      crf: 0,
+      size_preset: 'source',
+      fps: FPS,
+    });
     assert.equal(start.status, 202, start.text);
-    const done = await waitForJob(t, `/api/moodboards/${board}/video-projects/${pid}/render/${start.body.job_id}`, { timeoutMs: 120_000, what: 'render' });
+    const done = await waitForJob(t, `/api/moodboards/${board}/video-projects/${pid}/render/${start.body.job_id}`, {
+      timeoutMs: 120_000,
+      what: 'render',
+    });
     assert.equal(done.status, 'complete', done.error);
     output = (await t.service.ctx.media.resolveUrl(done.output_url)).path;
   });
@@ -107,7 +152,8 @@ describe('timeline: nothing outlives its item', () => {
   });
 
   it('a faded looped still is gone right after its end', async () => {
-    for (const time of [4.1, 4.5, 4.9]) assert.ok((await luma(time)) <= 20, `t=${time}: ${await luma(time)} (black expected)`);
+    for (const time of [4.1, 4.5, 4.9])
+      assert.ok((await luma(time)) <= 20, `t=${time}: ${await luma(time)} (black expected)`);
   });
 
   it('sound stops with its item', async () => {

@@ -46,13 +46,23 @@ describe('video projects', () => {
       ],
       channels: [
         // Two items end to end (2 s + 3 s), then one placed at 6 s lasting 4 s (the clip's duration): ends at 10 s.
-        { id: 'ch1', name: 'Main', visible: true, items: [
-          { id: 'i1', clipId: 'c1', trimStart: 1, trimEnd: 3, extra: 'kept' },
-          { id: 'i2', clipId: 'c1', trimStart: 0, trimEnd: 3 },
-          { id: 'i3', clipId: 'c2', start: 6 },
-        ] },
+        {
+          id: 'ch1',
+          name: 'Main',
+          visible: true,
+          items: [
+            { id: 'i1', clipId: 'c1', trimStart: 1, trimEnd: 3, extra: 'kept' },
+            { id: 'i2', clipId: 'c1', trimStart: 0, trimEnd: 3 },
+            { id: 'i3', clipId: 'c2', start: 6 },
+          ],
+        },
         // Invisible channels do not count: it would end at 30 s.
-        { id: 'ch2', name: 'Hidden', visible: false, items: [{ id: 'i4', clipId: 'c1', start: 20, trimStart: 0, trimEnd: 10 }] },
+        {
+          id: 'ch2',
+          name: 'Hidden',
+          visible: false,
+          items: [{ id: 'i4', clipId: 'c1', start: 20, trimStart: 0, trimEnd: 10 }],
+        },
       ],
       keyframes: [{ legacy: true }],
     };
@@ -88,7 +98,10 @@ describe('video projects', () => {
       [{ motionBlurEnabled: 'yes' }, 'data.motionBlurEnabled must be a boolean'],
       [{ version: 1.5 }, 'data.version must be an integer'],
       [{ clips: [{ id: 7 }] }, 'data.clips[0].id must be a string'],
-      [{ channels: [{ items: [{ propertyKeyframes: { zoom: [{ position: 'a', value: '1' }] } }] }] }, 'data.channels[0].items[0].propertyKeyframes.zoom[0].position must be a number'],
+      [
+        { channels: [{ items: [{ propertyKeyframes: { zoom: [{ position: 'a', value: '1' }] } }] }] },
+        'data.channels[0].items[0].propertyKeyframes.zoom[0].position must be a number',
+      ],
     ];
     for (const [data, message] of cases) {
       const res = await t.api('PUT', `${base()}/${id}`, { name: 'Bad', data });
@@ -104,7 +117,12 @@ describe('video projects', () => {
 
   it('migrates an older layout forward on read', async () => {
     const { id } = (await t.api('POST', base(), { name: 'Old' })).body;
-    const legacy = { version: 1, clips: [], channels: [{ id: 'a', name: 'A', items: [{ id: 'x', clipId: 'c', keyframes: [{ t: 0 }] }] }], oldField: 3 };
+    const legacy = {
+      version: 1,
+      clips: [],
+      channels: [{ id: 'a', name: 'A', items: [{ id: 'x', clipId: 'c', keyframes: [{ t: 0 }] }] }],
+      oldField: 3,
+    };
     const put = await t.api('PUT', `${base()}/${id}`, { name: 'Old', data: legacy });
     assert.equal(put.status, 200);
     const d = put.body.data;
@@ -121,7 +139,11 @@ describe('video projects', () => {
     assert.equal(bare.body.data.version, 2);
     assert.equal(bare.body.data.channels.length, 1, 'a project without channels gets one empty visible channel');
     const reread = await t.api('GET', `${base()}/${id}`);
-    assert.deepEqual(reread.body.data.channels, bare.body.data.channels, 'the migrated channel keeps its id across reads');
+    assert.deepEqual(
+      reread.body.data.channels,
+      bare.body.data.channels,
+      'the migrated channel keeps its id across reads',
+    );
     assert.equal(reread.body.data.activeChannelId, reread.body.data.channels[0].id);
   });
 
@@ -129,7 +151,10 @@ describe('video projects', () => {
     const other = await t.createBoard('Other');
     const { id } = (await t.api('POST', base(), { name: 'Mine' })).body;
     assert.equal((await t.api('GET', `/api/moodboards/${other}/video-projects/${id}`)).status, 404);
-    assert.equal((await t.api('PUT', `/api/moodboards/${other}/video-projects/${id}`, { name: 'x', data: {} })).status, 404);
+    assert.equal(
+      (await t.api('PUT', `/api/moodboards/${other}/video-projects/${id}`, { name: 'x', data: {} })).status,
+      404,
+    );
     assert.equal((await t.api('DELETE', `/api/moodboards/${other}/video-projects/${id}`)).status, 404);
     assert.equal((await t.api('GET', `${base()}/vp_nope`)).status, 404);
     assert.equal((await t.api('GET', '/api/moodboards/bd_nope/video-projects')).status, 404);
@@ -141,7 +166,7 @@ describe('video projects', () => {
     assert.equal((await t.api('DELETE', `${base()}/${id}`)).status, 404);
   });
 
-  it('removes a board\'s projects with the board', async () => {
+  it("removes a board's projects with the board", async () => {
     const b = await t.createBoard('Doomed');
     const { id } = (await t.api('POST', `/api/moodboards/${b}/video-projects`, { name: 'Gone' })).body;
     assert.equal((await t.api('DELETE', `/api/moodboards/${b}`)).status, 204);
@@ -155,7 +180,15 @@ describe('video projects', () => {
     const pair = await t.api('POST', url, { format: 'webm', codec: 'h264' });
     assert.equal(pair.status, 400);
     assert.match(pair.body.error.message, /mp4\/h264, mp4\/h265, webm\/vp9, mov\/h264, mov\/h265, mov\/prores/);
-    for (const body of [{ fps: 0 }, { fps: 121 }, { crf: 52 }, { crf: -1 }, { size_preset: '8k' }, { format: 'avi' }, { codec: 'av1' }]) {
+    for (const body of [
+      { fps: 0 },
+      { fps: 121 },
+      { crf: 52 },
+      { crf: -1 },
+      { size_preset: '8k' },
+      { format: 'avi' },
+      { codec: 'av1' },
+    ]) {
       assert.equal((await t.api('POST', url, body)).status, 400, JSON.stringify(body));
     }
     const empty = await t.api('POST', url, { format: 'mp4', codec: 'h264', crf: 23, size_preset: '1080p', fps: 30 });

@@ -23,7 +23,10 @@ describe('video project render', () => {
   let t: TestService;
   let board: string;
   let fixtures: string;
-  const clips: Record<string, { id: string; source: string; mediaType: string; url: string; name: string; duration: number }> = {};
+  const clips: Record<
+    string,
+    { id: string; source: string; mediaType: string; url: string; name: string; duration: number }
+  > = {};
 
   before(async () => {
     t = await startService();
@@ -37,7 +40,14 @@ describe('video project render', () => {
     ];
     await Promise.all(
       sources.map(async ([name, source, tone]) => {
-        const file = await makeVideo(path.join(fixtures, `${name}.mp4`), { width: W, height: H, fps: FPS, duration: 2, source, tone });
+        const file = await makeVideo(path.join(fixtures, `${name}.mp4`), {
+          width: W,
+          height: H,
+          fps: FPS,
+          duration: 2,
+          source,
+          tone,
+        });
         const up = await t.upload(board, file);
         assert.equal(up.status, 200, up.text);
         clips[name] = { id: name, source: 'REMOTE', mediaType: 'video', url: up.body.url, name, duration: 2 };
@@ -61,14 +71,31 @@ describe('video project render', () => {
   }
 
   async function render(pid: string, body: Record<string, unknown> = {}): Promise<RenderStatus> {
-    const start = await t.api('POST', `${base()}/${pid}/render`, { format: 'mp4', codec: 'h264', crf: 0, size_preset: 'source', fps: FPS, ...body });
+    const start = await t.api('POST', `${base()}/${pid}/render`, {
+      format: 'mp4',
+      codec: 'h264',
+      crf: 0,
+      size_preset: 'source',
+      fps: FPS,
+      ...body,
+    });
     assert.equal(start.status, 202, start.text);
     assert.equal(start.body.status, 'queued');
-    return waitForJob<RenderStatus>(t, `${base()}/${pid}/render/${start.body.job_id}`, { timeoutMs: 120_000, what: 'render' });
+    return waitForJob<RenderStatus>(t, `${base()}/${pid}/render/${start.body.job_id}`, {
+      timeoutMs: 120_000,
+      what: 'render',
+    });
   }
 
-  const fileOf = (url: string) => path.join(t.dataDir, 'media', 'admin', board, decodeURIComponent(url.split('/').pop()!));
-  const item = (id: string, clipId: string, extra: Record<string, unknown> = {}) => ({ id, clipId, trimStart: 0, trimEnd: 2, ...extra });
+  const fileOf = (url: string) =>
+    path.join(t.dataDir, 'media', 'admin', board, decodeURIComponent(url.split('/').pop()!));
+  const item = (id: string, clipId: string, extra: Record<string, unknown> = {}) => ({
+    id,
+    clipId,
+    trimStart: 0,
+    trimEnd: 2,
+    ...extra,
+  });
   const key = (position: number, value: string, easing = 'Linear') => ({ position, value, easing });
   /** Average of the three channels, for white-on-black checks. */
   const gray = (rgb: [number, number, number]) => (rgb[0] + rgb[1] + rgb[2]) / 3;
@@ -107,7 +134,11 @@ describe('video project render', () => {
     assert.ok(gray(f12.at(80, 45)) < 20, `the gap is black at 1.2 s: ${f12.at(80, 45)}`);
     assert.ok(isRed(f18.at(80, 45)), `the second red item at 1.8 s: ${f18.at(80, 45)}`);
 
-    const elements = (await t.api('GET', `/api/moodboards/${board}`)).body.elements as { id: string; type: string; url: string }[];
+    const elements = (await t.api('GET', `/api/moodboards/${board}`)).body.elements as {
+      id: string;
+      type: string;
+      url: string;
+    }[];
     const el = elements.find((e) => e.id === done.element_id);
     assert.equal(el?.type, 'video');
     assert.equal(el?.url, done.output_url);
@@ -118,9 +149,27 @@ describe('video project render', () => {
     const pid = await project('Curves', {
       channels: [
         // A half-size box in the top half moving from panX -0.25 to 0.25 over 2 s.
-        { id: 'pan', visible: true, items: [item('p', 'white', { zoom: 0.5, panY: -0.25, propertyKeyframes: { panX: [key(0, '-0.25'), key(2, '0.25')] } })] },
-        { id: 'lin', visible: true, items: [item('l', 'white', { zoom: 0.5, panX: -0.25, panY: 0.25, propertyKeyframes: fade('Linear') })] },
-        { id: 'smo', visible: true, items: [item('s', 'white', { zoom: 0.5, panX: 0.25, panY: 0.25, propertyKeyframes: fade('Smooth') })] },
+        {
+          id: 'pan',
+          visible: true,
+          items: [
+            item('p', 'white', {
+              zoom: 0.5,
+              panY: -0.25,
+              propertyKeyframes: { panX: [key(0, '-0.25'), key(2, '0.25')] },
+            }),
+          ],
+        },
+        {
+          id: 'lin',
+          visible: true,
+          items: [item('l', 'white', { zoom: 0.5, panX: -0.25, panY: 0.25, propertyKeyframes: fade('Linear') })],
+        },
+        {
+          id: 'smo',
+          visible: true,
+          items: [item('s', 'white', { zoom: 0.5, panX: 0.25, panY: 0.25, propertyKeyframes: fade('Smooth') })],
+        },
       ],
     });
     const done = await render(pid);
@@ -147,8 +196,16 @@ describe('video project render', () => {
           id: 'z',
           visible: true,
           items: [
-            item('z1', 'white', { trimEnd: 1, keyframeTransformOrigin: 'top-left', propertyKeyframes: { zoom: [key(0, '0.5'), key(1, '1')] } }),
-            item('z2', 'white', { trimEnd: 1, zoom: 0.5, propertyKeyframes: { rotation: [key(0, '0'), key(1, '90')] } }),
+            item('z1', 'white', {
+              trimEnd: 1,
+              keyframeTransformOrigin: 'top-left',
+              propertyKeyframes: { zoom: [key(0, '0.5'), key(1, '1')] },
+            }),
+            item('z2', 'white', {
+              trimEnd: 1,
+              zoom: 0.5,
+              propertyKeyframes: { rotation: [key(0, '0'), key(1, '90')] },
+            }),
           ],
         },
       ],
@@ -170,7 +227,19 @@ describe('video project render', () => {
 
   it('zooms a frame-filling clip in (Ken Burns) about its origin', async () => {
     const pid = await project('KenBurns', {
-      channels: [{ id: 'k', visible: true, items: [item('kb', 'bars', { trimEnd: 1, keyframeTransformOrigin: 'top-left', propertyKeyframes: { zoom: [key(0, '1'), key(0.5, '2')] } })] }],
+      channels: [
+        {
+          id: 'k',
+          visible: true,
+          items: [
+            item('kb', 'bars', {
+              trimEnd: 1,
+              keyframeTransformOrigin: 'top-left',
+              propertyKeyframes: { zoom: [key(0, '1'), key(0.5, '2')] },
+            }),
+          ],
+        },
+      ],
     });
     const done = await render(pid);
     assert.equal(done.status, 'complete', done.error);
@@ -187,7 +256,17 @@ describe('video project render', () => {
   it('motion blur smears a moving edge over the shutter', async () => {
     const moving = {
       channels: [
-        { id: 'm', visible: true, items: [item('box', 'white', { trimEnd: 1, zoom: 0.25, propertyKeyframes: { panX: [key(0, '-0.5'), key(1, '0.5')] } })] },
+        {
+          id: 'm',
+          visible: true,
+          items: [
+            item('box', 'white', {
+              trimEnd: 1,
+              zoom: 0.25,
+              propertyKeyframes: { panX: [key(0, '-0.5'), key(1, '0.5')] },
+            }),
+          ],
+        },
       ],
     };
     const soft = (frame: Awaited<ReturnType<typeof frameAt>>) => {
@@ -199,7 +278,9 @@ describe('video project render', () => {
       return n;
     };
     const sharp = await render(await project('Sharp', { ...moving, motionBlurEnabled: false }));
-    const blurred = await render(await project('Blurred', { ...moving, motionBlurEnabled: true, motionBlurShutter: 180 }));
+    const blurred = await render(
+      await project('Blurred', { ...moving, motionBlurEnabled: true, motionBlurShutter: 180 }),
+    );
     assert.equal(sharp.status, 'complete', sharp.error);
     assert.equal(blurred.status, 'complete', blurred.error);
     const sharpFile = fileOf(sharp.output_url!);
@@ -213,8 +294,14 @@ describe('video project render', () => {
   });
 
   it('writes webm/vp9, mov/prores and mp4/h265', async () => {
-    const pid = await project('Codecs', { channels: [{ id: 'c', visible: true, items: [item('c', 'red', { trimEnd: 1 })] }] });
-    for (const [format, codec, probeName] of [['webm', 'vp9', 'vp9'], ['mov', 'prores', 'prores'], ['mp4', 'h265', 'hevc']]) {
+    const pid = await project('Codecs', {
+      channels: [{ id: 'c', visible: true, items: [item('c', 'red', { trimEnd: 1 })] }],
+    });
+    for (const [format, codec, probeName] of [
+      ['webm', 'vp9', 'vp9'],
+      ['mov', 'prores', 'prores'],
+      ['mp4', 'h265', 'hevc'],
+    ]) {
       const done = await render(pid, { format, codec, crf: 30 });
       assert.equal(done.status, 'complete', `${format}/${codec}: ${done.error}`);
       assert.ok(done.output_url!.endsWith(`.${format}`));
@@ -226,10 +313,26 @@ describe('video project render', () => {
 
   it('fails the job with a message naming the item for missing media, unknown clips and bad values', async () => {
     const cases: [Record<string, unknown>, RegExp][] = [
-      [{ clips: [...Object.values(clips), { ...clips.red, id: 'gone', url: `/media/${board}/missing.mp4` }], channels: [{ id: 'c', name: 'Main', items: [item('it-missing', 'gone')] }] }, /item "it-missing" of channel "Main".*missing/],
+      [
+        {
+          clips: [...Object.values(clips), { ...clips.red, id: 'gone', url: `/media/${board}/missing.mp4` }],
+          channels: [{ id: 'c', name: 'Main', items: [item('it-missing', 'gone')] }],
+        },
+        /item "it-missing" of channel "Main".*missing/,
+      ],
       [{ channels: [{ id: 'c', items: [item('it-unknown', 'nope')] }] }, /item "it-unknown".*unknown clip "nope"/],
-      [{ channels: [{ id: 'c', items: [item('it-bad', 'red', { propertyKeyframes: { zoom: [key(0, '1.5x')] } })] }] }, /item "it-bad".*zoom keyframe 0.*not a number/],
-      [{ channels: [{ id: 'c', items: [item('it-ease', 'red', { propertyKeyframes: { opacity: [key(0, '5', 'Bounce')] } })] }] }, /item "it-ease".*unknown easing "Bounce"/],
+      [
+        { channels: [{ id: 'c', items: [item('it-bad', 'red', { propertyKeyframes: { zoom: [key(0, '1.5x')] } })] }] },
+        /item "it-bad".*zoom keyframe 0.*not a number/,
+      ],
+      [
+        {
+          channels: [
+            { id: 'c', items: [item('it-ease', 'red', { propertyKeyframes: { opacity: [key(0, '5', 'Bounce')] } })] },
+          ],
+        },
+        /item "it-ease".*unknown easing "Bounce"/,
+      ],
     ];
     for (const [data, message] of cases) {
       const done = await render(await project('Broken', data));
@@ -243,7 +346,10 @@ describe('video project render', () => {
     const still = await makeImage(path.join(fixtures, 'still.png'), { width: W, height: H });
     const up = await t.upload(board, still);
     const image = { id: 'still', source: 'REMOTE', mediaType: 'image', url: up.body.url, name: 'still', duration: 600 };
-    const pid = await project('Long', { clips: [image], channels: [{ id: 'c', items: [{ id: 'i', clipId: 'still', trimStart: 0, trimEnd: 600 }] }] });
+    const pid = await project('Long', {
+      clips: [image],
+      channels: [{ id: 'c', items: [{ id: 'i', clipId: 'still', trimStart: 0, trimEnd: 600 }] }],
+    });
     const start = await t.api('POST', `${base()}/${pid}/render`, { size_preset: '720p', fps: 30 });
     const jobId = start.body.job_id as string;
     const running = await waitForJob<RenderStatus>(t, `${base()}/${pid}/render/${jobId}`, {
@@ -253,9 +359,16 @@ describe('video project render', () => {
     assert.ok(running.progress > 0 && running.progress < 1);
     assert.ok((running.eta_seconds as number) > 0);
     const boardDir = path.join(t.dataDir, 'media', 'admin', board);
-    assert.ok((await fsp.readdir(boardDir)).some((f) => f.startsWith('.tmp-') && f.endsWith('Long.mp4')), 'ffmpeg writes a temp file while running');
+    assert.ok(
+      (await fsp.readdir(boardDir)).some((f) => f.startsWith('.tmp-') && f.endsWith('Long.mp4')),
+      'ffmpeg writes a temp file while running',
+    );
     assert.equal((await t.api('POST', `/api/jobs/${jobId}/cancel`)).status, 200);
-    const final = await waitForJob<RenderStatus>(t, `${base()}/${pid}/render/${jobId}`, { until: (s) => s.status !== 'running', timeoutMs: 20_000, what: 'cancel' });
+    const final = await waitForJob<RenderStatus>(t, `${base()}/${pid}/render/${jobId}`, {
+      until: (s) => s.status !== 'running',
+      timeoutMs: 20_000,
+      what: 'cancel',
+    });
     assert.equal(final.status, 'cancelled');
     const left = await fsp.readdir(boardDir);
     assert.ok(!left.some((f) => f.includes('Long')), `no partial output left: ${left.join(', ')}`);

@@ -17,7 +17,10 @@ const SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/;
 const MAX_SEGMENTS = 8;
 
 const json = (status, body) =>
-  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } });
+  new Response(JSON.stringify(body), {
+    status,
+    headers: { 'content-type': 'application/json', 'cache-control': 'no-store' },
+  });
 const error = (status, code, message) => json(status, { error: { code, message } });
 
 /** Splits `<share_id>/<a>/<b>` into a checked share id and object path (no dot segments, no odd characters). */
@@ -85,12 +88,15 @@ async function serve(request, env, key) {
   // Seconds precision, as in the Last-Modified header.
   const modified = Math.floor(head.uploaded.getTime() / 1000) * 1000;
   const ifMatch = request.headers.get('if-match');
-  if (ifMatch && ifMatch.trim() !== '*' && !etagList(ifMatch).includes(head.httpEtag)) return new Response(null, { status: 412, headers });
+  if (ifMatch && ifMatch.trim() !== '*' && !etagList(ifMatch).includes(head.httpEtag))
+    return new Response(null, { status: 412, headers });
   const ifUnmodified = dateOf(request.headers.get('if-unmodified-since'));
-  if (!ifMatch && ifUnmodified !== undefined && modified > ifUnmodified) return new Response(null, { status: 412, headers });
+  if (!ifMatch && ifUnmodified !== undefined && modified > ifUnmodified)
+    return new Response(null, { status: 412, headers });
   const ifNoneMatch = request.headers.get('if-none-match');
   if (ifNoneMatch) {
-    if (ifNoneMatch.trim() === '*' || etagList(ifNoneMatch).includes(head.httpEtag)) return new Response(null, { status: 304, headers });
+    if (ifNoneMatch.trim() === '*' || etagList(ifNoneMatch).includes(head.httpEtag))
+      return new Response(null, { status: 304, headers });
   } else {
     const ifModified = dateOf(request.headers.get('if-modified-since'));
     if (ifModified !== undefined && modified <= ifModified) return new Response(null, { status: 304, headers });
@@ -100,7 +106,8 @@ async function serve(request, env, key) {
   const rangeHeader = request.headers.get('range');
   if (rangeHeader) {
     const ifRange = request.headers.get('if-range');
-    const rangeApplies = !ifRange || (ifRange.startsWith('"') ? ifRange.trim() === head.httpEtag : dateOf(ifRange) === modified);
+    const rangeApplies =
+      !ifRange || (ifRange.startsWith('"') ? ifRange.trim() === head.httpEtag : dateOf(ifRange) === modified);
     if (rangeApplies) range = parseRange(rangeHeader, head.size);
   }
   if (range === 'unsatisfiable') {
@@ -128,7 +135,8 @@ async function listShare(env, shareId) {
   let cursor;
   do {
     const page = await env.SHARES.list({ prefix: `${shareId}/`, cursor, limit: 1000 });
-    for (const o of page.objects) objects.push({ path: o.key.slice(shareId.length + 1), size: o.size, etag: o.httpEtag });
+    for (const o of page.objects)
+      objects.push({ path: o.key.slice(shareId.length + 1), size: o.size, etag: o.httpEtag });
     cursor = page.truncated ? page.cursor : undefined;
   } while (cursor);
   return objects;
@@ -142,7 +150,8 @@ async function api(request, env, route, rest, url) {
     const objects = await listShare(env, rest);
     if (method === 'GET') return json(200, { objects });
     if (method === 'DELETE') {
-      for (let i = 0; i < objects.length; i += 1000) await env.SHARES.delete(objects.slice(i, i + 1000).map((o) => `${rest}/${o.path}`));
+      for (let i = 0; i < objects.length; i += 1000)
+        await env.SHARES.delete(objects.slice(i, i + 1000).map((o) => `${rest}/${o.path}`));
       return json(200, { deleted: objects.length });
     }
     return error(405, 'method_not_allowed', `${method} is not allowed here`);
@@ -154,7 +163,8 @@ async function api(request, env, route, rest, url) {
   if (route === 'objects') {
     if (method === 'PUT') {
       const sha = request.headers.get('x-content-sha256') ?? undefined;
-      if (sha !== undefined && !/^[0-9a-f]{64}$/.test(sha)) return error(400, 'bad_checksum', 'x-content-sha256 must be 64 hex digits');
+      if (sha !== undefined && !/^[0-9a-f]{64}$/.test(sha))
+        return error(400, 'bad_checksum', 'x-content-sha256 must be 64 hex digits');
       try {
         const obj = await env.SHARES.put(key, request.body ?? new Uint8Array(0), { httpMetadata, sha256: sha });
         return json(200, { path: parsed.path, size: obj.size, etag: obj.httpEtag });
@@ -179,7 +189,8 @@ async function api(request, env, route, rest, url) {
     try {
       if (method === 'PUT') {
         const part = Number(url.searchParams.get('part'));
-        if (!Number.isInteger(part) || part < 1 || part > 10000) return error(400, 'bad_request', 'part must be 1..10000');
+        if (!Number.isInteger(part) || part < 1 || part > 10000)
+          return error(400, 'bad_request', 'part must be 1..10000');
         if (!request.body) return error(400, 'bad_request', 'A part needs a body');
         const uploaded = await upload.uploadPart(part, request.body);
         return json(200, { part: uploaded.partNumber, etag: uploaded.etag });

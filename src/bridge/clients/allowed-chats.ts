@@ -28,7 +28,10 @@ export class ChatAllowlist {
       const username = USERNAME.exec(entry);
       if (username) usernames.add(username[1].toLowerCase());
       else if (CHAT_ID.test(entry) && Number.isSafeInteger(Number(entry))) ids.add(Number(entry));
-      else throw new UsageError(`${ALLOWED_CHATS_ENV}: "${entry}" is neither a chat id (such as 123456789 or -1001234567890) nor an @username`);
+      else
+        throw new UsageError(
+          `${ALLOWED_CHATS_ENV}: "${entry}" is neither a chat id (such as 123456789 or -1001234567890) nor an @username`,
+        );
     }
     return new ChatAllowlist(ids, usernames);
   }
@@ -48,6 +51,8 @@ export class ChatAllowlist {
 
   /** What a refused chat and the log are told: the exact setting that would allow this chat. */
   howToAllow(chatId: number): string {
-    return this.empty ? `start the bot with ${ALLOWED_CHATS_ENV}=${chatId}` : `add ${chatId} to ${ALLOWED_CHATS_ENV} and restart the bot`;
+    return this.empty
+      ? `start the bot with ${ALLOWED_CHATS_ENV}=${chatId}`
+      : `add ${chatId} to ${ALLOWED_CHATS_ENV} and restart the bot`;
   }
 }

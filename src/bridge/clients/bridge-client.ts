@@ -38,7 +38,9 @@ export class BridgeClient {
     this.serviceUrl = opts.serviceUrl.replace(/\/+$/, '');
     this.botId = opts.botId;
     this.headers = opts.apiToken ? { authorization: `Bearer ${opts.apiToken}` } : {};
-    this.agent = this.serviceUrl.startsWith('https:') ? new https.Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true });
+    this.agent = this.serviceUrl.startsWith('https:')
+      ? new https.Agent({ keepAlive: true })
+      : new http.Agent({ keepAlive: true });
   }
 
   /** Closes the client's connections (call when the program stops). */
@@ -55,7 +57,12 @@ export class BridgeClient {
   }
 
   session(sessionId: string, boardId: string, enabled: boolean): Promise<BridgeStatus> {
-    return this.json('POST', '/api/terminal-bridge/session', { session_id: sessionId, board_id: boardId, enabled, bot_id: this.botId });
+    return this.json('POST', '/api/terminal-bridge/session', {
+      session_id: sessionId,
+      board_id: boardId,
+      enabled,
+      bot_id: this.botId,
+    });
   }
 
   toMessenger(text: string): Promise<QueueResult> {
@@ -67,9 +74,18 @@ export class BridgeClient {
   }
 
   /** One long poll; resolves with the items (empty on timeout). */
-  async poll(direction: 'to-messenger' | 'to-terminal', waitSeconds: number, signal?: AbortSignal): Promise<BridgeItem[]> {
+  async poll(
+    direction: 'to-messenger' | 'to-terminal',
+    waitSeconds: number,
+    signal?: AbortSignal,
+  ): Promise<BridgeItem[]> {
     const q = `wait=${waitSeconds}&bot_id=${encodeURIComponent(this.botId)}`;
-    const body = await this.json<{ items: BridgeItem[] }>('GET', `/api/terminal-bridge/${direction}?${q}`, undefined, signal);
+    const body = await this.json<{ items: BridgeItem[] }>(
+      'GET',
+      `/api/terminal-bridge/${direction}?${q}`,
+      undefined,
+      signal,
+    );
     return body.items;
   }
 
@@ -102,7 +118,9 @@ export class BridgeClient {
           method,
           agent: this.agent,
           signal,
-          headers: payload ? { ...this.headers, 'content-type': 'application/json', 'content-length': payload.length } : this.headers,
+          headers: payload
+            ? { ...this.headers, 'content-type': 'application/json', 'content-length': payload.length }
+            : this.headers,
         },
         (res) => {
           const parts: Buffer[] = [];

@@ -44,7 +44,9 @@ export class ChatBot {
   constructor(private readonly opts: ChatBotOptions) {
     this.bridge = opts.bridge;
     this.pollWait = opts.pollWaitSeconds ?? 25;
-    this.log = opts.log ?? ((m, err) => process.stderr.write(`[bot ${opts.bridge.botId}] ${m}${err ? `: ${String(err)}` : ''}\n`));
+    this.log =
+      opts.log ??
+      ((m, err) => process.stderr.write(`[bot ${opts.bridge.botId}] ${m}${err ? `: ${String(err)}` : ''}\n`));
     this.bot = new Bot(opts.token, opts.apiRoot ? { client: { apiRoot: opts.apiRoot } } : undefined);
     this.install();
   }
@@ -90,8 +92,12 @@ export class ChatBot {
       const chatId = chat.id;
       if (!this.opts.allowedChats.allows(chat)) {
         const how = this.opts.allowedChats.howToAllow(chatId);
-        this.log(`refused chat ${chatId}${chat.username ? ` (@${chat.username})` : ''}: it is not allowed; to allow it, ${how}`);
-        await ctx.reply(`This chat (id ${chatId}) is not allowed to use this bot, so nothing sent here reaches the terminal. To allow it, ${how}.`);
+        this.log(
+          `refused chat ${chatId}${chat.username ? ` (@${chat.username})` : ''}: it is not allowed; to allow it, ${how}`,
+        );
+        await ctx.reply(
+          `This chat (id ${chatId}) is not allowed to use this bot, so nothing sent here reaches the terminal. To allow it, ${how}.`,
+        );
         return;
       }
       this.allowedById.set(chatId, true);
@@ -155,14 +161,19 @@ export class ChatBot {
     if (!res.ok) throw new Error(`downloading the file from Telegram answered ${res.status}`);
     const blob = await res.blob();
     const ext = path.extname(file.file_path);
-    const name = msg.document?.file_name ?? msg.video?.file_name ?? `${msg.photo ? 'photo' : 'video'}-${file.file_unique_id}${ext || (msg.photo ? '.jpg' : '.mp4')}`;
+    const name =
+      msg.document?.file_name ??
+      msg.video?.file_name ??
+      `${msg.photo ? 'photo' : 'video'}-${file.file_unique_id}${ext || (msg.photo ? '.jpg' : '.mp4')}`;
     const uploaded = await this.bridge.upload(status.board_id, blob, name, { bridge_origin: 'messenger' });
     try {
       await this.bridge.toTerminal({ kind: 'path', url: uploaded.url });
     } catch (err) {
       // The service refuses a path it is not safe to type (control characters in the board's folder, say).
       if (!(err instanceof BridgeHttpError && err.status === 400)) throw err;
-      await ctx.reply(`The file is on the board, but its path was not typed into the terminal. ${err.message.replace(/^400: /, '')}`);
+      await ctx.reply(
+        `The file is on the board, but its path was not typed into the terminal. ${err.message.replace(/^400: /, '')}`,
+      );
       return;
     }
     if (msg.caption) await this.bridge.toTerminal({ kind: 'text', text: msg.caption });
@@ -230,7 +241,9 @@ export class ChatBot {
     const { chat_id: chatId } = await this.bridge.status();
     if (chatId === null || (await this.chatAllowed(chatId))) return;
     await this.bridge.chat(chatId, false);
-    this.log(`unlinked chat ${chatId}, which is not allowed; to allow it, ${this.opts.allowedChats.howToAllow(chatId)}`);
+    this.log(
+      `unlinked chat ${chatId}, which is not allowed; to allow it, ${this.opts.allowedChats.howToAllow(chatId)}`,
+    );
   }
 
   private async deliver(chatId: number, item: BridgeItem): Promise<void> {
@@ -246,7 +259,8 @@ export class ChatBot {
     const filename = decodeURIComponent(url.split('/').pop() ?? 'file');
     const ext = path.extname(filename).toLowerCase();
     const kind = kindOfFile(filename);
-    const input = async () => new InputFile(Readable.fromWeb((await this.bridge.media(url)).body as NodeReadableStream<Uint8Array>), filename);
+    const input = async () =>
+      new InputFile(Readable.fromWeb((await this.bridge.media(url)).body as NodeReadableStream<Uint8Array>), filename);
     const other = { ...(caption ? { caption } : {}) };
     try {
       if (kind === 'image' && PHOTO_EXTENSIONS.has(ext)) {

@@ -164,22 +164,26 @@ export class TerminalSession {
    * next message (a photo's caption, say) completes the line.
    */
   private type(item: BridgeItem): void {
-    this.typing = this.typing.then(async () => {
-      const proc = this.proc;
-      if (!proc) return;
-      if (item.kind === 'path' && item.path) {
-        const keys = pathKeystrokes(item.path);
-        if (keys === null) {
-          this.log(`path item ${item.id} holds control characters; not typed`);
-          await this.bridge.toMessenger(`Not typed into the terminal: the path of ${item.url ?? 'a file'} contains control characters. Rename the file.`);
-          return;
+    this.typing = this.typing
+      .then(async () => {
+        const proc = this.proc;
+        if (!proc) return;
+        if (item.kind === 'path' && item.path) {
+          const keys = pathKeystrokes(item.path);
+          if (keys === null) {
+            this.log(`path item ${item.id} holds control characters; not typed`);
+            await this.bridge.toMessenger(
+              `Not typed into the terminal: the path of ${item.url ?? 'a file'} contains control characters. Rename the file.`,
+            );
+            return;
+          }
+          proc.write(keys);
+        } else if (item.kind === 'text' && item.text) {
+          proc.write(this.reader.bracketedPaste ? `\x1b[200~${item.text}\x1b[201~` : item.text.replace(/\n/g, '\r'));
+          await sleep(this.opts.submitDelayMs ?? 100);
+          proc.write('\r');
         }
-        proc.write(keys);
-      } else if (item.kind === 'text' && item.text) {
-        proc.write(this.reader.bracketedPaste ? `\x1b[200~${item.text}\x1b[201~` : item.text.replace(/\n/g, '\r'));
-        await sleep(this.opts.submitDelayMs ?? 100);
-        proc.write('\r');
-      }
-    }).catch((err) => this.log(`typing item ${item.id} failed`, err));
+      })
+      .catch((err) => this.log(`typing item ${item.id} failed`, err));
   }
 }

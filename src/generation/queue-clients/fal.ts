@@ -34,7 +34,11 @@ export const falClient: QueueClient = {
     else input.aspect_ratio = req.aspectRatio;
     if (req.negativePrompt) input.negative_prompt = req.negativePrompt;
     if (req.inputImage && entry.imageParam) input[entry.imageParam] = dataUri(req.inputImage);
-    const r = await callJson<{ request_id: string }>(`${s.baseUrl}/${entry.providerModel}`, { method: 'POST', headers: auth(s.apiKey), body: { ...input, ...req.params } }, signal);
+    const r = await callJson<{ request_id: string }>(
+      `${s.baseUrl}/${entry.providerModel}`,
+      { method: 'POST', headers: auth(s.apiKey), body: { ...input, ...req.params } },
+      signal,
+    );
     return r.request_id;
   },
   async poll(s, entry, id, signal) {
@@ -45,11 +49,18 @@ export const falClient: QueueClient = {
     if (st.status !== 'COMPLETED') return { status: 'failed', error: `fal status ${st.status}` };
     if (st.error) return { status: 'failed', error: st.error };
     const result = await callJson<Result>(base, { method: 'GET', headers: auth(s.apiKey) }, signal);
-    if (result.has_nsfw_concepts?.some(Boolean)) return { status: 'failed', error: 'NSFW content detected', refused: 'NSFW content detected' };
+    if (result.has_nsfw_concepts?.some(Boolean))
+      return { status: 'failed', error: 'NSFW content detected', refused: 'NSFW content detected' };
     const outputUrl = result.images?.[0]?.url ?? result.image?.url ?? result.video?.url;
-    return outputUrl ? { status: 'succeeded', outputUrl, seed: result.seed } : { status: 'failed', error: 'The request completed without an output file' };
+    return outputUrl
+      ? { status: 'succeeded', outputUrl, seed: result.seed }
+      : { status: 'failed', error: 'The request completed without an output file' };
   },
   async cancel(s, entry, id, signal) {
-    await callJson(`${s.baseUrl}/${appId(entry.providerModel)}/requests/${encodeURIComponent(id)}/cancel`, { method: 'PUT', headers: auth(s.apiKey) }, signal);
+    await callJson(
+      `${s.baseUrl}/${appId(entry.providerModel)}/requests/${encodeURIComponent(id)}/cancel`,
+      { method: 'PUT', headers: auth(s.apiKey) },
+      signal,
+    );
   },
 };

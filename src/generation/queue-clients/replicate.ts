@@ -37,13 +37,19 @@ function stateOf(p: Prediction): QueueState {
       return { status: 'running', progress: progressOf(p.logs) };
     case 'succeeded': {
       const outputUrl = firstUrl(p.output);
-      return outputUrl ? { status: 'succeeded', outputUrl, seed: p.input?.seed } : { status: 'failed', error: 'The prediction succeeded without an output file' };
+      return outputUrl
+        ? { status: 'succeeded', outputUrl, seed: p.input?.seed }
+        : { status: 'failed', error: 'The prediction succeeded without an output file' };
     }
     case 'canceled':
     case 'aborted':
       return { status: 'canceled' };
     default:
-      return { status: 'failed', error: error ?? 'The prediction failed', ...(error && /nsfw|safety|flagged|sensitive/i.test(error) ? { refused: error } : {}) };
+      return {
+        status: 'failed',
+        error: error ?? 'The prediction failed',
+        ...(error && /nsfw|safety|flagged|sensitive/i.test(error) ? { refused: error } : {}),
+      };
   }
 }
 
@@ -54,13 +60,27 @@ export const replicateClient: QueueClient = {
     if ((entry.aspectRatios?.length ?? 0) > 1) input.aspect_ratio = req.aspectRatio;
     if (req.negativePrompt) input.negative_prompt = req.negativePrompt;
     if (req.inputImage && entry.imageParam) input[entry.imageParam] = dataUri(req.inputImage);
-    const p = await callJson<Prediction>(`${s.baseUrl}/models/${entry.providerModel}/predictions`, { method: 'POST', headers: auth(s.apiKey), body: { input: { ...input, ...req.params } } }, signal);
+    const p = await callJson<Prediction>(
+      `${s.baseUrl}/models/${entry.providerModel}/predictions`,
+      { method: 'POST', headers: auth(s.apiKey), body: { input: { ...input, ...req.params } } },
+      signal,
+    );
     return p.id;
   },
   async poll(s, _entry, id, signal) {
-    return stateOf(await callJson<Prediction>(`${s.baseUrl}/predictions/${encodeURIComponent(id)}`, { method: 'GET', headers: auth(s.apiKey) }, signal));
+    return stateOf(
+      await callJson<Prediction>(
+        `${s.baseUrl}/predictions/${encodeURIComponent(id)}`,
+        { method: 'GET', headers: auth(s.apiKey) },
+        signal,
+      ),
+    );
   },
   async cancel(s, _entry, id, signal) {
-    await callJson<Prediction>(`${s.baseUrl}/predictions/${encodeURIComponent(id)}/cancel`, { method: 'POST', headers: auth(s.apiKey) }, signal);
+    await callJson<Prediction>(
+      `${s.baseUrl}/predictions/${encodeURIComponent(id)}/cancel`,
+      { method: 'POST', headers: auth(s.apiKey) },
+      signal,
+    );
   },
 };

@@ -39,15 +39,28 @@ export interface QueueClient {
 }
 
 /** One JSON call to a provider; a non-2xx answer becomes ProviderHttpError with its message and retry-after. */
-export async function callJson<T>(url: string, init: { method: string; headers: Record<string, string>; body?: unknown }, signal: AbortSignal): Promise<T> {
+export async function callJson<T>(
+  url: string,
+  init: { method: string; headers: Record<string, string>; body?: unknown },
+  signal: AbortSignal,
+): Promise<T> {
   const res = await fetch(url, {
     method: init.method,
-    headers: { accept: 'application/json', ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}), ...init.headers },
+    headers: {
+      accept: 'application/json',
+      ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}),
+      ...init.headers,
+    },
     body: init.body !== undefined ? JSON.stringify(init.body) : undefined,
     signal,
   });
   const text = await res.text();
-  if (!res.ok) throw new ProviderHttpError(res.status, messageOf(text) ?? `${res.status} ${res.statusText}`.trim(), retryAfterSeconds(res.headers));
+  if (!res.ok)
+    throw new ProviderHttpError(
+      res.status,
+      messageOf(text) ?? `${res.status} ${res.statusText}`.trim(),
+      retryAfterSeconds(res.headers),
+    );
   try {
     return (text ? JSON.parse(text) : {}) as T;
   } catch {
@@ -57,7 +70,12 @@ export async function callJson<T>(url: string, init: { method: string; headers: 
 
 function messageOf(text: string): string | undefined {
   try {
-    const j = JSON.parse(text) as { detail?: unknown; error?: { message?: string } | string; message?: string; title?: string };
+    const j = JSON.parse(text) as {
+      detail?: unknown;
+      error?: { message?: string } | string;
+      message?: string;
+      title?: string;
+    };
     const m = j.detail ?? (typeof j.error === 'string' ? j.error : j.error?.message) ?? j.message ?? j.title;
     return typeof m === 'string' ? m.slice(0, 500) : m !== undefined ? JSON.stringify(m).slice(0, 500) : undefined;
   } catch {

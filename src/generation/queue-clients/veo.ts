@@ -22,9 +22,21 @@ const auth = (key: string | undefined) => ({ 'x-goog-api-key': key ?? '' });
 export const veoClient: QueueClient = {
   async start(s, entry, req, signal) {
     const instance: Record<string, unknown> = { prompt: req.prompt };
-    if (req.inputImage) instance.image = { bytesBase64Encoded: req.inputImage.data.toString('base64'), mimeType: req.inputImage.mediaType };
-    const parameters: Record<string, unknown> = { aspectRatio: req.aspectRatio, ...(req.negativePrompt ? { negativePrompt: req.negativePrompt } : {}), ...req.params };
-    const op = await callJson<Operation>(`${s.baseUrl}/models/${entry.providerModel}:predictLongRunning`, { method: 'POST', headers: auth(s.apiKey), body: { instances: [instance], parameters } }, signal);
+    if (req.inputImage)
+      instance.image = {
+        bytesBase64Encoded: req.inputImage.data.toString('base64'),
+        mimeType: req.inputImage.mediaType,
+      };
+    const parameters: Record<string, unknown> = {
+      aspectRatio: req.aspectRatio,
+      ...(req.negativePrompt ? { negativePrompt: req.negativePrompt } : {}),
+      ...req.params,
+    };
+    const op = await callJson<Operation>(
+      `${s.baseUrl}/models/${entry.providerModel}:predictLongRunning`,
+      { method: 'POST', headers: auth(s.apiKey), body: { instances: [instance], parameters } },
+      signal,
+    );
     return op.name;
   },
   async poll(s, _entry, name, signal) {
@@ -35,7 +47,9 @@ export const veoClient: QueueClient = {
     const reasons = res?.raiMediaFilteredReasons ?? [];
     if (reasons.length) return { status: 'failed', error: reasons.join('; '), refused: reasons.join('; ') };
     const outputUrl = res?.generatedSamples?.[0]?.video?.uri;
-    return outputUrl ? { status: 'succeeded', outputUrl } : { status: 'failed', error: 'The operation finished without a video' };
+    return outputUrl
+      ? { status: 'succeeded', outputUrl }
+      : { status: 'failed', error: 'The operation finished without a video' };
   },
   async cancel(s, _entry, name, signal) {
     await callJson(`${s.baseUrl}/${name}:cancel`, { method: 'POST', headers: auth(s.apiKey), body: {} }, signal);

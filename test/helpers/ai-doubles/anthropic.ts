@@ -14,7 +14,10 @@ export class AnthropicDouble extends HttpDouble {
     super();
     this.route('POST', /^\/v1\/messages$/, 'POST /v1/messages', (rec, res) => {
       if (this.apiKey !== undefined && rec.headers['x-api-key'] !== this.apiKey) {
-        return sendJson(res, 401, { type: 'error', error: { type: 'authentication_error', message: 'invalid x-api-key' } });
+        return sendJson(res, 401, {
+          type: 'error',
+          error: { type: 'authentication_error', message: 'invalid x-api-key' },
+        });
       }
       this.messages(rec, res);
     });
@@ -37,11 +40,31 @@ export class AnthropicDouble extends HttpDouble {
         ...(text !== undefined ? [{ type: 'text', text }] : []),
         ...calls.map((c) => ({ type: 'tool_use', id: c.id, name: c.name, input: c.input ?? {} })),
       ];
-      return sendJson(res, 200, { id, type: 'message', role: 'assistant', model, content, stop_reason: stop, stop_sequence: null, usage });
+      return sendJson(res, 200, {
+        id,
+        type: 'message',
+        role: 'assistant',
+        model,
+        content,
+        stop_reason: stop,
+        stop_sequence: null,
+        usage,
+      });
     }
     const s = sse(res);
     const ev = (type: string, body: Record<string, unknown>) => s.send({ type, ...body }, type);
-    ev('message_start', { message: { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: usage.input_tokens, output_tokens: 1 } } });
+    ev('message_start', {
+      message: {
+        id,
+        type: 'message',
+        role: 'assistant',
+        model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: usage.input_tokens, output_tokens: 1 },
+      },
+    });
     let index = 0;
     const parts = pieces(turn);
     if (parts.length) {
@@ -52,11 +75,15 @@ export class AnthropicDouble extends HttpDouble {
     }
     for (const c of calls) {
       ev('content_block_start', { index, content_block: { type: 'tool_use', id: c.id, name: c.name, input: {} } });
-      for (const half of halves(c.input)) ev('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: half } });
+      for (const half of halves(c.input))
+        ev('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: half } });
       ev('content_block_stop', { index });
       index++;
     }
-    ev('message_delta', { delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: usage.output_tokens } });
+    ev('message_delta', {
+      delta: { stop_reason: stop, stop_sequence: null },
+      usage: { output_tokens: usage.output_tokens },
+    });
     ev('message_stop', {});
     s.end();
   }

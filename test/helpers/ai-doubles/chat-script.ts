@@ -25,7 +25,9 @@ export interface ChatTurn {
 export type ChatScript = ChatTurn | ((req: Recorded) => ChatTurn);
 
 /** The default turn when nothing is scripted: says which model answered. */
-export const defaultTurn = (req: Recorded): ChatTurn => ({ text: `Hello from ${String(req.json?.model ?? 'a model')}.` });
+export const defaultTurn = (req: Recorded): ChatTurn => ({
+  text: `Hello from ${String(req.json?.model ?? 'a model')}.`,
+});
 
 export function turnFor(queue: ChatScript[], req: Recorded): ChatTurn {
   const next = queue.shift() ?? defaultTurn;

@@ -56,9 +56,15 @@ export class FalDouble extends HttpDouble {
       r.polls++;
       const q = r.plan.inQueue ?? 1;
       const p = r.plan.inProgress ?? 1;
-      if (r.polls <= q) return sendJson(res, 202, { status: 'IN_QUEUE', queue_position: q - r.polls, response_url: this.base(r) });
+      if (r.polls <= q)
+        return sendJson(res, 202, { status: 'IN_QUEUE', queue_position: q - r.polls, response_url: this.base(r) });
       if (r.polls <= q + p) return sendJson(res, 202, { status: 'IN_PROGRESS', logs: [], response_url: this.base(r) });
-      sendJson(res, 200, { status: 'COMPLETED', logs: [], metrics: { inference_time: 0.4 }, response_url: this.base(r) });
+      sendJson(res, 200, {
+        status: 'COMPLETED',
+        logs: [],
+        metrics: { inference_time: 0.4 },
+        response_url: this.base(r),
+      });
     });
     this.route('PUT', /^\/([^/]+\/[^/]+)\/requests\/([^/]+)\/cancel$/, 'PUT cancel', (rec, res, m) => {
       if (!guard(rec, res)) return;
@@ -72,7 +78,12 @@ export class FalDouble extends HttpDouble {
       const r = find(res, m[2]);
       if (!r) return;
       const url = `${this.url}/files/${r.id}.png`;
-      sendJson(res, 200, { images: [{ url, width: 1024, height: 1024, content_type: 'image/png' }], seed: 42, has_nsfw_concepts: [Boolean(r.plan.nsfw)], prompt: r.input.prompt });
+      sendJson(res, 200, {
+        images: [{ url, width: 1024, height: 1024, content_type: 'image/png' }],
+        seed: 42,
+        has_nsfw_concepts: [Boolean(r.plan.nsfw)],
+        prompt: r.input.prompt,
+      });
     });
     this.route('POST', /^\/(.+)$/, 'POST submit', (rec, res, m) => {
       if (!guard(rec, res)) return;
@@ -81,7 +92,13 @@ export class FalDouble extends HttpDouble {
       const r: Request = { id, app, input: rec.json, plan: this.plans.shift() ?? {}, polls: 0, cancelled: false };
       this.queued.set(id, r);
       const base = this.base(r);
-      sendJson(res, 200, { request_id: id, response_url: base, status_url: `${base}/status`, cancel_url: `${base}/cancel`, queue_position: 0 });
+      sendJson(res, 200, {
+        request_id: id,
+        response_url: base,
+        status_url: `${base}/status`,
+        cancel_url: `${base}/cancel`,
+        queue_position: 0,
+      });
     });
   }
 

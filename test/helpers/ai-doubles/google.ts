@@ -34,19 +34,31 @@ export class GoogleDouble extends HttpDouble {
     super();
     const guard = (rec: Recorded, res: import('node:http').ServerResponse) => {
       if (rec.headers['x-goog-api-key'] === this.apiKey) return true;
-      sendJson(res, 400, { error: { code: 400, message: 'API key not valid. Please pass a valid API key.', status: 'INVALID_ARGUMENT' } });
+      sendJson(res, 400, {
+        error: { code: 400, message: 'API key not valid. Please pass a valid API key.', status: 'INVALID_ARGUMENT' },
+      });
       return false;
     };
     this.route('POST', /^\/v1beta\/models\/([^/:]+):predict$/, 'POST :predict', (rec, res) => {
       if (!guard(rec, res)) return;
       const n = rec.json?.parameters?.sampleCount ?? 1;
-      const predictions = Array.from({ length: n }, () => ({ bytesBase64Encoded: (this.images.shift() ?? Buffer.alloc(0)).toString('base64'), mimeType: 'image/png' }));
+      const predictions = Array.from({ length: n }, () => ({
+        bytesBase64Encoded: (this.images.shift() ?? Buffer.alloc(0)).toString('base64'),
+        mimeType: 'image/png',
+      }));
       sendJson(res, 200, { predictions });
     });
     this.route('POST', /^\/v1beta\/models\/([^/:]+):predictLongRunning$/, 'POST :predictLongRunning', (rec, res, m) => {
       if (!guard(rec, res)) return;
       const name = `models/${m[1]}/operations/op${++this.seq}`;
-      this.operations.set(name, { name, model: m[1], body: rec.json, plan: this.veoPlans.shift() ?? {}, polls: 0, cancelled: false });
+      this.operations.set(name, {
+        name,
+        model: m[1],
+        body: rec.json,
+        plan: this.veoPlans.shift() ?? {},
+        polls: 0,
+        cancelled: false,
+      });
       sendJson(res, 200, { name });
     });
     this.route('POST', /^\/v1beta\/(models\/[^/]+\/operations\/[^/:]+):cancel$/, 'POST :cancel', (rec, res, m) => {
@@ -61,12 +73,28 @@ export class GoogleDouble extends HttpDouble {
       const op = this.operations.get(m[1]);
       if (!op) return sendJson(res, 404, { error: { code: 404, message: 'not found', status: 'NOT_FOUND' } });
       op.polls++;
-      if (op.cancelled) return sendJson(res, 200, { name: op.name, done: true, error: { code: 1, message: 'Operation was cancelled' } });
+      if (op.cancelled)
+        return sendJson(res, 200, {
+          name: op.name,
+          done: true,
+          error: { code: 1, message: 'Operation was cancelled' },
+        });
       if (op.polls <= (op.plan.pollsBeforeDone ?? 1)) return sendJson(res, 200, { name: op.name, done: false });
       const generateVideoResponse = op.plan.filteredReasons
         ? { raiMediaFilteredCount: 1, raiMediaFilteredReasons: op.plan.filteredReasons }
-        : { generatedSamples: [{ video: { uri: `${this.url}/v1beta/files/${op.name.split('/').pop()}:download?alt=media` } }] };
-      sendJson(res, 200, { name: op.name, done: true, response: { '@type': 'type.googleapis.com/google.ai.generativelanguage.v1beta.PredictLongRunningResponse', generateVideoResponse } });
+        : {
+            generatedSamples: [
+              { video: { uri: `${this.url}/v1beta/files/${op.name.split('/').pop()}:download?alt=media` } },
+            ],
+          };
+      sendJson(res, 200, {
+        name: op.name,
+        done: true,
+        response: {
+          '@type': 'type.googleapis.com/google.ai.generativelanguage.v1beta.PredictLongRunningResponse',
+          generateVideoResponse,
+        },
+      });
     });
     this.route('GET', /^\/v1beta\/files\/([^/:]+):download$/, 'GET file', (rec, res, m) => {
       if (!guard(rec, res)) return;

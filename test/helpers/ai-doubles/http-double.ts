@@ -104,14 +104,27 @@ export class HttpDouble {
   }
 }
 
-export function sendJson(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  res: http.ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)), ...headers });
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': String(Buffer.byteLength(text)),
+    ...headers,
+  });
   res.end(text);
 }
 
 /** Starts a Server-Sent Events answer; `send` writes one `data:` event (with an optional `event:` name). */
-export function sse(res: http.ServerResponse): { send(data: unknown, event?: string): void; raw(line: string): void; end(): void } {
+export function sse(res: http.ServerResponse): {
+  send(data: unknown, event?: string): void;
+  raw(line: string): void;
+  end(): void;
+} {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
   return {
     send(data, event) {
@@ -128,7 +141,11 @@ export function sse(res: http.ServerResponse): { send(data: unknown, event?: str
 
 /** Parses a multipart/form-data body with the platform's own parser (the same one fetch uses). */
 export async function formData(rec: Recorded): Promise<FormData> {
-  const request = new Request('http://double/', { method: 'POST', headers: { 'content-type': String(rec.headers['content-type']) }, body: new Uint8Array(rec.body) });
+  const request = new Request('http://double/', {
+    method: 'POST',
+    headers: { 'content-type': String(rec.headers['content-type']) },
+    body: new Uint8Array(rec.body),
+  });
   return request.formData();
 }
 

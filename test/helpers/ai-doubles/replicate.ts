@@ -42,13 +42,24 @@ export class ReplicateDouble extends HttpDouble {
     super();
     const guard = (rec: Recorded, res: import('node:http').ServerResponse) => {
       if (this.apiToken === undefined || bearer(rec) === this.apiToken) return true;
-      sendJson(res, 401, { title: 'Unauthenticated', detail: 'You did not pass a valid authentication token', status: 401 });
+      sendJson(res, 401, {
+        title: 'Unauthenticated',
+        detail: 'You did not pass a valid authentication token',
+        status: 401,
+      });
       return false;
     };
     this.route('POST', /^\/v1\/models\/([^/]+)\/([^/]+)\/predictions$/, 'POST /v1/predictions', (rec, res, m) => {
       if (!guard(rec, res)) return;
       const id = `pred${++this.seq}${Math.random().toString(36).slice(2, 8)}`;
-      const p: Prediction = { id, model: `${m[1]}/${m[2]}`, input: rec.json?.input ?? {}, plan: this.plans.shift() ?? {}, gets: 0, created_at: new Date().toISOString() };
+      const p: Prediction = {
+        id,
+        model: `${m[1]}/${m[2]}`,
+        input: rec.json?.input ?? {},
+        plan: this.plans.shift() ?? {},
+        gets: 0,
+        created_at: new Date().toISOString(),
+      };
       this.predictions.set(id, p);
       sendJson(res, 201, this.view(p, 'starting'));
     });
@@ -109,6 +120,10 @@ export class ReplicateDouble extends HttpDouble {
 
 export async function startReplicateDouble(opts: { apiToken?: string } = {}): Promise<ReplicateDouble> {
   const d = new ReplicateDouble(opts.apiToken);
-  d.defaultOutput = await sharp({ create: { width: 48, height: 32, channels: 3, background: { r: 10, g: 120, b: 200 } } }).png().toBuffer();
+  d.defaultOutput = await sharp({
+    create: { width: 48, height: 32, channels: 3, background: { r: 10, g: 120, b: 200 } },
+  })
+    .png()
+    .toBuffer();
   return d.listen();
 }
