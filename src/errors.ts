@@ -10,6 +10,7 @@ export type ErrorKind =
   | 'too_large'
   | 'unsupported'
   | 'unprocessable'
+  | 'rate_limited'
   | 'cancelled'
   | 'upstream'
   | 'unavailable'
@@ -35,8 +36,8 @@ export class InvalidInput extends DomainError {
   }
 }
 export class NotFound extends DomainError {
-  constructor(message: string, code = 'not_found') {
-    super('not_found', code, message);
+  constructor(message: string, code = 'not_found', details?: unknown) {
+    super('not_found', code, message, details);
   }
 }
 export class Conflict extends DomainError {
@@ -48,6 +49,42 @@ export class Conflict extends DomainError {
 export class Unprocessable extends DomainError {
   constructor(code: string, message: string, details?: unknown) {
     super('unprocessable', code, message, details);
+  }
+}
+/** The input is larger than a limit allows (an upload, a download, an archive entry). */
+export class TooLarge extends DomainError {
+  constructor(message: string, code = 'payload_too_large', details?: unknown) {
+    super('too_large', code, message, details);
+  }
+}
+/** The input is of a type the work does not handle (a web page where a media file was expected). */
+export class Unsupported extends DomainError {
+  constructor(code: string, message: string, details?: unknown) {
+    super('unsupported', code, message, details);
+  }
+}
+/** A remote service we called (a provider, a download's server, the share worker) failed or answered unusably. */
+export class UpstreamFailed extends DomainError {
+  constructor(code: string, message: string, details?: unknown) {
+    super('upstream', code, message, details);
+  }
+}
+/** A remote service asks us to slow down; `details.retry_after` says when to try again. */
+export class RateLimited extends DomainError {
+  constructor(message: string, details?: unknown, code = 'rate_limited') {
+    super('rate_limited', code, message, details);
+  }
+}
+/** Something the work needs is not set up here (a remote service not configured, an encoder a build lacks). */
+export class Unavailable extends DomainError {
+  constructor(code: string, message: string, details?: unknown) {
+    super('unavailable', code, message, details);
+  }
+}
+/** A failure of the service itself, not of the request (state that should exist is gone, output that came out wrong). */
+export class Internal extends DomainError {
+  constructor(code: string, message: string, details?: unknown) {
+    super('internal', code, message, details);
   }
 }
 /** An external program is not installed. */
@@ -81,8 +118,8 @@ export class Cancelled extends DomainError {
 }
 /** The service is stopping; resumable jobs stopped this way run again at the next start. */
 export class ShuttingDown extends DomainError {
-  constructor(message = 'The service is shutting down') {
-    super('unavailable', 'shutting_down', message);
+  constructor(message = 'The service is shutting down', code = 'shutting_down') {
+    super('unavailable', code, message);
   }
 }
 

@@ -6,7 +6,6 @@ import { filenameFromTitle } from '../files/names.js';
 import type { GenerationContext } from '../generation/context.js';
 import { costEstimate, generate } from '../generation/generate.js';
 import { isQueued, listModels, resolveModel } from '../generation/models.js';
-import { ApiError } from '../http/errors.js';
 import { writeCardHtml } from '../html/card-html.js';
 import { convertImage, IMAGE_FORMATS, type ImageFormat } from '../media/convert-image.js';
 import {
@@ -21,6 +20,7 @@ import { trimMedia } from '../media/trim.js';
 import { Previews } from './previews.js';
 import type { ActionParamsOf, ActionType } from './schemas.js';
 import type { Session } from './sessions.js';
+import { Conflict } from '../errors.js';
 
 /**
  * What actions run with: the service context itself (other features keep their per-service state keyed by it), the
@@ -292,25 +292,24 @@ export const ACTIONS: { [T in ActionType]: ActionDef<T> } = {
       const bridge = env.bridge;
       const live = bridge.liveOnBoard(session.boardId);
       if (live.length === 0) {
-        throw new ApiError(
-          409,
-          'terminal_not_connected',
+        throw new Conflict(
           `No terminal is live on board ${session.boardId}: arm the terminal bridge for it and link a chat`,
+          undefined,
+          'terminal_not_connected',
         );
       }
       const terminals = new Set(live.map((s) => s.session_id));
       if (terminals.size > 1) {
-        throw new ApiError(
-          409,
-          'ambiguous_bridge',
+        throw new Conflict(
           `${terminals.size} terminals are live on board ${session.boardId}; disarm all but one`,
           { session_ids: [...terminals] },
+          'ambiguous_bridge',
         );
       }
       // One terminal armed for several bots reads each bot's queue: the text goes to one of them, typed once.
       const result = bridge.queueTextToTerminal(live[0].bot_id, p.text);
       if (!result.queued)
-        throw new ApiError(409, 'not_queued', `The terminal bridge did not queue the text (${result.reason})`);
+        throw new Conflict(`The terminal bridge did not queue the text (${result.reason})`, undefined, 'not_queued');
       return { elements: [] };
     },
   },

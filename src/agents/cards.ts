@@ -1,6 +1,5 @@
 import type { Board, Element } from '../boards/schemas.js';
-import { DomainError } from '../errors.js';
-import { ApiError } from '../http/errors.js';
+import { Conflict, DomainError, Internal, NotFound } from '../errors.js';
 import { newId } from '../ids.js';
 import { ACTIONS, type AgentEnv, type Proposal } from './actions.js';
 import type { ActionCardView, ActionType } from './schemas.js';
@@ -41,7 +40,7 @@ export function addCard(
 
 export function requireCard(session: Session, actionId: string): Card {
   const card = session.cards.get(actionId);
-  if (!card) throw new ApiError(404, 'action_not_found', `Agent session ${session.id} has no action ${actionId}`);
+  if (!card) throw new NotFound(`Agent session ${session.id} has no action ${actionId}`, 'action_not_found');
   return card;
 }
 
@@ -52,10 +51,10 @@ export interface Applied {
   board: Board & { elements: Element[] };
 }
 
-function asApiError(err: unknown): DomainError {
+function asDomainError(err: unknown): DomainError {
   if (err instanceof DomainError) return err;
   const message = err instanceof Error ? err.message : String(err);
-  return new ApiError(500, 'action_failed', `The action failed: ${message}`);
+  return new Internal('action_failed', `The action failed: ${message}`);
 }
 
 /**
@@ -70,9 +69,9 @@ export async function applyCard(
   signal: AbortSignal,
 ): Promise<Applied> {
   if (card.status === 'applied')
-    throw new ApiError(409, 'action_already_applied', `Action ${card.id} was already applied`);
-  if (card.status === 'rejected') throw new ApiError(409, 'action_rejected', `Action ${card.id} was rejected`);
-  if (card.applying) throw new ApiError(409, 'action_in_progress', `Action ${card.id} is being applied`);
+    throw new Conflict(`Action ${card.id} was already applied`, undefined, 'action_already_applied');
+  if (card.status === 'rejected') throw new Conflict(`Action ${card.id} was rejected`, undefined, 'action_rejected');
+  if (card.applying) throw new Conflict(`Action ${card.id} is being applied`, undefined, 'action_in_progress');
   card.applying = true;
   session.applying++;
   try {
@@ -80,13 +79,12 @@ export async function applyCard(
       const el = env.ctx.boards.store.getElement(card.target.id);
       if (!el || el.board_id !== session.boardId) {
         const name = card.target.name ? ` ("${card.target.name}")` : '';
-        throw new ApiError(
-          409,
-          'element_deleted',
+        throw new Conflict(
           `Element ${card.target.id}${name} was deleted after action ${card.id} was proposed`,
           {
             element_id: card.target.id,
           },
+          'element_deleted',
         );
       }
     }
@@ -96,7 +94,7 @@ export async function applyCard(
     delete card.error;
     return { action: viewOf(card), ...outcome, board: env.ctx.boards.getBoardWithElements(session.boardId) };
   } catch (err) {
-    const e = asApiError(err);
+    const e = asDomainError(err);
     card.status = 'failed';
     card.error = { code: e.code, message: e.message };
     throw e;
@@ -110,8 +108,8 @@ export async function applyCard(
 /** Drops a proposed (or failed) card; rejecting it again changes nothing, an applied one cannot be taken back (409). */
 export function rejectCard(card: Card): ActionCardView {
   if (card.status === 'applied')
-    throw new ApiError(409, 'action_already_applied', `Action ${card.id} was already applied`);
-  if (card.applying) throw new ApiError(409, 'action_in_progress', `Action ${card.id} is being applied`);
+    throw new Conflict(`Action ${card.id} was already applied`, undefined, 'action_already_applied');
+  if (card.applying) throw new Conflict(`Action ${card.id} is being applied`, undefined, 'action_in_progress');
   card.status = 'rejected';
   return viewOf(card);
 }

@@ -3,9 +3,9 @@ import type { ImagePart, ModelMessage, TextPart } from 'ai';
 import sharp from 'sharp';
 import type { AppContext } from '../context.js';
 import type { Element } from '../boards/schemas.js';
-import { ApiError } from '../http/errors.js';
 import { AGENT_ACTIONS, type AgentType, type ChatRequest } from './schemas.js';
 import type { Session } from './sessions.js';
+import { NotFound } from '../errors.js';
 
 /** Elements listed in the system prompt; a larger board is cut (the model can still be given any by reference). */
 const BOARD_LISTING = 200;
@@ -112,10 +112,9 @@ export async function turnInput(
   const refs = (body.references ?? []).map((id) => {
     const el = ctx.boards.store.getElement(id);
     if (!el || el.board_id !== session.boardId) {
-      throw new ApiError(
-        404,
-        'reference_not_found',
+      throw new NotFound(
         `references: element ${id} is not on the session's board ${session.boardId}`,
+        'reference_not_found',
         { field: 'body.references', id },
       );
     }

@@ -4,10 +4,9 @@ import type { App, AppContext } from '../context.js';
 import type { Bridge } from '../bridge/state.js';
 import type { GenerationContext } from '../generation/context.js';
 import { resolveChatModel } from '../generation/models.js';
-import { ApiError } from '../http/errors.js';
 import { errorResponses } from '../http/schemas.js';
 import { abortOnDisconnect } from '../http/client-abort.js';
-import { Cancelled, DomainError } from '../errors.js';
+import { Cancelled, Conflict, DomainError, Internal } from '../errors.js';
 import { ProbeCache } from '../media/probe-cache.js';
 import type { AgentEnv } from './actions.js';
 import { applyCard, rejectCard, requireCard } from './cards.js';
@@ -122,14 +121,14 @@ export const registerAgents = async (
     async (req, reply) => {
       const session = sessions.require(req.body.session_id);
       if (session.turn)
-        throw new ApiError(409, 'chat_in_progress', `Agent session ${session.id} is already answering a chat`);
+        throw new Conflict(`Agent session ${session.id} is already answering a chat`, undefined, 'chat_in_progress');
       ctx.boards.requireBoard(session.boardId); // deleted since the session started → 404, not a stream
       const chat = await resolveChatModel(uses.generation, session.model, 'session.model');
       // Local servers' models may not take images: they get the references as text only.
       const input = await turnInput(ctx, session, req.body, chat.provider !== 'openai-compatible');
       sessions.require(session.id); // ended while the references were read → 404 now, not a stream
       if (session.turn)
-        throw new ApiError(409, 'chat_in_progress', `Agent session ${session.id} is already answering a chat`);
+        throw new Conflict(`Agent session ${session.id} is already answering a chat`, undefined, 'chat_in_progress');
       const turn = new AbortController();
       session.turn = turn;
       reply.raw.once('close', () => {
@@ -162,7 +161,7 @@ export const registerAgents = async (
         .then(
           (result) => stream.write(sseEvent('done', result)),
           (err: unknown) => {
-            const e = err instanceof DomainError ? err : new ApiError(500, 'internal', 'The chat failed');
+            const e = err instanceof DomainError ? err : new Internal('internal', 'The chat failed');
             if (!(err instanceof DomainError)) ctx.log.error({ err }, 'agent chat failed');
             stream.write(sseEvent('error', { error: { code: e.code, message: e.message } }));
           },

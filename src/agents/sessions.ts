@@ -1,7 +1,7 @@
 import type { ModelMessage } from 'ai';
-import { ApiError } from '../http/errors.js';
 import { newId, nowIso } from '../ids.js';
 import type { ActionType, AgentType, CardStatus } from './schemas.js';
+import { Conflict, NotFound, ShuttingDown } from '../errors.js';
 
 /** A card as the session keeps it; `target` is the element the action works on, checked again at apply time. */
 export interface Card {
@@ -80,16 +80,14 @@ export class AgentSessions {
     if (!entry) {
       const closed = this.closedIds.get(id);
       if (closed === 'expired') {
-        throw new ApiError(
-          404,
-          'session_expired',
+        throw new NotFound(
           `Agent session ${id} expired after ${Math.round(this.idleMs / 1000)} s without activity; start a new one`,
+          'session_expired',
         );
       }
-      throw new ApiError(
-        404,
-        'session_not_found',
+      throw new NotFound(
         closed === 'ended' ? `Agent session ${id} was ended` : `No agent session ${id}`,
+        'session_not_found',
       );
     }
     entry.timer.refresh();
@@ -104,7 +102,7 @@ export class AgentSessions {
   /** Ends a session (idempotent for one already closed); 404 for an id that never existed. */
   end(id: string): void {
     if (this.live.has(id)) return this.close(id, 'ended');
-    if (!this.closedIds.has(id)) throw new ApiError(404, 'session_not_found', `No agent session ${id}`);
+    if (!this.closedIds.has(id)) throw new NotFound(`No agent session ${id}`, 'session_not_found');
   }
 
   /** A deleted board ends its sessions (their chats aborted): nothing is left for them to work on. */
@@ -114,7 +112,7 @@ export class AgentSessions {
 
   /** Service shutdown: every chat aborted, everything freed. */
   closeAll(): void {
-    const stopping = new ApiError(503, 'service_stopping', 'The service is stopping; the agent session ended with it');
+    const stopping = new ShuttingDown('The service is stopping; the agent session ended with it', 'service_stopping');
     for (const id of [...this.live.keys()]) this.close(id, 'ended', stopping);
   }
 
@@ -129,7 +127,7 @@ export class AgentSessions {
   private close(
     id: string,
     why: Closed,
-    reason = new ApiError(409, `session_${why}`, `The agent session was ${why} during the chat`),
+    reason = new Conflict(`The agent session was ${why} during the chat`, undefined, `session_${why}`),
   ): void {
     const entry = this.live.get(id);
     if (!entry) return;

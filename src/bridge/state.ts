@@ -2,13 +2,13 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { BoardService } from '../boards/service.js';
 import { MEDIA_TYPES, type Board, type Element } from '../boards/schemas.js';
 import type { MediaRoot } from '../files/media-root.js';
-import { ApiError } from '../http/errors.js';
 import { nowIso } from '../ids.js';
 import { hasControlCharacters, stripAnsi } from './ansi.js';
 import { mediaItem, pathItem, textItem, type BridgeItem } from './items.js';
 import { ItemQueue } from './queue.js';
 import type { BridgeStatus } from './schemas.js';
 import type { BridgeStore } from './store.js';
+import { Conflict, InvalidInput } from '../errors.js';
 
 /** Items kept per queue while nobody collects them; beyond this the oldest are dropped. */
 const QUEUE_CAPACITY = 1000;
@@ -183,11 +183,10 @@ export class Bridge {
   async queuePathToTerminal(botId: string, url: string): Promise<QueueResult> {
     const file = await this.media.resolveUrl(url);
     if (hasControlCharacters(file.path)) {
-      throw new ApiError(
-        400,
-        'unsafe_path',
+      throw new InvalidInput(
         'The path of this file contains control characters (such as ESC, CR or LF), so it is not typed into the terminal; rename the file',
         { url },
+        'unsafe_path',
       );
     }
     const bot = this.bots.get(botId);
@@ -212,26 +211,24 @@ export class Bridge {
       // One terminal may be armed for several bots; the file goes to the one of them that is live (or the named one).
       const holders = [...this.bots.values()].filter((b) => b.session?.sessionId === sessionId);
       if (holders.length === 0) {
-        throw new ApiError(
-          409,
-          'terminal_not_connected',
+        throw new Conflict(
           `Terminal session ${sessionId} is not connected to any bot; arm the bridge for it first`,
           {
             session_id: sessionId,
           },
+          'terminal_not_connected',
         );
       }
       if (botId !== undefined) {
         const named = holders.find((b) => b.id === botId);
         if (!named) {
-          throw new ApiError(
-            409,
-            'terminal_not_connected',
+          throw new Conflict(
             `Terminal session ${sessionId} is connected to bot ${holders.map((b) => b.id).join(', ')}, not to bot ${botId}`,
             {
               session_id: sessionId,
               bot_id: botId,
             },
+            'terminal_not_connected',
           );
         }
         return this.requireActive(named);
@@ -239,40 +236,38 @@ export class Bridge {
       const live = holders.filter((b) => b.active);
       if (live.length === 1) return live[0];
       if (live.length === 0) return this.requireActive(holders[0]);
-      throw new ApiError(
-        409,
-        'ambiguous_bridge',
+      throw new Conflict(
         `Terminal session ${sessionId} is live on ${live.length} bots; pass bot_id to say which one gets the file`,
         {
           session_id: sessionId,
           bot_ids: live.map((b) => b.id),
         },
+        'ambiguous_bridge',
       );
     }
     if (botId !== undefined) return this.requireActive(this.bots.get(botId) ?? new BotBridge(botId));
     const live = [...this.bots.values()].filter((b) => b.active);
     if (live.length === 1) return live[0];
     if (live.length === 0) {
-      throw new ApiError(
-        409,
-        'no_live_bridge',
+      throw new Conflict(
         'No bot is live: no terminal session is armed with a linked chat, so there is nowhere to send the file',
+        undefined,
+        'no_live_bridge',
       );
     }
-    throw new ApiError(
-      409,
-      'ambiguous_bridge',
+    throw new Conflict(
       `${live.length} bots are live; pass session_id (or bot_id) to say which one gets the file`,
       {
         bot_ids: live.map((b) => b.id),
       },
+      'ambiguous_bridge',
     );
   }
 
   private requireActive(bot: BotBridge): BotBridge {
     if (bot.active) return bot;
     const missing = bot.session === null ? 'no terminal session is armed' : 'no chat is linked';
-    throw new ApiError(409, 'terminal_not_connected', `Bot ${bot.id} is not live: ${missing}`, this.status(bot.id));
+    throw new Conflict(`Bot ${bot.id} is not live: ${missing}`, this.status(bot.id), 'terminal_not_connected');
   }
 
   /**

@@ -1,10 +1,10 @@
 import { generateText, type UserContent } from 'ai';
-import { ApiError } from '../http/errors.js';
 import type { GenerationContext } from './context.js';
 import { mapProviderError } from './errors.js';
 import { readInputImage } from './fetch-file.js';
 import { resolveChatModel } from './models.js';
 import type { EnhanceBody } from './schemas.js';
+import { Unprocessable, UpstreamFailed } from '../errors.js';
 
 const SYSTEM = [
   'You improve prompts for image and video generation models.',
@@ -41,13 +41,13 @@ export async function enhancePrompt(
   const text = result.text.trim().replace(/^"(.*)"$/s, '$1');
   // Anthropic's `refusal` and OpenAI's `content_filter` both arrive as `content-filter`.
   if (result.finishReason === 'content-filter') {
-    throw new ApiError(422, 'content_refused', `The ${chat.provider} provider refused to rewrite this prompt`, {
+    throw new Unprocessable('content_refused', `The ${chat.provider} provider refused to rewrite this prompt`, {
       provider: chat.provider,
       reason: result.finishReason,
     });
   }
   if (!text)
-    throw new ApiError(502, 'provider_error', `The ${chat.provider} provider answered with no text`, {
+    throw new UpstreamFailed('provider_error', `The ${chat.provider} provider answered with no text`, {
       provider: chat.provider,
     });
   return { enhanced_prompt: text };

@@ -1,6 +1,5 @@
 import { APICallError, RetryError } from 'ai';
-import { DomainError, TimedOut } from '../errors.js';
-import { ApiError } from '../http/errors.js';
+import { DomainError, RateLimited, TimedOut, Unprocessable, UpstreamFailed } from '../errors.js';
 import type { ProviderId } from './providers.js';
 
 /** A provider call failed; thrown by our queue clients, mapped to the service's errors below. */
@@ -67,8 +66,7 @@ function fromStatus(
   retryAfter: number | undefined,
 ): DomainError {
   if (status === 401 || status === 403 || (status === 400 && BAD_KEY.test(message))) {
-    return new ApiError(
-      502,
+    return new UpstreamFailed(
       'provider_auth_failed',
       `The ${provider} provider refused the credentials (${status}): ${message}`,
       { provider, status },
@@ -76,28 +74,25 @@ function fromStatus(
   }
   if (status === 429) {
     const wait = retryAfter ?? 60;
-    return new ApiError(
-      429,
-      'rate_limited',
-      `The ${provider} provider is rate limiting requests; retry after ${wait} s`,
-      { provider, retry_after: wait },
-    );
+    return new RateLimited(`The ${provider} provider is rate limiting requests; retry after ${wait} s`, {
+      provider,
+      retry_after: wait,
+    });
   }
   if (status === 408 || status === 504)
     return new TimedOut(`The ${provider} provider timed out (${status})`, 'provider_timeout', { provider, status });
   if (status >= 400 && status < 500 && REFUSAL.test(message))
-    return new ApiError(422, 'content_refused', `The ${provider} provider refused the content: ${message}`, {
+    return new Unprocessable('content_refused', `The ${provider} provider refused the content: ${message}`, {
       provider,
       reason: message,
     });
   if (status >= 400 && status < 500)
-    return new ApiError(
-      422,
+    return new Unprocessable(
       'provider_rejected',
       `The ${provider} provider rejected the request (${status}): ${message}`,
       { provider, status },
     );
-  return new ApiError(502, 'provider_error', `The ${provider} provider failed (${status}): ${message}`, {
+  return new UpstreamFailed('provider_error', `The ${provider} provider failed (${status}): ${message}`, {
     provider,
     status,
   });
@@ -115,7 +110,7 @@ export function mapProviderError(err: unknown, provider: ProviderId, timedOut?: 
       provider,
     });
   if (err instanceof ContentRefusedError)
-    return new ApiError(422, 'content_refused', `The ${provider} provider refused the content: ${err.reason}`, {
+    return new Unprocessable('content_refused', `The ${provider} provider refused the content: ${err.reason}`, {
       provider,
       reason: err.reason,
     });
@@ -132,23 +127,20 @@ export function mapProviderError(err: unknown, provider: ProviderId, timedOut?: 
   if (last instanceof TypeError || (last as { cause?: { code?: string } })?.cause?.code)
     return unreachable(provider, last);
   if (last instanceof Error && REFUSAL.test(last.message))
-    return new ApiError(422, 'content_refused', `The ${provider} provider refused the content: ${last.message}`, {
+    return new Unprocessable('content_refused', `The ${provider} provider refused the content: ${last.message}`, {
       provider,
       reason: last.message,
     });
   const message = last instanceof Error ? last.message : String(last);
-  return new ApiError(
-    502,
+  return new UpstreamFailed(
     'provider_error',
     `The ${provider} provider gave an unusable answer: ${message.slice(0, 500)}`,
     { provider },
   );
 }
 
-function unreachable(provider: ProviderId, cause: unknown): ApiError {
+function unreachable(provider: ProviderId, cause: unknown): TimedOut {
   const c = cause as { cause?: { code?: string }; code?: string; message?: string };
   const why = c?.cause?.code ?? c?.code ?? c?.message ?? 'network error';
-  return new ApiError(504, 'provider_unreachable', `The ${provider} provider could not be reached: ${why}`, {
-    provider,
-  });
+  return new TimedOut(`The ${provider} provider could not be reached: ${why}`, 'provider_unreachable', { provider });
 }

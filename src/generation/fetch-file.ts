@@ -1,9 +1,9 @@
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { AppContext } from '../context.js';
-import { DomainError, TimedOut } from '../errors.js';
+import { DomainError, TimedOut, UpstreamFailed } from '../errors.js';
 import { tempPathIn } from '../files/atomic.js';
-import { ApiError, badRequest } from '../http/errors.js';
+import { badRequest } from '../http/errors.js';
 import { timeLimit } from '../jobs/time-limit.js';
 import { refuseDeclaredTooLarge, streamToFile, tooLarge } from '../media/download.js';
 import { SNIFF_BYTES, sniff, type Sniffed } from '../media/sniff.js';
@@ -56,14 +56,14 @@ export async function fetchToTemp(
       await res.body?.cancel();
       const location = res.headers.get('location');
       if (!location || hop >= MAX_REDIRECTS)
-        throw new ApiError(502, 'download_failed', `${current.host} redirected too often or without a Location`);
+        throw new UpstreamFailed('download_failed', `${current.host} redirected too often or without a Location`);
       current = new URL(location, current);
       if (current.protocol !== 'http:' && current.protocol !== 'https:')
-        throw new ApiError(502, 'download_failed', `Redirect to a ${current.protocol} URL`);
+        throw new UpstreamFailed('download_failed', `Redirect to a ${current.protocol} URL`);
     }
     if (!res.ok) {
       await res.body?.cancel();
-      throw new ApiError(502, 'download_failed', `${current.host} answered ${res.status} for ${current.pathname}`, {
+      throw new UpstreamFailed('download_failed', `${current.host} answered ${res.status} for ${current.pathname}`, {
         status: res.status,
       });
     }
@@ -71,8 +71,7 @@ export async function fetchToTemp(
     const head = await streamToFile(res, temp, limits.maxBytes, signal);
     const type = sniff(head);
     if (!type || type === 'html')
-      throw new ApiError(
-        502,
+      throw new UpstreamFailed(
         'download_failed',
         `${current.host} sent something that is not an image, video or audio file`,
       );
@@ -83,10 +82,9 @@ export async function fetchToTemp(
     if (stopped) throw stopped;
     if (err instanceof DomainError) throw err;
     const cause = (err as { cause?: { code?: string } }).cause;
-    throw new ApiError(
-      504,
-      'download_unreachable',
+    throw new TimedOut(
       `Could not fetch from ${start.host}: ${cause?.code ?? (err as Error).message}`,
+      'download_unreachable',
     );
   }
 }

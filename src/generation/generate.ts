@@ -1,9 +1,9 @@
 import fsp from 'node:fs/promises';
 import { generateImage, NoImageGeneratedError } from 'ai';
-import { Cancelled, DomainError } from '../errors.js';
+import { Cancelled, DomainError, Unprocessable, UpstreamFailed } from '../errors.js';
 import { filenameFromTitle } from '../files/names.js';
 import { extensionForMime } from '../files/media-types.js';
-import { ApiError, badRequest } from '../http/errors.js';
+import { badRequest } from '../http/errors.js';
 import { produceElement } from '../media/new-element.js';
 import { sniff } from '../media/sniff.js';
 import { OPENAI_IMAGE_SIZES, type CatalogueEntry } from './catalogue.js';
@@ -191,8 +191,7 @@ async function generateNow(
   } catch (err) {
     // Imagen answers a filtered prompt with no image at all (its reason stays on Google's side).
     if (NoImageGeneratedError.isInstance(err) && entry.api === 'google-imagen') {
-      throw new ApiError(
-        422,
+      throw new Unprocessable(
         'content_refused',
         `The ${entry.provider} provider returned no image: its safety filters removed it`,
         { provider: entry.provider, reason: 'filtered' },
@@ -209,8 +208,7 @@ async function generateNow(
   const ext =
     sniffed && sniffed !== 'html' && sniffed.kind === 'image' ? sniffed.ext : extensionForMime(image.mediaType);
   if (!ext)
-    throw new ApiError(
-      502,
+    throw new UpstreamFailed(
       'provider_error',
       `The ${entry.provider} provider sent an image of unknown type (${image.mediaType})`,
       { provider: entry.provider },

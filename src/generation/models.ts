@@ -1,9 +1,9 @@
 import type { LanguageModel } from 'ai';
-import { ApiError } from '../http/errors.js';
 import { CATALOGUE, findEntry, LOCAL_PREFIX, localEntry, type CatalogueEntry, type ModelKind } from './catalogue.js';
 import type { GenerationContext } from './context.js';
 import { notConfigured, type ProviderId, type ProviderSettings } from './providers.js';
 import { languageModel } from './sdk.js';
+import { InvalidInput } from '../errors.js';
 
 export interface ListedModel {
   id: string;
@@ -46,11 +46,10 @@ export interface ResolvedModel {
 }
 
 const unknownModel = (id: string, kind: string, field: string) =>
-  new ApiError(
-    400,
-    'unknown_model',
+  new InvalidInput(
     `Unknown ${kind} model "${id}"; GET /api/ai/models lists the models of the configured providers`,
     [{ field, message: `unknown ${kind} model` }],
+    'unknown_model',
   );
 
 /**
@@ -90,7 +89,7 @@ export interface ResolvedChatModel {
 
 /**
  * The entry point for other features (agents, prompt enhancement): a chat model id from GET /api/ai/models ->
- * an AI SDK LanguageModel of its configured provider. Throws ApiError 400 (`unknown_model`,
+ * an AI SDK LanguageModel of its configured provider. Throws InvalidInput (400, `unknown_model`,
  * `provider_not_configured`) that a route can let through as it is. Map call failures with `mapProviderError`.
  */
 export async function resolveChatModel(

@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Cancelled, DomainError, TimedOut } from '../errors.js';
+import { Cancelled, DomainError, Internal, TimedOut, Unprocessable, UpstreamFailed } from '../errors.js';
 import { BoardOutputs } from '../boards/outputs.js';
 import { filenameFromTitle } from '../files/names.js';
-import { ApiError, statusOf } from '../http/errors.js';
+import { statusOf } from '../http/errors.js';
 import type { JobContext, JobOutcome } from '../jobs/runner.js';
 import { isJobOf } from '../jobs/kinds.js';
 import type { JobRecord } from '../jobs/store.js';
@@ -35,7 +35,7 @@ function estimate(state: QueueState, startedMs: number): number {
 
 function entryOf(model: string): CatalogueEntry {
   const entry = findEntry(model);
-  if (!entry) throw new ApiError(500, 'unknown_model', `Model ${model} is no longer in the catalogue`);
+  if (!entry) throw new Internal('unknown_model', `Model ${model} is no longer in the catalogue`);
   return entry;
 }
 
@@ -47,7 +47,7 @@ function entryOf(model: string): CatalogueEntry {
 export async function pollGeneration(g: GenerationContext, job: JobContext<PollParams>): Promise<JobOutcome> {
   const p = job.params;
   const history = g.history.get(p.history_id);
-  if (!history) throw new ApiError(500, 'history_missing', `History entry ${p.history_id} is gone`);
+  if (!history) throw new Internal('history_missing', `History entry ${p.history_id} is gone`);
   const entry = entryOf(p.model);
   const client = queueClient(entry.api);
   const deadline = Date.parse(history.created_at) + g.config.ai.jobTimeoutMs;
@@ -94,14 +94,12 @@ export async function pollGeneration(g: GenerationContext, job: JobContext<PollP
       if (state.status === 'canceled') throw new Cancelled(`The ${entry.provider} job was cancelled`);
       if (state.status === 'failed') {
         if (state.refused)
-          throw new ApiError(
-            422,
+          throw new Unprocessable(
             'content_refused',
             `The ${entry.provider} provider refused the content: ${state.refused}`,
             { provider: entry.provider, reason: state.refused },
           );
-        throw new ApiError(
-          502,
+        throw new UpstreamFailed(
           'provider_failed',
           `The ${entry.provider} job failed: ${state.error ?? 'no reason given'}`,
           { provider: entry.provider },

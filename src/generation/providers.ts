@@ -4,7 +4,8 @@ import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import type { AiConfig } from './config.js';
 import { replaceFileAtomic } from '../files/atomic.js';
-import { ApiError, badRequest } from '../http/errors.js';
+import { badRequest } from '../http/errors.js';
+import { InvalidInput } from '../errors.js';
 
 export const PROVIDERS = ['openai', 'anthropic', 'google', 'replicate', 'fal', 'openai-compatible'] as const;
 export type ProviderId = (typeof PROVIDERS)[number];
@@ -207,16 +208,15 @@ function checkBaseUrl(url: string): void {
 }
 
 /** 400 saying which setting enables the provider. */
-export function notConfigured(id: ProviderId, what: string): ApiError {
+export function notConfigured(id: ProviderId, what: string): InvalidInput {
   const env = PROVIDER_ENV[id];
   const how =
     id === 'openai-compatible'
       ? `set ${env.baseUrl} (and ${env.key} if the server needs one) or PUT /api/ai/providers/${id} with a base_url`
       : `set ${env.key} or PUT /api/ai/providers/${id} with an api_key`;
-  return new ApiError(
-    400,
-    'provider_not_configured',
+  return new InvalidInput(
     `${what} needs the ${id} provider, which is not configured: ${how}`,
     { provider: id, env: [env.key, env.baseUrl] },
+    'provider_not_configured',
   );
 }

@@ -1,7 +1,7 @@
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { experimental_transcribe as transcribeAudio } from 'ai';
-import { ApiError, badRequest } from '../http/errors.js';
+import { badRequest } from '../http/errors.js';
 import { runFfmpeg } from '../tools/ffmpeg.js';
 import { probe } from '../tools/ffprobe.js';
 import { CATALOGUE, type CatalogueEntry } from './catalogue.js';
@@ -10,6 +10,7 @@ import { mapProviderError } from './errors.js';
 import { PROVIDER_ENV, type ProviderSettings } from './providers.js';
 import type { TranscribeBody } from './schemas.js';
 import { transcriptionModel } from './sdk.js';
+import { InvalidInput } from '../errors.js';
 
 /** Mono 16 kHz MP3 at 32 kbit/s: speech stays clear, and 25 MB holds about 100 minutes. */
 const COMPACT_AUDIO = ['-vn', '-map', '0:a:0', '-ac', '1', '-ar', '16000', '-c:a', 'libmp3lame', '-b:a', '32k'];
@@ -39,11 +40,10 @@ function speechModel(g: GenerationContext): { entry: CatalogueEntry; settings: P
     if (settings) return { entry, settings };
   }
   const keys = [...new Set(entries.map((e) => PROVIDER_ENV[e.provider].key))];
-  throw new ApiError(
-    400,
-    'provider_not_configured',
+  throw new InvalidInput(
     `Transcription needs a speech provider: set ${keys.join(' or ')} (or PUT /api/ai/providers/openai with an api_key)`,
     { env: keys },
+    'provider_not_configured',
   );
 }
 

@@ -9,6 +9,7 @@ const STATUS_OF_KIND: Record<ErrorKind, number> = {
   too_large: 413,
   unsupported: 415,
   unprocessable: 422,
+  rate_limited: 429,
   cancelled: 499,
   upstream: 502,
   unavailable: 503,

@@ -4,11 +4,11 @@ import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
-import { DomainError, TimedOut } from '../errors.js';
+import { DomainError, TimedOut, TooLarge, Unprocessable, Unsupported, UpstreamFailed } from '../errors.js';
 import { commitUnique, moveIntoUnique, tempPathIn } from '../files/atomic.js';
 import { extensionForMime, kindOfFile } from '../files/media-types.js';
 import { sanitizeFilename, withExtension } from '../files/names.js';
-import { ApiError, badRequest } from '../http/errors.js';
+import { badRequest } from '../http/errors.js';
 import { timeLimit, type TimeLimit } from '../jobs/time-limit.js';
 import { ytdlpDownload } from '../tools/ytdlp.js';
 import { SNIFF_BYTES, SNIFFABLE, sniff, type Sniffed } from './sniff.js';
@@ -47,7 +47,7 @@ export function parseHttpUrl(text: string): URL {
 }
 
 export const tooLarge = (max: number) =>
-  new ApiError(413, 'payload_too_large', `The file is larger than the download limit of ${max} bytes`);
+  new TooLarge(`The file is larger than the download limit of ${max} bytes`, 'payload_too_large');
 
 /** Follows at most MAX_REDIRECTS redirects by hand, so each hop's scheme is checked and the count is ours. */
 async function fetchFollowing(start: URL, signal: AbortSignal): Promise<{ res: Response; url: URL }> {
@@ -61,7 +61,7 @@ async function fetchFollowing(start: URL, signal: AbortSignal): Promise<{ res: R
     if (!REDIRECTS.has(res.status)) {
       if (!res.ok) {
         await res.body?.cancel();
-        throw new ApiError(502, 'upstream_error', `${url.host} answered ${res.status} ${res.statusText}`.trim(), {
+        throw new UpstreamFailed('upstream_error', `${url.host} answered ${res.status} ${res.statusText}`.trim(), {
           status: res.status,
         });
       }
@@ -69,13 +69,12 @@ async function fetchFollowing(start: URL, signal: AbortSignal): Promise<{ res: R
     }
     await res.body?.cancel();
     const location = res.headers.get('location');
-    if (!location) throw new ApiError(502, 'upstream_error', `${url.host} answered ${res.status} without a Location`);
+    if (!location) throw new UpstreamFailed('upstream_error', `${url.host} answered ${res.status} without a Location`);
     if (hop >= MAX_REDIRECTS)
-      throw new ApiError(502, 'too_many_redirects', `More than ${MAX_REDIRECTS} redirects starting at ${start.href}`);
+      throw new UpstreamFailed('too_many_redirects', `More than ${MAX_REDIRECTS} redirects starting at ${start.href}`);
     const next = new URL(location, url);
     if (next.protocol !== 'http:' && next.protocol !== 'https:') {
-      throw new ApiError(
-        502,
+      throw new UpstreamFailed(
         'bad_redirect',
         `${url.host} redirected to a ${next.protocol} URL, only http and https are followed`,
       );
@@ -199,7 +198,7 @@ function transferError(err: unknown, limit: TimeLimit, url: URL): unknown {
   if (err instanceof DomainError) return err;
   const cause = (err as { cause?: { code?: string; message?: string } }).cause;
   const why = cause?.code ?? cause?.message ?? (err instanceof Error ? err.message : String(err));
-  return new ApiError(502, 'unreachable', `Could not fetch ${url.href}: ${why}`);
+  return new UpstreamFailed('unreachable', `Could not fetch ${url.href}: ${why}`);
 }
 
 /**
@@ -235,8 +234,7 @@ export async function downloadToBoard(
   if (!fetched.type) {
     await fsp.rm(fetched.temp, { force: true });
     const declared = fetched.res.headers.get('content-type') || 'no Content-Type';
-    throw new ApiError(
-      415,
+    throw new Unsupported(
       'not_media',
       `${fetched.url.href} is not an image, video or audio file (${declared}, unrecognised content)`,
     );
@@ -277,8 +275,7 @@ async function extractWithYtdlp(
 ): Promise<DownloadedElement[]> {
   const ytdlp = await ctx.tools.info('ytdlp');
   if (!ytdlp.found) {
-    throw new ApiError(
-      415,
+    throw new Unsupported(
       'not_media',
       `${page.href} is a web page, not a media file; install yt-dlp to extract media from pages`,
       { hint: ytdlp.hint },
@@ -309,7 +306,7 @@ async function extractWithYtdlp(
       elements.push(await addElement(ctx, boardId, stored, type.kind, page.href));
     }
     if (elements.length === 0)
-      throw new ApiError(422, 'no_media', `yt-dlp found no image, video or audio at ${page.href}`);
+      throw new Unprocessable('no_media', `yt-dlp found no image, video or audio at ${page.href}`);
     return elements;
   } finally {
     await fsp.rm(outDir, { recursive: true, force: true });

@@ -3,12 +3,13 @@ import path from 'node:path';
 import sharp from 'sharp';
 import type { AppContext } from '../context.js';
 import { kindOfFile } from '../files/media-types.js';
-import { ApiError, badRequest } from '../http/errors.js';
+import { badRequest } from '../http/errors.js';
 import { runFfmpeg } from '../tools/ffmpeg.js';
 import { probe } from '../tools/ffprobe.js';
 import type { Tools } from '../tools/locate.js';
 import { layerKey, type FrameLook } from './scene.js';
 import type { MockupFormat, ProjectStateT } from './schemas.js';
+import { Unavailable } from '../errors.js';
 
 /** A board file the project uses, where it is named in the project. */
 export interface MediaRef {
@@ -92,8 +93,7 @@ export async function requireEncoders(tools: Tools, names: string[]): Promise<vo
   const list = await encodersOf(ffmpeg.path);
   const missing = names.filter((n) => !new RegExp(`^\\s*V\\S*\\s+${n.replace(/-/g, '\\-')}\\s`, 'm').test(list));
   if (missing.length) {
-    throw new ApiError(
-      503,
+    throw new Unavailable(
       'tool_unsupported',
       `The ffmpeg at ${ffmpeg.path} has no ${missing.join(', ')} encoder, which this render needs; install a build that has it or set FFMPEG_PATH`,
       {

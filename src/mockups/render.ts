@@ -3,7 +3,6 @@ import path from 'node:path';
 import type { AppContext } from '../context.js';
 import { commitUnique, tempPathIn } from '../files/atomic.js';
 import { filenameFromTitle } from '../files/names.js';
-import { ApiError } from '../http/errors.js';
 import { frameCount, captureVideo } from '../html/render.js';
 import type { JobContext, JobOutcome } from '../jobs/runner.js';
 import { browserPool } from '../tools/browser.js';
@@ -21,6 +20,7 @@ import {
 import { drawDevice } from './devices.js';
 import { planFrames, sceneHtml, type Frame } from './scene.js';
 import type { MockupFormat, ProjectStateT, SizePreset } from './schemas.js';
+import { DomainError, Internal, Unprocessable } from '../errors.js';
 
 export const RENDER_JOB = 'mockups.render';
 
@@ -66,8 +66,7 @@ async function checkOutput(
   const tags = Object.fromEntries(Object.entries(v?.tags ?? {}).map(([k, val]) => [k.toLowerCase(), val]));
   const alpha = p.format === 'webm' ? tags.alpha_mode === '1' : (info.video.pixFmt ?? '').startsWith('yuva');
   if (!alpha) {
-    throw new ApiError(
-      500,
+    throw new Internal(
       'alpha_lost',
       `ffmpeg wrote ${p.format} without an alpha channel (${info.video.codec}, ${info.video.pixFmt ?? 'unknown'}); no file was kept`,
     );
@@ -161,8 +160,8 @@ export async function renderMockup(ctx: AppContext, job: JobContext<MockupRender
     });
     return { output_url: element.url ?? undefined, result: { element_id: element.id, filename: name } };
   } catch (err) {
-    if (err instanceof ApiError && err.code === 'ffmpeg_failed')
-      throw new ApiError(422, 'render_failed', `Render failed: ${err.message}`);
+    if (err instanceof DomainError && err.code === 'ffmpeg_failed')
+      throw new Unprocessable('render_failed', `Render failed: ${err.message}`);
     throw err;
   } finally {
     await fsp.rm(temp, { force: true });

@@ -1,6 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { Cancelled } from '../errors.js';
-import { ApiError } from '../http/errors.js';
+import { Cancelled, InvalidInput, ToolFailed } from '../errors.js';
 
 export interface AerenderRun {
   binary: string;
@@ -97,7 +96,7 @@ export function runAerender(run: AerenderRun): Promise<{ transcript: string }> {
     };
     child.on('error', (err) => {
       done();
-      reject(new ApiError(400, 'motion_editor_missing', `aerender could not be started: ${err.message}`));
+      reject(new InvalidInput(`aerender could not be started: ${err.message}`, undefined, 'motion_editor_missing'));
     });
     // Whatever aerender left running in its group goes when it exits (helpers that keep running hold the pipes open).
     child.on('exit', () => {
@@ -108,8 +107,7 @@ export function runAerender(run: AerenderRun): Promise<{ transcript: string }> {
       if (killedFor === 'abort') return reject(new Cancelled());
       if (killedFor === 'stall') {
         return reject(
-          new ApiError(
-            422,
+          new ToolFailed(
             'render_stalled',
             `aerender printed nothing for ${Math.round(run.stallMs / 1000)} s (MOTION_RENDER_STALL_SECONDS) and was stopped`,
           ),
@@ -119,16 +117,14 @@ export function runAerender(run: AerenderRun): Promise<{ transcript: string }> {
       const why = errors.length ? errors.join(' | ') : lastLines(transcript);
       if (/Illegal argument flag: -r/i.test(transcript)) {
         return reject(
-          new ApiError(
-            422,
+          new ToolFailed(
             'startup_script_missing',
             `aerender does not know -r: After Effects' command-line renderer script must be patched once (see docs/motion.md). aerender said: ${why}`,
           ),
         );
       }
       reject(
-        new ApiError(
-          422,
+        new ToolFailed(
           'render_failed',
           `aerender failed (${code !== null ? `exit code ${code}` : `signal ${signal}`}): ${why}`,
         ),

@@ -1,5 +1,5 @@
-import { ApiError } from '../http/errors.js';
 import type { Tools } from '../tools/locate.js';
+import { InvalidInput } from '../errors.js';
 
 /** How long a detect answer is reused: installing After Effects shows up within this time, without a restart. */
 export const DETECT_CACHE_MS = 30_000;
@@ -35,10 +35,10 @@ export class AerenderLocator {
   async require(): Promise<string> {
     const d = await this.detect();
     if (!d.installed) {
-      throw new ApiError(
-        400,
-        'motion_editor_missing',
+      throw new InvalidInput(
         'After Effects (aerender) was not found: install After Effects or set AERENDER_PATH to its aerender binary',
+        undefined,
+        'motion_editor_missing',
       );
     }
     return d.binaryPath;

@@ -2,10 +2,11 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { AppContext } from '../context.js';
-import { ApiError, badRequest } from '../http/errors.js';
+import { badRequest } from '../http/errors.js';
 import { ProjectFormatError } from './chunks.js';
 import { parseProject } from './read.js';
 import type { InspectedProject } from './schemas.js';
+import { InvalidInput } from '../errors.js';
 
 /** Files up to this size parse on the event loop (a few ms each, see bench/motion.bench.ts); bigger ones in a worker. */
 export const WORKER_THRESHOLD_BYTES = 1024 * 1024;
@@ -48,13 +49,13 @@ export async function resolveProjectFile(
   }
   const ext = path.extname(file.path).toLowerCase();
   if (!PROJECT_EXTENSIONS.includes(ext)) {
-    throw new ApiError(400, 'not_a_project', `${file.name} is not a motion-editor project (.aep or .aepx)`);
+    throw new InvalidInput(`${file.name} is not a motion-editor project (.aep or .aepx)`, undefined, 'not_a_project');
   }
   if (file.size > MAX_PROJECT_BYTES)
-    throw new ApiError(
-      400,
-      'invalid_project',
+    throw new InvalidInput(
       `${file.name} is ${file.size} bytes, over the ${MAX_PROJECT_BYTES}-byte limit`,
+      undefined,
+      'invalid_project',
     );
   return file;
 }
@@ -65,7 +66,8 @@ export async function inspectFile(file: { path: string; name: string; size: numb
     if (file.size <= WORKER_THRESHOLD_BYTES) return parseProject(await fsp.readFile(file.path));
     return await parseInWorker(file.path);
   } catch (err) {
-    if (err instanceof ProjectFormatError) throw new ApiError(400, 'invalid_project', `${file.name}: ${err.message}`);
+    if (err instanceof ProjectFormatError)
+      throw new InvalidInput(`${file.name}: ${err.message}`, undefined, 'invalid_project');
     throw err;
   }
 }

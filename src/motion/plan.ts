@@ -1,6 +1,5 @@
 import path from 'node:path';
 import type { AppContext } from '../context.js';
-import { ApiError } from '../http/errors.js';
 import type { ProjectFile } from './inspect.js';
 import type {
   ExpressionEdit,
@@ -12,6 +11,7 @@ import type {
   RenderBody,
   TextEdit,
 } from './schemas.js';
+import { InvalidInput } from '../errors.js';
 
 /**
  * A render request checked against the inspected project: every layer resolved to its index, every board file to
@@ -48,8 +48,7 @@ export interface RenderPlan {
 
 export type OutputFormat = 'mp4' | 'webm' | 'mov';
 
-const invalid = (field: string, message: string) =>
-  new ApiError(400, 'invalid_edit', `${field}: ${message}`, { field });
+const invalid = (field: string, message: string) => new InvalidInput(`${field}: ${message}`, { field }, 'invalid_edit');
 
 /** Layer types whose source can be replaced (AVLayer.replaceSource). */
 const REPLACEABLE: InspectedLayer['type'][] = ['footage', 'solid', 'precomp', 'adjustment'];

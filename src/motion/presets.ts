@@ -1,8 +1,9 @@
 import type { Db } from '../db/database.js';
 import { migrate } from '../db/database.js';
-import { ApiError, notFound } from '../http/errors.js';
+import { notFound } from '../http/errors.js';
 import { newId, nowIso } from '../ids.js';
 import type { Preset, PresetInputs } from './schemas.js';
+import { InvalidInput } from '../errors.js';
 
 const MIGRATIONS = [
   `CREATE TABLE motion_presets (
@@ -92,10 +93,10 @@ export class MotionPresetStore {
   ): Preset | undefined {
     if (!by.id && !by.name) return undefined;
     if (!elementId)
-      throw new ApiError(
-        400,
-        'invalid_edit',
+      throw new InvalidInput(
         'preset_id/preset_name: presets belong to a project element; give element_id',
+        undefined,
+        'invalid_edit',
       );
     if (by.id) return this.get(boardId, elementId, by.id);
     const row = this.db

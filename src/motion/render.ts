@@ -3,7 +3,6 @@ import path from 'node:path';
 import type { AppContext } from '../context.js';
 import { DomainError, Unprocessable } from '../errors.js';
 import { filenameFromTitle } from '../files/names.js';
-import { ApiError } from '../http/errors.js';
 import type { JobContext, JobOutcome } from '../jobs/runner.js';
 import { runFfmpeg } from '../tools/ffmpeg.js';
 import { probe } from '../tools/ffprobe.js';
@@ -158,10 +157,9 @@ export async function renderMotion(
     // 3. check: exit 0 proves nothing (nexrender: missing and truncated files after a crash)
     const rendered = await findOutput(output);
     if (!rendered)
-      throw new ApiError(422, 'render_truncated', 'aerender exited without error but wrote no output file');
+      throw new Unprocessable('render_truncated', 'aerender exited without error but wrote no output file');
     const info = await probe(ctx.tools, rendered).catch((err: unknown) => {
-      throw new ApiError(
-        422,
+      throw new Unprocessable(
         'render_truncated',
         `aerender's output cannot be read: ${err instanceof Error ? err.message : String(err)}`,
       );
@@ -169,8 +167,7 @@ export async function renderMotion(
     const expected = frames / fps;
     const got = info.duration ?? 0;
     if (!info.video || got < expected - 1 / fps - 1e-3) {
-      throw new ApiError(
-        422,
+      throw new Unprocessable(
         'render_truncated',
         `aerender's output is ${got.toFixed(3)} s long, the render should be ${expected.toFixed(3)} s (${frames} frames at ${Math.round(fps * 1000) / 1000} fps)`,
       );

@@ -1,6 +1,5 @@
 import type { AppContext } from '../context.js';
 import { failureOf } from '../jobs/runner.js';
-import { ApiError } from '../http/errors.js';
 import type { JobRecord } from '../jobs/store.js';
 import { AerenderLocator } from './detect.js';
 import { inspectFile, resolveProjectFile } from './inspect.js';
@@ -9,6 +8,7 @@ import { MotionPresetStore } from './presets.js';
 import { MOTION_RENDER_JOB, renderMotion, type MotionRenderParams, type MotionRenderResult } from './render.js';
 import type { PresetBody, RenderBody } from './schemas.js';
 import type { Static } from 'typebox';
+import { Conflict } from '../errors.js';
 
 /** The motion editor's logic behind its routes: detect, inspect, validate-and-enqueue renders, presets. */
 export class MotionService {
@@ -51,7 +51,7 @@ export class MotionService {
       const job = await this.ctx.jobs.wait(queued.id);
       if (job.status === 'complete') return job.result as MotionRenderResult;
       // A render cancelled while someone waits for it answers 409: the cancel came from elsewhere (POST .../cancel).
-      if (job.status === 'cancelled') throw new ApiError(409, 'cancelled', job.error ?? 'Cancelled');
+      if (job.status === 'cancelled') throw new Conflict(job.error ?? 'Cancelled', undefined, 'cancelled');
       throw failureOf(job);
     } finally {
       signal?.removeEventListener('abort', cancel);

@@ -5,8 +5,7 @@ import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import zlib from 'node:zlib';
 import yauzl from 'yauzl';
-import { DomainError } from '../errors.js';
-import { ApiError } from '../http/errors.js';
+import { DomainError, InvalidInput } from '../errors.js';
 import { SHARED_PATH } from './schemas.js';
 
 /** Budgets of an imported archive, checked on the central directory before any entry is read. */
@@ -23,7 +22,7 @@ export interface ArchiveLimits {
 
 export const ARCHIVE_LIMITS = { maxEntries: 20_000, maxRatio: 100, ratioFloorBytes: 1024 * 1024 } as const;
 
-const refuse = (message: string) => new ApiError(400, 'bad_archive', message);
+const refuse = (message: string) => new InvalidInput(message, undefined, 'bad_archive');
 
 const S_IFMT = 0o170000;
 const FILE_TYPES: Record<number, string> = {

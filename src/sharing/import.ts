@@ -7,10 +7,10 @@ import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { Compile } from 'typebox/compile';
 import type { AppContext } from '../context.js';
 import type { Element, NewElement } from '../boards/schemas.js';
-import { DomainError } from '../errors.js';
+import { DomainError, InvalidInput, TooLarge, UpstreamFailed } from '../errors.js';
 import { moveIntoUnique } from '../files/atomic.js';
 import { sanitizeFilename, withExtension } from '../files/names.js';
-import { ApiError, badRequest } from '../http/errors.js';
+import { badRequest } from '../http/errors.js';
 import { parseHttpUrl } from '../media/download.js';
 import { ARCHIVE_LIMITS, extractArchive, type ArchiveLimits } from './archive-reader.js';
 import { publicData, sha256File } from './page.js';
@@ -27,7 +27,7 @@ import type { Progress } from './share.js';
 const MAX_BOARD_JSON_BYTES = 32 * 1024 * 1024;
 const checkBoardJson = Compile(BoardJsonSchema);
 
-const invalid = (message: string) => new ApiError(400, 'bad_share', message);
+const invalid = (message: string) => new InvalidInput(message, undefined, 'bad_share');
 
 /** Where the files of a shared board come from: an extracted archive, or a live share read over HTTP. */
 interface Source {
@@ -111,14 +111,14 @@ export class Importer {
         } catch (err) {
           if (signal?.aborted) throw signal.reason;
           if (attempt === 1 || timeout.aborted)
-            throw new ApiError(502, 'unreachable', `Could not fetch ${where.href}: ${(err as Error).message}`);
+            throw new UpstreamFailed('unreachable', `Could not fetch ${where.href}: ${(err as Error).message}`);
         }
       }
       if (!res.ok || !res.body) {
         await res.body?.cancel();
         if (rel === 'board.json' && res.status === 404)
           throw invalid(`${url.href} is not a shared board (no board.json)`);
-        throw new ApiError(502, 'upstream_error', `${where.href} answered ${res.status}`);
+        throw new UpstreamFailed('upstream_error', `${where.href} answered ${res.status}`);
       }
       let size = 0;
       const limit = rel === 'board.json' ? MAX_BOARD_JSON_BYTES : maxEntryBytes;
@@ -127,11 +127,9 @@ export class Importer {
           size += chunk.length;
           total += chunk.length;
           if (size > limit)
-            return done(new ApiError(413, 'payload_too_large', `${rel} is larger than its limit of ${limit} bytes`));
+            return done(new TooLarge(`${rel} is larger than its limit of ${limit} bytes`, 'payload_too_large'));
           if (total > maxTotalBytes)
-            return done(
-              new ApiError(413, 'payload_too_large', `The shared board is larger than ${maxTotalBytes} bytes`),
-            );
+            return done(new TooLarge(`The shared board is larger than ${maxTotalBytes} bytes`, 'payload_too_large'));
           done(null, chunk);
         },
       });
@@ -145,7 +143,7 @@ export class Importer {
       } catch (err) {
         if (err instanceof DomainError) throw err;
         if (signal?.aborted) throw signal.reason;
-        throw new ApiError(502, 'unreachable', `Could not fetch ${where.href}: ${(err as Error).message}`);
+        throw new UpstreamFailed('unreachable', `Could not fetch ${where.href}: ${(err as Error).message}`);
       }
       return target;
     };

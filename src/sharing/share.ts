@@ -6,12 +6,13 @@ import yazl from 'yazl';
 import type { HistoryStore } from '../generation/history.js';
 import type { AppContext } from '../context.js';
 import { tempPathIn } from '../files/atomic.js';
-import { ApiError, conflict, notFound } from '../http/errors.js';
+import { conflict, notFound } from '../http/errors.js';
 import { newId, nowIso } from '../ids.js';
 import { PageBuilder, type PageFile } from './page.js';
 import type { ShareAnswerT } from './schemas.js';
 import { ShareStore, type Manifest, type ShareRow } from './store.js';
 import { WorkerClient, type UploadBody } from './worker-client.js';
+import { Unavailable } from '../errors.js';
 
 /** Files sent to the worker at once. */
 const PARALLEL_UPLOADS = 4;
@@ -53,8 +54,7 @@ export class Shares {
   private worker(): WorkerClient {
     const { shareWorkerUrl: url, shareWorkerToken: token, shareUploadPartBytes: partBytes } = this.ctx.config;
     if (!url || !token) {
-      throw new ApiError(
-        503,
+      throw new Unavailable(
         'share_worker_not_configured',
         'Live shares need SHARE_WORKER_URL and SHARE_WORKER_TOKEN (see docs/sharing.md); archives work without them',
       );

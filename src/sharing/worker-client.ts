@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { Readable } from 'node:stream';
-import { ApiError } from '../http/errors.js';
+import { UpstreamFailed } from '../errors.js';
 
 /** How the service reaches the user's share worker (SHARE_WORKER_URL, SHARE_WORKER_TOKEN, SHARE_UPLOAD_PART_BYTES). */
 export interface WorkerSettings {
@@ -52,8 +52,7 @@ export class WorkerClient {
         } as RequestInit);
       } catch (err) {
         if (signal?.aborted) throw signal.reason;
-        lastError = new ApiError(
-          502,
+        lastError = new UpstreamFailed(
           'share_worker_unreachable',
           `The share worker at ${this.base} could not be reached: ${(err as Error).message}`,
         );
@@ -63,8 +62,8 @@ export class WorkerClient {
       if (res.ok) return text ? JSON.parse(text) : {};
       const message = `The share worker answered ${res.status} to ${method} ${path.split('?')[0]}: ${text.slice(0, 300)}`;
       if (res.status === 401)
-        throw new ApiError(502, 'share_worker_unauthorized', 'The share worker refused SHARE_WORKER_TOKEN');
-      lastError = new ApiError(502, 'share_worker_error', message);
+        throw new UpstreamFailed('share_worker_unauthorized', 'The share worker refused SHARE_WORKER_TOKEN');
+      lastError = new UpstreamFailed('share_worker_error', message);
       if (res.status < 500) break;
     }
     throw lastError;

@@ -1,6 +1,6 @@
-import { ApiError } from '../http/errors.js';
 import { ANIMATABLE, EASINGS, constant, type Curve, type CurveKey, type Easing, type Property } from './curves.js';
 import type { Channel, Clip, ProjectData, TimelineItem } from './project.js';
+import { Unprocessable } from '../errors.js';
 
 /** An item placed on the timeline: where it starts, how long it lasts, which part of its clip it shows. */
 export interface PlacedItem {
@@ -77,7 +77,7 @@ export interface RenderPlan {
 }
 
 /** A render input error: the job fails with a message that names the item. */
-export const timelineError = (message: string) => new ApiError(422, 'invalid_timeline', message);
+export const timelineError = (message: string) => new Unprocessable('invalid_timeline', message);
 
 const NUMBER = /^[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$/;
 

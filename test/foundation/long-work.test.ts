@@ -13,6 +13,12 @@ import {
   ToolMissing,
   ToolUnavailable,
   Unprocessable,
+  TooLarge,
+  Unsupported,
+  UpstreamFailed,
+  RateLimited,
+  Unavailable,
+  Internal,
 } from '../../src/errors.js';
 import { ApiError, statusOf } from '../../src/http/errors.js';
 import { KeyedQueue } from '../../src/jobs/keyed-queue.js';
@@ -40,10 +46,18 @@ test('domain errors: one map from kind to status, ApiError keeps its own', () =>
     [new ShuttingDown(), 503],
     [new TimedOut('x'), 504],
     [new ApiError(429, 'rate_limited', 'x'), 429],
+    [new TooLarge('x'), 413],
+    [new Unsupported('not_media', 'x'), 415],
+    [new RateLimited('x'), 429],
+    [new Internal('history_missing', 'x'), 500],
+    [new UpstreamFailed('provider_error', 'x'), 502],
+    [new Unavailable('share_worker_not_configured', 'x'), 503],
   ];
   for (const [err, status] of cases) assert.equal(statusOf(err as never), status, err.constructor.name);
   assert.equal(new ToolMissing('ffmpeg', 'install it').code, 'tool_missing');
   assert.equal(new ApiError(422, 'x', 'y').kind, 'unprocessable');
+  // A 429 kept by a failed job comes back as a 429, not as the 400 an unknown status used to fall back to.
+  assert.equal(new ApiError(429, 'rate_limited', 'x').kind, 'rate_limited');
 });
 
 test('KeyedQueue: one task at a time per key, keys run side by side, a failure does not stop the next', async () => {

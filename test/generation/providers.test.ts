@@ -4,7 +4,8 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { streamText, tool, jsonSchema } from 'ai';
 import { resolveChatModel } from '../../src/generation/models.js';
-import { ApiError } from '../../src/http/errors.js';
+import type { DomainError } from '../../src/errors.js';
+import { statusOf } from '../../src/http/errors.js';
 import { logCapture, startService, type TestService } from '../helpers/service.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { startOpenAIDouble, type OpenAIDouble } from '../helpers/ai-doubles/openai.js';
@@ -48,15 +49,16 @@ describe('generation providers and models', () => {
       assert.equal(providers.find((p: any) => p.provider === 'replicate').env.key, 'REPLICATE_API_TOKEN');
       await assert.rejects(
         resolveChatModel(t.service.features.generation, 'gpt-4.1'),
-        (e: ApiError) => e.status === 400 && e.code === 'provider_not_configured' && /OPENAI_API_KEY/.test(e.message),
+        (e: DomainError) =>
+          statusOf(e) === 400 && e.code === 'provider_not_configured' && /OPENAI_API_KEY/.test(e.message),
       );
       await assert.rejects(
         resolveChatModel(t.service.features.generation, 'no-such-model'),
-        (e: ApiError) => e.status === 400 && e.code === 'unknown_model',
+        (e: DomainError) => statusOf(e) === 400 && e.code === 'unknown_model',
       );
       await assert.rejects(
         resolveChatModel(t.service.features.generation, 'gpt-image-1'),
-        (e: ApiError) => e.code === 'unknown_model',
+        (e: DomainError) => e.code === 'unknown_model',
         'an image model is not a chat model',
       );
     } finally {
@@ -230,7 +232,7 @@ describe('generation providers and models', () => {
       );
       await assert.rejects(
         resolveChatModel(t.service.features.generation, 'openai-compatible/not-pulled'),
-        (e: ApiError) => e.code === 'unknown_model',
+        (e: DomainError) => e.code === 'unknown_model',
       );
     } finally {
       await t.close();
