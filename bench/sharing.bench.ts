@@ -14,7 +14,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import sharp from 'sharp';
-import { writeZip } from '../src/sharing/share.js';
+import { writeZip } from '../src/sharing/service.js';
 import { contentTypeOf, type PageFile } from '../src/sharing/page.js';
 import { startLocalWorker } from '../worker/local.js';
 import { makeVideo, tempDir } from '../test/helpers/fixtures.js';

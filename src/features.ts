@@ -1,8 +1,8 @@
 import type { ElementInitializer } from './boards/service.js';
 import type { ElementType } from './boards/schemas.js';
 import type { App, AppContext } from './context.js';
-import type { AgentSessions } from './agents/sessions.js';
-import type { Bridge } from './bridge/state.js';
+import type { AgentService } from './agents/sessions.js';
+import type { BridgeService } from './bridge/service.js';
 import type { GenerationContext } from './generation/context.js';
 import type { MediaRoot } from './files/media-root.js';
 import { registerMedia } from './media/routes.js';
@@ -22,9 +22,9 @@ import { registerMockups } from './mockups/routes.js';
 
 /** What features build that the service hands on (tests read in-memory state through it). */
 export interface FeatureParts {
-  bridge: Bridge;
+  bridge: BridgeService;
   generation: GenerationContext;
-  agentSessions: AgentSessions;
+  agents: AgentService;
 }
 
 /**
@@ -41,10 +41,10 @@ export async function registerFeatures(app: App, ctx: AppContext): Promise<Featu
   await registerMotion(app, ctx);
   await registerMotionPanel(app, ctx);
   const generation = registerGeneration(app, ctx);
-  const agentSessions = await registerAgents(app, ctx, { bridge, generation });
+  const agents = await registerAgents(app, ctx, { bridge, generation });
   registerSharing(app, ctx, { generation });
   await registerMockups(app, ctx);
-  return { bridge, generation, agentSessions };
+  return { bridge, generation, agents };
 }
 
 /** Element types a feature fills in before they are stored, handed to BoardService when app.ts builds it. */

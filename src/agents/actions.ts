@@ -1,6 +1,6 @@
 import type { AppContext } from '../context.js';
 import type { Element } from '../boards/schemas.js';
-import type { Bridge } from '../bridge/state.js';
+import type { BridgeService } from '../bridge/service.js';
 import { writeNewFile } from '../files/atomic.js';
 import { filenameFromTitle } from '../files/names.js';
 import type { GenerationContext } from '../generation/context.js';
@@ -31,7 +31,7 @@ export interface AgentEnv {
   media: MediaContext;
   previews: Previews;
   /** The terminal bridge, for send_to_terminal. */
-  bridge: Bridge;
+  bridge: BridgeService;
   /** Generation's providers and history, for generate_image and the chat model. */
   generation: GenerationContext;
 }

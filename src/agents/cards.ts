@@ -3,7 +3,7 @@ import { Conflict, DomainError, Internal, NotFound } from '../errors.js';
 import { newId } from '../ids.js';
 import { ACTIONS, type AgentEnv, type Proposal } from './actions.js';
 import type { ActionCardView, ActionType } from './schemas.js';
-import type { AgentSessions, Card, Session } from './sessions.js';
+import type { AgentService, Card, Session } from './sessions.js';
 
 export const viewOf = (card: Card): ActionCardView => ({
   id: card.id,
@@ -63,7 +63,7 @@ function asDomainError(err: unknown): DomainError {
  */
 export async function applyCard(
   env: AgentEnv,
-  sessions: AgentSessions,
+  sessions: AgentService,
   session: Session,
   card: Card,
   signal: AbortSignal,

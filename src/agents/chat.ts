@@ -7,7 +7,7 @@ import { ACTIONS, type AgentEnv } from './actions.js';
 import { addCard, applyCard, newCardId, viewOf } from './cards.js';
 import { systemPrompt, type TurnInput } from './prompt.js';
 import { ACTION_PARAMS, AGENT_ACTIONS, type ActionCardView, type ActionType } from './schemas.js';
-import type { AgentSessions, Card, Session } from './sessions.js';
+import type { AgentService, Card, Session } from './sessions.js';
 
 /** Model calls of one turn: the first answer plus retries after tool results (a wrong argument corrected). */
 export const MAX_STEPS = 8;
@@ -43,7 +43,7 @@ function toolAnswer(card: Card): Record<string, unknown> {
   };
 }
 
-function tools(env: AgentEnv, sessions: AgentSessions, session: Session, turnCards: Card[]): ToolSet {
+function tools(env: AgentEnv, sessions: AgentService, session: Session, turnCards: Card[]): ToolSet {
   const set: ToolSet = {};
   for (const type of AGENT_ACTIONS[session.agentType]) {
     const def = ACTIONS[type] as (typeof ACTIONS)[ActionType];
@@ -89,7 +89,7 @@ export interface TurnResult {
  */
 export async function runTurn(
   env: AgentEnv,
-  sessions: AgentSessions,
+  sessions: AgentService,
   session: Session,
   chat: ResolvedChatModel,
   input: TurnInput,

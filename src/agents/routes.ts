@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
 import type { App, AppContext } from '../context.js';
-import type { Bridge } from '../bridge/state.js';
+import type { BridgeService } from '../bridge/service.js';
 import type { GenerationContext } from '../generation/context.js';
 import { resolveChatModel } from '../generation/models.js';
 import { errorResponses } from '../http/schemas.js';
@@ -28,7 +28,7 @@ import {
   SessionBody,
   agentErrors,
 } from './schemas.js';
-import { AgentSessions } from './sessions.js';
+import { AgentService } from './sessions.js';
 
 const tags = ['agents'];
 const BASE = '/api/agents';
@@ -45,8 +45,8 @@ const sseEvent = (event: string, data: unknown) => `event: ${event}\ndata: ${JSO
 export const registerAgents = async (
   app: App,
   ctx: AppContext,
-  uses: { bridge: Bridge; generation: GenerationContext },
-): Promise<AgentSessions> => {
+  uses: { bridge: BridgeService; generation: GenerationContext },
+): Promise<AgentService> => {
   const previews = new Previews(ctx);
   await previews.removeAll(); // sessions do not survive a restart, nor do their previews
   const env: AgentEnv = {
@@ -56,7 +56,7 @@ export const registerAgents = async (
     bridge: uses.bridge,
     generation: uses.generation,
   };
-  const sessions = new AgentSessions(ctx.config.agents.sessionIdleMs, (s) => {
+  const sessions = new AgentService(ctx.config.agents.sessionIdleMs, (s) => {
     previews
       .removeSession(s.id)
       .catch((err: unknown) => ctx.log.warn({ err, session: s.id }, 'could not remove agent previews'));

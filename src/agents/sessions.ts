@@ -43,7 +43,7 @@ type Closed = 'ended' | 'expired';
  * session idle for `idleMs` expires: its chat (if any) is aborted, its memory and preview files are freed, and its id
  * answers 404 `session_expired` from then on.
  */
-export class AgentSessions {
+export class AgentService {
   private readonly live = new Map<string, { session: Session; timer: NodeJS.Timeout }>();
   private readonly closedIds = new Map<string, Closed>();
 

@@ -16,7 +16,7 @@ import {
   ToTerminalBody,
 } from './schemas.js';
 import { abortOnDisconnect } from '../http/client-abort.js';
-import { Bridge } from './state.js';
+import { BridgeService } from './service.js';
 import { BridgeStore } from './store.js';
 
 const tags = ['terminal-bridge'];
@@ -31,12 +31,12 @@ const botIdOf = (body: { bot_id?: string } | undefined, query: { bot_id?: string
  * The terminal bridge between an agent terminal and a chat bot (spec "Terminal bridge"); see docs/bridge.md.
  * Answers the bridge, which agents use to reach a live terminal.
  */
-export const registerBridge = (app: App, ctx: AppContext): Bridge => {
-  const bridge = new Bridge(new BridgeStore(ctx.db), ctx.boards, ctx.media, ctx.log);
+export const registerBridge = (app: App, ctx: AppContext): BridgeService => {
+  const bridge = new BridgeService(new BridgeStore(ctx.db), ctx.boards, ctx.media, ctx.log);
   const shutdown = new AbortController();
 
-  const onAdded = (...args: Parameters<Bridge['onElementAdded']>) => bridge.onElementAdded(...args);
-  const onBoardDeleted = (...args: Parameters<Bridge['onBoardDeleted']>) => bridge.onBoardDeleted(...args);
+  const onAdded = (...args: Parameters<BridgeService['onElementAdded']>) => bridge.onElementAdded(...args);
+  const onBoardDeleted = (...args: Parameters<BridgeService['onBoardDeleted']>) => bridge.onBoardDeleted(...args);
   ctx.events.on('element-added', onAdded);
   ctx.events.on('board-deleted', onBoardDeleted);
   ctx.onClose(() => {

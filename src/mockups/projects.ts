@@ -2,7 +2,7 @@ import type { BoardService } from '../boards/service.js';
 import type { Db } from '../db/database.js';
 import { badRequest, notFound } from '../http/errors.js';
 import { newId, nowIso } from '../ids.js';
-import { laterThan } from '../timeline/projects.js';
+import { laterThan } from '../timeline/service.js';
 import type { Device, ProjectStateT, ProjectT, SummaryT } from './schemas.js';
 import { MockupStore, type MockupRow } from './store.js';
 
@@ -24,7 +24,7 @@ export function defaultState(name: string, device: Device): ProjectStateT {
 }
 
 /** Mockup projects of a board, stored whole (unknown fields kept) and answered as saved. */
-export class MockupProjects {
+export class MockupService {
   private readonly store: MockupStore;
 
   constructor(

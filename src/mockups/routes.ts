@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import type { Feature } from '../context.js';
 import { badRequest } from '../http/errors.js';
 import { ErrorBody, errorResponses } from '../http/schemas.js';
-import { MockupProjects } from './projects.js';
+import { MockupService } from './projects.js';
 import { RENDER_JOB, renderMockup, WORK_DIR, type MockupRenderParams } from './render.js';
 import { encodersFor, requireEncoders, resolveRefs, screenKind } from './media.js';
 import {
@@ -23,7 +23,7 @@ import { toRenderStatus } from '../timeline/schemas.js';
 
 /** Mockup projects of a board (a device showing a board file, moved in 3D) and their render jobs. */
 export const registerMockups: Feature = (app, ctx) => {
-  const projects = new MockupProjects(ctx.db, ctx.boards);
+  const projects = new MockupService(ctx.db, ctx.boards);
   ctx.jobs.define(RENDER_JOB, (job) => renderMockup(ctx, job));
   // Inputs prepared by renders a crash interrupted; no render runs before the features are registered.
   fs.rmSync(path.join(ctx.media.root, WORK_DIR), { recursive: true, force: true });

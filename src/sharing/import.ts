@@ -21,7 +21,7 @@ import {
   type ImportBodyT,
   type SharedElement,
 } from './schemas.js';
-import type { Progress } from './share.js';
+import type { Progress } from './service.js';
 
 /** board.json is read whole into memory: it must stay small. */
 const MAX_BOARD_JSON_BYTES = 32 * 1024 * 1024;

@@ -15,7 +15,7 @@ import {
   Unshared,
   type ImportBodyT,
 } from './schemas.js';
-import { Shares } from './share.js';
+import { SharingService } from './service.js';
 
 const tags = ['sharing'];
 
@@ -43,7 +43,7 @@ declare module '../jobs/kinds.js' {
 }
 
 export const registerSharing = (app: App, ctx: AppContext, uses: { generation: GenerationContext }): void => {
-  const shares = new Shares(ctx, uses.generation.history);
+  const shares = new SharingService(ctx, uses.generation.history);
   const importer = new Importer(ctx);
   ctx.events.on('board-deleted', (board) => shares.endSharesOf(board.id));
   const share = (p: ShareParams, signal: AbortSignal, onProgress?: (f: number) => void) =>

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import type { Feature } from '../context.js';
 import { badRequest, notFound } from '../http/errors.js';
 import { errorResponses, Queued } from '../http/schemas.js';
-import { ProjectService } from './projects.js';
+import { TimelineService } from './service.js';
 import { renderSettings } from './render-options.js';
 import { RENDER_JOB, renderInputs, renderProject, type RenderParams } from './render.js';
 import {
@@ -21,7 +21,7 @@ import { timelineDuration } from './timeline.js';
 
 /** Video timeline projects of a board and their render jobs. */
 export const registerTimeline: Feature = async (app, ctx) => {
-  const projects = new ProjectService(ctx.db, ctx.boards);
+  const projects = new TimelineService(ctx.db, ctx.boards);
   ctx.jobs.define(RENDER_JOB, (job) => renderProject(ctx, job), { inputs: renderInputs });
   const tags = ['video projects'];
   const base = '/api/moodboards/:id/video-projects';

@@ -115,7 +115,7 @@ describe('agents: sessions, expiry, end-session, disconnects, memory', () => {
       { signal: hangUp.signal },
     ).catch((err: Error) => err);
     await waitForModelCall(seen + 1);
-    const session = s.service.features.agentSessions.require(sid);
+    const session = s.service.features.agents.require(sid);
     assert.ok(session.turn, 'the chat is in flight');
     hangUp.abort();
     await pending;
@@ -171,7 +171,7 @@ describe('agents: sessions, expiry, end-session, disconnects, memory', () => {
     try {
       const b = await t.createBoard('Idle');
       const sid = await start(t, b);
-      const registry = t.service.features.agentSessions;
+      const registry = t.service.features.agents;
       assert.equal(registry.size, 1);
       await eventually(() => (registry.size === 0 ? true : undefined), 10_000, 'the expiry');
       for (const [path, body] of [
@@ -207,7 +207,7 @@ describe('agents: sessions, expiry, end-session, disconnects, memory', () => {
   });
 
   it('frees memory: 1,000 sessions created and ended (every tenth after a chat) leave the heap near where it began', async (t) => {
-    const registry = s.service.features.agentSessions;
+    const registry = s.service.features.agents;
     const open = registry.size;
     const note = 'x'.repeat(96 * 1024); // a chatting session holds this turn in its history until it ends
     const refs: WeakRef<object>[] = [];

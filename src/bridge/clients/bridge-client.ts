@@ -2,7 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { BridgeItem } from '../items.js';
 import type { BridgeStatus } from '../schemas.js';
-import type { QueueResult } from '../state.js';
+import type { QueueResult } from '../service.js';
 
 export interface BridgeClientOptions {
   /** Base URL of the service, e.g. http://127.0.0.1:4100 */

@@ -37,7 +37,7 @@ async function materialise(file: PageFile): Promise<{ body: UploadBody; sha256: 
 }
 
 /** Live shares on the user's worker, and ZIP archives, of a board. */
-export class Shares {
+export class SharingService {
   readonly store: ShareStore;
   private readonly pages: PageBuilder;
   /** One share operation per board at a time (two uploads racing over one manifest would lose entries). */

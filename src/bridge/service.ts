@@ -52,7 +52,7 @@ class BotBridge {
  * Only arming and linking create an entry in memory. Reads work on a throwaway default, and a long poll holds an
  * entry only while it waits; an entry that holds nothing is dropped, so any number of bot ids costs no memory.
  */
-export class Bridge {
+export class BridgeService {
   private readonly bots = new Map<string, BotBridge>();
 
   constructor(

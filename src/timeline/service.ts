@@ -19,7 +19,7 @@ export function laterThan(previous: string | undefined): string {
 }
 
 /** Video projects of a board: stored as given, read in the current layout. */
-export class ProjectService {
+export class TimelineService {
   private readonly store: ProjectStore;
 
   constructor(
