@@ -6,7 +6,7 @@ import { SOUNDS } from './catalog.js';
 import { durationOf, render, SAMPLE_RATE, type SoundSpec } from './synth.js';
 import { encodeWav } from './wav.js';
 
-export interface SoundWav {
+interface SoundWav {
   bytes: Buffer;
   /** Strong validator for GET caching: the bytes only change when the synthesis code does. */
   etag: string;

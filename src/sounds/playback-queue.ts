@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import type { FastifyBaseLogger } from 'fastify';
 import type { PlayerCommand } from './player-command.js';
 
-export interface PlaybackQueueOptions {
+interface PlaybackQueueOptions {
   player: PlayerCommand;
   /** The WAV file of a sound (written on first use). */
   fileFor(sound: string): Promise<string>;

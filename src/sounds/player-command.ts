@@ -69,7 +69,7 @@ function which(command: string, env: NodeJS.ProcessEnv, platform: NodeJS.Platfor
  * Splits a SOUND_PLAYER command line into words with shell quoting rules ('...', "...", backslash escapes), without
  * a shell: no variable expansion, no globbing, and operators such as | ; > & are refused rather than half-obeyed.
  */
-export function splitCommandLine(line: string): string[] | { error: string } {
+function splitCommandLine(line: string): string[] | { error: string } {
   const words: string[] = [];
   for (const token of parse(line, (name) => `$${name}`)) {
     if (typeof token === 'string') words.push(token);
@@ -88,8 +88,11 @@ export function splitCommandLine(line: string): string[] | { error: string } {
  * afplay and (on Windows) PowerShell's SoundPlayer that is on PATH. A SOUND_PLAYER that does not work is reported
  * as no player rather than silently replaced by another one.
  */
-export function findPlayer(env: NodeJS.ProcessEnv, platform: NodeJS.Platform = process.platform): PlayerLookup {
-  const override = env.SOUND_PLAYER?.trim();
+export function findPlayer(
+  override: string | undefined,
+  env: NodeJS.ProcessEnv,
+  platform: NodeJS.Platform = process.platform,
+): PlayerLookup {
   if (override) {
     if (override.toLowerCase() === 'none') return { found: false, reason: 'sounds are turned off (SOUND_PLAYER=none)' };
     const words = splitCommandLine(override);

@@ -7,7 +7,7 @@ import { PlayBody, PlayParams, PlayResponse, SoundList, SoundParams, WavFile } f
 import { SoundService } from './service.js';
 
 export const registerSounds: Feature = (app, ctx) => {
-  const sounds = new SoundService(ctx.config.dataDir, ctx.config.env, ctx.config.soundPlayerTimeoutMs, ctx.log);
+  const sounds = new SoundService(ctx.config.dataDir, ctx.config.env, ctx.config, ctx.log);
   ctx.onClose(() => sounds.close());
   const tags = ['sounds'];
   const names = SOUNDS.map((s) => s.name).join(', ');

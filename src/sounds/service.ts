@@ -3,11 +3,12 @@ import type { FastifyBaseLogger } from 'fastify';
 import { soundFor, DEFAULT_SOUND } from './catalog.js';
 import { SoundLibrary, type SoundInfo } from './library.js';
 import { PlaybackQueue } from './playback-queue.js';
+import type { SoundsConfig } from './config.js';
 import { findPlayer, type PlayerLookup } from './player-command.js';
 import type { PlayerStatus, PlayResult } from './schemas.js';
 
 /** Sounds that may wait while one plays (the one playing is not counted). */
-export const MAX_WAITING = 32;
+const MAX_WAITING = 32;
 
 /** Notification sounds: synthesis, the host player and the playback queue of one service instance. */
 export class SoundService {
@@ -19,17 +20,17 @@ export class SoundService {
   constructor(
     dataDir: string,
     env: NodeJS.ProcessEnv,
-    timeoutMs: number,
+    config: SoundsConfig,
     private readonly log: FastifyBaseLogger,
   ) {
     this.library = new SoundLibrary(path.join(dataDir, 'sounds'));
-    this.lookup = findPlayer(env);
+    this.lookup = findPlayer(config.soundPlayer, env);
     if (this.lookup.found) {
       this.queue = new PlaybackQueue({
         player: this.lookup.player,
         fileFor: (name) => this.library.file(soundFor(name)),
         maxWaiting: MAX_WAITING,
-        timeoutMs,
+        timeoutMs: config.soundPlayerTimeoutMs,
         env,
         log,
       });

@@ -34,7 +34,7 @@ export interface SoundSpec {
 
 export const SAMPLE_RATE = 44_100;
 /** Peak level of every sound: about -3 dBFS, loud enough to notice and far from clipping. */
-export const PEAK = 0.7;
+const PEAK = 0.7;
 /** Fades over the whole mix, so the first and last samples are exactly zero whatever the notes do. */
 const MASTER_FADE_IN = 0.002;
 const MASTER_FADE_OUT = 0.01;

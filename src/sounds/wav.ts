@@ -1,5 +1,5 @@
 /** Size of the canonical 44-byte header of a PCM WAV file (RIFF + fmt + data chunk headers). */
-export const WAV_HEADER_BYTES = 44;
+const WAV_HEADER_BYTES = 44;
 
 /**
  * Encodes mono samples in [-1, 1] as a 16-bit PCM WAV file, the one format every host player (aplay, paplay,
