@@ -122,5 +122,3 @@ export class ShuttingDown extends DomainError {
     super('unavailable', code, message);
   }
 }
-
-export const isDomainError = (err: unknown): err is DomainError => err instanceof DomainError;

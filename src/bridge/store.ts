@@ -21,13 +21,13 @@ const MIGRATIONS = [
    );`,
 ];
 
-export interface SessionRow {
+interface SessionRow {
   bot_id: string;
   session_id: string;
   board_id: string;
 }
 
-export interface ChatRow {
+interface ChatRow {
   bot_id: string;
   chat_id: number;
 }

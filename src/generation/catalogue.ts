@@ -11,7 +11,7 @@ export type ModelKind = 'image' | 'video' | 'chat' | 'transcription';
 export type ModelApi = 'openai-image' | 'google-imagen' | 'replicate' | 'fal' | 'veo' | 'chat' | 'transcription';
 
 /** A list price the cost estimate multiplies: per image, per second of video, per megapixel, or per 1M tokens. */
-export interface Price {
+interface Price {
   usd: number;
   per: 'image' | 'second' | 'megapixel' | 'video' | 'minute' | '1M input tokens';
 }

@@ -15,7 +15,7 @@ export class ProviderHttpError extends Error {
 }
 
 /** The provider declined the content (safety filters); surfaces as 422 with its reason. */
-export class ContentRefusedError extends Error {
+class ContentRefusedError extends Error {
   constructor(readonly reason: string) {
     super(reason);
     this.name = 'ContentRefusedError';

@@ -11,12 +11,12 @@ import { SNIFF_BYTES, sniff, type Sniffed } from '../media/sniff.js';
 const MAX_REDIRECTS = 5;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
-export interface FetchLimits {
+interface FetchLimits {
   maxBytes: number;
   timeoutMs: number;
 }
 
-export interface FetchedFile {
+interface FetchedFile {
   temp: string;
   type: Sniffed;
 }

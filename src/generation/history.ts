@@ -2,7 +2,7 @@ import type { Db } from '../db/database.js';
 import { migrate } from '../db/database.js';
 import { newId, nowIso } from '../ids.js';
 
-export type HistoryStatus = 'running' | 'queued' | 'complete' | 'error' | 'cancelled';
+type HistoryStatus = 'running' | 'queued' | 'complete' | 'error' | 'cancelled';
 
 export interface HistoryEntry {
   id: string;

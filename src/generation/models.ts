@@ -40,7 +40,7 @@ export async function listModels(
   };
 }
 
-export interface ResolvedModel {
+interface ResolvedModel {
   entry: CatalogueEntry;
   settings: ProviderSettings;
 }

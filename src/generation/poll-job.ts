@@ -17,7 +17,7 @@ import type { QueueState } from './queue-clients/types.js';
 import type { ProviderSettings } from './providers.js';
 
 /** Poll jobs mostly wait on the network: they run in their own lane, this many at once, beside renders. */
-export const POLL_CONCURRENCY = 64;
+const POLL_CONCURRENCY = 64;
 /** The wait between polls grows by this factor up to MAX_BACKOFF times the configured interval. */
 const BACKOFF = 1.5;
 const MAX_BACKOFF = 10;
@@ -44,7 +44,7 @@ function entryOf(model: string): CatalogueEntry {
  * AI_JOB_TIMEOUT_SECONDS of the request), then downloads the result into the board and adds the element.
  * Resumable: after a restart the same params poll the same provider id again.
  */
-export async function pollGeneration(g: GenerationContext, job: JobContext<PollParams>): Promise<JobOutcome> {
+async function pollGeneration(g: GenerationContext, job: JobContext<PollParams>): Promise<JobOutcome> {
   const p = job.params;
   const history = g.history.get(p.history_id);
   if (!history) throw new Internal('history_missing', `History entry ${p.history_id} is gone`);
@@ -153,7 +153,7 @@ async function deliver(
 }
 
 /** Asks the provider to stop its job (best effort, bounded); true when it accepted. */
-export async function cancelAtProvider(g: GenerationContext, p: PollParams): Promise<boolean> {
+async function cancelAtProvider(g: GenerationContext, p: PollParams): Promise<boolean> {
   const entry = entryOf(p.model);
   const settings = g.providers.settings(entry.provider);
   if (!settings) return false;

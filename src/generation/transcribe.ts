@@ -51,7 +51,7 @@ function speechModel(g: GenerationContext): { entry: CatalogueEntry; settings: P
  * Where to cut `duration` seconds into pieces of at most `maxSeconds`: at the middle of the last silence in the
  * second half of each stretch, or hard at the limit when a stretch has no silence.
  */
-export function planPieces(
+function planPieces(
   duration: number,
   maxSeconds: number,
   silences: { start: number; end: number }[],

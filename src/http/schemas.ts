@@ -26,7 +26,13 @@ export const errorResponses = {
 } as const;
 
 /** 202 answer of a request that became a job, polled at GET /api/jobs/{job_id} (or the feature's own poll route). */
-export const Queued = Type.Object({ job_id: Type.String(), status: Type.Literal('queued') });
+export const Queued = Type.Object(
+  { job_id: Type.String(), status: Type.Literal('queued') },
+  {
+    description:
+      'The request became a job; when it completes, its result holds the body the request would have answered.',
+  },
+);
 
 export const JOB_STATUSES = ['queued', 'running', 'complete', 'error', 'cancelled'] as const;
 

@@ -5,7 +5,7 @@ import { runFfmpeg } from '../tools/ffmpeg.js';
 import type { ProbeResult } from '../tools/ffprobe.js';
 import type { MediaContext, MediaIo, SourceFile } from './new-element.js';
 
-export interface ConcatInput {
+interface ConcatInput {
   path: string;
   info: ProbeResult;
 }
@@ -14,7 +14,7 @@ export interface ConcatInput {
 const FPS_TOLERANCE = 0.01;
 
 /** Codec, size, frame rate, pixel format and audio layout all equal: the streams can be joined without re-encoding. */
-export function canCopy(inputs: ConcatInput[]): boolean {
+function canCopy(inputs: ConcatInput[]): boolean {
   const [first, ...rest] = inputs.map((i) => i.info);
   const v0 = first.video!;
   const a0 = first.audio;

@@ -19,7 +19,7 @@ const MIN_BITRATE = 50_000;
 const MAX_BITRATE = 500_000_000;
 
 /** `2M`, `800k`, `1.5M` or plain bits per second -> bits per second; 400 outside 50 kbit/s .. 500 Mbit/s. */
-export function parseBitrate(text: string): number {
+function parseBitrate(text: string): number {
   const m = /^(\d+(?:\.\d+)?)([kKmM]?)$/.exec(text.trim());
   if (!m) throw badRequest(`bitrate "${text}" is not a bitrate like 2M or 800k`);
   const value = Number(m[1]) * (m[2] === '' ? 1 : m[2].toLowerCase() === 'k' ? 1e3 : 1e6);

@@ -17,17 +17,17 @@ import type { MediaContext } from './new-element.js';
 export const MAX_REDIRECTS = 5;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
-export interface DownloadLimits {
+interface DownloadLimits {
   maxBytes: number;
   timeoutMs: number;
 }
 
 /** From DOWNLOAD_MAX_BYTES and DOWNLOAD_TIMEOUT_MS, validated with the rest of the configuration at start. */
-export function downloadLimits(ctx: MediaContext): DownloadLimits {
+function downloadLimits(ctx: MediaContext): DownloadLimits {
   return { maxBytes: ctx.config.downloadMaxBytes, timeoutMs: ctx.config.downloadTimeoutMs };
 }
 
-export interface DownloadedElement {
+interface DownloadedElement {
   id: string;
   type: string;
   url: string;

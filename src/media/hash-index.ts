@@ -5,7 +5,7 @@ export interface IndexedHash extends PerceptualHash {
   boardId: string;
 }
 
-export interface HashMatch {
+interface HashMatch {
   elementId: string;
   boardId: string;
   distance: number;

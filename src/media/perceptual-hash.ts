@@ -57,7 +57,7 @@ export function dctHash(grey32: Uint8Array): [number, number] {
 }
 
 /** dHash of a 9x8 greyscale image: one bit per horizontally adjacent pair, set when brightness rises. */
-export function differenceHash(grey9x8: Uint8Array): [number, number] {
+function differenceHash(grey9x8: Uint8Array): [number, number] {
   const bits: boolean[] = [];
   for (let y = 0; y < 8; y++) for (let x = 0; x < 8; x++) bits.push(grey9x8[y * 9 + x + 1] > grey9x8[y * 9 + x]);
   return packBits(bits);

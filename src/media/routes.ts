@@ -1,5 +1,5 @@
 import type { App, AppContext, Feature } from '../context.js';
-import { ErrorBody } from '../http/schemas.js';
+import { ErrorBody, Queued } from '../http/schemas.js';
 import { abortOnDisconnect } from '../http/client-abort.js';
 import { answerNowOrQueued } from '../http/now-or-queued.js';
 import { checkConcatRequest, concatVideos } from './concat.js';
@@ -18,7 +18,6 @@ import {
   ElementRefBody,
   mediaErrors,
   NewElement,
-  Queued,
   SimilarMatches,
   TrimBody,
   type ConcatParams,

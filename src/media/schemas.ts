@@ -25,10 +25,6 @@ export const NewElement = Type.Object(
   },
   { description: 'The element added to the board for the new file (the source is never modified)' },
 );
-export const Queued = Type.Object(
-  { job_id: Type.String(), status: Type.Enum(['queued']) },
-  { description: 'With async: true. The job result holds the same body as the synchronous answer.' },
-);
 export const Downloaded = Type.Object({
   elements: Type.Array(
     Type.Object({

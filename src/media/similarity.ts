@@ -9,16 +9,16 @@ import { MediaHashStore } from './store.js';
 import type { MediaContext } from './new-element.js';
 import { KeyedQueue } from '../jobs/keyed-queue.js';
 
-export const MAX_MATCHES = 50;
+const MAX_MATCHES = 50;
 /**
  * Largest combined distance (pHash + dHash bits, 0..128) reported as a match. Measured: resized, JPEG q=40 and 5-10 %
  * cropped copies stay under 10, unrelated test images are 45 or more apart.
  */
-export const MAX_DISTANCE = 32;
+const MAX_DISTANCE = 32;
 /** Key frames hashed per video, spread evenly over its length. */
 const VIDEO_FRAMES = 4;
 
-export interface SimilarMatch {
+interface SimilarMatch {
   board_id: string;
   element_id: string;
   url: string | null;

@@ -1,7 +1,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { Cancelled, InvalidInput, ToolFailed } from '../errors.js';
 
-export interface AerenderRun {
+interface AerenderRun {
   binary: string;
   args: string[];
   /** Frames the render will write, to turn PROGRESS frame numbers into a fraction. */

@@ -2,9 +2,9 @@ import type { Tools } from '../tools/locate.js';
 import { InvalidInput } from '../errors.js';
 
 /** How long a detect answer is reused: installing After Effects shows up within this time, without a restart. */
-export const DETECT_CACHE_MS = 30_000;
+const DETECT_CACHE_MS = 30_000;
 
-export interface Detected {
+interface Detected {
   installed: boolean;
   binaryPath: string;
   version: string;

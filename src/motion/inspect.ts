@@ -9,11 +9,11 @@ import type { InspectedProject } from './schemas.js';
 import { InvalidInput } from '../errors.js';
 
 /** Files up to this size parse on the event loop (a few ms each, see bench/motion.bench.ts); bigger ones in a worker. */
-export const WORKER_THRESHOLD_BYTES = 1024 * 1024;
+const WORKER_THRESHOLD_BYTES = 1024 * 1024;
 /** A project bigger than this is refused before reading (the largest real templates are a few hundred MB). */
-export const MAX_PROJECT_BYTES = 1024 * 1024 * 1024;
+const MAX_PROJECT_BYTES = 1024 * 1024 * 1024;
 
-export const PROJECT_EXTENSIONS = ['.aep', '.aepx'];
+const PROJECT_EXTENSIONS = ['.aep', '.aepx'];
 
 export interface ProjectFile {
   path: string;

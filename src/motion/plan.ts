@@ -71,11 +71,7 @@ function resolveLayer(comp: InspectedComposition, ref: string | number, field: s
  * Preset inputs with the request's explicit edits on top: an explicit edit list replaces the preset's edits of the
  * same kind on the same layer (added layers: of the same name); the preset's other edits stay.
  */
-export function mergeInputs(
-  comp: InspectedComposition,
-  preset: PresetInputs,
-  explicit: PresetInputs,
-): Required<PresetInputs> {
+function mergeInputs(comp: InspectedComposition, preset: PresetInputs, explicit: PresetInputs): Required<PresetInputs> {
   const key = (ref: string | number) =>
     comp.layers.find((l, i) => (typeof ref === 'number' ? i + 1 === ref : l.name === ref))?.index ?? `?${ref}`;
   function merge<T extends { layer: string | number }>(base: T[] = [], over: T[] | undefined): T[] {
@@ -95,7 +91,7 @@ export function mergeInputs(
   };
 }
 
-export function pickComposition(project: InspectedProject, name: string | undefined): InspectedComposition {
+function pickComposition(project: InspectedProject, name: string | undefined): InspectedComposition {
   if (name === undefined) {
     if (project.compositions.length === 1) return project.compositions[0];
     throw invalid(

@@ -1,30 +1,20 @@
 import { Type, type Static } from 'typebox';
-import { ErrorBody, errorResponses, Id } from '../http/schemas.js';
+import { ErrorBody, errorResponses, Id, Queued } from '../http/schemas.js';
 
 /** Request and response schemas of the motion editor (After Effects) endpoints; types derive from them. */
 
-export const LAYER_TYPES = [
-  'text',
-  'footage',
-  'solid',
-  'precomp',
-  'shape',
-  'camera',
-  'light',
-  'null',
-  'adjustment',
-] as const;
-export const FOOTAGE_KINDS = ['file', 'solid', 'placeholder'] as const;
-export const OUTPUT_FORMATS = ['auto', 'mp4', 'webm', 'mov'] as const;
+const LAYER_TYPES = ['text', 'footage', 'solid', 'precomp', 'shape', 'camera', 'light', 'null', 'adjustment'] as const;
+const FOOTAGE_KINDS = ['file', 'solid', 'placeholder'] as const;
+const OUTPUT_FORMATS = ['auto', 'mp4', 'webm', 'mov'] as const;
 
-export const Expression = Type.Object({
+const Expression = Type.Object({
   property: Type.String({
     description: 'match names from the layer down, joined with ">" (e.g. "ADBE Transform Group>ADBE Position")',
   }),
   expression: Type.String(),
 });
 
-export const LayerSource = Type.Object({
+const LayerSource = Type.Object({
   id: Type.Integer({ description: 'the project item the layer shows (a footage item or a composition)' }),
   name: Type.String(),
   kind: Type.Enum(['composition', ...FOOTAGE_KINDS]),
@@ -178,7 +168,7 @@ export const ExpressionEdit = Type.Object(
   },
   { additionalProperties: false },
 );
-export const AddLayer = Type.Object(
+const AddLayer = Type.Object(
   {
     type: Type.Enum(['text', 'media', 'solid']),
     name: Type.String({ minLength: 1, maxLength: 255 }),
@@ -205,10 +195,10 @@ export const AddLayer = Type.Object(
 export type TextEdit = Static<typeof TextEdit>;
 export type MediaEdit = Static<typeof MediaEdit>;
 export type ExpressionEdit = Static<typeof ExpressionEdit>;
-export type AddLayer = Static<typeof AddLayer>;
+type AddLayer = Static<typeof AddLayer>;
 
 const MAX_EDITS = 500;
-export const EditInputs = {
+const EditInputs = {
   textEdits: Type.Optional(Type.Array(TextEdit, { maxItems: MAX_EDITS })),
   mediaEdits: Type.Optional(Type.Array(MediaEdit, { maxItems: MAX_EDITS })),
   expressionEdits: Type.Optional(Type.Array(ExpressionEdit, { maxItems: MAX_EDITS })),
@@ -291,7 +281,7 @@ export type Preset = Static<typeof Preset>;
 export const renderErrors = { ...errorResponses, 409: ErrorBody, 422: ErrorBody };
 
 /** 202 answer of a motion render (its own poll route answers by `id`). */
-export const MotionQueued = Type.Object({ id: Type.String(), status: Type.Literal('queued') });
+export const MotionQueued = Type.Object({ id: Type.String(), status: Queued.properties.status });
 export const MotionJobParams = Type.Object({ job_id: Type.String({ minLength: 1, maxLength: 64 }) });
 export const PresetList = Type.Array(Preset);
 export const PresetParams = Type.Object({ preset_id: Type.String({ minLength: 1, maxLength: 64 }) });

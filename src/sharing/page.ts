@@ -25,7 +25,7 @@ export interface PageFile {
   source: { file: string } | { data: Buffer } | { make: () => Promise<Buffer> };
 }
 
-export interface SharePage {
+interface SharePage {
   board: BoardJson;
   files: PageFile[];
 }
@@ -40,7 +40,7 @@ export interface PageOptions {
 }
 
 /** Widths of the image thumbnails (only those smaller than the image itself are made). */
-export const THUMB_WIDTHS = [320, 640, 1280] as const;
+const THUMB_WIDTHS = [320, 640, 1280] as const;
 /** Bump when the thumbnail or poster recipe changes, so re-shares make them again. */
 const RECIPE = 'v2';
 

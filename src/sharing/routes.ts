@@ -1,13 +1,13 @@
 import type { GenerationContext } from '../generation/context.js';
 import type { App, AppContext } from '../context.js';
 import { abortOnDisconnect } from '../http/client-abort.js';
+import { Queued } from '../http/schemas.js';
 import { answerNowOrQueued } from '../http/now-or-queued.js';
 import { Importer } from './import.js';
 import {
   BoardParams,
   ImportAnswer,
   ImportBody,
-  Queued,
   ReshareBody,
   shareErrors,
   ShareAnswer,

@@ -9,7 +9,7 @@ const Coord = Type.Number({ minimum: -1e7, maximum: 1e7 });
 const Size = Type.Union([Type.Number({ minimum: 0, maximum: 1e7 }), Type.Null()]);
 const Pixels = Type.Integer({ minimum: 1, maximum: 100_000 });
 
-export const SharedElementSchema = Type.Object({
+const SharedElementSchema = Type.Object({
   id: Type.String({ maxLength: 64 }),
   type: Type.Enum(ELEMENT_TYPES),
   name: Type.Union([Type.String({ maxLength: 1000 }), Type.Null()]),
@@ -126,12 +126,6 @@ export const ShareAnswer = Type.Object({
   bytes_uploaded: Type.Optional(Type.Integer()),
 });
 export type ShareAnswerT = Static<typeof ShareAnswer>;
-
-export const Queued = Type.Object({
-  job_id: Type.String(),
-  status: Type.Literal('queued'),
-  share_id: Type.Optional(Type.String()),
-});
 
 export const ImportBody = Type.Object(
   {

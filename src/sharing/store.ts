@@ -1,6 +1,6 @@
 import { migrate, type Db } from '../db/database.js';
 
-export type ShareKind = 'live' | 'archive';
+type ShareKind = 'live' | 'archive';
 
 /** path inside the share -> content key (sha-256 of the bytes, or of the source and recipe for derived files). */
 export type Manifest = Record<string, string>;

@@ -3,7 +3,7 @@ import { Readable } from 'node:stream';
 import { UpstreamFailed } from '../errors.js';
 
 /** How the service reaches the user's share worker (SHARE_WORKER_URL, SHARE_WORKER_TOKEN, SHARE_UPLOAD_PART_BYTES). */
-export interface WorkerSettings {
+interface WorkerSettings {
   url: string;
   token: string;
   /** Bodies larger than this go up as an R2 multipart upload in parts of this size (>= 5 MiB, below the 100 MB request limit). */

@@ -24,7 +24,7 @@ export interface OutputSpec {
   crf: number;
 }
 
-export interface CompiledRender {
+interface CompiledRender {
   args: string[];
   /** Seconds of output, for progress. */
   duration: number;
@@ -45,7 +45,7 @@ const staticValue = (c: Curve) => (c.keys.length ? c.keys[0].v : c.base);
 const quote = (expr: string) => `'${expr}'`;
 
 /** Sub-frames per output frame and how many of them the shutter spans. */
-export function motionBlurSampling(plan: RenderPlan, fps: number): { subframes: number; shutterFrames: number } {
+function motionBlurSampling(plan: RenderPlan, fps: number): { subframes: number; shutterFrames: number } {
   if (!plan.motionBlur.enabled) return { subframes: 1, shutterFrames: 1 };
   const subframes = Math.max(2, Math.min(16, Math.floor(SUBFRAME_BUDGET / fps)));
   const shutterFrames = Math.round((subframes * plan.motionBlur.shutter) / 360);

@@ -1,7 +1,7 @@
 import { badRequest } from '../http/errors.js';
 
 /** Layout version of `data` written by this build; older layouts are migrated forward on read. */
-export const CURRENT_VERSION = 2;
+const CURRENT_VERSION = 2;
 
 export interface Key {
   position: number;

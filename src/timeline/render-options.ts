@@ -16,7 +16,7 @@ export const CONTAINER_CODECS: Record<Format, readonly Codec[]> = {
   mov: ['h264', 'h265', 'prores'],
 };
 
-export const VALID_PAIRS = FORMATS.flatMap((f) => CONTAINER_CODECS[f].map((c) => `${f}/${c}`));
+const VALID_PAIRS = FORMATS.flatMap((f) => CONTAINER_CODECS[f].map((c) => `${f}/${c}`));
 
 /** Fixed output sizes; `source` is the project's videoSize (rounded to even numbers, as yuv420 needs). */
 export const PRESET_SIZES: Record<Exclude<SizePreset, 'source'>, { w: number; h: number }> = {

@@ -3,7 +3,7 @@ import type { Channel, Clip, ProjectData, TimelineItem } from './project.js';
 import { Unprocessable } from '../errors.js';
 
 /** An item placed on the timeline: where it starts, how long it lasts, which part of its clip it shows. */
-export interface PlacedItem {
+interface PlacedItem {
   item: TimelineItem;
   clip?: Clip;
   channelIndex: number;
@@ -19,7 +19,7 @@ const finite = (v: unknown): v is number => typeof v === 'number' && Number.isFi
  * Places a channel's items: an item with `start` sits there; one without follows the previous item end to end
  * (the first starts at 0). Its length is `trimEnd - trimStart`; without `trimEnd` the clip's duration is the out point.
  */
-export function placeChannel(channel: Channel, channelIndex: number, clips: Map<string, Clip>): PlacedItem[] {
+function placeChannel(channel: Channel, channelIndex: number, clips: Map<string, Clip>): PlacedItem[] {
   let cursor = 0;
   return (channel.items ?? []).map((item, itemIndex) => {
     const clip = typeof item.clipId === 'string' ? clips.get(item.clipId) : undefined;

@@ -17,7 +17,7 @@ In an allowed chat: /link, /unlink, /status.
 `;
 
 /** `bot` subcommand: runs until SIGINT/SIGTERM. */
-export async function runBot(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<void> {
+async function runBot(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const { flags, rest } = parseFlags(args, ['bot-id', 'url', 'allowed-chats']);
   if (flags.has('help')) {
     process.stdout.write(HELP);

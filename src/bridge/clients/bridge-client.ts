@@ -4,7 +4,7 @@ import type { BridgeItem } from '../items.js';
 import type { BridgeStatus } from '../schemas.js';
 import type { QueueResult } from '../service.js';
 
-export interface BridgeClientOptions {
+interface BridgeClientOptions {
   /** Base URL of the service, e.g. http://127.0.0.1:4100 */
   serviceUrl: string;
   botId: string;

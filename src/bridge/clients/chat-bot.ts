@@ -9,7 +9,7 @@ import { ALLOWED_CHATS_ENV, type ChatAllowlist } from './allowed-chats.js';
 import { BridgeHttpError, type BridgeClient } from './bridge-client.js';
 import { splitMessage } from './split-message.js';
 
-export interface ChatBotOptions {
+interface ChatBotOptions {
   token: string;
   bridge: BridgeClient;
   /** The only chats the bot obeys or delivers to; an empty list refuses every chat. */

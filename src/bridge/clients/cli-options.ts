@@ -1,7 +1,7 @@
 /** Thrown for a bad command line or environment; the CLI prints the message and exits with status 2. */
 export class UsageError extends Error {}
 
-export interface CommonOptions {
+interface CommonOptions {
   serviceUrl: string;
   botId: string;
   apiToken?: string;

@@ -1,5 +1,5 @@
 /** Telegram refuses messages over 4096 characters; a little margin keeps us clear of how it counts. */
-export const MESSAGE_LIMIT = 4000;
+const MESSAGE_LIMIT = 4000;
 
 const FENCE = /^\s*```/;
 const CLOSE = '```';

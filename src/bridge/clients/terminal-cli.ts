@@ -12,7 +12,7 @@ SERVICE_URL, API_TOKEN (as for the bot).
 `;
 
 /** `terminal` subcommand: exits with the command's exit code. */
-export async function runTerminal(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<void> {
+async function runTerminal(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const { flags, rest } = parseFlags(args, ['board', 'bot-id', 'url', 'idle-ms', 'max-delay-ms']);
   if (flags.has('help')) {
     process.stdout.write(HELP);

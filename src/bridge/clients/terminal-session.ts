@@ -7,7 +7,7 @@ import type { BridgeItem } from '../items.js';
 import type { BridgeClient } from './bridge-client.js';
 import { ScreenReader } from './screen-reader.js';
 
-export interface TerminalSessionOptions {
+interface TerminalSessionOptions {
   bridge: BridgeClient;
   boardId: string;
   command: string;

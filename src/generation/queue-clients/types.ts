@@ -4,7 +4,7 @@ import type { InputImage } from '../fetch-file.js';
 import type { ProviderSettings } from '../providers.js';
 
 /** What a queued generation asks of the provider. */
-export interface QueueRequest {
+interface QueueRequest {
   prompt: string;
   negativePrompt?: string;
   aspectRatio: string;
