@@ -255,7 +255,7 @@ export const ACTIONS: { [T in ActionType]: ActionDef<T> } = {
       try {
         validateConvertVideo({ board_id: session.boardId, element_id: el.id, format, codec, bitrate: p.bitrate });
       } catch (err) {
-        throw new Error((err as Error).message);
+        throw new Error((err as Error).message, { cause: err });
       }
       const params = { element_id: p.element_id, format, codec, ...(p.bitrate ? { bitrate: p.bitrate } : {}) };
       return { target: el, params, preview: { element: el, format, codec, bitrate: p.bitrate ?? null } };

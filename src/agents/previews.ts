@@ -60,7 +60,7 @@ export class Previews {
     } catch (err) {
       if (signal.aborted) throw err;
       if (err instanceof DomainError && err.kind === 'unprocessable')
-        throw new Error(`The HTML could not be rendered: ${err.message}`);
+        throw new Error(`The HTML could not be rendered: ${err.message}`, { cause: err });
       const why = err instanceof Error ? err.message : String(err);
       this.ctx.log.warn({ err }, 'agent card preview not rendered');
       return { image_url: null, ...size, image_error: why };

@@ -10,7 +10,7 @@
  *
  * so `define`, `enqueue` and `require` are checked against it and no poll route casts `job.params`.
  */
-// eslint-disable-next-line @typescript-eslint/no-empty-interface, @typescript-eslint/no-empty-object-type
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
 export interface JobKinds {}
 
 export type JobKind = keyof JobKinds & string;

@@ -88,7 +88,7 @@ function fileNameFor(res: Response, url: URL, ext: string): string {
   const cd = res.headers.get('content-disposition') ?? '';
   const star = /filename\*\s*=\s*[^']*'[^']*'([^;]+)/i.exec(cd);
   const plain = /filename\s*=\s*"?([^";]+)"?/i.exec(cd);
-  let name = '';
+  let name: string;
   try {
     name = star
       ? decodeURIComponent(star[1].trim())

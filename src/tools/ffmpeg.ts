@@ -32,7 +32,7 @@ function explain(stderr: string): string {
     .filter(
       (l) =>
         l &&
-        !/^(ffmpeg version|built with|configuration:|lib[a-z]+ +\d|Input #|Output #|Stream #|Duration:|Metadata:|  )/.test(
+        !/^(ffmpeg version|built with|configuration:|lib[a-z]+ +\d|Input #|Output #|Stream #|Duration:|Metadata:| {2})/.test(
           l,
         ),
     );

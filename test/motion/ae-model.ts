@@ -50,6 +50,7 @@ export class Property {
   }
   /** Finds or creates a nested property by match names (used to build the tree from inspected expressions). */
   ensure(path: string[]): Property {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the walk down the tree starts at this node
     let p: Property = this;
     for (const mn of path) {
       let next: Property | null = p.children.find((c) => c.matchName === mn) ?? null;

@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { startService, waitForJob, type TestService } from '../helpers/service.js';
 import { sampleBoard, type SampleBoard } from './board.js';
-import { rawZip, type RawEntry } from './raw-zip.js';
+import { rawZip } from './raw-zip.js';
 
 const execFileAsync = promisify(execFile);
 const EVIL = `evil-${crypto.randomBytes(4).toString('hex')}`;
