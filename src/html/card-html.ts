@@ -7,7 +7,7 @@ import { NotFound } from '../errors.js';
 import { replaceFileAtomic, writeNewFile } from '../files/atomic.js';
 import { folderInside, readInside, resolveInside, type MediaRoot } from '../files/media-root.js';
 import { filenameFromTitle } from '../files/names.js';
-import { ApiError, badRequest, notFound } from '../http/errors.js';
+import { badRequest, notFound } from '../http/errors.js';
 import { KeyedQueue } from '../jobs/keyed-queue.js';
 import type { HtmlVersionInfo, HtmlWriteResult } from './schemas.js';
 

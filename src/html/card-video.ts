@@ -1,4 +1,3 @@
-import crypto from 'node:crypto';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import sharp from 'sharp';
