@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { ApiError } from './errors.js';
+import { InvalidInput } from '../errors.js';
 
 /** Deeper documents are refused: no client sends them, and serialising them would overflow the stack. */
 export const MAX_JSON_DEPTH = 64;
@@ -41,15 +41,17 @@ export function nonFinitePath(value: unknown): Segment[] | undefined {
  * nesting deeper than MAX_JSON_DEPTH (400 `too_deep`) and non-finite numbers (400 `invalid_request` naming the field).
  * `where` prefixes the field name, as in validation errors (`body`, `data`).
  */
-export function checkJson(value: unknown, where: string): ApiError | undefined {
+export function checkJson(value: unknown, where: string): InvalidInput | undefined {
   const first = walk(value, false);
   if (first.depth > MAX_JSON_DEPTH)
-    return new ApiError(400, 'too_deep', `JSON nesting deeper than ${MAX_JSON_DEPTH} levels is not accepted`);
+    return new InvalidInput(`JSON nesting deeper than ${MAX_JSON_DEPTH} levels is not accepted`, undefined, 'too_deep');
   if (first.nonFinite === undefined) return undefined;
   const field = [where, ...(walk(value, true).nonFinite ?? [])].join('.');
-  return new ApiError(400, 'invalid_request', `${field} must be a finite number`, [
-    { field, message: 'must be a finite number' },
-  ]);
+  return new InvalidInput(
+    `${field} must be a finite number`,
+    [{ field, message: 'must be a finite number' }],
+    'invalid_request',
+  );
 }
 
 /** JSON.parse with the limits of checkJson, for JSON that does not arrive as a request body. */
@@ -58,7 +60,7 @@ export function parseJson(text: string, where: string): unknown {
   try {
     value = JSON.parse(text);
   } catch {
-    throw new ApiError(400, 'malformed_json', `${where} is not valid JSON`);
+    throw new InvalidInput(`${where} is not valid JSON`, undefined, 'malformed_json');
   }
   const problem = checkJson(value, where);
   if (problem) throw problem;
