@@ -2,7 +2,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Cancelled, DomainError, Internal, TimedOut, Unprocessable, UpstreamFailed } from '../errors.js';
 import { BoardOutputs } from '../boards/outputs.js';
 import { filenameFromTitle } from '../files/names.js';
-import { statusOf } from '../http/errors.js';
 import type { JobContext, JobOutcome } from '../jobs/runner.js';
 import { isJobOf } from '../jobs/kinds.js';
 import type { JobRecord } from '../jobs/store.js';
@@ -76,12 +75,13 @@ async function pollGeneration(g: GenerationContext, job: JobContext<PollParams>)
       } catch (err) {
         if (job.signal.aborted) throw job.signal.reason;
         const e = mapProviderError(err, entry.provider, timeout);
-        const status = statusOf(e);
-        const transient = status === 429 || ((status === 502 || status === 504) && e.code !== 'provider_auth_failed');
+        const limited = e.kind === 'rate_limited';
+        const transient =
+          limited || ((e.kind === 'upstream' || e.kind === 'timed_out') && e.code !== 'provider_auth_failed');
         if (!transient || ++failures > MAX_POLL_FAILURES) throw e;
         const retryAfter = (e.details as { retry_after?: number } | undefined)?.retry_after;
         wait =
-          status === 429 && retryAfter !== undefined
+          limited && retryAfter !== undefined
             ? Math.max(retryAfter * 1000, interval)
             : Math.min(wait * 2, interval * MAX_BACKOFF);
         g.log.warn(
