@@ -3,6 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import type { App, AppContext } from '../context.js';
 import type { Bridge } from '../bridge/state.js';
 import type { GenerationContext } from '../generation/context.js';
+import type { HtmlParts } from '../html/routes.js';
 import { resolveChatModel } from '../generation/models.js';
 import { ApiError } from '../http/errors.js';
 import { errorResponses } from '../http/schemas.js';
@@ -46,9 +47,9 @@ const sseEvent = (event: string, data: unknown) => `event: ${event}\ndata: ${JSO
 export const registerAgents = async (
   app: App,
   ctx: AppContext,
-  uses: { bridge: Bridge; generation: GenerationContext },
+  uses: { bridge: Bridge; generation: GenerationContext; html: Pick<HtmlParts, 'cards' | 'renderer'> },
 ): Promise<AgentSessions> => {
-  const previews = new Previews(ctx);
+  const previews = new Previews(ctx, uses.html.renderer);
   await previews.removeAll(); // sessions do not survive a restart, nor do their previews
   const env: AgentEnv = {
     ctx,
@@ -56,6 +57,7 @@ export const registerAgents = async (
     previews,
     bridge: uses.bridge,
     generation: uses.generation,
+    cards: uses.html.cards,
   };
   const sessions = new AgentSessions(ctx.config.agents.sessionIdleMs, (s) => {
     previews

@@ -33,6 +33,13 @@ export const RenderBody = Type.Object(
     format: Type.Optional(Type.Enum(['mp4', 'webm'], { default: 'mp4' })),
     title: Type.Optional(Title),
     board_id: Id,
+    async: Type.Optional(
+      Type.Boolean({
+        description:
+          'answer 202 {job_id} at once and render as an `html.render` job (GET /api/jobs/{job_id}: progress is the share of ' +
+          'frames captured, with an eta; the result is the same body as the synchronous answer)',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
