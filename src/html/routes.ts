@@ -82,7 +82,8 @@ export const registerHtml = (app: App, ctx: AppContext): HtmlParts => {
         summary: 'Render an HTML card to a video on virtual time',
         description:
           'Frame f shows the page at t = f / fps s. The video (H.264 mp4 or VP9 webm) goes to the board folder, named from `title`, ' +
-          `and is added to the board as a video element. A ${L.proxyHeight}p proxy is made for taller videos; the thumbnail is the middle frame.`,
+          `and is added to the board as a video element. A ${L.proxyHeight}p proxy is made for taller videos; the thumbnail is the middle frame. ` +
+          'With `async: true` the answer is 202 and the render an `html.render` job (progress = frames done / total).',
         body: RenderBody,
         response: { 200: VideoResponse, 202: Queued, ...renderErrors },
       },
