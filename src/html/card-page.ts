@@ -37,8 +37,11 @@ export interface CardEnv {
 
 /** A card loaded in a sandboxed page, on the virtual clock, ready to be stepped frame by frame. */
 export interface CardPage {
-  /** Moves the virtual clock forward to frame `index` (never backwards), running every frame in between. */
-  seek(index: number): Promise<void>;
+  /**
+   * Moves the virtual clock forward to frame `index` (never backwards), running every frame in between; `onFrame`
+   * sees each frame reached on the way (a frame render's progress).
+   */
+  seek(index: number, onFrame?: (frame: number) => void): Promise<void>;
   /** The viewport as a PNG. */
   capture(): Promise<Buffer>;
   /** Requests of the card that were refused. */
@@ -132,7 +135,7 @@ async function loadCard(lent: BrowserPage, env: CardEnv, spec: CardSpec, signal:
   };
   return {
     blocked: sandbox.blocked,
-    async seek(index: number) {
+    async seek(index: number, onFrame?: (frame: number) => void) {
       while (frame < index) {
         frame++;
         check();
@@ -140,6 +143,7 @@ async function loadCard(lent: BrowserPage, env: CardEnv, spec: CardSpec, signal:
           evaluate(cdp, `window.__bmsClock.advanceTo(${(frame * 1000) / spec.fps}, ${!lent.beginFrameControl})`),
           signal,
         );
+        onFrame?.(frame);
       }
     },
     async capture() {

@@ -5,7 +5,7 @@ import sharp from 'sharp';
 import type { BoardOutputs, CommittedOutput, OutputElement, PendingOutput } from '../boards/outputs.js';
 import type { BoardService } from '../boards/service.js';
 import { TimedOut } from '../errors.js';
-import { moveIntoUnique, writeNewFile } from '../files/atomic.js';
+import { commitUnique, moveIntoUnique } from '../files/atomic.js';
 import { folderInside, type MediaRoot } from '../files/media-root.js';
 import { filenameFromTitle } from '../files/names.js';
 import type { JobContext, JobOutcome } from '../jobs/runner.js';
@@ -40,14 +40,17 @@ export interface FrameRequest extends CardSpec {
 export type VideoResult = Static<typeof VideoResponse>;
 export type FrameResult = Static<typeof FrameResponse>;
 
-/** The params of an `html.render` job: the whole request, the card's HTML included, so the job needs no board. */
+/** The params of `html.render` and `html.render-frame` jobs: the whole request, the card's HTML included, so the job needs no board. */
 export type HtmlRenderParams = VideoRequest;
+export type HtmlFrameParams = FrameRequest;
 
 export const HTML_RENDER_JOB = 'html.render';
+export const HTML_FRAME_JOB = 'html.render-frame';
 
 declare module '../jobs/kinds.js' {
   interface JobKinds {
     'html.render': HtmlRenderParams;
+    'html.render-frame': HtmlFrameParams;
   }
 }
 
@@ -166,19 +169,49 @@ async function limited<T>(
   }
 }
 
-/** One frame as PNG bytes, written nowhere (the agents' card previews keep them outside the board folder). */
+/**
+ * One frame as PNG bytes, written nowhere (the agents' card previews keep them outside the board folder).
+ * `onProgress` gets the share of the frames up to `frame` the page has stepped through.
+ */
 export function capturePng(
   env: RenderEnv,
   req: CardSpec & { frame: number },
   signal?: AbortSignal,
+  onProgress?: (fraction: number) => void,
 ): Promise<{ png: Buffer; blocked: string[] }> {
   return limited(env, signal, (s) =>
     withCardPage(cardEnv(env), req, s, async (card) => {
-      await card.seek(req.frame);
+      await card.seek(req.frame, onProgress && ((f) => onProgress((f + 1) / (req.frame + 1))));
       return { png: await card.capture(), blocked: card.blocked };
     }),
   );
 }
+
+/** A rendered frame's PNG, still pending in the board folder. */
+export interface RenderedFrame {
+  png: PendingOutput;
+  blocked: string[];
+}
+
+/** Renders one frame into a PNG file `reserve` hands out in the board folder, and leaves it pending. */
+export async function renderFrameFile(
+  env: RenderEnv,
+  req: FrameRequest,
+  reserve: (filename: string) => Promise<PendingOutput>,
+  opts: { signal?: AbortSignal; onProgress?: (fraction: number) => void } = {},
+): Promise<RenderedFrame> {
+  const out = await reserve(filenameFromTitle(req.title, 'HTML frame', 'png'));
+  const { png, blocked } = await capturePng(env, req, opts.signal, opts.onProgress);
+  await fsp.writeFile(out.temp, png, { flag: 'wx' });
+  return { png: out, blocked };
+}
+
+/** The `html.render-frame` job's work: like `renderHtmlJob`, only the job and the render environment. */
+export const renderHtmlFrameJob = (env: RenderEnv, job: JobContext<HtmlFrameParams>): Promise<RenderedFrame> =>
+  renderFrameFile(env, job.params, (name) => job.output(job.params.boardId, name), {
+    signal: job.signal,
+    onProgress: job.progress,
+  });
 
 /**
  * Renders a card to a video at `output` (and its proxy at `proxyOutput`) under the render time limit; the caller owns
@@ -289,17 +322,50 @@ export class HtmlRenderer {
     return renderToFile(this.env, spec, output, { signal });
   }
 
-  async renderFrame(req: FrameRequest, signal?: AbortSignal): Promise<FrameResult> {
+  /** The checks a render makes before any work: its board exists. */
+  check(req: { boardId: string }): void {
     this.boards.requireBoard(req.boardId);
-    const { png, blocked } = await this.capturePng(req, signal);
-    const dir = await this.media.boardDir(req.boardId);
-    const filename = await writeNewFile(dir, filenameFromTitle(req.title, 'HTML frame', 'png'), png);
-    return { type: 'image', filename, url: this.media.urlFor(req.boardId, filename), blocked_requests: blocked };
   }
 
-  /** The checks a video render makes before any work: its board exists. */
-  check(req: VideoRequest): void {
-    this.boards.requireBoard(req.boardId);
+  /** A frame rendered in the request: the same file and answer as the `html.render-frame` job. */
+  async renderFrame(req: FrameRequest, signal?: AbortSignal): Promise<FrameResult> {
+    this.check(req);
+    const reserved: PendingOutput[] = [];
+    try {
+      const rendered = await renderFrameFile(
+        this.env,
+        req,
+        async (name) => {
+          const out = await this.outputs.reserve(req.boardId, name);
+          reserved.push(out);
+          return out;
+        },
+        { signal },
+      );
+      return await this.finishFrame(req, rendered);
+    } finally {
+      await Promise.all(reserved.map((out) => this.outputs.discard(out)));
+    }
+  }
+
+  /**
+   * The frame job's outcome: the PNG is filed here, on the service (a unique name in the board folder, no element:
+   * frames sample previews and would litter the board), since the runner's commit always adds an element.
+   */
+  async frameOutcome(req: HtmlFrameParams, rendered: RenderedFrame): Promise<JobOutcome> {
+    const result = await this.finishFrame(req, rendered);
+    return { output_url: result.url, result };
+  }
+
+  private async finishFrame(req: FrameRequest, rendered: RenderedFrame): Promise<FrameResult> {
+    const { png } = rendered;
+    const filename = await commitUnique(png.temp, path.dirname(png.temp), png.name);
+    return {
+      type: 'image',
+      filename,
+      url: this.media.urlFor(req.boardId, filename),
+      blocked_requests: rendered.blocked,
+    };
   }
 
   /** A video rendered in the request: the same files and answer as the `html.render` job. */

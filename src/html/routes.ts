@@ -1,7 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { BoardOutputs } from '../boards/outputs.js';
 import type { App, AppContext } from '../context.js';
-import { abortOnDisconnect } from '../http/client-abort.js';
 import { badRequest } from '../http/errors.js';
 import { answerNowOrQueued } from '../http/now-or-queued.js';
 import { errorResponses, Queued } from '../http/schemas.js';
@@ -11,10 +10,13 @@ import { CardVideos } from './card-video.js';
 import { RENDER_LIMITS as L } from './limits.js';
 import {
   frameCount,
+  HTML_FRAME_JOB,
   HTML_RENDER_JOB,
+  renderHtmlFrameJob,
   HtmlRenderer,
   renderHtmlJob,
   type RenderEnv,
+  type FrameRequest,
   type VideoRequest,
 } from './render.js';
 import {
@@ -73,6 +75,7 @@ export const registerHtml = (app: App, ctx: AppContext): HtmlParts => {
   ctx.onClose(() => cards.idle());
   // The render runs on the render environment alone; the renderer files the side files once the runner committed it.
   ctx.jobs.define(HTML_RENDER_JOB, async (job) => renderer.outcome(job.params, await renderHtmlJob(env, job)));
+  ctx.jobs.define(HTML_FRAME_JOB, async (job) => renderer.frameOutcome(job.params, await renderHtmlFrameJob(env, job)));
 
   app.post(
     '/api/html/render',
@@ -117,9 +120,10 @@ export const registerHtml = (app: App, ctx: AppContext): HtmlParts => {
         tags,
         summary: 'Render one frame of an HTML card to a PNG',
         description:
-          'The same pixels as frame `frame` of a video rendered with the same html, size and fps. The PNG goes to the board folder (not added as an element).',
+          'The same pixels as frame `frame` of a video rendered with the same html, size and fps. The PNG goes to the board folder (not added as an element). ' +
+          'With `async: true` the answer is 202 and the render an `html.render-frame` job (progress = frames stepped through / frame + 1).',
         body: RenderFrameBody,
-        response: { 200: FrameResponse, ...renderErrors },
+        response: { 200: FrameResponse, 202: Queued, ...renderErrors },
       },
     },
     async (req, reply) => {
@@ -135,18 +139,22 @@ export const registerHtml = (app: App, ctx: AppContext): HtmlParts => {
           { field: 'body.frame', last },
         );
       }
-      return renderer.renderFrame(
-        {
-          html: b.html,
-          width: b.width ?? 1280,
-          height: b.height ?? 720,
-          fps,
-          frame,
-          title: b.title,
-          boardId: b.board_id,
-        },
-        abortOnDisconnect(reply),
-      );
+      const params: FrameRequest = {
+        html: b.html,
+        width: b.width ?? 1280,
+        height: b.height ?? 720,
+        fps,
+        frame,
+        title: b.title,
+        boardId: b.board_id,
+      };
+      return answerNowOrQueued(ctx.jobs, reply, b.async, {
+        kind: HTML_FRAME_JOB,
+        params,
+        boardId: b.board_id,
+        check: () => renderer.check(params),
+        run: (signal) => renderer.renderFrame(params, signal),
+      });
     },
   );
 

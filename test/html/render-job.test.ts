@@ -143,6 +143,30 @@ describe('HTML renders as jobs (async: true)', () => {
     );
   });
 
+  it('render-frame as a job: the same PNG and body as the synchronous answer, no element', async () => {
+    const { board, card } = await boardWithImage('Frame job');
+    const body = { html: card, ...SMALL, format: undefined, frame: 12, board_id: board };
+    const sync = await s.api('POST', '/api/html/render-frame', { ...body, title: 'Frame' });
+    assert.equal(sync.status, 200, sync.text);
+    const queued = await s.api('POST', '/api/html/render-frame', { ...body, title: 'Frame', async: true });
+    assert.equal(queued.status, 202, queued.text);
+    const done = await waitForJob(s, queued.body.job_id, { timeoutMs: 60_000 });
+    assert.equal(done.status, 'complete', JSON.stringify(done));
+    assert.equal(done.kind, 'html.render-frame');
+    assert.equal(done.progress, 1);
+    assert.deepEqual(Object.keys(done.result).sort(), Object.keys(sync.body).sort());
+    assert.equal(done.result.type, 'image');
+    assert.equal(done.result.filename, 'Frame (1).png', 'a unique name beside the synchronous one');
+    assert.equal(done.output_url, done.result.url);
+    const bytes = async (url: string) => fsp.readFile((await s.service.ctx.media.resolveUrl(url)).path);
+    assert.ok((await bytes(done.result.url)).equals(await bytes(sync.body.url)), 'the same pixels as the sync frame');
+    assert.deepEqual(await elementsOf(board), [], 'frames are not added to the board');
+    assert.deepEqual(
+      (await boardFiles(board)).filter((n) => n.startsWith('.tmp-')),
+      [],
+    );
+  });
+
   it('cancel mid-render stops it and leaves no partial file; the browser is free for the next render', async () => {
     const { board, card } = await boardWithImage('Cancelled');
     const filesBefore = await boardFiles(board);
@@ -196,6 +220,12 @@ describe('HTML renders as jobs (async: true)', () => {
       assert.equal(res.status, status, `${JSON.stringify(patch)} -> ${res.status} ${res.text}`);
       assert.match(res.body.error.message, message);
     }
+    const frameBase = { ...base, format: undefined };
+    const frame = await s.api('POST', '/api/html/render-frame', { ...frameBase, frame: 10 });
+    assert.equal(frame.status, 400, frame.text);
+    assert.match(frame.body.error.message, /frame 10 is past the last frame \(9\)/);
+    const noBoard = await s.api('POST', '/api/html/render-frame', { ...frameBase, board_id: 'bd_nope', frame: 0 });
+    assert.equal(noBoard.status, 404, noBoard.text);
     for (const b of [board, 'bd_nope']) {
       const jobs = await s.api('GET', `/api/jobs?board_id=${b}`);
       assert.deepEqual(jobs.body.jobs, [], `no job was queued for ${b}`);
