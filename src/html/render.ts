@@ -330,19 +330,26 @@ export class HtmlRenderer {
   /** A frame rendered in the request: the same file and answer as the `html.render-frame` job. */
   async renderFrame(req: FrameRequest, signal?: AbortSignal): Promise<FrameResult> {
     this.check(req);
+    return this.withOutputs(req.boardId, async (reserve) =>
+      this.finishFrame(req, await renderFrameFile(this.env, req, reserve, { signal })),
+    );
+  }
+
+  /**
+   * Runs `fn` with `reserve`, which hands out pending outputs in the board folder as the job runner's `job.output`
+   * does; whatever was not committed or filed by the end (a failure, the client gone) is removed.
+   */
+  private async withOutputs<T>(
+    boardId: string,
+    fn: (reserve: (filename: string) => Promise<PendingOutput>) => Promise<T>,
+  ): Promise<T> {
     const reserved: PendingOutput[] = [];
     try {
-      const rendered = await renderFrameFile(
-        this.env,
-        req,
-        async (name) => {
-          const out = await this.outputs.reserve(req.boardId, name);
-          reserved.push(out);
-          return out;
-        },
-        { signal },
-      );
-      return await this.finishFrame(req, rendered);
+      return await fn(async (name) => {
+        const out = await this.outputs.reserve(boardId, name);
+        reserved.push(out);
+        return out;
+      });
     } finally {
       await Promise.all(reserved.map((out) => this.outputs.discard(out)));
     }
@@ -371,22 +378,10 @@ export class HtmlRenderer {
   /** A video rendered in the request: the same files and answer as the `html.render` job. */
   async renderVideo(req: VideoRequest, signal?: AbortSignal): Promise<VideoResult> {
     this.check(req);
-    const reserved: PendingOutput[] = [];
-    try {
-      const rendered = await renderVideoFiles(
-        this.env,
-        req,
-        async (name) => {
-          const out = await this.outputs.reserve(req.boardId, name);
-          reserved.push(out);
-          return out;
-        },
-        { signal },
-      );
-      return await this.finish(req, rendered, await this.outputs.commit(rendered.video, videoElement(req, rendered)));
-    } finally {
-      await Promise.all(reserved.map((out) => this.outputs.discard(out)));
-    }
+    return this.withOutputs(req.boardId, async (reserve) => {
+      const rendered = await renderVideoFiles(this.env, req, reserve, { signal });
+      return this.finish(req, rendered, await this.outputs.commit(rendered.video, videoElement(req, rendered)));
+    });
   }
 
   /** The job's outcome: the video for the runner to commit, then `finish` shapes the same answer as `renderVideo`. */
