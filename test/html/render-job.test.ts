@@ -167,6 +167,41 @@ describe('HTML renders as jobs (async: true)', () => {
     );
   });
 
+  it("in a job the card's /media requests still go through the media root: a link out reads as missing", async () => {
+    const board = await s.createBoard('Link out');
+    const outside = await tempDir('bms-outside-');
+    try {
+      const secret = await makeImage(path.join(outside, 'secret.png'), {
+        width: 32,
+        height: 32,
+        source: 'color=c=red',
+      });
+      await fsp.symlink(secret, path.join(await s.service.ctx.media.boardDir(board), 'link.png'));
+      const html = `<!doctype html><html><body style="margin:0;background:#fff">
+        <img src="/media/${board}/link.png" style="display:block;width:32px;height:32px"></body></html>`;
+      const queued = await s.api('POST', '/api/html/render-frame', {
+        html,
+        width: 32,
+        height: 32,
+        fps: 10,
+        board_id: board,
+        async: true,
+      });
+      assert.equal(queued.status, 202, queued.text);
+      const done = await waitForJob(s, queued.body.job_id, { timeoutMs: 60_000 });
+      assert.equal(done.status, 'complete', JSON.stringify(done));
+      const png = await fsp.readFile((await s.service.ctx.media.resolveUrl(done.result.url)).path);
+      const { data } = await sharp(png).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+      const centre = (16 * 32 + 16) * 3;
+      assert.ok(
+        !(data[centre] > 200 && data[centre + 1] < 60),
+        `the linked red picture showed: ${data.subarray(centre, centre + 3).join(',')}`,
+      );
+    } finally {
+      await fsp.rm(outside, { recursive: true, force: true });
+    }
+  });
+
   it('cancel mid-render stops it and leaves no partial file; the browser is free for the next render', async () => {
     const { board, card } = await boardWithImage('Cancelled');
     const filesBefore = await boardFiles(board);
