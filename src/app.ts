@@ -17,6 +17,7 @@ import { perPartValidation } from './http/validation.js';
 import { JobRunner } from './jobs/runner.js';
 import { registerJobs } from './jobs/routes.js';
 import { Tools } from './tools/locate.js';
+import { BrowserPool } from './tools/browser.js';
 import { BoardEvents } from './boards/events.js';
 import { BoardService } from './boards/service.js';
 import { BoardStore } from './boards/store.js';
@@ -57,8 +58,8 @@ async function removeStaleTemps(dir: string, recursive: boolean): Promise<void> 
 
 /**
  * The service context without HTTP, in the order its parts depend on each other: the database, boards and the media
- * root, the tools, the prober, the job runner (with the board outputs it commits). `stop` ends jobs and probes, runs
- * the closers features registered and closes the database. Tests build it alone to test feature logic directly.
+ * root, the tools, the prober, the job runner (with the board outputs it commits), the browser pool. `stop` ends jobs
+ * and probes, runs the closers features registered, closes the browsers and the database. Tests build it alone to test feature logic directly.
  */
 export async function buildContext(
   config: Config,
@@ -89,8 +90,20 @@ export async function buildContext(
     resolve: async (url) => (await media.resolveUrl(url)).path,
     outputs,
   });
+  const browsers = new BrowserPool(tools, log);
   const closers: (() => Promise<void> | void)[] = [];
-  const ctx: AppContext = { config, db, log, media, tools, jobs, boards, events, onClose: (fn) => closers.push(fn) };
+  const ctx: AppContext = {
+    config,
+    db,
+    log,
+    media,
+    tools,
+    browsers,
+    jobs,
+    boards,
+    events,
+    onClose: (fn) => closers.push(fn),
+  };
   const stop = async () => {
     await jobs.shutdown();
     await prober.idle();
@@ -101,6 +114,7 @@ export async function buildContext(
         log.error({ err }, 'error while closing');
       }
     }
+    await browsers.close();
     db.close();
   };
   return { ctx, outputs, stop };

@@ -11,6 +11,7 @@ import type { Db } from './db/database.js';
 import type { MediaRoot } from './files/media-root.js';
 import type { JobRunner } from './jobs/runner.js';
 import type { Tools } from './tools/locate.js';
+import type { BrowserPool } from './tools/browser.js';
 import type { BoardService } from './boards/service.js';
 import type { BoardEvents } from './boards/events.js';
 
@@ -33,6 +34,8 @@ export interface AppContext {
   log: FastifyBaseLogger;
   media: MediaRoot;
   tools: Tools;
+  /** The one headless-Chromium pool (started on first use, closed when the service stops). */
+  browsers: BrowserPool;
   jobs: JobRunner;
   boards: BoardService;
   events: BoardEvents;

@@ -10,7 +10,7 @@ import { registerSounds } from './sounds/routes.js';
 import { registerBridge } from './bridge/routes.js';
 import { registerTimeline } from './timeline/routes.js';
 import { registerCameraPresets } from './camera-presets/routes.js';
-import { registerHtml } from './html/routes.js';
+import { registerHtml, type HtmlParts } from './html/routes.js';
 import { HTML_CARD_DATA_KEYS, htmlCardInitializer } from './html/card-html.js';
 import { registerMotion } from './motion/routes.js';
 import { registerMotionPanel } from './motion-panel/routes.js';
@@ -25,11 +25,13 @@ export interface FeatureParts {
   bridge: BridgeService;
   generation: GenerationContext;
   agents: AgentService;
+  html: HtmlParts;
 }
 
 /**
  * Every feature folder exposes one register function; this is the only place that names them all, in registration
- * order. What one feature builds and another uses (the bridge and generation's providers, for agents) is passed on here, in plain sight.
+ * order. What one feature builds and another uses (the bridge and generation's providers, for agents; the html
+ * feature's cards, renderer and card page) is passed on here, in plain sight.
  */
 export async function registerFeatures(app: App, ctx: AppContext): Promise<FeatureParts> {
   await registerMedia(app, ctx);
@@ -37,14 +39,14 @@ export async function registerFeatures(app: App, ctx: AppContext): Promise<Featu
   const bridge = registerBridge(app, ctx);
   await registerTimeline(app, ctx);
   await registerCameraPresets(app, ctx);
-  await registerHtml(app, ctx);
+  const html = registerHtml(app, ctx);
   await registerMotion(app, ctx);
-  await registerMotionPanel(app, ctx);
+  registerMotionPanel(app, ctx, { cardVideos: html.cardVideos });
   const generation = registerGeneration(app, ctx);
-  const agents = await registerAgents(app, ctx, { bridge, generation });
-  registerSharing(app, ctx, { generation });
-  await registerMockups(app, ctx);
-  return { bridge, generation, agents };
+  const agents = await registerAgents(app, ctx, { bridge, generation, html });
+  registerSharing(app, ctx, { generation, html });
+  registerMockups(app, ctx, { cardEnv: html.cardEnv });
+  return { bridge, generation, agents, html };
 }
 
 /** Element types a feature fills in before they are stored, handed to BoardService when app.ts builds it. */

@@ -6,7 +6,7 @@ import { filenameFromTitle } from '../files/names.js';
 import type { GenerationContext } from '../generation/context.js';
 import { costEstimate, generate } from '../generation/generate.js';
 import { isQueued, listModels, resolveModel } from '../generation/models.js';
-import { writeCardHtml } from '../html/card-html.js';
+import type { HtmlCardService } from '../html/card-html.js';
 import { convertImage, IMAGE_FORMATS, type ImageFormat } from '../media/convert-image.js';
 import {
   convertVideo,
@@ -23,8 +23,8 @@ import type { Session } from './sessions.js';
 import { Conflict } from '../errors.js';
 
 /**
- * What actions run with: the service context itself (other features keep their per-service state keyed by it), the
- * same with the media operations' probe cache, and the preview renderer.
+ * What actions run with: the service context, the same with the media operations' probe cache, the preview renderer,
+ * and what other features built and hand on (registerFeatures).
  */
 export interface AgentEnv {
   ctx: AppContext;
@@ -34,6 +34,8 @@ export interface AgentEnv {
   bridge: BridgeService;
   /** Generation's providers and history, for generate_image and the chat model. */
   generation: GenerationContext;
+  /** The html feature's card HTML, for update_element_html. */
+  cards: HtmlCardService;
 }
 
 /** A card's content before it is stored: what the user sees, the arguments it will run with, the element it touches. */
@@ -141,7 +143,7 @@ export const ACTIONS: { [T in ActionType]: ActionDef<T> } = {
       return { target: el, preview: { element: el, html_version: el.data.htmlVersion ?? 1, html: p.html, ...frame } };
     },
     async apply(env, session, p) {
-      return { elements: [(await writeCardHtml(env.ctx, session.boardId, p.element_id, p.html)).element] };
+      return { elements: [(await env.cards.write(session.boardId, p.element_id, p.html)).element] };
     },
   },
 

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { AppContext } from '../context.js';
 import { DomainError } from '../errors.js';
 import { writeNewFile } from '../files/atomic.js';
-import { htmlRendererOf } from '../html/render.js';
+import type { HtmlRenderer } from '../html/render.js';
 import { RENDER_LIMITS } from '../html/limits.js';
 
 /** Folder under the media root for card previews: `media/agent-previews/<session_id>/<card_id>.png`. */
@@ -30,7 +30,10 @@ export interface FramePreview {
 export class Previews {
   readonly root: string;
 
-  constructor(private readonly ctx: AppContext) {
+  constructor(
+    private readonly ctx: AppContext,
+    private readonly renderer: HtmlRenderer,
+  ) {
     this.root = path.join(ctx.media.root, FOLDER);
   }
 
@@ -51,10 +54,8 @@ export class Previews {
     size: { width: number; height: number },
     signal: AbortSignal,
   ): Promise<FramePreview> {
-    const renderer = htmlRendererOf(this.ctx);
-    if (!renderer) return { image_url: null, ...size, image_error: 'The HTML renderer is not part of this service' };
     try {
-      const { png } = await renderer.capturePng({ html, ...size, fps: 30, frame: 0 }, signal);
+      const { png } = await this.renderer.capturePng({ html, ...size, fps: 30, frame: 0 }, signal);
       const stored = await writeNewFile(path.join(this.root, sessionId), `${cardId}.png`, png);
       return { image_url: this.ctx.media.rootUrl(path.join(FOLDER, sessionId, stored)), ...size };
     } catch (err) {

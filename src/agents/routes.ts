@@ -3,6 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import type { App, AppContext } from '../context.js';
 import type { BridgeService } from '../bridge/service.js';
 import type { GenerationContext } from '../generation/context.js';
+import type { HtmlParts } from '../html/routes.js';
 import { resolveChatModel } from '../generation/models.js';
 import { errorResponses } from '../http/schemas.js';
 import { abortOnDisconnect } from '../http/client-abort.js';
@@ -45,9 +46,9 @@ const sseEvent = (event: string, data: unknown) => `event: ${event}\ndata: ${JSO
 export const registerAgents = async (
   app: App,
   ctx: AppContext,
-  uses: { bridge: BridgeService; generation: GenerationContext },
+  uses: { bridge: BridgeService; generation: GenerationContext; html: Pick<HtmlParts, 'cards' | 'renderer'> },
 ): Promise<AgentService> => {
-  const previews = new Previews(ctx);
+  const previews = new Previews(ctx, uses.html.renderer);
   await previews.removeAll(); // sessions do not survive a restart, nor do their previews
   const env: AgentEnv = {
     ctx,
@@ -55,6 +56,7 @@ export const registerAgents = async (
     previews,
     bridge: uses.bridge,
     generation: uses.generation,
+    cards: uses.html.cards,
   };
   const sessions = new AgentService(ctx.config.agents.sessionIdleMs, (s) => {
     previews

@@ -3,11 +3,10 @@ import path from 'node:path';
 import type { AppContext } from '../context.js';
 import type { ElementInitializer } from '../boards/service.js';
 import type { Element } from '../boards/schemas.js';
-import { NotFound } from '../errors.js';
+import { InvalidInput, NotFound } from '../errors.js';
 import { replaceFileAtomic, writeNewFile } from '../files/atomic.js';
 import { folderInside, readInside, resolveInside, type MediaRoot } from '../files/media-root.js';
 import { filenameFromTitle } from '../files/names.js';
-import { badRequest, notFound } from '../http/errors.js';
 import { KeyedQueue } from '../jobs/keyed-queue.js';
 import type { HtmlVersionInfo, HtmlWriteResult } from './schemas.js';
 
@@ -32,9 +31,9 @@ export function htmlCardInitializer(media: MediaRoot): ElementInitializer {
     if (input.url) {
       const resolved = await media.resolveField(input.url, 'url');
       if (!/\.html?$/i.test(resolved.path))
-        throw badRequest('url: the backing file of an html card must be an .html file');
+        throw new InvalidInput('url: the backing file of an html card must be an .html file');
       if (resolved.boardId !== board.id)
-        throw badRequest("url: the backing file of an html card must be in the card's own board folder");
+        throw new InvalidInput("url: the backing file of an html card must be in the card's own board folder");
       url = media.urlFor(board.id, resolved.relative);
     } else {
       const dir = await media.boardDir(board.id);
@@ -51,7 +50,7 @@ export function htmlCardInitializer(media: MediaRoot): ElementInitializer {
  * root (not served, not in the user's folder). All writes to one card go through one queue, so concurrent writers
  * each get their own version number and the file always ends with the content of the highest version.
  */
-export class CardHtml {
+export class HtmlCardService {
   private readonly queue = new KeyedQueue();
   private readonly versionsRoot: string;
 
@@ -88,7 +87,7 @@ export class CardHtml {
       const html = await this.ctx.media.readUrl(card.url).then(
         (b) => b.toString('utf8'),
         () => {
-          throw notFound(
+          throw new NotFound(
             `The backing file of card ${elementId} (${card.url}) is missing or not inside its board folder`,
           );
         },
@@ -153,11 +152,11 @@ export class CardHtml {
 
   private async card(boardId: string, elementId: string): Promise<Card> {
     const element = this.ctx.boards.requireElement(boardId, elementId);
-    if (element.type !== 'html') throw badRequest(`Element ${elementId} is of type ${element.type}, not html`);
+    if (element.type !== 'html') throw new InvalidInput(`Element ${elementId} is of type ${element.type}, not html`);
     // The element's url is validated when the card is added and no client can change it (PATCH has no url, and
     // htmlUrl is a reserved data key), so it is the one source of where the card's file is.
     const url = element.url;
-    if (!url) throw badRequest(`Element ${elementId} has no backing file`);
+    if (!url) throw new InvalidInput(`Element ${elementId} has no backing file`);
     const version = Number.isInteger(element.data.htmlVersion) ? (element.data.htmlVersion as number) : 1;
     return { element, url, file: await this.backingPath(url, boardId), version };
   }
@@ -167,7 +166,7 @@ export class CardHtml {
    * its old place by the next write, but only when its folder still lies inside the board folder (no symlink out).
    */
   private async backingPath(url: string, boardId: string): Promise<string> {
-    const refuse = () => badRequest(`The backing file ${url} is not an .html file in the card's board folder`);
+    const refuse = () => new InvalidInput(`The backing file ${url} is not an .html file in the card's board folder`);
     try {
       const resolved = await this.ctx.media.resolveUrl(url);
       if (resolved.boardId !== boardId || !/\.html?$/i.test(resolved.path)) throw refuse();
@@ -204,7 +203,7 @@ export class CardHtml {
 
   private async readSnapshot(elementId: string, version: number): Promise<string> {
     const html = await readInside(this.versionsRoot, this.snapshotSegments(elementId, version));
-    if (html === undefined) throw notFound(`Card ${elementId} has no version ${version}`);
+    if (html === undefined) throw new NotFound(`Card ${elementId} has no version ${version}`);
     return html.toString('utf8');
   }
 
@@ -223,26 +222,4 @@ export class CardHtml {
     const numbers = await this.snapshotNumbers(elementId);
     return Math.max(recorded, numbers.at(-1) ?? 0);
   }
-}
-
-const services = new WeakMap<AppContext, CardHtml>();
-
-/** The card-HTML service of a service instance (the html feature creates it at registration). */
-export function cardHtml(ctx: AppContext): CardHtml {
-  let service = services.get(ctx);
-  if (!service) {
-    service = new CardHtml(ctx);
-    services.set(ctx, service);
-  }
-  return service;
-}
-
-/** Write-and-bump for other features (the agent action `update_element_html`). */
-export function writeCardHtml(
-  ctx: AppContext,
-  boardId: string,
-  elementId: string,
-  html: string,
-): Promise<HtmlWriteResult> {
-  return cardHtml(ctx).write(boardId, elementId, html);
 }

@@ -1,10 +1,23 @@
 import type { CDPSession } from 'puppeteer-core';
+import { DomainError, Unprocessable } from '../errors.js';
 import type { MediaRoot } from '../files/media-root.js';
-import { ApiError } from '../http/errors.js';
 import type { BrowserPage, BrowserPool } from '../tools/browser.js';
 import { RENDER_LIMITS } from './limits.js';
 import { CARD_URL, installSandbox } from './sandbox.js';
 import { VIRTUAL_CLOCK_SCRIPT } from './virtual-clock.js';
+
+/**
+ * Where the card page's `/media/...` requests are read from: the local path of the file a media URL names, or a
+ * throw when there is none (or it may not be read). The service backs it with its media root (every containment
+ * check, links included: `mediaRootFiles`); a worker on another machine would fetch the file and answer its copy.
+ */
+export type MediaFiles = (url: string, signal?: AbortSignal) => Promise<string>;
+
+/** The media files of this service: `/media/...` URLs resolved through the media root. */
+export const mediaRootFiles =
+  (media: MediaRoot): MediaFiles =>
+  async (url) =>
+    (await media.resolveUrl(url)).path;
 
 export interface CardSpec {
   html: string;
@@ -17,15 +30,18 @@ export interface CardSpec {
 
 export interface CardEnv {
   pool: BrowserPool;
-  media: MediaRoot;
+  media: MediaFiles;
   /** Origins of this service whose absolute /media URLs the card may use. */
   serviceOrigins: string[];
 }
 
 /** A card loaded in a sandboxed page, on the virtual clock, ready to be stepped frame by frame. */
 export interface CardPage {
-  /** Moves the virtual clock forward to frame `index` (never backwards), running every frame in between. */
-  seek(index: number): Promise<void>;
+  /**
+   * Moves the virtual clock forward to frame `index` (never backwards), running every frame in between; `onFrame`
+   * sees each frame reached on the way (a frame render's progress).
+   */
+  seek(index: number, onFrame?: (frame: number) => void): Promise<void>;
   /** The viewport as a PNG. */
   capture(): Promise<Buffer>;
   /** Requests of the card that were refused. */
@@ -54,8 +70,7 @@ export function abortable<T>(work: Promise<T>, signal: AbortSignal): Promise<T> 
 async function evaluate(cdp: CDPSession, expression: string): Promise<unknown> {
   const res = await cdp.send('Runtime.evaluate', { expression, awaitPromise: true, returnByValue: true });
   if (res.exceptionDetails) {
-    throw new ApiError(
-      422,
+    throw new Unprocessable(
       'render_failed',
       `The virtual clock failed: ${res.exceptionDetails.exception?.description ?? res.exceptionDetails.text}`,
     );
@@ -110,17 +125,17 @@ async function loadCard(lent: BrowserPage, env: CardEnv, spec: CardSpec, signal:
   try {
     await abortable(page.goto(CARD_URL, { waitUntil: 'load', timeout: RENDER_LIMITS.loadTimeoutMs }), signal);
   } catch (err) {
-    if (signal.aborted || err instanceof ApiError) throw err;
-    throw new ApiError(422, 'render_failed', `The card did not load: ${(err as Error).message.split('\n')[0]}`);
+    if (signal.aborted || err instanceof DomainError) throw err;
+    throw new Unprocessable('render_failed', `The card did not load: ${(err as Error).message.split('\n')[0]}`);
   }
   await abortable(evaluate(cdp, `window.__bmsClock.ready(${RENDER_LIMITS.loadTimeoutMs})`), signal);
   let frame = -1;
   const check = () => {
-    if (crashed) throw new ApiError(422, 'render_failed', `The card's page crashed: ${crashed.message}`);
+    if (crashed) throw new Unprocessable('render_failed', `The card's page crashed: ${crashed.message}`);
   };
   return {
     blocked: sandbox.blocked,
-    async seek(index: number) {
+    async seek(index: number, onFrame?: (frame: number) => void) {
       while (frame < index) {
         frame++;
         check();
@@ -128,6 +143,7 @@ async function loadCard(lent: BrowserPage, env: CardEnv, spec: CardSpec, signal:
           evaluate(cdp, `window.__bmsClock.advanceTo(${(frame * 1000) / spec.fps}, ${!lent.beginFrameControl})`),
           signal,
         );
+        onFrame?.(frame);
       }
     },
     async capture() {

@@ -1,15 +1,15 @@
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import sharp from 'sharp';
-import type { AppContext } from '../context.js';
 import type { Element } from '../boards/schemas.js';
-import { Cancelled, NotFound } from '../errors.js';
+import type { BoardService } from '../boards/service.js';
+import { Cancelled, InvalidInput, NotFound } from '../errors.js';
 import { tempPathIn } from '../files/atomic.js';
-import { badRequest } from '../http/errors.js';
+import type { MediaRoot } from '../files/media-root.js';
 import { abortable } from './card-page.js';
-import { cardHtml } from './card-html.js';
+import type { HtmlCardService } from './card-html.js';
 import { RENDER_LIMITS } from './limits.js';
-import { HtmlRenderer } from './render.js';
+import type { HtmlRenderer } from './render.js';
 
 /** A card's video: rendered once per html version and size, kept under `media/html-renders/<board_id>/cards/`. */
 export interface CardVideo {
@@ -64,24 +64,6 @@ interface InFlight {
   waiters: number;
 }
 
-interface State {
-  renderer: HtmlRenderer;
-  inFlight: Map<string, InFlight>;
-}
-
-const states = new WeakMap<AppContext, State>();
-
-function state(ctx: AppContext): State {
-  let s = states.get(ctx);
-  if (!s) {
-    // No service origins: a card's absolute http://127.0.0.1:<port>/media URLs are refused (relative /media URLs
-    // load), which is also what a copy of the video shown outside this machine needs.
-    s = { renderer: new HtmlRenderer(ctx, () => []), inFlight: new Map() };
-    states.set(ctx, s);
-  }
-  return s;
-}
-
 async function exists(file: string): Promise<boolean> {
   return fsp.access(file).then(
     () => true,
@@ -89,87 +71,97 @@ async function exists(file: string): Promise<boolean> {
   );
 }
 
-/** The HTML of the card's current version (its kept copy; the backing file when the copy is not written yet). */
-async function currentHtml(ctx: AppContext, element: Element, version: number): Promise<string> {
-  try {
-    return (await cardHtml(ctx).read(element.board_id, element.id, version)).html;
-  } catch (err) {
-    if (!(err instanceof NotFound) || !element.url) throw err;
-    return fsp.readFile((await ctx.media.resolveUrl(element.url)).path, 'utf8');
-  }
-}
-
 /**
  * The video of an html card's current version, rendered through the HtmlRenderer on first use and cached per
  * `htmlVersion` (and size and duration): a later call for the same version answers the cached file at once, and
- * concurrent calls share one render. Nothing is added to the board. `signal` stops waiting; the render itself stops
- * only when every caller waiting for it has gone.
+ * concurrent calls share one render. Nothing is added to the board. Used by sharing and the motion-editor panel.
  */
-export async function cardVideo(
-  ctx: AppContext,
-  boardId: string,
-  elementId: string,
-  signal?: AbortSignal,
-): Promise<CardVideo> {
-  const element = ctx.boards.requireElement(boardId, elementId);
-  if (element.type !== 'html') throw badRequest(`Element ${elementId} is of type ${element.type}, not html`);
-  const version = Number.isInteger(element.data.htmlVersion) ? (element.data.htmlVersion as number) : 1;
-  const spec = cardVideoSpec(element);
-  const dir = path.join(ctx.media.root, 'html-renders', boardId, 'cards');
-  const stem = `${elementId}-v${version}-${spec.width}x${spec.height}-${spec.fps}fps-${spec.duration}s`;
-  const rel = (file: string) => ctx.media.rootUrl(path.relative(ctx.media.root, file));
-  const video: CardVideo = {
-    path: path.join(dir, `${stem}.mp4`),
-    posterPath: path.join(dir, `${stem}.jpg`),
-    url: '',
-    posterUrl: '',
-    htmlVersion: version,
-    ...spec,
-  };
-  video.url = rel(video.path);
-  video.posterUrl = rel(video.posterPath);
-  if ((await exists(video.path)) && (await exists(video.posterPath))) return video;
+export class CardVideos {
+  private readonly inFlight = new Map<string, InFlight>();
 
-  const { inFlight, renderer } = state(ctx);
-  let entry = inFlight.get(video.path);
-  if (!entry) {
-    const stop = new AbortController();
-    const done = (async () => {
-      await fsp.mkdir(dir, { recursive: true });
-      const html = await currentHtml(ctx, element, version);
-      const temp = tempPathIn(dir, `${stem}.mp4`);
-      const posterTemp = tempPathIn(dir, `${stem}.jpg`);
-      try {
-        const { middleFrame } = await renderer.renderToFile({ html, ...spec, format: 'mp4' }, temp, stop.signal);
-        await fsp.writeFile(posterTemp, await sharp(middleFrame).jpeg({ quality: 82 }).toBuffer());
-        // Poster first: the video's presence is what marks the pair as complete.
-        await fsp.rename(posterTemp, video.posterPath);
-        await fsp.rename(temp, video.path);
-        return video;
-      } finally {
-        await Promise.all([fsp.rm(temp, { force: true }), fsp.rm(posterTemp, { force: true })]);
-      }
-    })();
-    const created: InFlight = { done, stop, waiters: 0 };
-    entry = created;
-    inFlight.set(video.path, created);
-    done.then(
-      () => inFlight.delete(video.path),
-      () => inFlight.delete(video.path),
-    );
+  constructor(
+    private readonly media: MediaRoot,
+    private readonly boards: BoardService,
+    private readonly cards: HtmlCardService,
+    /**
+     * A renderer without service origins: a card's absolute http://127.0.0.1:<port>/media URLs are refused (relative
+     * /media URLs load), which is also what a copy of the video shown outside this machine needs.
+     */
+    private readonly renderer: HtmlRenderer,
+  ) {}
+
+  /** The HTML of the card's current version (its kept copy; the backing file when the copy is not written yet). */
+  private async currentHtml(element: Element, version: number): Promise<string> {
+    try {
+      return (await this.cards.read(element.board_id, element.id, version)).html;
+    } catch (err) {
+      if (!(err instanceof NotFound) || !element.url) throw err;
+      return fsp.readFile((await this.media.resolveUrl(element.url)).path, 'utf8');
+    }
   }
-  const current = entry;
-  current.waiters++;
-  const leave = () => {
-    if (--current.waiters === 0) current.stop.abort(new Cancelled('The request was cancelled', 'aborted'));
-  };
-  if (!signal) return current.done.finally(() => current.waiters--);
-  const onAbort = () => leave();
-  signal.addEventListener('abort', onAbort, { once: true });
-  try {
-    return await abortable(current.done, signal);
-  } finally {
-    signal.removeEventListener('abort', onAbort);
-    if (!signal.aborted) current.waiters--;
+
+  /** `signal` stops waiting; the render itself stops only when every caller waiting for it has gone. */
+  async get(boardId: string, elementId: string, signal?: AbortSignal): Promise<CardVideo> {
+    const element = this.boards.requireElement(boardId, elementId);
+    if (element.type !== 'html') throw new InvalidInput(`Element ${elementId} is of type ${element.type}, not html`);
+    const version = Number.isInteger(element.data.htmlVersion) ? (element.data.htmlVersion as number) : 1;
+    const spec = cardVideoSpec(element);
+    const dir = path.join(this.media.root, 'html-renders', boardId, 'cards');
+    const stem = `${elementId}-v${version}-${spec.width}x${spec.height}-${spec.fps}fps-${spec.duration}s`;
+    const rel = (file: string) => this.media.rootUrl(path.relative(this.media.root, file));
+    const video: CardVideo = {
+      path: path.join(dir, `${stem}.mp4`),
+      posterPath: path.join(dir, `${stem}.jpg`),
+      url: '',
+      posterUrl: '',
+      htmlVersion: version,
+      ...spec,
+    };
+    video.url = rel(video.path);
+    video.posterUrl = rel(video.posterPath);
+    if ((await exists(video.path)) && (await exists(video.posterPath))) return video;
+
+    const inFlight = this.inFlight;
+    let entry = inFlight.get(video.path);
+    if (!entry) {
+      const stop = new AbortController();
+      const done = (async () => {
+        await fsp.mkdir(dir, { recursive: true });
+        const html = await this.currentHtml(element, version);
+        const temp = tempPathIn(dir, `${stem}.mp4`);
+        const posterTemp = tempPathIn(dir, `${stem}.jpg`);
+        try {
+          const { middleFrame } = await this.renderer.renderToFile({ html, ...spec, format: 'mp4' }, temp, stop.signal);
+          await fsp.writeFile(posterTemp, await sharp(middleFrame).jpeg({ quality: 82 }).toBuffer());
+          // Poster first: the video's presence is what marks the pair as complete.
+          await fsp.rename(posterTemp, video.posterPath);
+          await fsp.rename(temp, video.path);
+          return video;
+        } finally {
+          await Promise.all([fsp.rm(temp, { force: true }), fsp.rm(posterTemp, { force: true })]);
+        }
+      })();
+      const created: InFlight = { done, stop, waiters: 0 };
+      entry = created;
+      inFlight.set(video.path, created);
+      done.then(
+        () => inFlight.delete(video.path),
+        () => inFlight.delete(video.path),
+      );
+    }
+    const current = entry;
+    current.waiters++;
+    const leave = () => {
+      if (--current.waiters === 0) current.stop.abort(new Cancelled('The request was cancelled', 'aborted'));
+    };
+    if (!signal) return current.done.finally(() => current.waiters--);
+    const onAbort = () => leave();
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      return await abortable(current.done, signal);
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      if (!signal.aborted) current.waiters--;
+    }
   }
 }

@@ -1,17 +1,28 @@
 import fsp from 'node:fs/promises';
 import path from 'node:path';
+import type { Static } from 'typebox';
 import sharp from 'sharp';
-import type { AppContext } from '../context.js';
-import type { Element } from '../boards/types.js';
-import { commitUnique, tempPathIn, writeNewFile } from '../files/atomic.js';
-import { folderInside } from '../files/media-root.js';
+import type { BoardOutputs, CommittedOutput, OutputElement, PendingOutput } from '../boards/outputs.js';
+import type { BoardService } from '../boards/service.js';
+import { TimedOut } from '../errors.js';
+import { commitUnique, moveIntoUnique } from '../files/atomic.js';
+import { folderInside, type MediaRoot } from '../files/media-root.js';
 import { filenameFromTitle } from '../files/names.js';
-import { ApiError } from '../http/errors.js';
-import { browserPool } from '../tools/browser.js';
+import type { JobContext, JobOutcome } from '../jobs/runner.js';
+import { timeLimit } from '../jobs/time-limit.js';
+import type { BrowserPool } from '../tools/browser.js';
 import type { Tools } from '../tools/locate.js';
-import { withCardPage, withCardPages, type CardEnv, type CardPage, type CardSpec } from './card-page.js';
+import {
+  withCardPage,
+  withCardPages,
+  type CardEnv,
+  type CardPage,
+  type CardSpec,
+  type MediaFiles,
+} from './card-page.js';
 import { encodeFrames, type EncodeOptions, type VideoFormat } from './encode.js';
 import { RENDER_LIMITS } from './limits.js';
+import type { FrameResponse, VideoResponse } from './schemas.js';
 
 export interface VideoRequest extends CardSpec {
   duration: number;
@@ -26,22 +37,21 @@ export interface FrameRequest extends CardSpec {
   boardId: string;
 }
 
-export interface VideoResult {
-  type: 'video';
-  filename: string;
-  url: string;
-  proxy_url?: string;
-  thumbnail_url?: string;
-  element: Element;
-  frames: number;
-  blocked_requests: string[];
-}
+export type VideoResult = Static<typeof VideoResponse>;
+export type FrameResult = Static<typeof FrameResponse>;
 
-export interface FrameResult {
-  type: 'image';
-  filename: string;
-  url: string;
-  blocked_requests: string[];
+/** The params of `html.render` and `html.render-frame` jobs: the whole request, the card's HTML included, so the job needs no board. */
+export type HtmlRenderParams = VideoRequest;
+export type HtmlFrameParams = FrameRequest;
+
+export const HTML_RENDER_JOB = 'html.render';
+export const HTML_FRAME_JOB = 'html.render-frame';
+
+declare module '../jobs/kinds.js' {
+  interface JobKinds {
+    'html.render': HtmlRenderParams;
+    'html.render-frame': HtmlFrameParams;
+  }
 }
 
 /** Folder under the media root for the proxies and thumbnails of renders: `media/html-renders/<board_id>/`. */
@@ -117,174 +127,312 @@ export async function captureVideo(
 export const frameCount = (fps: number, duration: number): number => Math.max(1, Math.round(fps * duration));
 
 /**
- * Renders HTML cards: a video of every frame, or one frame as a PNG. Each render runs under its own time limit and
- * stops when the caller's signal aborts (the client went away); partial files are removed.
+ * What a render needs, and nothing of the board (no database, BoardService or media root): the tools, the browser
+ * pool and a way to read the card's media. Work built on it alone (`renderHtmlJob`) can run on another machine.
+ */
+export interface RenderEnv {
+  tools: Tools;
+  pool: BrowserPool;
+  media: MediaFiles;
+  /** Origins of this service whose absolute /media URLs a card may use (asked per render: the port is known late). */
+  serviceOrigins: () => string[];
+  /** Time limit of one render (HTML_RENDER_TIMEOUT_SECONDS). */
+  timeoutMs: number;
+}
+
+const cardEnv = (env: RenderEnv): CardEnv => ({
+  pool: env.pool,
+  media: env.media,
+  serviceOrigins: env.serviceOrigins(),
+});
+
+/**
+ * Runs `fn` under the render time limit over the caller's signal (the client going away, a job's cancel); what stopped
+ * it is thrown as TimedOut `render_timeout` or Cancelled `aborted` (or the job's own reason).
+ */
+async function limited<T>(
+  env: RenderEnv,
+  signal: AbortSignal | undefined,
+  fn: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
+  const limit = timeLimit(
+    signal,
+    env.timeoutMs,
+    () =>
+      new TimedOut(`The render took longer than its limit of ${Math.round(env.timeoutMs / 1000)} s`, 'render_timeout'),
+    'The request was cancelled',
+  );
+  try {
+    return await fn(limit.signal);
+  } catch (err) {
+    throw limit.stopped() ?? err;
+  }
+}
+
+/**
+ * One frame as PNG bytes, written nowhere (the agents' card previews keep them outside the board folder).
+ * `onProgress` gets the share of the frames up to `frame` the page has stepped through.
+ */
+export function capturePng(
+  env: RenderEnv,
+  req: CardSpec & { frame: number },
+  signal?: AbortSignal,
+  onProgress?: (fraction: number) => void,
+): Promise<{ png: Buffer; blocked: string[] }> {
+  return limited(env, signal, (s) =>
+    withCardPage(cardEnv(env), req, s, async (card) => {
+      await card.seek(req.frame, onProgress && ((f) => onProgress((f + 1) / (req.frame + 1))));
+      return { png: await card.capture(), blocked: card.blocked };
+    }),
+  );
+}
+
+/** A rendered frame's PNG, still pending in the board folder. */
+export interface RenderedFrame {
+  png: PendingOutput;
+  blocked: string[];
+}
+
+/** Renders one frame into a PNG file `reserve` hands out in the board folder, and leaves it pending. */
+export async function renderFrameFile(
+  env: RenderEnv,
+  req: FrameRequest,
+  reserve: (filename: string) => Promise<PendingOutput>,
+  opts: { signal?: AbortSignal; onProgress?: (fraction: number) => void } = {},
+): Promise<RenderedFrame> {
+  const out = await reserve(filenameFromTitle(req.title, 'HTML frame', 'png'));
+  const { png, blocked } = await capturePng(env, req, opts.signal, opts.onProgress);
+  await fsp.writeFile(out.temp, png, { flag: 'wx' });
+  return { png: out, blocked };
+}
+
+/** The `html.render-frame` job's work: like `renderHtmlJob`, only the job and the render environment. */
+export const renderHtmlFrameJob = (env: RenderEnv, job: JobContext<HtmlFrameParams>): Promise<RenderedFrame> =>
+  renderFrameFile(env, job.params, (name) => job.output(job.params.boardId, name), {
+    signal: job.signal,
+    onProgress: job.progress,
+  });
+
+/**
+ * Renders a card to a video at `output` (and its proxy at `proxyOutput`) under the render time limit; the caller owns
+ * both paths (and removes them on failure). `onProgress` gets the share of frames done. Answers the middle frame as a
+ * PNG, for a thumbnail or poster.
+ */
+export async function renderToFile(
+  env: RenderEnv,
+  spec: CardSpec & { duration: number; format: VideoFormat },
+  output: string,
+  opts: { signal?: AbortSignal; proxyOutput?: string; onProgress?: (fraction: number) => void } = {},
+): Promise<{ frames: number; blocked: string[]; middleFrame: Buffer }> {
+  const frames = frameCount(spec.fps, spec.duration);
+  const thumbAt = Math.floor(frames / 2);
+  let middleFrame: Buffer | undefined;
+  const blocked = await limited(env, opts.signal, (s) =>
+    captureVideo(
+      env.tools,
+      cardEnv(env),
+      spec,
+      {
+        fps: spec.fps,
+        format: spec.format,
+        output,
+        proxy: opts.proxyOutput ? { output: opts.proxyOutput, height: RENDER_LIMITS.proxyHeight } : undefined,
+        frameCount: frames,
+        signal: s,
+        timeoutMs: env.timeoutMs,
+      },
+      (f, png) => {
+        if (f === thumbAt) middleFrame = png;
+        opts.onProgress?.((f + 1) / frames);
+      },
+    ),
+  );
+  // captureInOrder delivers every frame before encodeFrames resolves, so the middle one was seen.
+  return { frames, blocked, middleFrame: middleFrame! };
+}
+
+/** A rendered video's files, still pending in the board folder: the video, its proxy (taller videos), its thumbnail. */
+export interface RenderedVideo {
+  video: PendingOutput;
+  proxy?: PendingOutput;
+  thumbnail: PendingOutput;
+  frames: number;
+  blocked: string[];
+}
+
+/**
+ * Renders a card video into files `reserve` hands out in the board folder (the job runner's `job.output`, or
+ * `BoardOutputs.reserve` in the request) and leaves them pending: the caller commits them or discards them.
+ */
+export async function renderVideoFiles(
+  env: RenderEnv,
+  req: VideoRequest,
+  reserve: (filename: string) => Promise<PendingOutput>,
+  opts: { signal?: AbortSignal; onProgress?: (fraction: number) => void } = {},
+): Promise<RenderedVideo> {
+  const video = await reserve(filenameFromTitle(req.title, 'HTML render', req.format));
+  const proxy = req.height > RENDER_LIMITS.proxyHeight ? await reserve('proxy.mp4') : undefined;
+  const thumbnail = await reserve('thumbnail.jpg');
+  const { frames, blocked, middleFrame } = await renderToFile(env, req, video.temp, {
+    ...opts,
+    proxyOutput: proxy?.temp,
+  });
+  const size = RENDER_LIMITS.thumbnailSize;
+  const jpeg = await sharp(middleFrame)
+    .resize(size, size, { fit: 'inside', withoutEnlargement: true })
+    .jpeg({ quality: 82 })
+    .toBuffer();
+  await fsp.writeFile(thumbnail.temp, jpeg, { flag: 'wx' });
+  return { video, proxy, thumbnail, frames, blocked };
+}
+
+/**
+ * The `html.render` job's work. It uses only the job (params, progress, signal, outputs) and the render environment,
+ * never the board: a worker on another machine can run it. Reports the share of frames captured as progress.
+ */
+export const renderHtmlJob = (env: RenderEnv, job: JobContext<HtmlRenderParams>): Promise<RenderedVideo> =>
+  renderVideoFiles(env, job.params, (name) => job.output(job.params.boardId, name), {
+    signal: job.signal,
+    onProgress: job.progress,
+  });
+
+/**
+ * Renders HTML cards for this service: a video of every frame (added to its board), or one frame as a PNG. Renders
+ * run under the time limit and stop when the caller's signal aborts (the client went away); partial files are removed.
+ * A video asked as a job runs `renderHtmlJob`; `outcome` finishes it here, once the runner committed the video.
  */
 export class HtmlRenderer {
-  private readonly timeoutMs: number;
-
   constructor(
-    private readonly ctx: AppContext,
-    private readonly serviceOrigins: () => string[],
-  ) {
-    this.timeoutMs = ctx.config.htmlRenderTimeoutMs;
-  }
+    readonly env: RenderEnv,
+    private readonly media: MediaRoot,
+    private readonly boards: BoardService,
+    private readonly outputs: BoardOutputs,
+  ) {}
 
-  private env(): CardEnv {
-    return { pool: browserPool(this.ctx), media: this.ctx.media, serviceOrigins: this.serviceOrigins() };
-  }
-
-  /** Runs `fn` with a signal that aborts on the caller's signal or after the render time limit (504). */
-  private async limited<T>(signal: AbortSignal | undefined, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
-    const limit = new AbortController();
-    const timer = setTimeout(
-      () =>
-        limit.abort(
-          new ApiError(
-            504,
-            'render_timeout',
-            `The render took longer than its limit of ${Math.round(this.timeoutMs / 1000)} s`,
-          ),
-        ),
-      this.timeoutMs,
-    );
-    const onAbort = () => limit.abort(new ApiError(499, 'aborted', 'The request was cancelled'));
-    signal?.addEventListener('abort', onAbort, { once: true });
-    try {
-      return await fn(limit.signal);
-    } finally {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-    }
-  }
-
-  /** One frame as PNG bytes, written nowhere (the agents' card previews keep them outside the board folder). */
   capturePng(req: CardSpec & { frame: number }, signal?: AbortSignal): Promise<{ png: Buffer; blocked: string[] }> {
-    return this.limited(signal, (s) =>
-      withCardPage(this.env(), req, s, async (card) => {
-        await card.seek(req.frame);
-        return { png: await card.capture(), blocked: card.blocked };
-      }),
+    return capturePng(this.env, req, signal);
+  }
+
+  /** A video file outside any board (card videos of a share); see `renderToFile`. */
+  renderToFile(
+    spec: CardSpec & { duration: number; format: VideoFormat },
+    output: string,
+    signal?: AbortSignal,
+  ): Promise<{ frames: number; blocked: string[]; middleFrame: Buffer }> {
+    return renderToFile(this.env, spec, output, { signal });
+  }
+
+  /** The checks a render makes before any work: its board exists. */
+  check(req: { boardId: string }): void {
+    this.boards.requireBoard(req.boardId);
+  }
+
+  /** A frame rendered in the request: the same file and answer as the `html.render-frame` job. */
+  async renderFrame(req: FrameRequest, signal?: AbortSignal): Promise<FrameResult> {
+    this.check(req);
+    return this.withOutputs(req.boardId, async (reserve) =>
+      this.finishFrame(req, await renderFrameFile(this.env, req, reserve, { signal })),
     );
   }
 
-  async renderFrame(req: FrameRequest, signal?: AbortSignal): Promise<FrameResult> {
-    this.ctx.boards.requireBoard(req.boardId);
-    const { png, blocked } = await this.capturePng(req, signal);
-    const dir = await this.ctx.media.boardDir(req.boardId);
-    const filename = await writeNewFile(dir, filenameFromTitle(req.title, 'HTML frame', 'png'), png);
-    return { type: 'image', filename, url: this.ctx.media.urlFor(req.boardId, filename), blocked_requests: blocked };
-  }
-
-  async renderVideo(req: VideoRequest, signal?: AbortSignal): Promise<VideoResult> {
-    this.ctx.boards.requireBoard(req.boardId);
-    const dir = await this.ctx.media.boardDir(req.boardId);
-    const filename = filenameFromTitle(req.title, 'HTML render', req.format);
-    const sideDir = await folderInside(this.ctx.media.root, [SIDE_FILES, req.boardId]);
-    const temp = tempPathIn(dir, filename);
-    const wantProxy = req.height > RENDER_LIMITS.proxyHeight;
-    const proxyTemp = wantProxy ? tempPathIn(sideDir, 'proxy.mp4') : undefined;
+  /**
+   * Runs `fn` with `reserve`, which hands out pending outputs in the board folder as the job runner's `job.output`
+   * does; whatever was not committed or filed by the end (a failure, the client gone) is removed.
+   */
+  private async withOutputs<T>(
+    boardId: string,
+    fn: (reserve: (filename: string) => Promise<PendingOutput>) => Promise<T>,
+  ): Promise<T> {
+    const reserved: PendingOutput[] = [];
     try {
-      const { frames, blocked, middleFrame } = await this.renderToFile(req, temp, signal, proxyTemp);
-      const stored = await commitUnique(temp, dir, filename);
-      const stem = path.parse(stored).name;
-      const url = this.ctx.media.urlFor(req.boardId, stored);
-      const proxyUrl = proxyTemp
-        ? this.ctx.media.rootUrl(
-            path.join(SIDE_FILES, req.boardId, await commitUnique(proxyTemp, sideDir, `${stem}.proxy.mp4`)),
-          )
-        : undefined;
-      const thumbnailUrl = this.ctx.media.rootUrl(
-        path.join(SIDE_FILES, req.boardId, await this.writeThumbnail(middleFrame, sideDir, `${stem}.jpg`)),
-      );
-      const element = await this.ctx.boards.addElement(req.boardId, {
-        type: 'video',
-        url,
-        name: stored,
-        data: {
-          source: 'html-render',
-          proxy_url: proxyUrl,
-          render: {
-            width: req.width,
-            height: req.height,
-            fps: req.fps,
-            duration: req.duration,
-            format: req.format,
-            frames,
-          },
-        },
+      return await fn(async (name) => {
+        const out = await this.outputs.reserve(boardId, name);
+        reserved.push(out);
+        return out;
       });
-      return {
-        type: 'video',
-        filename: stored,
-        url,
-        proxy_url: proxyUrl,
-        thumbnail_url: thumbnailUrl,
-        element,
-        frames,
-        blocked_requests: blocked,
-      };
     } finally {
-      await fsp.rm(temp, { force: true });
-      if (proxyTemp) await fsp.rm(proxyTemp, { force: true });
+      await Promise.all(reserved.map((out) => this.outputs.discard(out)));
     }
   }
 
   /**
-   * Renders a card to a video at `output` (and its proxy at `proxyOutput`) without touching the board; the caller
-   * owns both paths (and removes them on failure). Used by renderVideo and by features that keep their own renders
-   * (card videos of a share). Answers the middle frame as a PNG, for a thumbnail or poster.
+   * The frame job's outcome: the PNG is filed here, on the service (a unique name in the board folder, no element:
+   * frames sample previews and would litter the board), since the runner's commit always adds an element.
    */
-  async renderToFile(
-    spec: CardSpec & { duration: number; format: VideoFormat },
-    output: string,
-    signal?: AbortSignal,
-    proxyOutput?: string,
-  ): Promise<{ frames: number; blocked: string[]; middleFrame: Buffer }> {
-    const frames = frameCount(spec.fps, spec.duration);
-    const thumbAt = Math.floor(frames / 2);
-    let middleFrame: Buffer | undefined;
-    let blocked: string[] = [];
-    await this.limited(signal, async (s) => {
-      blocked = await captureVideo(
-        this.ctx.tools,
-        this.env(),
-        spec,
-        {
-          fps: spec.fps,
-          format: spec.format,
-          output,
-          proxy: proxyOutput ? { output: proxyOutput, height: RENDER_LIMITS.proxyHeight } : undefined,
-          frameCount: frames,
-          signal: s,
-          timeoutMs: this.timeoutMs,
-        },
-        (f, png) => {
-          if (f === thumbAt) middleFrame = png;
-        },
-      );
+  async frameOutcome(req: HtmlFrameParams, rendered: RenderedFrame): Promise<JobOutcome> {
+    const result = await this.finishFrame(req, rendered);
+    return { output_url: result.url, result };
+  }
+
+  private async finishFrame(req: FrameRequest, rendered: RenderedFrame): Promise<FrameResult> {
+    const { png } = rendered;
+    const filename = await commitUnique(png.temp, path.dirname(png.temp), png.name);
+    return {
+      type: 'image',
+      filename,
+      url: this.media.urlFor(req.boardId, filename),
+      blocked_requests: rendered.blocked,
+    };
+  }
+
+  /** A video rendered in the request: the same files and answer as the `html.render` job. */
+  async renderVideo(req: VideoRequest, signal?: AbortSignal): Promise<VideoResult> {
+    this.check(req);
+    return this.withOutputs(req.boardId, async (reserve) => {
+      const rendered = await renderVideoFiles(this.env, req, reserve, { signal });
+      return this.finish(req, rendered, await this.outputs.commit(rendered.video, videoElement(req, rendered)));
     });
-    // captureInOrder delivers every frame before encodeFrames resolves, so the middle one was seen.
-    return { frames, blocked, middleFrame: middleFrame! };
   }
 
-  private async writeThumbnail(png: Buffer, dir: string, filename: string): Promise<string> {
-    const size = RENDER_LIMITS.thumbnailSize;
-    const jpeg = await sharp(png)
-      .resize(size, size, { fit: 'inside', withoutEnlargement: true })
-      .jpeg({ quality: 82 })
-      .toBuffer();
-    return writeNewFile(dir, filename, jpeg);
+  /** The job's outcome: the video for the runner to commit, then `finish` shapes the same answer as `renderVideo`. */
+  outcome(req: HtmlRenderParams, rendered: RenderedVideo): JobOutcome {
+    return {
+      output: {
+        file: rendered.video,
+        element: videoElement(req, rendered),
+        result: (committed) => this.finish(req, rendered, committed),
+      },
+    };
+  }
+
+  /**
+   * After the video was committed: its proxy and thumbnail move to `media/html-renders/<board_id>/`, named after the
+   * video's final name, and the proxy's URL goes into the element's data.
+   */
+  private async finish(req: VideoRequest, rendered: RenderedVideo, committed: CommittedOutput): Promise<VideoResult> {
+    const sideDir = await folderInside(this.media.root, [SIDE_FILES, req.boardId]);
+    const stem = path.parse(committed.filename).name;
+    const sideUrl = async (out: PendingOutput, name: string) =>
+      this.media.rootUrl(path.join(SIDE_FILES, req.boardId, await moveIntoUnique(out.temp, sideDir, name)));
+    const proxyUrl = rendered.proxy ? await sideUrl(rendered.proxy, `${stem}.proxy.mp4`) : undefined;
+    const thumbnailUrl = await sideUrl(rendered.thumbnail, `${stem}.jpg`);
+    const element = proxyUrl
+      ? this.boards.mutateElementData(committed.element.id, (data) => ({ ...data, proxy_url: proxyUrl }))
+      : committed.element;
+    return {
+      type: 'video',
+      filename: committed.filename,
+      url: committed.url,
+      proxy_url: proxyUrl,
+      thumbnail_url: thumbnailUrl,
+      element,
+      frames: rendered.frames,
+      blocked_requests: rendered.blocked,
+    };
   }
 }
 
-const renderers = new WeakMap<AppContext, HtmlRenderer>();
-
-/** The renderer of a service instance, for other features (agent previews); the html feature registers it. */
-export function htmlRendererOf(ctx: AppContext): HtmlRenderer | undefined {
-  return renderers.get(ctx);
-}
-
-export function registerHtmlRenderer(ctx: AppContext, renderer: HtmlRenderer): void {
-  renderers.set(ctx, renderer);
-}
+const videoElement = (req: VideoRequest, rendered: RenderedVideo): OutputElement => ({
+  type: 'video',
+  data: {
+    source: 'html-render',
+    render: {
+      width: req.width,
+      height: req.height,
+      fps: req.fps,
+      duration: req.duration,
+      format: req.format,
+      frames: rendered.frames,
+    },
+  },
+});

@@ -1,11 +1,24 @@
 import type { AddressInfo } from 'node:net';
-import type { FastifyReply } from 'fastify';
-import type { App, AppContext, Feature } from '../context.js';
+import { BoardOutputs } from '../boards/outputs.js';
+import type { App, AppContext } from '../context.js';
 import { badRequest } from '../http/errors.js';
-import { errorResponses } from '../http/schemas.js';
-import { cardHtml } from './card-html.js';
+import { answerNowOrQueued } from '../http/now-or-queued.js';
+import { errorResponses, Queued } from '../http/schemas.js';
+import { HtmlCardService } from './card-html.js';
+import { mediaRootFiles, type CardEnv } from './card-page.js';
+import { CardVideos } from './card-video.js';
 import { RENDER_LIMITS as L } from './limits.js';
-import { frameCount, HtmlRenderer, registerHtmlRenderer } from './render.js';
+import {
+  frameCount,
+  HTML_FRAME_JOB,
+  HTML_RENDER_JOB,
+  renderHtmlFrameJob,
+  HtmlRenderer,
+  renderHtmlJob,
+  type RenderEnv,
+  type FrameRequest,
+  type VideoRequest,
+} from './render.js';
 import {
   CardParams,
   FrameResponse,
@@ -21,14 +34,6 @@ import {
 } from './schemas.js';
 
 const tags = ['html'];
-/** Aborts when the client goes away before the answer was sent, so an abandoned render stops. */
-function clientGone(reply: FastifyReply): AbortSignal {
-  const ac = new AbortController();
-  reply.raw.on('close', () => {
-    if (!reply.raw.writableFinished) ac.abort();
-  });
-  return ac.signal;
-}
 
 /** This service's own origins, whose absolute /media URLs a card may use besides relative ones. */
 function serviceOrigins(app: App): string[] {
@@ -37,12 +42,40 @@ function serviceOrigins(app: App): string[] {
   return [`http://127.0.0.1:${address.port}`, `http://localhost:${address.port}`, `http://[::1]:${address.port}`];
 }
 
-export const registerHtml: Feature = (app: App, ctx: AppContext) => {
-  const renderer = new HtmlRenderer(ctx, () => serviceOrigins(app));
-  registerHtmlRenderer(ctx, renderer);
-  const cards = cardHtml(ctx);
+/** What the html feature builds that other features use, handed on by `registerFeatures`. */
+export interface HtmlParts {
+  /** Card HTML with versions: the agents' `update_element_html` writes through it, sharing reads the versions. */
+  cards: HtmlCardService;
+  /** The renderer: the agents' card previews. */
+  renderer: HtmlRenderer;
+  /** Cached card videos: sharing and the motion-editor panel. */
+  cardVideos: CardVideos;
+  /** The card page's environment for features that draw their own pages on it (mockups): no service origins. */
+  cardEnv: CardEnv;
+}
+
+export const registerHtml = (app: App, ctx: AppContext): HtmlParts => {
+  const env: RenderEnv = {
+    tools: ctx.tools,
+    pool: ctx.browsers,
+    media: mediaRootFiles(ctx.media),
+    serviceOrigins: () => serviceOrigins(app),
+    timeoutMs: ctx.config.htmlRenderTimeoutMs,
+  };
+  const outputs = new BoardOutputs(ctx.media, ctx.boards);
+  const renderer = new HtmlRenderer(env, ctx.media, ctx.boards, outputs);
+  const cards = new HtmlCardService(ctx);
+  const cardVideos = new CardVideos(
+    ctx.media,
+    ctx.boards,
+    cards,
+    new HtmlRenderer({ ...env, serviceOrigins: () => [] }, ctx.media, ctx.boards, outputs),
+  );
   ctx.events.on('element-added', (element) => cards.keepInitialVersion(element));
   ctx.onClose(() => cards.idle());
+  // The render runs on the render environment alone; the renderer files the side files once the runner committed it.
+  ctx.jobs.define(HTML_RENDER_JOB, async (job) => renderer.outcome(job.params, await renderHtmlJob(env, job)));
+  ctx.jobs.define(HTML_FRAME_JOB, async (job) => renderer.frameOutcome(job.params, await renderHtmlFrameJob(env, job)));
 
   app.post(
     '/api/html/render',
@@ -52,26 +85,31 @@ export const registerHtml: Feature = (app: App, ctx: AppContext) => {
         summary: 'Render an HTML card to a video on virtual time',
         description:
           'Frame f shows the page at t = f / fps s. The video (H.264 mp4 or VP9 webm) goes to the board folder, named from `title`, ' +
-          `and is added to the board as a video element. A ${L.proxyHeight}p proxy is made for taller videos; the thumbnail is the middle frame.`,
+          `and is added to the board as a video element. A ${L.proxyHeight}p proxy is made for taller videos; the thumbnail is the middle frame. ` +
+          'With `async: true` the answer is 202 and the render an `html.render` job (progress = frames done / total).',
         body: RenderBody,
-        response: { 200: VideoResponse, ...renderErrors },
+        response: { 200: VideoResponse, 202: Queued, ...renderErrors },
       },
     },
     async (req, reply) => {
       const b = req.body;
-      return renderer.renderVideo(
-        {
-          html: b.html,
-          width: b.width ?? 1280,
-          height: b.height ?? 720,
-          fps: b.fps ?? 30,
-          duration: b.duration,
-          format: b.format ?? 'mp4',
-          title: b.title,
-          boardId: b.board_id,
-        },
-        clientGone(reply),
-      );
+      const params: VideoRequest = {
+        html: b.html,
+        width: b.width ?? 1280,
+        height: b.height ?? 720,
+        fps: b.fps ?? 30,
+        duration: b.duration,
+        format: b.format ?? 'mp4',
+        title: b.title,
+        boardId: b.board_id,
+      };
+      return answerNowOrQueued(ctx.jobs, reply, b.async, {
+        kind: HTML_RENDER_JOB,
+        params,
+        boardId: b.board_id,
+        check: () => renderer.check(params),
+        run: (signal) => renderer.renderVideo(params, signal),
+      });
     },
   );
 
@@ -82,9 +120,10 @@ export const registerHtml: Feature = (app: App, ctx: AppContext) => {
         tags,
         summary: 'Render one frame of an HTML card to a PNG',
         description:
-          'The same pixels as frame `frame` of a video rendered with the same html, size and fps. The PNG goes to the board folder (not added as an element).',
+          'The same pixels as frame `frame` of a video rendered with the same html, size and fps. The PNG goes to the board folder (not added as an element). ' +
+          'With `async: true` the answer is 202 and the render an `html.render-frame` job (progress = frames stepped through / frame + 1).',
         body: RenderFrameBody,
-        response: { 200: FrameResponse, ...renderErrors },
+        response: { 200: FrameResponse, 202: Queued, ...renderErrors },
       },
     },
     async (req, reply) => {
@@ -100,18 +139,22 @@ export const registerHtml: Feature = (app: App, ctx: AppContext) => {
           { field: 'body.frame', last },
         );
       }
-      return renderer.renderFrame(
-        {
-          html: b.html,
-          width: b.width ?? 1280,
-          height: b.height ?? 720,
-          fps,
-          frame,
-          title: b.title,
-          boardId: b.board_id,
-        },
-        clientGone(reply),
-      );
+      const params: FrameRequest = {
+        html: b.html,
+        width: b.width ?? 1280,
+        height: b.height ?? 720,
+        fps,
+        frame,
+        title: b.title,
+        boardId: b.board_id,
+      };
+      return answerNowOrQueued(ctx.jobs, reply, b.async, {
+        kind: HTML_FRAME_JOB,
+        params,
+        boardId: b.board_id,
+        check: () => renderer.check(params),
+        run: (signal) => renderer.renderFrame(params, signal),
+      });
     },
   );
 
@@ -180,4 +223,5 @@ export const registerHtml: Feature = (app: App, ctx: AppContext) => {
     },
     async (req) => cards.restore(req.params.board_id, req.params.element_id, req.params.n),
   );
+  return { cards, renderer, cardVideos, cardEnv: { pool: env.pool, media: env.media, serviceOrigins: [] } };
 };

@@ -1,7 +1,7 @@
 import fsp from 'node:fs/promises';
 import send from '@fastify/send';
 import type { HTTPRequest, Page } from 'puppeteer-core';
-import type { MediaRoot } from '../files/media-root.js';
+import type { MediaFiles } from './card-page.js';
 
 /**
  * The card is loaded from this made-up origin (a `.localhost` name, so it counts as a secure context) and every
@@ -49,7 +49,8 @@ class ByteBudget {
 
 export interface SandboxOptions {
   html: string;
-  media: MediaRoot;
+  /** Reads the card's `/media/...` requests (the service's media root, with all its containment checks). */
+  media: MediaFiles;
   /** Origins (scheme://host:port) of this service, whose absolute `/media/...` URLs the card may also use. */
   serviceOrigins: string[];
 }
@@ -91,9 +92,12 @@ export async function installSandbox(page: Page, opts: SandboxOptions): Promise<
       return req.respond({ status: 404, contentType: 'text/plain', body: '' });
     if (!mediaOrigins.has(url.origin) || !url.pathname.startsWith('/media/') || !['GET', 'HEAD'].includes(req.method()))
       return refuse(req);
-    let file;
+    let file: { path: string; size: number };
     try {
-      file = await opts.media.resolveUrl(url.pathname);
+      const local = await opts.media(url.pathname);
+      const st = await fsp.stat(local);
+      if (!st.isFile()) throw new Error('not a file');
+      file = { path: local, size: st.size };
     } catch {
       return req.respond({ status: 404, contentType: 'text/plain', body: 'not found' });
     }

@@ -22,6 +22,14 @@ const Height = Type.Integer({
 });
 const Fps = Type.Integer({ minimum: L.minFps, maximum: L.maxFps, default: 30 });
 const Title = Type.String({ maxLength: 200, description: 'names the output file' });
+const Async = (kind: string, progress: string) =>
+  Type.Optional(
+    Type.Boolean({
+      description:
+        `answer 202 {job_id} at once and render as an \`${kind}\` job (GET /api/jobs/{job_id}: progress is the share of ` +
+        `${progress}, with an eta; the result is the same body as the synchronous answer)`,
+    }),
+  );
 
 export const RenderBody = Type.Object(
   {
@@ -33,6 +41,7 @@ export const RenderBody = Type.Object(
     format: Type.Optional(Type.Enum(['mp4', 'webm'], { default: 'mp4' })),
     title: Type.Optional(Title),
     board_id: Id,
+    async: Async('html.render', 'frames captured'),
   },
   { additionalProperties: false },
 );
@@ -59,6 +68,7 @@ export const RenderFrameBody = Type.Object(
     ),
     title: Type.Optional(Title),
     board_id: Id,
+    async: Async('html.render-frame', 'frames stepped through up to `frame`'),
   },
   { additionalProperties: false },
 );

@@ -30,7 +30,12 @@ export interface JobOutcome {
    * The file the job produced, still pending: the runner adds it to its board (unique name, element) and removes it
    * if the job failed or was cancelled. `result` then shapes the job's result from the committed file.
    */
-  output?: { file: PendingOutput; element?: OutputElement; result?: (committed: CommittedOutput) => unknown };
+  output?: {
+    file: PendingOutput;
+    element?: OutputElement;
+    /** May be async: it runs here, on the service, after the commit (an HTML render files its side files then). */
+    result?: (committed: CommittedOutput) => unknown;
+  };
 }
 
 export type JobHandler<P> = (job: JobContext<P>) => Promise<JobOutcome>;
@@ -278,7 +283,7 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
         const committed = await this.requireFiles().outputs.commit(outcome.output.file, outcome.output.element);
         outputUrl ??= committed.url;
         result = outcome.output.result
-          ? outcome.output.result(committed)
+          ? await outcome.output.result(committed)
           : (result ?? { element_id: committed.element.id, filename: committed.filename });
       }
       await discardLeftovers();

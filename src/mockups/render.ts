@@ -3,9 +3,9 @@ import path from 'node:path';
 import type { AppContext } from '../context.js';
 import { commitUnique, tempPathIn } from '../files/atomic.js';
 import { filenameFromTitle } from '../files/names.js';
+import type { CardEnv } from '../html/card-page.js';
 import { frameCount, captureVideo } from '../html/render.js';
 import type { JobContext, JobOutcome } from '../jobs/runner.js';
-import { browserPool } from '../tools/browser.js';
 import { probe } from '../tools/ffprobe.js';
 import { PRESET_SIZES } from '../timeline/render-options.js';
 import {
@@ -78,7 +78,11 @@ async function checkOutput(
  * screen video and blurred backgrounds, build the page, capture every frame on the HTML renderer's virtual clock into
  * ffmpeg, check the file, then give it a unique name in the board folder and add it to the board as a video.
  */
-export async function renderMockup(ctx: AppContext, job: JobContext<MockupRenderParams>): Promise<JobOutcome> {
+export async function renderMockup(
+  ctx: AppContext,
+  cardEnv: CardEnv,
+  job: JobContext<MockupRenderParams>,
+): Promise<JobOutcome> {
   const p = job.params;
   const { w: width, h: height } = PRESET_SIZES[p.size_preset];
   const frame: Frame = {
@@ -132,7 +136,7 @@ export async function renderMockup(ctx: AppContext, job: JobContext<MockupRender
     });
     await captureVideo(
       ctx.tools,
-      { pool: browserPool(ctx), media: ctx.media, serviceOrigins: [] },
+      cardEnv,
       { html, width, height, fps: p.fps, transparent: p.transparent },
       {
         fps: p.fps,

@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Type } from 'typebox';
-import type { Feature } from '../context.js';
+import type { App, AppContext } from '../context.js';
+import type { CardEnv } from '../html/card-page.js';
 import { badRequest } from '../http/errors.js';
 import { ErrorBody, errorResponses } from '../http/schemas.js';
 import { MockupService } from './projects.js';
@@ -22,9 +23,9 @@ import {
 import { toRenderStatus } from '../timeline/schemas.js';
 
 /** Mockup projects of a board (a device showing a board file, moved in 3D) and their render jobs. */
-export const registerMockups: Feature = (app, ctx) => {
+export const registerMockups = (app: App, ctx: AppContext, uses: { cardEnv: CardEnv }): void => {
   const projects = new MockupService(ctx.db, ctx.boards);
-  ctx.jobs.define(RENDER_JOB, (job) => renderMockup(ctx, job));
+  ctx.jobs.define(RENDER_JOB, (job) => renderMockup(ctx, uses.cardEnv, job));
   // Inputs prepared by renders a crash interrupted; no render runs before the features are registered.
   fs.rmSync(path.join(ctx.media.root, WORK_DIR), { recursive: true, force: true });
   const tags = ['mockups'];

@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { AppContext } from '../context.js';
 import type { Element } from '../boards/schemas.js';
 import { badRequest } from '../http/errors.js';
-import { cardVideo } from '../html/card-video.js';
+import type { CardVideos } from '../html/card-video.js';
 import type { PanelEntry } from './schemas.js';
 
 const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
@@ -18,12 +18,17 @@ const IMPORTABLE = ['image', 'video', 'html'];
  * The board's importable elements, board order. Images and videos carry what their probe found; an html card is
  * rendered to a video (cached per htmlVersion, nothing added to the board), one card at a time.
  */
-export async function listPanelEntries(ctx: AppContext, boardId: string, signal?: AbortSignal): Promise<PanelEntry[]> {
+export async function listPanelEntries(
+  ctx: AppContext,
+  cardVideos: CardVideos,
+  boardId: string,
+  signal?: AbortSignal,
+): Promise<PanelEntry[]> {
   const out: PanelEntry[] = [];
   for (const el of ctx.boards.listElements(boardId)) {
     if (!IMPORTABLE.includes(el.type) || !el.url) continue;
     try {
-      out.push(await panelEntry(ctx, el, signal));
+      out.push(await panelEntry(cardVideos, el, signal));
     } catch (err) {
       // One card that cannot be rendered (say, Chromium missing) leaves the rest of the list usable.
       if (signal?.aborted || el.type !== 'html') throw err;
@@ -36,14 +41,14 @@ export async function listPanelEntries(ctx: AppContext, boardId: string, signal?
   return out;
 }
 
-async function panelEntry(ctx: AppContext, el: Element, signal?: AbortSignal): Promise<PanelEntry> {
+async function panelEntry(cardVideos: CardVideos, el: Element, signal?: AbortSignal): Promise<PanelEntry> {
   const base = {
     id: el.id,
     name: el.name ?? path.basename(decodeURIComponent(el.url!)),
     download_url: downloadUrl(el.board_id, el.id),
   };
   if (el.type === 'html') {
-    const v = await cardVideo(ctx, el.board_id, el.id, signal);
+    const v = await cardVideos.get(el.board_id, el.id, signal);
     return {
       ...base,
       type: 'html',
@@ -68,6 +73,7 @@ async function panelEntry(ctx: AppContext, el: Element, signal?: AbortSignal): P
 /** The file a download serves and the name it is saved under (a card: its video, named after the card). */
 export async function panelFile(
   ctx: AppContext,
+  cardVideos: CardVideos,
   boardId: string,
   elementId: string,
   signal?: AbortSignal,
@@ -76,7 +82,7 @@ export async function panelFile(
   if (!IMPORTABLE.includes(el.type))
     throw badRequest(`Element ${elementId} is ${el.type}; the panel imports images, videos and html cards`);
   if (el.type === 'html') {
-    const v = await cardVideo(ctx, boardId, elementId, signal);
+    const v = await cardVideos.get(boardId, elementId, signal);
     return { path: v.path, filename: `${path.parse(el.name ?? elementId).name || elementId}.mp4` };
   }
   const { path: file } = await ctx.boards.elementFile(boardId, elementId);

@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { create as contentDisposition } from 'content-disposition';
-import type { Feature } from '../context.js';
+import type { App, AppContext } from '../context.js';
+import type { CardVideos } from '../html/card-video.js';
 import { notFound } from '../http/errors.js';
 import { errorResponses } from '../http/schemas.js';
 import { abortOnDisconnect } from '../http/client-abort.js';
@@ -21,7 +22,7 @@ import {
 } from './schemas.js';
 
 /** Endpoints the motion editor's extension panel polls and imports through. */
-export const registerMotionPanel: Feature = (app, ctx) => {
+export const registerMotionPanel = (app: App, ctx: AppContext, uses: { cardVideos: CardVideos }): void => {
   const tags = ['motion editor panel'];
   const base = '/api/integrations/motion-editor';
   const media = { ...ctx, probes: new ProbeCache(ctx.tools) };
@@ -53,7 +54,7 @@ export const registerMotionPanel: Feature = (app, ctx) => {
     },
     async (req, reply) => {
       ctx.boards.requireBoard(req.query.board_id);
-      return listPanelEntries(ctx, req.query.board_id, abortOnDisconnect(reply));
+      return listPanelEntries(ctx, uses.cardVideos, req.query.board_id, abortOnDisconnect(reply));
     },
   );
 
@@ -69,7 +70,7 @@ export const registerMotionPanel: Feature = (app, ctx) => {
       },
     },
     async (req, reply) => {
-      const file = await panelFile(ctx, req.query.board_id, req.params.eid, abortOnDisconnect(reply));
+      const file = await panelFile(ctx, uses.cardVideos, req.query.board_id, req.params.eid, abortOnDisconnect(reply));
       const opened = openRegularFile(file.path);
       if (!opened) throw notFound(`The file of element ${req.params.eid} is gone`);
       return serveOpenFile(

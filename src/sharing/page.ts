@@ -8,8 +8,8 @@ import send from '@fastify/send';
 import sharp from 'sharp';
 import type { AppContext } from '../context.js';
 import type { Element } from '../boards/schemas.js';
-import { cardHtml } from '../html/card-html.js';
-import { cardVideo } from '../html/card-video.js';
+import type { HtmlCardService } from '../html/card-html.js';
+import type { CardVideos } from '../html/card-video.js';
 import type { HistoryStore } from '../generation/history.js';
 import { runFfmpeg } from '../tools/ffmpeg.js';
 import type { BoardJson, SharedElement } from './schemas.js';
@@ -79,6 +79,12 @@ export async function sha256File(file: string): Promise<string> {
 
 const sha256 = (data: string | Buffer) => crypto.createHash('sha256').update(data).digest('hex');
 
+/** What the html feature hands sharing: a card's versions and its video. */
+export interface CardSources {
+  cards: HtmlCardService;
+  cardVideos: CardVideos;
+}
+
 /** Builds the files of a board's shared page; media is hashed (cached by size and mtime) but not copied. */
 export class PageBuilder {
   constructor(
@@ -86,6 +92,7 @@ export class PageBuilder {
     private readonly store: ShareStore,
     /** The generation feature's history: a shared page with include_history lists the board's requests. */
     private readonly generations: HistoryStore,
+    private readonly html: CardSources,
   ) {}
 
   private async hashOf(file: string): Promise<string> {
@@ -278,7 +285,7 @@ export class PageBuilder {
     add: (f: PageFile) => void,
     opts: PageOptions,
   ): Promise<SharedElement> {
-    const cards = cardHtml(this.ctx);
+    const cards = this.html.cards;
     const versions = await cards.list(el.board_id, el.id);
     const html = await cards
       .read(el.board_id, el.id, versions.htmlVersion)
@@ -291,7 +298,7 @@ export class PageBuilder {
       return p;
     };
     shared.html = { path: addDoc(html), version: versions.htmlVersion };
-    const video = await cardVideo(this.ctx, el.board_id, el.id, opts.signal);
+    const video = await this.html.cardVideos.get(el.board_id, el.id, opts.signal);
     const [vHash, pHash] = await Promise.all([this.hashOf(video.path), this.hashOf(video.posterPath)]);
     const vPath = `media/${vHash.slice(0, 32)}.mp4`;
     const pPath = `media/${pHash.slice(0, 32)}.jpg`;

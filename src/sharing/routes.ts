@@ -1,4 +1,5 @@
 import type { GenerationContext } from '../generation/context.js';
+import type { HtmlParts } from '../html/routes.js';
 import type { App, AppContext } from '../context.js';
 import { abortOnDisconnect } from '../http/client-abort.js';
 import { Queued } from '../http/schemas.js';
@@ -42,8 +43,12 @@ declare module '../jobs/kinds.js' {
   }
 }
 
-export const registerSharing = (app: App, ctx: AppContext, uses: { generation: GenerationContext }): void => {
-  const shares = new SharingService(ctx, uses.generation.history);
+export const registerSharing = (
+  app: App,
+  ctx: AppContext,
+  uses: { generation: GenerationContext; html: Pick<HtmlParts, 'cards' | 'cardVideos'> },
+): void => {
+  const shares = new SharingService(ctx, uses.generation.history, uses.html);
   const importer = new Importer(ctx);
   ctx.events.on('board-deleted', (board) => shares.endSharesOf(board.id));
   const share = (p: ShareParams, signal: AbortSignal, onProgress?: (f: number) => void) =>

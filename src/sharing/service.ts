@@ -8,7 +8,7 @@ import type { AppContext } from '../context.js';
 import { tempPathIn } from '../files/atomic.js';
 import { conflict, notFound } from '../http/errors.js';
 import { newId, nowIso } from '../ids.js';
-import { PageBuilder, type PageFile } from './page.js';
+import { PageBuilder, type CardSources, type PageFile } from './page.js';
 import type { ShareAnswerT } from './schemas.js';
 import { ShareStore, type Manifest, type ShareRow } from './store.js';
 import { WorkerClient, type UploadBody } from './worker-client.js';
@@ -46,9 +46,10 @@ export class SharingService {
   constructor(
     private readonly ctx: AppContext,
     generations: HistoryStore,
+    html: CardSources,
   ) {
     this.store = new ShareStore(ctx.db);
-    this.pages = new PageBuilder(ctx, this.store, generations);
+    this.pages = new PageBuilder(ctx, this.store, generations, html);
   }
 
   private worker(): WorkerClient {

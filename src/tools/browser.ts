@@ -3,8 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import puppeteer, { type Browser, type BrowserContext, type CDPSession, type Page } from 'puppeteer-core';
 import type { FastifyBaseLogger } from 'fastify';
-import type { AppContext } from '../context.js';
-import { ApiError } from '../http/errors.js';
+import { Cancelled, DomainError, ShuttingDown, ToolUnavailable } from '../errors.js';
 import type { ToolInfo, Tools } from './locate.js';
 
 /**
@@ -144,6 +143,10 @@ interface Running {
 }
 
 const BEGIN_FRAME_ATTEMPTS = 8;
+
+/** Why a wait for a page slot ended: the signal's own domain error (a time limit, a job cancel), else Cancelled. */
+const stopReason = (signal: AbortSignal): DomainError =>
+  signal.reason instanceof DomainError ? signal.reason : new Cancelled('The request was cancelled', 'aborted');
 /** How long the first begin-frame of a newly found binary may take before it counts as unsupported. */
 const BEGIN_FRAME_PROBE_MS = 15_000;
 
@@ -290,8 +293,8 @@ export class BrowserPool {
       });
       if (res.screenshotData) return Buffer.from(res.screenshotData, 'base64');
     }
-    throw new ApiError(
-      500,
+    throw new DomainError(
+      'internal',
       'capture_failed',
       `Chromium returned no image after ${BEGIN_FRAME_ATTEMPTS} begin-frame attempts`,
     );
@@ -308,7 +311,7 @@ export class BrowserPool {
   }
 
   private browser(): Promise<Running> {
-    if (this.closed) return Promise.reject(new ApiError(503, 'shutting_down', 'The service is shutting down'));
+    if (this.closed) return Promise.reject(new ShuttingDown());
     if (!this.current) {
       const launching = this.launch();
       this.current = launching;
@@ -399,12 +402,9 @@ export class BrowserPool {
       });
     } catch (err) {
       await fsp.rm(userDataDir, { recursive: true, force: true });
-      throw new ApiError(
-        503,
-        'tool_failed',
-        `Chromium could not be started: ${(err as Error).message.split('\n')[0]}`,
-        { tool: 'chromium' },
-      );
+      throw new ToolUnavailable(`Chromium could not be started: ${(err as Error).message.split('\n')[0]}`, {
+        tool: 'chromium',
+      });
     }
     let cdp: CDPSession;
     try {
@@ -412,12 +412,9 @@ export class BrowserPool {
     } catch (err) {
       await browser.close().catch(() => browser.process()?.kill('SIGKILL'));
       await fsp.rm(userDataDir, { recursive: true, force: true });
-      throw new ApiError(
-        503,
-        'tool_failed',
-        `Chromium started but could not be driven: ${(err as Error).message.split('\n')[0]}`,
-        { tool: 'chromium' },
-      );
+      throw new ToolUnavailable(`Chromium started but could not be driven: ${(err as Error).message.split('\n')[0]}`, {
+        tool: 'chromium',
+      });
     }
     const running: Running = {
       browser,
@@ -463,7 +460,7 @@ export class BrowserPool {
 
   /** Takes `n` page slots, waiting in FIFO order (the head waits until it fits, so large requests are not starved). */
   private slots(n: number, signal?: AbortSignal): Promise<void> {
-    if (signal?.aborted) return Promise.reject(new ApiError(499, 'aborted', 'The request was cancelled'));
+    if (signal?.aborted) return Promise.reject(stopReason(signal));
     if (this.waiting.length === 0 && this.active + n <= this.maxPages) {
       this.active += n;
       return Promise.resolve();
@@ -479,7 +476,7 @@ export class BrowserPool {
       const onAbort = () => {
         const i = this.waiting.indexOf(waiter);
         if (i >= 0) this.waiting.splice(i, 1);
-        reject(new ApiError(499, 'aborted', 'The request was cancelled'));
+        reject(stopReason(signal!));
         this.grantWaiting();
       };
       signal?.addEventListener('abort', onAbort, { once: true });
@@ -499,18 +496,4 @@ export class BrowserPool {
       head.grant();
     }
   }
-}
-
-const pools = new WeakMap<AppContext, BrowserPool>();
-
-/** The one browser pool of a service instance (created on first use, closed with the service). */
-export function browserPool(ctx: AppContext): BrowserPool {
-  let pool = pools.get(ctx);
-  if (!pool) {
-    const created = new BrowserPool(ctx.tools, ctx.log);
-    pool = created;
-    pools.set(ctx, created);
-    ctx.onClose(() => created.close());
-  }
-  return pool;
 }

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ffmpeg, makeAudio, makeImage, probeFile, tempDir } from '../helpers/fixtures.js';
-import { startService, type TestService } from '../helpers/service.js';
+import { startService, waitForJob, type TestService } from '../helpers/service.js';
 import { animationCard, CARD_SIZE, pngPixels, videoFramePixels, wrongCells } from './cards.js';
 
 /** Two frame indices at 10 fps where every mechanism of the test card shows a different, known colour. */
@@ -281,7 +281,7 @@ describe('HTML rendering on virtual time', () => {
 });
 
 describe('HTML render time limit', () => {
-  it('stops a card that never yields with 504, and the next render still works', async () => {
+  it('stops a card that never yields with 504 (as a job: render_timeout), and the next render still works', async () => {
     const s = await startService({ HTML_RENDER_TIMEOUT_SECONDS: '3' });
     try {
       const board = await s.createBoard();
@@ -299,6 +299,21 @@ describe('HTML render time limit', () => {
       assert.equal(res.body.error.code, 'render_timeout');
       const files = await fsp.readdir(await s.service.ctx.media.boardDir(board));
       assert.deepEqual(files, [], 'no partial output is left behind');
+      // The same render as a job fails with the same code, and leaves nothing either.
+      const queued = await s.api('POST', '/api/html/render', {
+        html: stuck,
+        width: 64,
+        height: 64,
+        fps: 10,
+        duration: 1,
+        board_id: board,
+        async: true,
+      });
+      assert.equal(queued.status, 202, queued.text);
+      const job = await waitForJob(s, queued.body.job_id);
+      assert.equal(job.status, 'error', JSON.stringify(job));
+      assert.equal(job.error_code, 'render_timeout');
+      assert.deepEqual(await fsp.readdir(await s.service.ctx.media.boardDir(board)), []);
       const ok = await s.api('POST', '/api/html/render-frame', {
         html: '<body style="margin:0;background:rgb(0,0,255)">',
         width: 64,

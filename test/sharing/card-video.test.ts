@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { cardVideo } from '../../src/html/card-video.js';
 import { HtmlRenderer } from '../../src/html/render.js';
 import { probeFile } from '../helpers/fixtures.js';
 import { startService, type TestService } from '../helpers/service.js';
@@ -14,6 +13,8 @@ describe('card videos (shared by sharing)', () => {
   let board: string;
   let renders = 0;
   const original = HtmlRenderer.prototype.renderToFile;
+  const cardVideo = (boardId: string, elementId: string, signal?: AbortSignal) =>
+    s.service.features.html.cardVideos.get(boardId, elementId, signal);
 
   before(async () => {
     HtmlRenderer.prototype.renderToFile = function (...args) {
@@ -43,7 +44,7 @@ describe('card videos (shared by sharing)', () => {
       200,
     );
 
-    const [a, b] = await Promise.all([cardVideo(s.service.ctx, board, id), cardVideo(s.service.ctx, board, id)]);
+    const [a, b] = await Promise.all([cardVideo(board, id), cardVideo(board, id)]);
     assert.equal(renders, 1, 'two concurrent calls, one render');
     assert.equal(a.path, b.path);
     assert.equal(a.htmlVersion, 2);
@@ -53,7 +54,7 @@ describe('card videos (shared by sharing)', () => {
     assert.ok((await fsp.stat(a.posterPath)).size > 0);
     assert.equal((await s.api('GET', a.url)).status, 200, 'served under /media');
 
-    const again = await cardVideo(s.service.ctx, board, id);
+    const again = await cardVideo(board, id);
     assert.equal(again.path, a.path);
     assert.equal(renders, 1, 'the cached file is reused');
 
@@ -61,7 +62,7 @@ describe('card videos (shared by sharing)', () => {
       (await s.api('PUT', `/api/moodboards/${board}/elements/${id}/html`, { html: card('rgb(0,0,255)') })).status,
       200,
     );
-    const v3 = await cardVideo(s.service.ctx, board, id);
+    const v3 = await cardVideo(board, id);
     assert.equal(renders, 2);
     assert.equal(v3.htmlVersion, 3);
     assert.notEqual(v3.path, a.path);
@@ -81,7 +82,7 @@ describe('card videos (shared by sharing)', () => {
       data: { duration: 60 },
     });
     const ac = new AbortController();
-    const pending = cardVideo(s.service.ctx, board, el.body.id, ac.signal);
+    const pending = cardVideo(board, el.body.id, ac.signal);
     setTimeout(() => ac.abort(), 300);
     await assert.rejects(pending);
     const dir = path.join(s.dataDir, 'media', 'html-renders', board, 'cards');
@@ -89,6 +90,6 @@ describe('card videos (shared by sharing)', () => {
     const left = (await fsp.readdir(dir)).filter((n) => n.includes(el.body.id));
     assert.deepEqual(left, [], 'the stopped render left no file');
     const text = await s.api('POST', `/api/moodboards/${board}/elements`, { type: 'text', name: 't' });
-    await assert.rejects(cardVideo(s.service.ctx, board, text.body.id), /not html/);
+    await assert.rejects(cardVideo(board, text.body.id), /not html/);
   });
 });
