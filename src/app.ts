@@ -85,10 +85,13 @@ export async function buildContext(
   await removeStaleTemps(config.dataDir, true);
   for (const folder of boards.connectedFolders()) await removeStaleTemps(folder, false);
   const outputs = new BoardOutputs(media, boards);
-  const jobs = new JobRunner(db, config.jobConcurrency, log, {
-    resolve: async (url) => (await media.resolveUrl(url)).path,
-    outputs,
-  });
+  const jobs = new JobRunner(
+    db,
+    config.jobConcurrency,
+    log,
+    { resolve: async (url) => (await media.resolveUrl(url)).path, outputs },
+    { tools, log, scratchRoot: path.join(config.dataDir, 'tmp') },
+  );
   const closers: (() => Promise<void> | void)[] = [];
   const ctx: AppContext = { config, db, log, media, tools, jobs, boards, events, onClose: (fn) => closers.push(fn) };
   const stop = async () => {
