@@ -15,6 +15,8 @@ import { installGuard } from './http/guard.js';
 import { installJsonParser } from './http/json-body.js';
 import { perPartValidation } from './http/validation.js';
 import { JobRunner } from './jobs/runner.js';
+import { SharedQueue, startQueueWorker, type QueueWorker } from './jobs/queue.js';
+import { registerWorkerRoutes } from './jobs/worker-routes.js';
 import { registerJobs } from './jobs/routes.js';
 import { Tools } from './tools/locate.js';
 import { BoardEvents } from './boards/events.js';
@@ -63,7 +65,7 @@ async function removeStaleTemps(dir: string, recursive: boolean): Promise<void> 
 export async function buildContext(
   config: Config,
   log: FastifyBaseLogger,
-): Promise<{ ctx: AppContext; outputs: BoardOutputs; stop(): Promise<void> }> {
+): Promise<{ ctx: AppContext; outputs: BoardOutputs; start(): void; stop(): Promise<void> }> {
   const db = openDatabase(path.join(config.dataDir, 'board-media.sqlite'));
   const events = new BoardEvents();
   const store = new BoardStore(db);
@@ -92,10 +94,38 @@ export async function buildContext(
     { resolve: async (url) => (await media.resolveUrl(url)).path, outputs },
     { tools, log, scratchRoot: path.join(config.dataDir, 'tmp') },
   );
+  // JOB_QUEUE: portable jobs go to the shared queue; the service takes them too unless LOCAL_WORKER=0.
+  const shared = config.jobQueue
+    ? new SharedQueue(
+        config.jobQueue,
+        {
+          started: (id) => jobs.remoteStarted(id),
+          progress: (id, f) => jobs.remoteProgress(id, f),
+          failed: (id, f) => jobs.remoteFailed(id, f),
+        },
+        log,
+      )
+    : undefined;
+  if (shared) jobs.useRemote(shared);
+  let localWorker: QueueWorker | undefined;
+  /** Once every feature has defined its job kinds: jobs left by the last run, then the service's own queue worker. */
+  const start = () => {
+    jobs.recover();
+    if (config.jobQueue?.localWorker) {
+      localWorker = startQueueWorker(
+        config.jobQueue,
+        config.jobConcurrency,
+        (job, signal) => jobs.runFromQueue(job.id, signal),
+        log,
+      );
+    }
+  };
   const closers: (() => Promise<void> | void)[] = [];
   const ctx: AppContext = { config, db, log, media, tools, jobs, boards, events, onClose: (fn) => closers.push(fn) };
   const stop = async () => {
     await jobs.shutdown();
+    await localWorker?.close();
+    await shared?.close();
     await prober.idle();
     for (const fn of closers.reverse()) {
       try {
@@ -106,7 +136,7 @@ export async function buildContext(
     }
     db.close();
   };
-  return { ctx, outputs, stop };
+  return { ctx, outputs, start, stop };
 }
 
 /** Builds one isolated service instance: its database, media root, tools, jobs and every feature's routes. */
@@ -153,7 +183,7 @@ export async function buildService(config: Config, opts: BuildOptions = {}): Pro
     return503OnClosing: true,
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
-  const { ctx, stop } = await buildContext(config, app.log);
+  const { ctx, outputs, start, stop } = await buildContext(config, app.log);
   const { jobs } = ctx;
 
   installErrorHandling(app);
@@ -181,10 +211,11 @@ export async function buildService(config: Config, opts: BuildOptions = {}): Pro
   registerServing(app, ctx);
   await registerUploads(app, ctx);
   registerJobs(app, ctx);
+  registerWorkerRoutes(app, ctx, outputs);
   const features = await registerFeatures(app, ctx);
 
   await app.ready();
-  jobs.recover();
+  start();
 
   let closing: Promise<void> | undefined;
   const close = () =>

@@ -90,6 +90,8 @@ export interface RemoteQueue {
   add(id: string, kind: string): Promise<void>;
   /** Takes a waiting job off the queue and tells whichever worker holds a running one to stop it. */
   cancel(id: string): Promise<void>;
+  /** The queue's state of a job (`missing` when it has none), and why it failed. */
+  state(id: string): Promise<{ state: string; failedReason?: string }>;
 }
 
 /** How a render worker's failure reaches the runner (the error as the worker's handler threw it). */
@@ -253,7 +255,10 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
    */
   recover(): void {
     for (const job of this.store.byStatus('running')) {
-      if (this.isRemote(job.kind)) continue;
+      if (this.isRemote(job.kind)) {
+        void this.reconcile(job.id);
+        continue;
+      }
       if (this.kindOptions.get(job.kind)?.resumable) this.store.update(job.id, { status: 'queued', eta_seconds: null });
       else {
         this.store.update(job.id, {
@@ -281,6 +286,25 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
     this.pump();
   }
 
+  /**
+   * A job the records say a worker is running, checked against the queue after a restart: one the queue lost is
+   * queued again, one it gave up on while the service was away fails as it did.
+   */
+  private async reconcile(id: string): Promise<void> {
+    try {
+      const { state, failedReason } = await this.remote!.state(id);
+      if (state === 'missing') {
+        this.store.update(id, { status: 'queued', eta_seconds: null });
+        this.dispatch(id, this.store.get(id)!.kind);
+      } else if (state === 'failed' || state === 'completed') {
+        const message = failedReason ?? 'The worker finished without handing back its output';
+        this.remoteFailed(id, { kind: 'unavailable', code: 'worker_failed', message });
+      }
+    } catch (err) {
+      this.log.error({ err, job: id }, 'could not check the job on the queue');
+    }
+  }
+
   /** Stops taking jobs, aborts the running ones and waits for them to settle. */
   async shutdown(): Promise<void> {
     this.stopping = true;
@@ -295,8 +319,7 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
    * way as a local job, its inputs and output straight on disk. `signal` is the queue's cancel.
    */
   async runFromQueue(id: string, signal: AbortSignal): Promise<void> {
-    const job = this.store.get(id);
-    if (!job || job.status !== 'queued' || this.stopping) return;
+    if (this.stopping) throw new ShuttingDown();
     await this.execute(id, signal);
   }
 
@@ -314,7 +337,7 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
   /** A worker started the job (from the queue's events). */
   remoteStarted(id: string): void {
     const job = this.store.get(id);
-    if (!job || isFinished(job)) return;
+    if (!job || job.status !== 'queued') return;
     this.store.update(id, { status: 'running', started_at: job.started_at ?? nowIso(), progress: 0 });
     this.emitUpdate(id);
   }
@@ -424,10 +447,15 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
 
   private async execute(id: string, external?: AbortSignal): Promise<void> {
     const job = this.store.get(id);
-    if (!job || job.status !== 'queued') return;
+    // From the queue, a job may already say running: its `active` event came first, or its last worker died.
+    if (!job || (job.status !== 'queued' && !(external && job.status === 'running'))) return;
     const handler = this.handlers.get(job.kind)!;
     const controller = new AbortController();
-    const onExternal = () => controller.abort(new Cancelled());
+    // The queue's abort: a user's cancel, or the queue worker stopping (the job then goes back to the queue).
+    const onExternal = () =>
+      controller.abort(
+        external?.reason === 'shutdown' ? new ShuttingDown('Interrupted by service shutdown') : new Cancelled(),
+      );
     external?.addEventListener('abort', onExternal, { once: true });
     if (this.cancelAsked.has(id)) controller.abort(new Cancelled());
     this.running.set(id, { controller, kind: job.kind });

@@ -51,7 +51,9 @@ export async function startService(
     DATA_DIR: dataDir,
   });
   const service = await buildService(config, opts.logStream ? { logStream: opts.logStream } : { logger: false });
-  await service.app.listen({ host: config.host, port: 0 });
+  await service.app.listen({ host: config.host, port: config.port });
+  // With API_TOKEN set, the helpers send it like any client of the service would.
+  const auth: Record<string, string> = config.apiToken ? { authorization: `Bearer ${config.apiToken}` } : {};
   const port = (service.app.server.address() as AddressInfo).port;
   const baseUrl = `http://127.0.0.1:${port}`;
 
@@ -61,7 +63,7 @@ export async function startService(
     body?: unknown,
     headers: Record<string, string> = {},
   ): Promise<ApiAnswer<T>> => {
-    const init: RequestInit = { method, headers: { ...headers } };
+    const init: RequestInit = { method, headers: { ...auth, ...headers } };
     if (body !== undefined) {
       init.body = typeof body === 'string' ? body : JSON.stringify(body);
       (init.headers as Record<string, string>)['content-type'] ??= 'application/json';
@@ -93,7 +95,7 @@ export async function startService(
         form.set('file', new Blob([new Uint8Array(await fsp.readFile(file))]), path.basename(file));
       else
         form.set('file', new Blob([typeof file.data === 'string' ? file.data : new Uint8Array(file.data)]), file.name);
-      const res = await fetch(`${baseUrl}/api/upload`, { method: 'POST', body: form });
+      const res = await fetch(`${baseUrl}/api/upload`, { method: 'POST', body: form, headers: auth });
       const text = await res.text();
       return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined, text };
     },
