@@ -28,20 +28,22 @@ import { SERVICE_VERSION } from '../version.js';
 export function registerWorkerRoutes(app: App, ctx: AppContext, outputs: BoardOutputs): void {
   const tags = ['workers'];
   const hashes = new ContentHashes();
-  /** Uploaded outputs waiting for their job's `complete`, one per job (a new upload replaces the last). */
-  const uploads = new Map<string, { id: string; out: PendingOutput }>();
+  /** Uploaded outputs waiting for their job's `complete`, by upload id (two workers may race on one job). */
+  const uploads = new Map<string, { jobId: string; out: PendingOutput }>();
   const requireQueue = () => {
     if (!ctx.config.jobQueue)
       throw new Conflict('This service has no JOB_QUEUE: it takes no render workers', undefined, 'no_queue');
   };
-  const discardUpload = async (jobId: string) => {
-    const previous = uploads.get(jobId);
-    uploads.delete(jobId);
-    if (previous) await outputs.discard(previous.out);
+  const discardUploads = async (jobId: string) => {
+    for (const [id, upload] of uploads) {
+      if (upload.jobId !== jobId) continue;
+      uploads.delete(id);
+      await outputs.discard(upload.out);
+    }
   };
   // Job records end here or in the runner; an upload whose job ended without using it is removed.
   ctx.jobs.on('update', (job) => {
-    if (['complete', 'error', 'cancelled'].includes(job.status) && uploads.has(job.id)) void discardUpload(job.id);
+    if (['complete', 'error', 'cancelled'].includes(job.status)) void discardUploads(job.id);
   });
 
   app.get(
@@ -142,9 +144,13 @@ export function registerWorkerRoutes(app: App, ctx: AppContext, outputs: BoardOu
           await outputs.discard(out);
           throw err;
         }
-        await discardUpload(job.id);
+        const now = ctx.jobs.require(job.id).status;
+        if (now !== 'queued' && now !== 'running') {
+          await outputs.discard(out);
+          throw new Conflict(`Job ${job.id} is ${now}`, undefined, 'job_finished');
+        }
         const id = newId('upl_');
-        uploads.set(job.id, { id, out });
+        uploads.set(id, { jobId: job.id, out });
         return { upload_id: id };
       },
     );
@@ -167,8 +173,8 @@ export function registerWorkerRoutes(app: App, ctx: AppContext, outputs: BoardOu
       ctx.jobs.forWorker(id);
       const b = req.body;
       if (b.upload_id === undefined) return jobView(ctx.jobs.completeFromWorker(id, b));
-      const upload = uploads.get(id);
-      if (upload?.id !== b.upload_id) {
+      const upload = uploads.get(b.upload_id);
+      if (upload?.jobId !== id) {
         const job = ctx.jobs.require(id);
         // A duplicated complete of a job already done answers it as it is; otherwise the upload is gone.
         if (job.status === 'complete') return jobView(job);
@@ -178,7 +184,7 @@ export function registerWorkerRoutes(app: App, ctx: AppContext, outputs: BoardOu
           'upload_missing',
         );
       }
-      uploads.delete(id);
+      uploads.delete(b.upload_id);
       return jobView(await ctx.jobs.commitFromWorker(id, upload.out, b.element ?? {}, b.data ?? {}));
     },
   );
@@ -197,7 +203,6 @@ export function registerWorkerRoutes(app: App, ctx: AppContext, outputs: BoardOu
     async (req) => {
       requireQueue();
       ctx.jobs.forWorker(req.params.job_id);
-      await discardUpload(req.params.job_id);
       ctx.jobs.remoteFailed(req.params.job_id, req.body);
       return jobView(ctx.jobs.require(req.params.job_id));
     },

@@ -116,7 +116,14 @@ describe(
       );
       return w;
     };
-    after(() => workers.forEach((w) => w.child.kill('SIGKILL')));
+    /** Workers of one test must not take the next test's jobs (they share the Redis). */
+    async function stopWorkers(): Promise<void> {
+      for (const w of workers.splice(0)) {
+        w.child.kill('SIGKILL');
+        await w.exited;
+      }
+    }
+    after(stopWorkers);
 
     test('with the service as its own worker, queued operations and renders answer as in-process', async () => {
       const s = await queued();
@@ -146,6 +153,7 @@ describe(
         });
         assert.equal(bad.status, 404);
       } finally {
+        await stopWorkers();
         await s.close();
       }
     });
@@ -183,6 +191,7 @@ describe(
           `inputs fetched once per worker: ${fetches}`,
         );
       } finally {
+        await stopWorkers();
         await s.close();
       }
     });
@@ -210,6 +219,7 @@ describe(
         assert.equal(els.length, 2);
         assert.deepEqual((await boardFiles(s, board)).sort(), ['long (vp9).webm', 'long.mp4']);
       } finally {
+        await stopWorkers();
         await s.close();
       }
     });
@@ -236,6 +246,7 @@ describe(
         assert.equal((await waitForJob(s, next.body.job_id, { timeoutMs: 60_000 })).status, 'complete');
         assert.ok(w.done().includes(next.body.job_id));
       } finally {
+        await stopWorkers();
         await s.close();
       }
     });
@@ -255,6 +266,7 @@ describe(
         assert.equal((await s.api('GET', `/api/moodboards/${board}`)).body.elements.length, 3);
         assert.ok(w.done().includes(second.body.job_id));
       } finally {
+        await stopWorkers();
         await s.close();
       }
     });
@@ -301,6 +313,7 @@ describe(
         await worker(s);
         assert.equal((await waitForJob(s, r.body.job_id, { timeoutMs: 60_000 })).status, 'complete');
       } finally {
+        await stopWorkers();
         await s.close();
       }
     });
