@@ -21,6 +21,9 @@ export function loadJobsConfig(env: NodeJS.ProcessEnv, apiToken: string | undefi
         'API_TOKEN, so a shared queue needs one (at least 16 characters)',
     );
   }
+  const name = (env.JOB_QUEUE_NAME ?? '').trim() || 'board-media-jobs';
+  if (!/^[A-Za-z0-9_.-]{1,64}$/.test(name))
+    throw new ConfigError(`JOB_QUEUE_NAME may only hold letters, digits, _ . - (at most 64), got "${name}"`);
   const localWorker = (env.LOCAL_WORKER ?? '1').trim();
   if (localWorker !== '0' && localWorker !== '1')
     throw new ConfigError(`LOCAL_WORKER must be 0 or 1, got "${localWorker}"`);
@@ -28,6 +31,7 @@ export function loadJobsConfig(env: NodeJS.ProcessEnv, apiToken: string | undefi
     jobConcurrency,
     jobQueue: {
       url,
+      name,
       localWorker: localWorker === '1',
       // BullMQ's defaults; tests shorten them to see a takeover in seconds.
       lockMs: integer(env, 'JOB_QUEUE_LOCK_MS', 30_000, 1_000, 600_000),

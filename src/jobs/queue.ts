@@ -10,14 +10,14 @@ import { Redis, type RedisOptions } from 'ioredis';
 import type { FastifyBaseLogger } from 'fastify';
 import type { RemoteFailure, RemoteQueue } from './runner.js';
 
-/** The one BullMQ queue of the service: a job's name is its kind, its id the job record's id. */
-export const QUEUE_NAME = 'board-media-jobs';
 /** Where the service publishes the ids of jobs to stop; every worker listens and aborts the one it holds. */
-const CANCEL_CHANNEL = 'board-media-jobs:cancel';
+const cancelChannel = (queue: string) => `${queue}:cancel`;
 
 /** JOB_QUEUE and BullMQ's timing (docs/workers.md): a dead worker's job is taken over after about lock + stalled check. */
 export interface QueueSettings {
   url: string;
+  /** The BullMQ queue (JOB_QUEUE_NAME): a job's name is its kind, its id the job record's id. */
+  name: string;
   /** How long a worker's lock on a job lasts without renewal (renewed every half of it while the job runs). */
   lockMs: number;
   /** How often workers look for jobs whose lock expired, to hand them to another worker. */
@@ -56,6 +56,7 @@ export class SharedQueue implements RemoteQueue {
   private readonly queue: Queue<QueuedJob>;
   private readonly events: QueueEvents;
   private readonly publisher: Redis;
+  private readonly channel: string;
 
   constructor(
     settings: QueueSettings,
@@ -66,8 +67,9 @@ export class SharedQueue implements RemoteQueue {
     },
     private readonly log: FastifyBaseLogger,
   ) {
-    this.queue = new Queue(QUEUE_NAME, { connection: connectionOptions(settings.url) });
-    this.events = new QueueEvents(QUEUE_NAME, { connection: connectionOptions(settings.url) });
+    this.channel = cancelChannel(settings.name);
+    this.queue = new Queue(settings.name, { connection: connectionOptions(settings.url) });
+    this.events = new QueueEvents(settings.name, { connection: connectionOptions(settings.url) });
     this.publisher = new Redis(connectionOptions(settings.url));
     const warn = (err: Error) => this.log.warn({ err }, 'job queue');
     this.queue.on('error', warn);
@@ -102,7 +104,7 @@ export class SharedQueue implements RemoteQueue {
       // A worker may take it between the two calls; the published cancel below stops it then.
       await job.remove().catch(() => undefined);
     }
-    await this.publisher.publish(CANCEL_CHANNEL, id);
+    await this.publisher.publish(this.channel, id);
   }
 
   /** The queue's state of a job (`missing` when the queue has no such job), and why it failed. */
@@ -138,7 +140,7 @@ export function startQueueWorker(
   log: FastifyBaseLogger,
 ): QueueWorker {
   const worker = new Worker<QueuedJob>(
-    QUEUE_NAME,
+    settings.name,
     async (job: Job<QueuedJob>, _token?: string, signal?: AbortSignal) => {
       const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
       const progress = (fraction: number) => job.updateProgress(fraction);
@@ -155,7 +157,7 @@ export function startQueueWorker(
   worker.on('error', (err) => log.warn({ err }, 'job queue worker'));
   const subscriber = new Redis(connectionOptions(settings.url));
   subscriber.on('error', (err) => log.warn({ err }, 'job queue worker'));
-  subscriber.subscribe(CANCEL_CHANNEL).catch((err: unknown) => log.warn({ err }, 'job queue worker'));
+  subscriber.subscribe(cancelChannel(settings.name)).catch((err: unknown) => log.warn({ err }, 'job queue worker'));
   subscriber.on('message', (_channel, id: string) => worker.cancelJob(id, 'cancelled'));
   return {
     async close() {

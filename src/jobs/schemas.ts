@@ -16,6 +16,8 @@ export const JobList = Type.Object({ jobs: Type.Array(JobSchema) });
 
 export const WorkerHello = Type.Object({
   service_version: Type.String(),
+  /** The BullMQ queue the service's jobs are on (JOB_QUEUE_NAME): the worker takes jobs from it. */
+  queue: Type.String(),
   /** The job kinds that go to the shared queue. */
   kinds: Type.Array(Type.String()),
 });

@@ -57,7 +57,7 @@ export function registerWorkerRoutes(app: App, ctx: AppContext, outputs: BoardOu
     },
     async () => {
       requireQueue();
-      return { service_version: SERVICE_VERSION, kinds: ctx.jobs.portableKinds() };
+      return { service_version: SERVICE_VERSION, queue: ctx.config.jobQueue!.name, kinds: ctx.jobs.portableKinds() };
     },
   );
 

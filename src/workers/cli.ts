@@ -39,12 +39,21 @@ function defaultDir(env: NodeJS.ProcessEnv): string {
  * Waits for the service (a worker may start first) and checks the token: a refused token ends the worker before it
  * takes any job.
  */
-async function helloService(service: ServiceClient, log: pino.Logger, signal: AbortSignal): Promise<string[]> {
+async function helloService(
+  service: ServiceClient,
+  log: pino.Logger,
+  signal: AbortSignal,
+): Promise<{ queue: string; kinds: string[] }> {
   for (let waited = false; ; waited = true) {
     try {
-      const hello = await service.json<{ kinds: string[] }>('GET', '/api/workers/hello', undefined, signal);
+      const hello = await service.json<{ queue: string; kinds: string[] }>(
+        'GET',
+        '/api/workers/hello',
+        undefined,
+        signal,
+      );
       if (waited) log.info('the service is up');
-      return hello.kinds;
+      return hello;
     } catch (err) {
       if (!(err instanceof ServiceUnreachable)) throw err;
       if (!waited) log.info(`waiting for the service at ${service.base}`);
@@ -78,15 +87,15 @@ export async function runWorker(args: string[], env: NodeJS.ProcessEnv = process
   process.once('SIGTERM', stop);
 
   const service = new ServiceClient(serviceUrl, token);
-  let kinds: string[];
+  let hello: { queue: string; kinds: string[] };
   try {
-    kinds = await helloService(service, log, stopping.signal);
+    hello = await helloService(service, log, stopping.signal);
   } catch (err) {
     if (stopping.signal.aborted) return;
     if (err instanceof DomainError) throw new UsageError(`The service refused this worker: ${err.message}`);
     throw err;
   }
-  const unknown = kinds.filter((k) => !PORTABLE_HANDLERS[k]);
+  const unknown = hello.kinds.filter((k) => !PORTABLE_HANDLERS[k]);
   if (unknown.length) log.warn(`this worker cannot run ${unknown.join(', ')} jobs: update it to the service's version`);
 
   const rt = {
@@ -97,7 +106,8 @@ export async function runWorker(args: string[], env: NodeJS.ProcessEnv = process
     log,
   };
   // The same lock and stall settings as the service (JOB_QUEUE_LOCK_MS, JOB_QUEUE_STALLED_MS).
-  const settings = loadJobsConfig({ ...env, JOB_QUEUE: queue }, token).jobQueue!;
+  // The queue's name comes from the service, so the two always agree.
+  const settings = loadJobsConfig({ ...env, JOB_QUEUE: queue, JOB_QUEUE_NAME: hello.queue }, token).jobQueue!;
   const worker = startQueueWorker(
     settings,
     concurrency,

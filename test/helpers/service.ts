@@ -24,6 +24,9 @@ export interface TestService {
   close(): Promise<void>;
 }
 
+/** The API token of services started on a shared queue by TEST_JOB_QUEUE. */
+export const TEST_QUEUE_TOKEN = 'test-queue-token-0123456789';
+
 export interface ApiAnswer<T> {
   status: number;
   headers: Headers;
@@ -40,6 +43,15 @@ export async function startService(
   opts: { dataDir?: string; logStream?: NodeJS.WritableStream } = {},
 ): Promise<TestService> {
   const dataDir = opts.dataDir ?? (await fsp.mkdtemp(path.join(os.tmpdir(), 'bms-test-')));
+  // TEST_JOB_QUEUE=redis://...: the same tests with jobs on the shared queue (test/workers/renders-on-queue.test.ts),
+  // each service on a queue of its own.
+  const onQueue = process.env.TEST_JOB_QUEUE
+    ? {
+        JOB_QUEUE: process.env.TEST_JOB_QUEUE,
+        API_TOKEN: TEST_QUEUE_TOKEN,
+        JOB_QUEUE_NAME: `test-${path.basename(dataDir)}`,
+      }
+    : {};
   const config = loadConfig({
     ...process.env,
     HOST: '127.0.0.1',
@@ -47,6 +59,7 @@ export async function startService(
     API_TOKEN: '',
     ALLOWED_ORIGINS: '',
     LOG_LEVEL: 'silent',
+    ...onQueue,
     ...env,
     DATA_DIR: dataDir,
   });

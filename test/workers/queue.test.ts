@@ -74,8 +74,17 @@ describe(
       if (clips) await fsp.rm(clips, { recursive: true, force: true });
     });
 
+    // A queue of its own per service: workers of one test never see another's jobs.
+    let queues = 0;
     const queued = (extra: Record<string, string> = {}) =>
-      startService({ JOB_QUEUE: redis.url, API_TOKEN: TOKEN, JOB_CONCURRENCY: '1', ...FAST, ...extra });
+      startService({
+        JOB_QUEUE: redis.url,
+        JOB_QUEUE_NAME: `queue-test-${++queues}`,
+        API_TOKEN: TOKEN,
+        JOB_CONCURRENCY: '1',
+        ...FAST,
+        ...extra,
+      });
 
     async function videoOn(s: TestService, board: string, file: string): Promise<string> {
       const up = await s.upload(board, file, { addToBoard: true });
@@ -283,14 +292,14 @@ describe(
       workers.push(early);
       await eventually(
         () => (early.output().includes('waiting for the service') ? true : undefined),
-        30_000,
+        120_000,
         'the worker to wait',
       );
       const s = await queued({ LOCAL_WORKER: '0', PORT: String(port) });
       try {
         await eventually(
           () => (early.output().includes('render worker started') ? true : undefined),
-          30_000,
+          120_000,
           'the worker to start',
         );
         const board = await s.createBoard();
