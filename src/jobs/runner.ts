@@ -81,8 +81,11 @@ export interface JobKindOptions<P = unknown> {
    * of this kind go to the shared queue, where render workers on other machines take them (docs/workers.md).
    */
   portable?: boolean;
-  /** The job's result from its committed output file and the `data` the handler handed back with it. */
-  result?: (committed: CommittedOutput, data: Record<string, unknown>) => unknown;
+  /**
+   * The job's result from its committed output file and the `data` the handler handed back with it; runs on the
+   * service after the commit (it may file side files the data names).
+   */
+  result?: (committed: CommittedOutput, data: Record<string, unknown>, params: P) => unknown;
 }
 
 /** What the job runner needs of a shared queue (src/jobs/queue.ts): where `portable` jobs go when JOB_QUEUE is set. */
@@ -397,7 +400,7 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
         progress: 1,
         eta_seconds: 0,
         output_url: committed.url,
-        result: shape(committed, data),
+        result: await shape(committed, data, job.params as never),
       });
       return this.store.get(id)!;
     });
@@ -517,7 +520,7 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
         const committed = await this.requireFiles().outputs.commit(outcome.output.file, outcome.output.element);
         outputUrl ??= committed.url;
         const shape = this.kindOptions.get(job.kind)?.result ?? defaultOutputResult;
-        result = shape(committed, outcome.output.data ?? {});
+        result = await shape(committed, outcome.output.data ?? {}, job.params as never);
       }
       await discardLeftovers();
       this.finish(id, {

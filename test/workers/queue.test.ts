@@ -181,7 +181,11 @@ describe(
           ids.push(r.body.job_id);
         }
         for (const id of ids) assert.equal((await waitForJob(s, id, { timeoutMs: 180_000 })).status, 'complete');
-        const done = [...w1.done(), ...w2.done()];
+        // A worker logs "job done" just after the service has the job complete.
+        const done = await eventually(() => {
+          const all = [...w1.done(), ...w2.done()];
+          return all.length === ids.length ? all : undefined;
+        });
         assert.deepEqual([...done].sort(), [...ids].sort(), 'each job done once, by one of the workers');
         assert.ok(
           w1.done().length > 0 && w2.done().length > 0,
@@ -223,6 +227,7 @@ describe(
         await dead.exited;
         const done = await waitForJob(s, r.body.job_id, { timeoutMs: 240_000 });
         assert.equal(done.status, 'complete', JSON.stringify(done));
+        await eventually(() => (w2.done().includes(r.body.job_id) ? true : undefined), 10_000, 'the other worker');
         assert.deepEqual(w2.done(), [r.body.job_id]);
         const els = (await s.api('GET', `/api/moodboards/${board}`)).body.elements;
         assert.equal(els.length, 2);
@@ -253,7 +258,7 @@ describe(
         const small = await videoOn(s, board, short);
         const next = await convert(s, board, small);
         assert.equal((await waitForJob(s, next.body.job_id, { timeoutMs: 60_000 })).status, 'complete');
-        assert.ok(w.done().includes(next.body.job_id));
+        await eventually(() => (w.done().includes(next.body.job_id) ? true : undefined), 10_000, 'the worker');
       } finally {
         await stopWorkers();
         await s.close();
@@ -273,7 +278,7 @@ describe(
         for (const id of [first.body.job_id, second.body.job_id])
           assert.equal((await waitForJob(s, id, { timeoutMs: 120_000 })).status, 'complete');
         assert.equal((await s.api('GET', `/api/moodboards/${board}`)).body.elements.length, 3);
-        assert.ok(w.done().includes(second.body.job_id));
+        await eventually(() => (w.done().includes(second.body.job_id) ? true : undefined), 10_000, 'the worker');
       } finally {
         await stopWorkers();
         await s.close();
