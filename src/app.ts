@@ -15,6 +15,8 @@ import { installGuard } from './http/guard.js';
 import { installJsonParser } from './http/json-body.js';
 import { perPartValidation } from './http/validation.js';
 import { JobRunner } from './jobs/runner.js';
+import { SharedQueue, startQueueWorker, type QueueWorker } from './jobs/queue.js';
+import { registerWorkerRoutes } from './jobs/worker-routes.js';
 import { registerJobs } from './jobs/routes.js';
 import { Tools } from './tools/locate.js';
 import { BrowserPool } from './tools/browser.js';
@@ -64,7 +66,7 @@ async function removeStaleTemps(dir: string, recursive: boolean): Promise<void> 
 export async function buildContext(
   config: Config,
   log: FastifyBaseLogger,
-): Promise<{ ctx: AppContext; outputs: BoardOutputs; stop(): Promise<void> }> {
+): Promise<{ ctx: AppContext; outputs: BoardOutputs; start(): void; stop(): Promise<void> }> {
   const db = openDatabase(path.join(config.dataDir, 'board-media.sqlite'));
   const events = new BoardEvents();
   const store = new BoardStore(db);
@@ -86,11 +88,40 @@ export async function buildContext(
   await removeStaleTemps(config.dataDir, true);
   for (const folder of boards.connectedFolders()) await removeStaleTemps(folder, false);
   const outputs = new BoardOutputs(media, boards);
-  const jobs = new JobRunner(db, config.jobConcurrency, log, {
-    resolve: async (url) => (await media.resolveUrl(url)).path,
-    outputs,
-  });
+  const jobs = new JobRunner(
+    db,
+    config.jobConcurrency,
+    log,
+    { resolve: async (url) => (await media.resolveUrl(url)).path, outputs },
+    { tools, log, scratchRoot: path.join(config.dataDir, 'tmp') },
+  );
   const browsers = new BrowserPool(tools, log);
+  // JOB_QUEUE: portable jobs go to the shared queue; the service takes them too unless LOCAL_WORKER=0.
+  const shared = config.jobQueue
+    ? new SharedQueue(
+        config.jobQueue,
+        {
+          started: (id) => jobs.remoteStarted(id),
+          progress: (id, f) => jobs.remoteProgress(id, f),
+          failed: (id, f) => jobs.remoteFailed(id, f),
+        },
+        log,
+      )
+    : undefined;
+  if (shared) jobs.useRemote(shared);
+  let localWorker: QueueWorker | undefined;
+  /** Once every feature has defined its job kinds: jobs left by the last run, then the service's own queue worker. */
+  const start = () => {
+    jobs.recover();
+    if (config.jobQueue?.localWorker) {
+      localWorker = startQueueWorker(
+        config.jobQueue,
+        config.jobConcurrency,
+        (job, signal) => jobs.runFromQueue(job.id, signal),
+        log,
+      );
+    }
+  };
   const closers: (() => Promise<void> | void)[] = [];
   const ctx: AppContext = {
     config,
@@ -106,6 +137,8 @@ export async function buildContext(
   };
   const stop = async () => {
     await jobs.shutdown();
+    await localWorker?.close();
+    await shared?.close();
     await prober.idle();
     for (const fn of closers.reverse()) {
       try {
@@ -117,7 +150,7 @@ export async function buildContext(
     await browsers.close();
     db.close();
   };
-  return { ctx, outputs, stop };
+  return { ctx, outputs, start, stop };
 }
 
 /** Builds one isolated service instance: its database, media root, tools, jobs and every feature's routes. */
@@ -164,8 +197,7 @@ export async function buildService(config: Config, opts: BuildOptions = {}): Pro
     return503OnClosing: true,
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
-  const { ctx, stop } = await buildContext(config, app.log);
-  const { jobs } = ctx;
+  const { ctx, outputs, start, stop } = await buildContext(config, app.log);
 
   installErrorHandling(app);
   installGuard(app, config);
@@ -192,10 +224,11 @@ export async function buildService(config: Config, opts: BuildOptions = {}): Pro
   registerServing(app, ctx);
   await registerUploads(app, ctx);
   registerJobs(app, ctx);
+  registerWorkerRoutes(app, ctx, outputs);
   const features = await registerFeatures(app, ctx);
 
   await app.ready();
-  jobs.recover();
+  start();
 
   let closing: Promise<void> | undefined;
   const close = () =>

@@ -5,6 +5,7 @@ import { ConfigError, integer } from './config-values.js';
 import { loadAiConfig, type AiConfig } from './generation/config.js';
 import { loadHtmlConfig, type HtmlConfig } from './html/config.js';
 import { isLoopbackHost } from './http/loopback.js';
+import { loadJobsConfig, type JobsConfig } from './jobs/config.js';
 import { loadMediaConfig, type MediaConfig } from './media/config.js';
 import { loadMotionConfig, type MotionConfig } from './motion/config.js';
 import { loadSharingConfig, type SharingConfig } from './sharing/config.js';
@@ -13,14 +14,13 @@ import { loadSoundsConfig, type SoundsConfig } from './sounds/config.js';
 export { ConfigError };
 
 /** Everything the service reads from its environment, validated once at start; each feature owns its part. */
-export interface Config extends MediaConfig, HtmlConfig, SoundsConfig, MotionConfig, SharingConfig {
+export interface Config extends JobsConfig, MediaConfig, HtmlConfig, SoundsConfig, MotionConfig, SharingConfig {
   port: number;
   host: string;
   dataDir: string;
   apiToken: string | undefined;
   allowedOrigins: string[];
   maxUploadBytes: number;
-  jobConcurrency: number;
   logLevel: string;
   /** Generation providers and limits (docs/generation.md). */
   ai: AiConfig;
@@ -75,7 +75,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     apiToken,
     allowedOrigins,
     maxUploadBytes,
-    jobConcurrency: integer(env, 'JOB_CONCURRENCY', 1, 1, 16),
+    ...loadJobsConfig(env, apiToken),
     logLevel,
     ...loadMediaConfig(env, maxUploadBytes),
     ...loadHtmlConfig(env),

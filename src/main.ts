@@ -37,6 +37,7 @@ const commands: Record<string, (args: string[]) => Promise<void>> = {
   // Loaded on demand, so `serve` never loads grammY or the native node-pty module.
   bot: async (args) => (await import('./bridge/clients/bot-cli.js')).botCommand(args),
   terminal: async (args) => (await import('./bridge/clients/terminal-cli.js')).terminalCommand(args),
+  worker: async (args) => (await import('./workers/cli.js')).workerCommand(args),
 };
 
 const [command = 'serve', ...rest] = process.argv.slice(2);

@@ -260,6 +260,9 @@ export interface RenderedVideo {
   blocked: string[];
 }
 
+/** What a render leaves besides its video, filed after the video is committed. */
+type SideFiles = Omit<RenderedVideo, 'video'>;
+
 /**
  * Renders a card video into files `reserve` hands out in the board folder (the job runner's `job.output`, or
  * `BoardOutputs.reserve` in the request) and leaves them pending: the caller commits them or discards them.
@@ -384,22 +387,22 @@ export class HtmlRenderer {
     });
   }
 
-  /** The job's outcome: the video for the runner to commit, then `finish` shapes the same answer as `renderVideo`. */
+  /** The job's outcome: the video for the runner to commit, and its side files as data for `jobResult`. */
   outcome(req: HtmlRenderParams, rendered: RenderedVideo): JobOutcome {
-    return {
-      output: {
-        file: rendered.video,
-        element: videoElement(req, rendered),
-        result: (committed) => this.finish(req, rendered, committed),
-      },
-    };
+    const { video, ...sides } = rendered;
+    return { output: { file: video, element: videoElement(req, rendered), data: { sides } } };
+  }
+
+  /** The job's result once the runner committed the video: the same answer as `renderVideo`. */
+  jobResult(req: HtmlRenderParams, data: Record<string, unknown>, committed: CommittedOutput): Promise<VideoResult> {
+    return this.finish(req, data.sides as SideFiles, committed);
   }
 
   /**
    * After the video was committed: its proxy and thumbnail move to `media/html-renders/<board_id>/`, named after the
    * video's final name, and the proxy's URL goes into the element's data.
    */
-  private async finish(req: VideoRequest, rendered: RenderedVideo, committed: CommittedOutput): Promise<VideoResult> {
+  private async finish(req: VideoRequest, rendered: SideFiles, committed: CommittedOutput): Promise<VideoResult> {
     const sideDir = await folderInside(this.media.root, [SIDE_FILES, req.boardId]);
     const stem = path.parse(committed.filename).name;
     const sideUrl = async (out: PendingOutput, name: string) =>

@@ -74,7 +74,9 @@ export const registerHtml = (app: App, ctx: AppContext): HtmlParts => {
   ctx.events.on('element-added', (element) => cards.keepInitialVersion(element));
   ctx.onClose(() => cards.idle());
   // The render runs on the render environment alone; the renderer files the side files once the runner committed it.
-  ctx.jobs.define(HTML_RENDER_JOB, async (job) => renderer.outcome(job.params, await renderHtmlJob(env, job)));
+  ctx.jobs.define(HTML_RENDER_JOB, async (job) => renderer.outcome(job.params, await renderHtmlJob(env, job)), {
+    result: (committed, data, params) => renderer.jobResult(params, data, committed),
+  });
   ctx.jobs.define(HTML_FRAME_JOB, async (job) => renderer.frameOutcome(job.params, await renderHtmlFrameJob(env, job)));
 
   app.post(

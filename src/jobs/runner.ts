@@ -1,4 +1,6 @@
 import { EventEmitter } from 'node:events';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import { Cancelled, DomainError, NotFound, ShuttingDown, type ErrorKind } from '../errors.js';
 import { newId, nowIso } from '../ids.js';
@@ -6,6 +8,17 @@ import type { Db } from '../db/database.js';
 import type { BoardOutputs, CommittedOutput, OutputElement, PendingOutput } from '../boards/outputs.js';
 import type { JobKind, JobKinds } from './kinds.js';
 import { JobStore, type JobRecord } from './store.js';
+import type { Tools } from '../tools/locate.js';
+import { KeyedQueue } from './keyed-queue.js';
+
+/**
+ * What a job handler may use besides its job: the same on the service and on a render worker on another machine, so
+ * a handler that needs nothing else (a `portable` kind) runs on either without knowing which.
+ */
+export interface JobEnv {
+  tools: Tools;
+  log: FastifyBaseLogger;
+}
 
 export interface JobContext<P> {
   id: string;
@@ -21,6 +34,9 @@ export interface JobContext<P> {
   input(url: string): string;
   /** A place to write the job's output file for `board`; hand it back as `JobOutcome.output`, never commit it. */
   output(boardId: string, filename: string): Promise<PendingOutput>;
+  /** A folder of the job's own for work files, made on first call and removed when the job ends however it ends. */
+  scratch(): Promise<string>;
+  env: JobEnv;
 }
 
 export interface JobOutcome {
@@ -28,14 +44,11 @@ export interface JobOutcome {
   result?: unknown;
   /**
    * The file the job produced, still pending: the runner adds it to its board (unique name, element) and removes it
-   * if the job failed or was cancelled. `result` then shapes the job's result from the committed file.
+   * if the job failed or was cancelled. The job's result is then the kind's `result` of the committed file and `data`
+   * (plain data: on a render worker it travels to the service with the file), by default `{element_id, filename,
+   * ...data}`.
    */
-  output?: {
-    file: PendingOutput;
-    element?: OutputElement;
-    /** May be async: it runs here, on the service, after the commit (an HTML render files its side files then). */
-    result?: (committed: CommittedOutput) => unknown;
-  };
+  output?: { file: PendingOutput; element?: OutputElement; data?: Record<string, unknown> };
 }
 
 export type JobHandler<P> = (job: JobContext<P>) => Promise<JobOutcome>;
@@ -63,7 +76,41 @@ export interface JobKindOptions<P = unknown> {
    * its handler can pick up where it was (it keeps what it needs in its params or its feature's tables).
    */
   resumable?: boolean;
+  /**
+   * The handler needs nothing but its job (params, declared inputs, output, scratch, `env`): with JOB_QUEUE set, jobs
+   * of this kind go to the shared queue, where render workers on other machines take them (docs/workers.md).
+   */
+  portable?: boolean;
+  /**
+   * The job's result from its committed output file and the `data` the handler handed back with it; runs on the
+   * service after the commit (it may file side files the data names).
+   */
+  result?: (committed: CommittedOutput, data: Record<string, unknown>, params: P) => unknown;
 }
+
+/** What the job runner needs of a shared queue (src/jobs/queue.ts): where `portable` jobs go when JOB_QUEUE is set. */
+export interface RemoteQueue {
+  add(id: string, kind: string): Promise<void>;
+  /** Takes a waiting job off the queue and tells whichever worker holds a running one to stop it. */
+  cancel(id: string): Promise<void>;
+  /** The queue's state of a job (`missing` when it has none), and why it failed. */
+  state(id: string): Promise<{ state: string; failedReason?: string }>;
+}
+
+/** How a render worker's failure reaches the runner (the error as the worker's handler threw it). */
+export interface RemoteFailure {
+  kind: ErrorKind;
+  code: string;
+  message: string;
+  details?: unknown;
+}
+
+/** The default result of a job that produced a file: its element and name, and what the handler added. */
+export const defaultOutputResult = (c: CommittedOutput, data: Record<string, unknown>) => ({
+  element_id: c.element.id,
+  filename: c.filename,
+  ...data,
+});
 
 const PROGRESS_WRITE_INTERVAL_MS = 200;
 
@@ -77,11 +124,6 @@ export function failureOf(job: JobRecord): DomainError {
   );
 }
 
-/**
- * The one job runner: every long render in the service is a job. Jobs live in SQLite so clients can poll them
- * and a restart can account for them; at most `concurrency` run at once, the rest wait in FIFO order.
- * Handlers do their heavy work in child processes or worker threads and receive an AbortSignal for cancellation.
- */
 export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
   private readonly store: JobStore;
   private readonly handlers = new Map<string, JobHandler<unknown>>();
@@ -89,6 +131,11 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
   private readonly running = new Map<string, { controller: AbortController; kind: string }>();
   private readonly waiters = new Map<string, ((job: JobRecord) => void)[]>();
   private readonly queue: { id: string; kind: string }[] = [];
+  /** Running jobs on the shared queue whose cancel was asked: a worker that asks is told to stop. */
+  private readonly cancelAsked = new Set<string>();
+  /** One commit of a worker's output at a time per job, so a duplicated upload finds the first one done. */
+  private readonly commits = new KeyedQueue();
+  private remote: RemoteQueue | undefined;
   private stopping = false;
 
   constructor(
@@ -96,6 +143,7 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
     private readonly concurrency: number,
     private readonly log: FastifyBaseLogger,
     private readonly files?: JobFiles,
+    private readonly env?: JobEnv & { scratchRoot: string },
   ) {
     super();
     this.store = new JobStore(db);
@@ -108,6 +156,20 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
     this.kindOptions.set(kind, opts as JobKindOptions<never>);
   }
 
+  /** Kinds whose jobs go to the shared queue when there is one. */
+  portableKinds(): string[] {
+    return [...this.kindOptions].filter(([, o]) => o.portable).map(([k]) => k);
+  }
+
+  /** From now on portable jobs go to `remote` (JOB_QUEUE); called once, before `recover`. */
+  useRemote(remote: RemoteQueue): void {
+    this.remote = remote;
+  }
+
+  private isRemote(kind: string): boolean {
+    return this.remote !== undefined && !!this.kindOptions.get(kind)?.portable;
+  }
+
   enqueue<K extends JobKind>(
     kind: K,
     params: JobKinds[K],
@@ -117,9 +179,20 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
     if (this.stopping) throw new ShuttingDown();
     const id = newId(opts.idPrefix ?? 'job_');
     this.store.insert({ id, kind, board_id: opts.boardId ?? null, params, created_at: nowIso() });
-    this.queue.push({ id, kind });
-    queueMicrotask(() => this.pump());
+    if (this.isRemote(kind)) this.dispatch(id, kind);
+    else {
+      this.queue.push({ id, kind });
+      queueMicrotask(() => this.pump());
+    }
     return this.store.get(id)! as JobRecord<JobKinds[K]>;
+  }
+
+  /**
+   * Puts a job on the shared queue. The record is already stored, so a queue that is down now only delays it: the
+   * client connection retries, and `recover` adds again whatever a restart finds queued (the job id makes it once).
+   */
+  private dispatch(id: string, kind: string): void {
+    this.remote!.add(id, kind).catch((err: unknown) => this.log.error({ err, job: id }, 'could not queue the job'));
   }
 
   get(id: string): JobRecord | undefined {
@@ -143,14 +216,22 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
     return this.store.list({ ...filter, limit: filter.limit ?? 100 });
   }
 
-  /** Cancels a queued or running job; finished jobs are left as they are. */
+  /**
+   * Cancels a queued or running job; finished jobs are left as they are. A job on the shared queue is taken off it,
+   * or its worker is told to stop; the record says cancelled once the worker has stopped (a queued one at once).
+   */
   cancel(id: string): JobRecord {
     const job = this.require(id);
-    if (job.status === 'queued') {
+    if (job.status !== 'queued' && job.status !== 'running') return job;
+    if (this.isRemote(job.kind) && !this.running.has(id)) {
+      if (job.status === 'queued') this.finish(id, CANCELLED);
+      else this.cancelAsked.add(id);
+      this.remote!.cancel(id).catch((err: unknown) => this.log.error({ err, job: id }, 'could not cancel the job'));
+    } else if (job.status === 'queued') {
       const i = this.queue.findIndex((q) => q.id === id);
       if (i >= 0) this.queue.splice(i, 1);
-      this.finish(id, { status: 'cancelled', error: 'Cancelled', error_code: 'cancelled', error_kind: 'cancelled' });
-    } else if (job.status === 'running') {
+      this.finish(id, CANCELLED);
+    } else {
       this.running.get(id)?.controller.abort(new Cancelled());
     }
     return this.store.get(id)!;
@@ -161,7 +242,7 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
   wait<K extends JobKind>(id: string, kind: K): Promise<JobRecord<JobKinds[K]>>;
   wait(id: string, kind?: JobKind): Promise<JobRecord> {
     const job = kind === undefined ? this.require(id) : this.require(id, kind);
-    if (['complete', 'error', 'cancelled'].includes(job.status)) return Promise.resolve(job);
+    if (isFinished(job)) return Promise.resolve(job);
     return new Promise((resolve) => {
       const list = this.waiters.get(id) ?? [];
       list.push(resolve);
@@ -172,10 +253,15 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
   /**
    * Called once at start, after every feature defined its handlers: a job that was running when the service
    * stopped cannot be resumed (its child process is gone), so it becomes an error, unless its kind is resumable;
-   * queued jobs run again.
+   * queued jobs run again. Jobs on the shared queue stay there (a worker may hold them; BullMQ hands a dead one's
+   * jobs on); the queued ones are added again in case the queue lost them.
    */
   recover(): void {
     for (const job of this.store.byStatus('running')) {
+      if (this.isRemote(job.kind)) {
+        void this.reconcile(job.id);
+        continue;
+      }
       if (this.kindOptions.get(job.kind)?.resumable) this.store.update(job.id, { status: 'queued', eta_seconds: null });
       else {
         this.store.update(job.id, {
@@ -189,8 +275,7 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
       }
     }
     for (const job of this.store.byStatus('queued')) {
-      if (this.handlers.has(job.kind)) this.queue.push({ id: job.id, kind: job.kind });
-      else
+      if (!this.handlers.has(job.kind)) {
         this.store.update(job.id, {
           status: 'error',
           error: `No handler for job kind ${job.kind}`,
@@ -198,8 +283,29 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
           error_kind: 'internal',
           finished_at: nowIso(),
         });
+      } else if (this.isRemote(job.kind)) this.dispatch(job.id, job.kind);
+      else this.queue.push({ id: job.id, kind: job.kind });
     }
     this.pump();
+  }
+
+  /**
+   * A job the records say a worker is running, checked against the queue after a restart: one the queue lost is
+   * queued again, one it gave up on while the service was away fails as it did.
+   */
+  private async reconcile(id: string): Promise<void> {
+    try {
+      const { state, failedReason } = await this.remote!.state(id);
+      if (state === 'missing') {
+        this.store.update(id, { status: 'queued', eta_seconds: null });
+        this.dispatch(id, this.store.get(id)!.kind);
+      } else if (state === 'failed' || state === 'completed') {
+        const message = failedReason ?? 'The worker finished without handing back its output';
+        this.remoteFailed(id, { kind: 'unavailable', code: 'worker_failed', message });
+      }
+    } catch (err) {
+      this.log.error({ err, job: id }, 'could not check the job on the queue');
+    }
   }
 
   /** Stops taking jobs, aborts the running ones and waits for them to settle. */
@@ -211,11 +317,115 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
     await Promise.all(ids.map((id) => this.wait(id)));
   }
 
+  /**
+   * Runs a job the shared queue handed to this process (the service's own worker, unless LOCAL_WORKER=0): the same
+   * way as a local job, its inputs and output straight on disk. `signal` is the queue's cancel.
+   */
+  async runFromQueue(id: string, signal: AbortSignal): Promise<void> {
+    if (this.stopping) throw new ShuttingDown();
+    await this.execute(id, signal);
+  }
+
+  /** What a render worker is told about a job it took from the queue. */
+  forWorker(id: string): { job: JobRecord; cancelled: boolean; inputs: Promise<string[]> } {
+    const job = this.require(id);
+    if (!this.isRemote(job.kind)) throw new NotFound(`Job ${id} is not on the shared queue`);
+    const declare = this.kindOptions.get(job.kind)?.inputs as
+      | ((p: unknown) => string[] | Promise<string[]>)
+      | undefined;
+    const cancelled = job.status === 'cancelled' || this.cancelAsked.has(id);
+    return { job, cancelled, inputs: Promise.resolve(declare ? declare(job.params) : []) };
+  }
+
+  /** A worker started the job (from the queue's events). */
+  remoteStarted(id: string): void {
+    const job = this.store.get(id);
+    if (!job || job.status !== 'queued') return;
+    this.store.update(id, { status: 'running', started_at: job.started_at ?? nowIso(), progress: 0 });
+    this.emitUpdate(id);
+  }
+
+  /** A worker's progress report (from the queue's events). */
+  remoteProgress(id: string, fraction: number): void {
+    const job = this.store.get(id);
+    if (!job || job.status !== 'running' || !Number.isFinite(fraction)) return;
+    const p = Math.max(0, Math.min(0.999, fraction));
+    const elapsed = (Date.now() - Date.parse(job.started_at ?? nowIso())) / 1000;
+    this.store.update(id, { progress: p, eta_seconds: etaOf(elapsed, p) });
+    this.emitUpdate(id);
+  }
+
+  /** A worker's handler failed for good (or the queue gave up on the job): the record says how, once. */
+  remoteFailed(id: string, failure: RemoteFailure): void {
+    const job = this.store.get(id);
+    if (!job || isFinished(job)) return;
+    this.cancelAsked.delete(id);
+    const cancelled = failure.kind === 'cancelled';
+    this.finish(id, {
+      status: cancelled ? 'cancelled' : 'error',
+      error: failure.message,
+      error_code: failure.code,
+      error_kind: failure.kind,
+      error_details: failure.details ?? null,
+      eta_seconds: null,
+    });
+  }
+
+  /**
+   * A worker's output file, already written to `file` (a pending output in the board folder): committed into the
+   * board and the job completed, exactly once per job. A retried or duplicated upload, or one for a job that was
+   * cancelled meanwhile, is discarded and answers the job as it stands.
+   */
+  commitFromWorker(
+    id: string,
+    file: PendingOutput,
+    element: OutputElement,
+    data: Record<string, unknown>,
+  ): Promise<JobRecord> {
+    return this.commits.run(id, async () => {
+      const job = this.require(id);
+      if (job.status !== 'running' && job.status !== 'queued') {
+        await this.requireFiles().outputs.discard(file);
+        return job;
+      }
+      if (this.cancelAsked.has(id)) {
+        await this.requireFiles().outputs.discard(file);
+        this.remoteFailed(id, { kind: 'cancelled', code: 'cancelled', message: 'Cancelled' });
+        return this.store.get(id)!;
+      }
+      const committed = await this.requireFiles().outputs.commit(file, element);
+      const shape = this.kindOptions.get(job.kind)?.result ?? defaultOutputResult;
+      this.finish(id, {
+        status: 'complete',
+        progress: 1,
+        eta_seconds: 0,
+        output_url: committed.url,
+        result: await shape(committed, data, job.params as never),
+      });
+      return this.store.get(id)!;
+    });
+  }
+
+  /** A worker finished a job that produced no file. */
+  completeFromWorker(id: string, outcome: { output_url?: string; result?: unknown }): JobRecord {
+    const job = this.require(id);
+    if (isFinished(job)) return job;
+    this.finish(id, {
+      status: 'complete',
+      progress: 1,
+      eta_seconds: 0,
+      output_url: outcome.output_url ?? null,
+      result: outcome.result ?? null,
+    });
+    return this.store.get(id)!;
+  }
+
   /** Starts queued jobs, in order, in whichever lane has room: the shared one, or their kind's own. */
   private pump(): void {
     if (this.stopping) return;
     const busy = new Map<string | undefined, number>();
     for (const r of this.running.values()) {
+      if (this.isRemote(r.kind)) continue;
       const lane = this.laneOf(r.kind);
       busy.set(lane, (busy.get(lane) ?? 0) + 1);
     }
@@ -238,11 +448,19 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
     return this.kindOptions.get(kind)?.concurrency ? kind : undefined;
   }
 
-  private async execute(id: string): Promise<void> {
+  private async execute(id: string, external?: AbortSignal): Promise<void> {
     const job = this.store.get(id);
-    if (!job || job.status !== 'queued') return;
+    // From the queue, a job may already say running: its `active` event came first, or its last worker died.
+    if (!job || (job.status !== 'queued' && !(external && job.status === 'running'))) return;
     const handler = this.handlers.get(job.kind)!;
     const controller = new AbortController();
+    // The queue's abort: a user's cancel, or the queue worker stopping (the job then goes back to the queue).
+    const onExternal = () =>
+      controller.abort(
+        external?.reason === 'shutdown' ? new ShuttingDown('Interrupted by service shutdown') : new Cancelled(),
+      );
+    external?.addEventListener('abort', onExternal, { once: true });
+    if (this.cancelAsked.has(id)) controller.abort(new Cancelled());
     this.running.set(id, { controller, kind: job.kind });
     const started = Date.now();
     this.store.update(id, { status: 'running', started_at: new Date(started).toISOString(), progress: 0 });
@@ -254,15 +472,17 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
       const now = Date.now();
       if (now - lastWrite < PROGRESS_WRITE_INTERVAL_MS) return;
       lastWrite = now;
-      const elapsed = (now - started) / 1000;
-      const eta = p > 0.01 ? Math.round(((elapsed * (1 - p)) / p) * 10) / 10 : null;
-      this.store.update(id, { progress: p, eta_seconds: eta });
+      this.store.update(id, { progress: p, eta_seconds: etaOf((now - started) / 1000, p) });
       this.emitUpdate(id);
     };
     const outputs: PendingOutput[] = [];
+    let scratchDir: string | undefined;
     // Whatever output was not committed is a leftover (failure, cancel, or a file the handler did not hand back); it
     // goes before the job is reported finished, so whoever waits finds the folder as it will stay.
-    const discardLeftovers = () => Promise.all(outputs.map((out) => this.files?.outputs.discard(out)));
+    const discardLeftovers = async () => {
+      await Promise.all(outputs.map((out) => this.files?.outputs.discard(out)));
+      if (scratchDir) await fsp.rm(scratchDir, { recursive: true, force: true });
+    };
     try {
       const inputs = await this.resolveInputs(job);
       const input = (url: string) => {
@@ -276,15 +496,31 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
         outputs.push(out);
         return out;
       };
-      const outcome = await handler({ id, params: job.params, signal: controller.signal, progress, input, output });
+      const scratch = async () => {
+        scratchDir ??= path.join(this.requireEnv().scratchRoot, `job-${id}`);
+        await fsp.mkdir(scratchDir, { recursive: true });
+        return scratchDir;
+      };
+      const requireEnv = () => this.requireEnv();
+      const outcome = await handler({
+        id,
+        params: job.params,
+        signal: controller.signal,
+        progress,
+        input,
+        output,
+        scratch,
+        get env() {
+          return requireEnv();
+        },
+      });
       if (controller.signal.aborted) throw controller.signal.reason;
       let { output_url: outputUrl, result } = outcome;
       if (outcome.output) {
         const committed = await this.requireFiles().outputs.commit(outcome.output.file, outcome.output.element);
         outputUrl ??= committed.url;
-        result = outcome.output.result
-          ? await outcome.output.result(committed)
-          : (result ?? { element_id: committed.element.id, filename: committed.filename });
+        const shape = this.kindOptions.get(job.kind)?.result ?? defaultOutputResult;
+        result = await shape(committed, outcome.output.data ?? {}, job.params as never);
       }
       await discardLeftovers();
       this.finish(id, {
@@ -297,10 +533,13 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
     } catch (err) {
       const reason: unknown = controller.signal.aborted ? controller.signal.reason : err;
       await discardLeftovers();
-      if (reason instanceof ShuttingDown && this.kindOptions.get(job.kind)?.resumable) {
-        // Runs again at the next start (recover); whoever waits for the shutdown is told it has stopped.
+      const requeue = this.kindOptions.get(job.kind)?.resumable || this.isRemote(job.kind);
+      if (reason instanceof ShuttingDown && requeue) {
+        // Runs again at the next start (recover), or on another worker of the shared queue; whoever waits for the
+        // shutdown is told it has stopped.
         this.store.update(id, { status: 'queued', eta_seconds: null });
         this.settle(id);
+        if (external) throw reason;
         return;
       }
       const known = reason instanceof DomainError;
@@ -315,6 +554,8 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
         eta_seconds: null,
       });
     } finally {
+      external?.removeEventListener('abort', onExternal);
+      this.cancelAsked.delete(id);
       this.running.delete(id);
       this.pump();
     }
@@ -344,6 +585,11 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
     return this.files;
   }
 
+  private requireEnv(): JobEnv & { scratchRoot: string } {
+    if (!this.env) throw new Error('this job runner was built without a job environment');
+    return this.env;
+  }
+
   private finish(id: string, fields: Parameters<JobStore['update']>[1]): void {
     this.store.update(id, { ...fields, finished_at: nowIso() });
     this.settle(id);
@@ -362,3 +608,16 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
     return job;
   }
 }
+
+const CANCELLED = {
+  status: 'cancelled',
+  error: 'Cancelled',
+  error_code: 'cancelled',
+  error_kind: 'cancelled',
+} as const;
+
+const isFinished = (job: JobRecord) => ['complete', 'error', 'cancelled'].includes(job.status);
+
+/** Seconds left at `fraction` done after `elapsed` seconds, once there is enough progress to tell. */
+const etaOf = (elapsed: number, fraction: number) =>
+  fraction > 0.01 ? Math.round(((elapsed * (1 - fraction)) / fraction) * 10) / 10 : null;

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { badRequest } from '../http/errors.js';
 import { runFfmpeg } from '../tools/ffmpeg.js';
 import type { ProbeResult } from '../tools/ffprobe.js';
-import type { MediaContext, MediaIo, SourceFile } from './new-element.js';
+import type { MediaContext, MediaIo, MediaTools, SourceFile } from './new-element.js';
 
 interface ConcatInput {
   path: string;
@@ -86,12 +86,11 @@ export function checkConcatRequest(ctx: MediaContext, req: { board_id: string; e
 
 /** Joins video elements in order. Returns the new element; the sources are untouched. */
 export async function concatVideos<T>(
-  ctx: MediaContext,
+  ctx: MediaTools,
   req: { board_id: string; element_ids: string[] },
   io: MediaIo<T>,
   opts: { signal?: AbortSignal; onProgress?: (fraction: number) => void } = {},
 ): Promise<T> {
-  checkConcatRequest(ctx, req);
   const sources: SourceFile[] = [];
   for (const id of req.element_ids) sources.push(await io.source(req.board_id, id));
   const inputs: ConcatInput[] = await Promise.all(
@@ -115,9 +114,7 @@ export async function concatVideos<T>(
     return io.produce(req.board_id, `${name}.mp4`, run(reencodeArgs(inputs)), { concat_mode: 'reencode' });
 
   const ext = path.extname(sources[0].path).slice(1).toLowerCase() || 'mp4';
-  const tmpRoot = path.join(ctx.config.dataDir, 'tmp');
-  await fsp.mkdir(tmpRoot, { recursive: true });
-  const listDir = await fsp.mkdtemp(path.join(tmpRoot, 'concat-'));
+  const listDir = await fsp.mkdtemp(path.join(await io.scratch(), 'concat-'));
   try {
     const listFile = path.join(listDir, 'list.ffconcat');
     await fsp.writeFile(listFile, `ffconcat version 1.0\n${inputs.map((i) => concatListLine(i.path)).join('\n')}\n`);

@@ -1,6 +1,6 @@
 import { badRequest } from '../http/errors.js';
 import { runFfmpeg } from '../tools/ffmpeg.js';
-import type { MediaContext, MediaIo } from './new-element.js';
+import type { MediaContext, MediaIo, MediaTools } from './new-element.js';
 import type { ConvertVideoRequest } from './schemas.js';
 
 export const VIDEO_FORMATS = ['mp4', 'webm', 'mov'] as const;
@@ -124,13 +124,12 @@ function audioArgs(format: VideoFormat, codec: VideoCodec): string[] {
 }
 
 export async function convertVideo<T>(
-  ctx: MediaContext,
+  ctx: MediaTools,
   req: ConvertVideoRequest,
   io: MediaIo<T>,
   opts: { signal?: AbortSignal; onProgress?: (fraction: number) => void } = {},
 ): Promise<T> {
   const bitrate = validateConvertVideo(req);
-  checkVideoElement(ctx, req);
   const src = await io.source(req.board_id, req.element_id);
   const info = await ctx.probes.probe(src.path);
   if (!info.video) throw badRequest(`Element ${req.element_id} has no video stream`);

@@ -7,7 +7,8 @@ import { convertImage } from './convert-image.js';
 import { checkVideoElement, convertVideo, validateConvertVideo } from './convert-video.js';
 import { downloadToBoard, parseHttpUrl } from './download.js';
 import { extractAudio } from './extract-audio.js';
-import { boardIo, elementUrls, jobIo, type MediaContext } from './new-element.js';
+import { concatVideosJob, convertVideoJob, JOB_CONCAT, JOB_CONVERT } from './jobs.js';
+import { boardIo, elementSources, newMediaResult, sourceUrls, type MediaContext } from './new-element.js';
 import { ProbeCache } from './probe-cache.js';
 import {
   ConcatBody,
@@ -20,41 +21,23 @@ import {
   NewElement,
   SimilarMatches,
   TrimBody,
-  type ConcatParams,
-  type ConvertVideoRequest,
   type DownloadParams,
 } from './schemas.js';
 import { SimilarityService } from './similarity.js';
 import { trimMedia } from './trim.js';
 
-const JOB_CONVERT = 'media.convert-video';
-const JOB_CONCAT = 'media.concat-videos';
 const JOB_DOWNLOAD = 'media.download';
 
 declare module '../jobs/kinds.js' {
   interface JobKinds {
-    'media.convert-video': ConvertVideoRequest;
-    'media.concat-videos': ConcatParams;
     'media.download': DownloadParams;
   }
 }
 
 function defineJobs(ctx: MediaContext): void {
-  // Their sources come resolved from the runner and their new file goes back to it (jobIo): the remote-worker seam.
-  ctx.jobs.define(
-    JOB_CONVERT,
-    (job) => convertVideo(ctx, job.params, jobIo(ctx, job), { signal: job.signal, onProgress: job.progress }),
-    {
-      inputs: (p) => elementUrls(ctx, p.board_id, [p.element_id]),
-    },
-  );
-  ctx.jobs.define(
-    JOB_CONCAT,
-    (job) => concatVideos(ctx, job.params, jobIo(ctx, job), { signal: job.signal, onProgress: job.progress }),
-    {
-      inputs: (p) => elementUrls(ctx, p.board_id, p.element_ids),
-    },
-  );
+  // Sources resolved by the runner, the new file handed back to it: render workers can run them (portable).
+  ctx.jobs.define(JOB_CONVERT, convertVideoJob, { inputs: sourceUrls, portable: true, result: newMediaResult });
+  ctx.jobs.define(JOB_CONCAT, concatVideosJob, { inputs: sourceUrls, portable: true, result: newMediaResult });
   ctx.jobs.define(JOB_DOWNLOAD, async (job) => {
     const result = await downloadToBoard(ctx, job.params, { signal: job.signal, onProgress: job.progress });
     return { output_url: result.elements[0]?.url, result };
@@ -161,13 +144,16 @@ export const registerMedia: Feature = (app: App, appCtx: AppContext) => {
       const { async: isAsync, ...p } = req.body;
       return answerNowOrQueued(ctx.jobs, reply, isAsync, {
         kind: JOB_CONVERT,
-        params: p,
+        params: { ...p, sources: elementSources(ctx, p.board_id, [p.element_id]) },
         boardId: p.board_id,
         check: () => {
           validateConvertVideo(p);
           checkVideoElement(ctx, p);
         },
-        run: (signal) => convertVideo(ctx, p, boardIo(ctx), { signal }),
+        run: (signal) => {
+          checkVideoElement(ctx, p);
+          return convertVideo(ctx, p, boardIo(ctx), { signal });
+        },
       });
     },
   );
@@ -188,10 +174,13 @@ export const registerMedia: Feature = (app: App, appCtx: AppContext) => {
       const { async: isAsync, ...p } = req.body;
       return answerNowOrQueued(ctx.jobs, reply, isAsync, {
         kind: JOB_CONCAT,
-        params: p,
+        params: { ...p, sources: elementSources(ctx, p.board_id, p.element_ids) },
         boardId: p.board_id,
         check: () => checkConcatRequest(ctx, p),
-        run: (signal) => concatVideos(ctx, p, boardIo(ctx), { signal }),
+        run: (signal) => {
+          checkConcatRequest(ctx, p);
+          return concatVideos(ctx, p, boardIo(ctx), { signal });
+        },
       });
     },
   );

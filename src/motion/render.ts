@@ -196,7 +196,6 @@ export async function renderMotion(
       output: {
         file: out,
         element: { type: 'video', data },
-        result: (c): MotionRenderResult => ({ element: c.element as unknown as Record<string, unknown>, url: c.url }),
       },
     };
   } catch (err) {

@@ -19,7 +19,9 @@ export class MotionService {
     this.aerender = new AerenderLocator(ctx.tools);
     this.presets = new MotionPresetStore(ctx.db);
     const stallMs = ctx.config.motionRenderStallSeconds * 1000;
-    ctx.jobs.define(MOTION_RENDER_JOB, (job) => renderMotion(ctx, job, stallMs));
+    ctx.jobs.define(MOTION_RENDER_JOB, (job) => renderMotion(ctx, job, stallMs), {
+      result: (c): MotionRenderResult => ({ element: c.element as unknown as Record<string, unknown>, url: c.url }),
+    });
   }
 
   async inspect(ref: { board_id: string; element_id?: string; url?: string }) {

@@ -1,4 +1,3 @@
-import type { AppContext } from '../context.js';
 import { DomainError, Unprocessable } from '../errors.js';
 import { filenameFromTitle } from '../files/names.js';
 import type { JobContext, JobOutcome } from '../jobs/runner.js';
@@ -30,11 +29,7 @@ export const renderInputs = (p: RenderParams): string[] =>
   buildRenderPlan(p.data).layers.map((l) => l.clip.url as string);
 
 /** Probes the media of every clip the layers use; a missing or unreadable file names the item. */
-async function probeInputs(
-  ctx: AppContext,
-  job: JobContext<RenderParams>,
-  layers: Layer[],
-): Promise<Record<string, ClipInput>> {
+async function probeInputs(job: JobContext<RenderParams>, layers: Layer[]): Promise<Record<string, ClipInput>> {
   const inputs: Record<string, ClipInput> = {};
   for (const layer of layers) {
     if (inputs[layer.clipId]) continue;
@@ -47,7 +42,7 @@ async function probeInputs(
         `${layer.label}: media ${url} of clip "${layer.clipId}" is missing (${err instanceof Error ? err.message : String(err)})`,
       );
     }
-    const info = await probe(ctx.tools, file).catch((err: unknown) => {
+    const info = await probe(job.env.tools, file).catch((err: unknown) => {
       throw timelineError(
         `${layer.label}: media ${url} cannot be read (${err instanceof Error ? err.message : String(err)})`,
       );
@@ -73,11 +68,11 @@ async function probeInputs(
  * hands it back; the runner gives it a unique name and adds it to the board as a video element. A cancelled or
  * failed render leaves no partial file behind.
  */
-export async function renderProject(ctx: AppContext, job: JobContext<RenderParams>): Promise<JobOutcome> {
+export async function renderProject(job: JobContext<RenderParams>): Promise<JobOutcome> {
   const p = job.params;
   const plan = buildRenderPlan(p.data);
   if (plan.layers.length === 0) throw timelineError('the timeline has no visible items to render');
-  const inputs = await probeInputs(ctx, job, plan.layers);
+  const inputs = await probeInputs(job, plan.layers);
   const size = outputSize(p.size_preset, p.data.videoSize);
   const out = await job.output(p.boardId, filenameFromTitle(p.projectName, 'render', p.format));
   const compiled = compilePlan(plan, inputs, {
@@ -90,7 +85,7 @@ export async function renderProject(ctx: AppContext, job: JobContext<RenderParam
     crf: p.crf,
   });
   try {
-    await runFfmpeg(ctx.tools, compiled.args, {
+    await runFfmpeg(job.env.tools, compiled.args, {
       signal: job.signal,
       durationSeconds: compiled.duration,
       timeoutMs: Math.max(30 * 60_000, compiled.duration * 60_000),
@@ -103,7 +98,7 @@ export async function renderProject(ctx: AppContext, job: JobContext<RenderParam
       output: {
         file: out,
         element: { type: 'video', data: { video_project_id: p.projectId, render_job_id: job.id } },
-        result: (c) => ({ element_id: c.element.id, filename: c.filename, filter_complex: compiled.graph }),
+        data: { filter_complex: compiled.graph },
       },
     };
   } catch (err) {

@@ -22,7 +22,7 @@ import { timelineDuration } from './timeline.js';
 /** Video timeline projects of a board and their render jobs. */
 export const registerTimeline: Feature = async (app, ctx) => {
   const projects = new TimelineService(ctx.db, ctx.boards);
-  ctx.jobs.define(RENDER_JOB, (job) => renderProject(ctx, job), { inputs: renderInputs });
+  ctx.jobs.define(RENDER_JOB, renderProject, { inputs: renderInputs, portable: true });
   const tags = ['video projects'];
   const base = '/api/moodboards/:id/video-projects';
 

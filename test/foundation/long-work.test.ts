@@ -126,11 +126,10 @@ test('job files: the runner resolves declared inputs and commits the output hand
           output: {
             file: out,
             element: { data: { copied_from: job.params.url } },
-            result: (c) => ({ name: c.filename }),
           },
         };
       },
-      { inputs: (p) => [p.url] },
+      { inputs: (p) => [p.url], result: (c) => ({ name: c.filename }) },
     );
     const url = t.ctx.media.urlFor(board, 'in.txt');
     const done = await t.ctx.jobs.wait(t.ctx.jobs.enqueue('test.copy', { board_id: board, url }).id);

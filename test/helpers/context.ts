@@ -11,6 +11,8 @@ export interface TestContext {
   ctx: AppContext;
   outputs: BoardOutputs;
   dataDir: string;
+  /** Recovers jobs left by a last run and starts the service's own queue worker (with JOB_QUEUE), as a service does. */
+  start(): void;
   /** Stops the jobs and probes, runs the closers, closes the database and removes the folder. */
   close(): Promise<void>;
 }
@@ -30,11 +32,12 @@ export async function createTestContext(env: Record<string, string | undefined> 
     ...env,
     DATA_DIR: dataDir,
   });
-  const { ctx, outputs, stop } = await buildContext(config, pino({ level: 'silent' }));
+  const { ctx, outputs, start, stop } = await buildContext(config, pino({ level: 'silent' }));
   return {
     ctx,
     outputs,
     dataDir,
+    start,
     async close() {
       await stop();
       await fsp.rm(dataDir, { recursive: true, force: true });

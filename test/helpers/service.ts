@@ -24,6 +24,9 @@ export interface TestService {
   close(): Promise<void>;
 }
 
+/** The API token of services started on a shared queue by TEST_JOB_QUEUE. */
+export const TEST_QUEUE_TOKEN = 'test-queue-token-0123456789';
+
 export interface ApiAnswer<T> {
   status: number;
   headers: Headers;
@@ -40,6 +43,15 @@ export async function startService(
   opts: { dataDir?: string; logStream?: NodeJS.WritableStream } = {},
 ): Promise<TestService> {
   const dataDir = opts.dataDir ?? (await fsp.mkdtemp(path.join(os.tmpdir(), 'bms-test-')));
+  // TEST_JOB_QUEUE=redis://...: the same tests with jobs on the shared queue (test/workers/renders-on-queue.test.ts),
+  // each service on a queue of its own.
+  const onQueue = process.env.TEST_JOB_QUEUE
+    ? {
+        JOB_QUEUE: process.env.TEST_JOB_QUEUE,
+        API_TOKEN: TEST_QUEUE_TOKEN,
+        JOB_QUEUE_NAME: `test-${path.basename(dataDir)}`,
+      }
+    : {};
   const config = loadConfig({
     ...process.env,
     HOST: '127.0.0.1',
@@ -47,11 +59,14 @@ export async function startService(
     API_TOKEN: '',
     ALLOWED_ORIGINS: '',
     LOG_LEVEL: 'silent',
+    ...onQueue,
     ...env,
     DATA_DIR: dataDir,
   });
   const service = await buildService(config, opts.logStream ? { logStream: opts.logStream } : { logger: false });
-  await service.app.listen({ host: config.host, port: 0 });
+  await service.app.listen({ host: config.host, port: config.port });
+  // With API_TOKEN set, the helpers send it like any client of the service would.
+  const auth: Record<string, string> = config.apiToken ? { authorization: `Bearer ${config.apiToken}` } : {};
   const port = (service.app.server.address() as AddressInfo).port;
   const baseUrl = `http://127.0.0.1:${port}`;
 
@@ -61,7 +76,7 @@ export async function startService(
     body?: unknown,
     headers: Record<string, string> = {},
   ): Promise<ApiAnswer<T>> => {
-    const init: RequestInit = { method, headers: { ...headers } };
+    const init: RequestInit = { method, headers: { ...auth, ...headers } };
     if (body !== undefined) {
       init.body = typeof body === 'string' ? body : JSON.stringify(body);
       (init.headers as Record<string, string>)['content-type'] ??= 'application/json';
@@ -93,7 +108,7 @@ export async function startService(
         form.set('file', new Blob([new Uint8Array(await fsp.readFile(file))]), path.basename(file));
       else
         form.set('file', new Blob([typeof file.data === 'string' ? file.data : new Uint8Array(file.data)]), file.name);
-      const res = await fetch(`${baseUrl}/api/upload`, { method: 'POST', body: form });
+      const res = await fetch(`${baseUrl}/api/upload`, { method: 'POST', body: form, headers: auth });
       const text = await res.text();
       return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined, text };
     },

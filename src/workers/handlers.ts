@@ -1,0 +1,13 @@
+import type { JobHandler } from '../jobs/runner.js';
+import { concatVideosJob, convertVideoJob } from '../media/jobs.js';
+import { renderProject } from '../timeline/render.js';
+
+/**
+ * The handlers a render worker runs: every job kind the service defines as `portable`, the same functions (a test
+ * checks the two lists agree). Like src/features.ts, the one place that names them all.
+ */
+export const PORTABLE_HANDLERS: Record<string, JobHandler<never>> = {
+  'timeline.render': renderProject,
+  'media.convert-video': convertVideoJob,
+  'media.concat-videos': concatVideosJob,
+};
