@@ -4,7 +4,7 @@ import querystring from 'node:querystring';
 import { pipeline } from 'node:stream';
 import type { App, AppContext } from '../context.js';
 import { createGuard } from '../http/guard.js';
-import { answerFor, bodyStream, CHUNK, fileHeaders, readAt, type FileAnswer } from './file-response.js';
+import { answerFor, bodyStream, CHUNK, fileHeaderList, readAt, type FileAnswer } from './file-response.js';
 
 type Listener = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -78,7 +78,7 @@ export function installMediaFastPath(app: App, ctx: AppContext): void {
         ),
       );
     }
-    const headers = fileHeaders(decided, {}, verdict.cors);
+    const headers = fileHeaderList(decided, verdict.cors);
     const { body } = decided;
     if (body && body.length > CHUNK) {
       res.writeHead(decided.status, headers);

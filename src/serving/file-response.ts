@@ -12,8 +12,40 @@ export interface FileAnswer {
   body?: { start: number; length: number };
 }
 
-/** Same form as @fastify/send's, which served these files before, so that clients' cached validators stay valid. */
-const etagOf = (stat: fs.Stats) => `W/"${stat.size.toString(16)}-${stat.mtime.getTime().toString(16)}"`;
+interface Described {
+  ino: number;
+  size: number;
+  mtimeMs: number;
+  etag: string;
+  lastModified: string;
+  type: string;
+}
+
+/** The last files described, by path: a range request per video frame asks the same file again and again. */
+const described = new Map<string, Described>();
+const DESCRIBED_MAX = 1024;
+
+/**
+ * Validators and Content-Type of a file, kept while its inode, size and mtime are those of `stat`. The ETag has the
+ * same form as @fastify/send's, which served these files before, so that clients' cached validators stay valid.
+ */
+function describe(file: string, stat: fs.Stats): Described {
+  const known = described.get(file);
+  if (known && known.ino === stat.ino && known.size === stat.size && known.mtimeMs === stat.mtimeMs) return known;
+  let type = mime.getType(file) ?? 'application/octet-stream';
+  if (isUtf8MimeType(type)) type += '; charset=utf-8';
+  const d = {
+    ino: stat.ino,
+    size: stat.size,
+    mtimeMs: stat.mtimeMs,
+    etag: `W/"${stat.size.toString(16)}-${stat.mtime.getTime().toString(16)}"`,
+    lastModified: stat.mtime.toUTCString(),
+    type,
+  };
+  if (described.size >= DESCRIBED_MAX) described.clear();
+  described.set(file, d);
+  return d;
+}
 
 function tokens(list: string): string[] {
   return list
@@ -45,16 +77,18 @@ function rangeStillValid(h: IncomingHttpHeaders, etag: string, lastModified: str
  * file), Content-Type from the extension.
  */
 export function answerFor(method: string, h: IncomingHttpHeaders, file: string, stat: fs.Stats): FileAnswer {
-  const etag = etagOf(stat);
-  const lastModified = stat.mtime.toUTCString();
-  const validators = { etag, 'last-modified': lastModified };
-  if (preconditionFails(h, etag, stat.mtimeMs)) return { status: 412, headers: {} };
-  if ((h['if-none-match'] || h['if-modified-since']) && fresh(h, validators))
-    return { status: 304, headers: validators };
+  const { etag, lastModified, type } = describe(file, stat);
+  if ((h['if-match'] || h['if-unmodified-since']) && preconditionFails(h, etag, stat.mtimeMs))
+    return { status: 412, headers: {} };
+  if ((h['if-none-match'] || h['if-modified-since']) && fresh(h, { etag, 'last-modified': lastModified }))
+    return { status: 304, headers: { etag, 'last-modified': lastModified } };
 
-  let type = mime.getType(file) ?? 'application/octet-stream';
-  if (isUtf8MimeType(type)) type += '; charset=utf-8';
-  const headers: Record<string, string | number> = { 'accept-ranges': 'bytes', ...validators, 'content-type': type };
+  const headers: Record<string, string | number> = {
+    'accept-ranges': 'bytes',
+    etag,
+    'last-modified': lastModified,
+    'content-type': type,
+  };
   let status: 200 | 206 = 200;
   let start = 0;
   let length = stat.size;
@@ -79,20 +113,38 @@ export function answerFor(method: string, h: IncomingHttpHeaders, file: string, 
  */
 const MEDIA_CSP = 'sandbox allow-scripts allow-popups allow-forms';
 
-/** The headers of a served file: the answer's, the safety headers every served file gets, then `extra`. */
-export function fileHeaders(
+const SAFETY_HEADERS = [
+  'cache-control',
+  'no-cache',
+  'x-content-type-options',
+  'nosniff',
+  'content-security-policy',
+  MEDIA_CSP,
+];
+
+/**
+ * The headers of a served file as node's flat [name, value, ...] list: `before` (the guard's CORS headers), the
+ * answer's, the safety headers every served file gets, then `extra`.
+ */
+export function fileHeaderList(
   answer: FileAnswer,
-  extra: Record<string, string> = {},
   before: Record<string, string> = {},
-): Record<string, string | number> {
-  return {
-    ...before,
-    ...answer.headers,
-    'cache-control': 'no-cache',
-    'x-content-type-options': 'nosniff',
-    'content-security-policy': MEDIA_CSP,
-    ...extra,
-  };
+  extra: Record<string, string> = {},
+): (string | number)[] {
+  const list: (string | number)[] = [];
+  for (const k in before) list.push(k, before[k]);
+  for (const k in answer.headers) list.push(k, answer.headers[k]);
+  list.push(...SAFETY_HEADERS);
+  for (const k in extra) list.push(k, extra[k]);
+  return list;
+}
+
+/** fileHeaderList as an object, for fastify's reply (later names win, as in the list). */
+export function fileHeaders(answer: FileAnswer, extra: Record<string, string> = {}): Record<string, string | number> {
+  const list = fileHeaderList(answer, {}, extra);
+  const headers: Record<string, string | number> = {};
+  for (let i = 0; i < list.length; i += 2) headers[list[i]] = list[i + 1];
+  return headers;
 }
 
 /**
