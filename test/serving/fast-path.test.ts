@@ -159,3 +159,26 @@ test('with API_TOKEN, the fast path serves ?token= and bearer requests and logs 
   assert.ok(!JSON.stringify(log.lines()).includes(TOKEN));
   assert.match((fast[0].req as { url: string }).url, /\?token=\[redacted\]&x=1$/);
 });
+
+test('a board connected to another folder, or deleted, is seen at once by /media (the remembered folder is forgotten)', async () => {
+  const svc = await startService();
+  const folders = [1, 2].map(() => fs.mkdtempSync(path.join(os.tmpdir(), 'bms-connected-')));
+  try {
+    fs.writeFileSync(path.join(folders[0], 'f.txt'), 'first');
+    fs.writeFileSync(path.join(folders[1], 'f.txt'), 'second');
+    const board = await svc.createBoard();
+    const url = `/media/${board}/f.txt`;
+    assert.equal((await rawRequest(svc.port, 'GET', url)).status, 404, 'the default folder has no f.txt');
+    assert.equal((await svc.api('PATCH', `/api/moodboards/${board}`, { connected_folder: folders[0] })).status, 200);
+    assert.equal((await rawRequest(svc.port, 'GET', url)).body.toString(), 'first');
+    assert.equal((await svc.api('PATCH', `/api/moodboards/${board}`, { connected_folder: folders[1] })).status, 200);
+    assert.equal((await rawRequest(svc.port, 'GET', url)).body.toString(), 'second');
+    assert.equal((await svc.api('DELETE', `/api/moodboards/${board}`)).status, 204);
+    const gone = await rawRequest(svc.port, 'GET', url);
+    assert.equal(gone.status, 404);
+    assert.equal(gone.json().error.code, 'not_found');
+  } finally {
+    await svc.close();
+    for (const f of folders) fs.rmSync(f, { recursive: true, force: true });
+  }
+});
