@@ -8,7 +8,7 @@
  *   - random 64 KiB ranges on keep-alive connections, 16 at once (req/s, p50, p99), then on one connection, where a
  *     median near 40 ms would be the delayed-ACK stall of responses split in two writes with Nagle on;
  *   - the service's RSS before, during and after (memory flat).
- * Each phase alternates nginx and ours three times. Prints the figures and ours/nginx ratios. Needs `nginx`, `wrk` and `curl` on PATH.
+ * Each phase warms both up with one unmeasured run, then alternates nginx and ours three times. Prints the figures and ours/nginx ratios. Needs `nginx`, `wrk` and `curl` on PATH.
  *
  *   npx tsx bench/serving-nginx.bench.ts [--quick]   (--quick: 256 MiB, 2 s per run)
  *   SERVING_BENCH_LOG=info   log every request as a default install does (default: no logging, like the tests)
@@ -227,6 +227,10 @@ async function main(): Promise<void> {
       const n: WrkResult[] = [];
       let cpuOurs = 0;
       let cpuNginx = 0;
+      // One unmeasured run each first: the service's code for this kind of request is compiled by V8 while it runs,
+      // which on a loaded machine takes seconds (the first range phase cost twice the CPU per request of a later one).
+      await wrk(theirs, c, script);
+      await wrk(ours, c, script);
       for (let i = 0; i < ROUNDS; i++) {
         const n0 = nginxCpuUs(nginx!.pid!);
         n.push(await wrk(theirs, c, script));

@@ -38,6 +38,7 @@ export function installMediaFastPath(app: App, ctx: AppContext): void {
 
   /** Answers and returns true, or returns false having written nothing (fastify then answers). */
   const answer = (req: IncomingMessage, res: ServerResponse): boolean => {
+    const started = logs ? process.hrtime.bigint() : 0n;
     const { method, url } = req;
     if ((method !== 'GET' && method !== 'HEAD') || !url?.startsWith('/media/') || closing) return false;
     const q = url.indexOf('?');
@@ -65,8 +66,9 @@ export function installMediaFastPath(app: App, ctx: AppContext): void {
       fs.closeSync(file.fd);
       return false;
     }
-    if (logs) {
-      const started = process.hrtime.bigint();
+    // Logged once the answer is written (not for a read that fails and is handed to the route, which logs it).
+    const logWhenDone = () => {
+      if (!logs) return;
       res.once('finish', () =>
         app.log.info(
           {
@@ -77,10 +79,11 @@ export function installMediaFastPath(app: App, ctx: AppContext): void {
           'request completed',
         ),
       );
-    }
+    };
     const headers = fileHeaderList(decided, verdict.cors);
     const { body } = decided;
     if (body && body.length > CHUNK) {
+      logWhenDone();
       res.writeHead(decided.status, headers);
       // The stream owns the descriptor and closes it at the end, on error, or when the client goes away.
       pipeline(bodyStream(file.fd, body), res, () => undefined);
@@ -96,6 +99,7 @@ export function installMediaFastPath(app: App, ctx: AppContext): void {
     }
     if (!(bytes instanceof Promise)) {
       fs.closeSync(file.fd);
+      logWhenDone();
       // Headers and body leave in one write (node's response corks the socket in end()).
       res.writeHead(status, headers);
       res.end(bytes);
@@ -104,6 +108,7 @@ export function installMediaFastPath(app: App, ctx: AppContext): void {
     bytes.then(
       (buf) => {
         fs.closeSync(file.fd);
+        logWhenDone();
         res.writeHead(status, headers);
         res.end(buf);
       },
