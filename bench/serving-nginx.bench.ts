@@ -8,7 +8,7 @@
  *   - random 64 KiB ranges on keep-alive connections, 16 at once (req/s, p50, p99), then on one connection, where a
  *     median near 40 ms would be the delayed-ACK stall of responses split in two writes with Nagle on;
  *   - the service's RSS before, during and after (memory flat).
- * Each phase alternates nginx and ours three times. Prints the figures and ours/nginx ratios. Needs `nginx`, `wrk` and `curl` on PATH.
+ * Each phase warms both up with one unmeasured run, then alternates nginx and ours three times. Prints the figures and ours/nginx ratios. Needs `nginx`, `wrk` and `curl` on PATH.
  *
  *   npx tsx bench/serving-nginx.bench.ts [--quick]   (--quick: 256 MiB, 2 s per run)
  *   SERVING_BENCH_LOG=info   log every request as a default install does (default: no logging, like the tests)
@@ -141,6 +141,23 @@ async function curlSpeed(args: string[]): Promise<{ status: number; mbps: number
 }
 
 const rssMiB = () => process.memoryUsage().rss / MiB;
+
+/** CPU time (µs) nginx's master and workers used so far, from /proc (USER_HZ is 100 on Linux). */
+function nginxCpuUs(master: number): number {
+  let ticks = 0;
+  for (const pid of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    let stat: string;
+    try {
+      stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (pid === String(master) || fields[1] === String(master)) ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return ticks * 10_000;
+}
 const f = (n: number, d = 0) => n.toFixed(d);
 
 async function main(): Promise<void> {
@@ -170,7 +187,7 @@ async function main(): Promise<void> {
     await waitForPort(port);
 
     console.log(
-      `file ${SIZE_MIB} MiB, ${SECONDS} s per phase, ${os.cpus().length} cores, logging ${logLevel ?? 'off'}, ${process.version}`,
+      `file ${SIZE_MIB} MiB, ${SECONDS} s per phase, ${os.cpus().length} cores, logging ${logLevel ?? 'off'}, ${process.version}, load average ${os.loadavg()[0].toFixed(1)}`,
     );
 
     // Uploads: the service parses multipart and streams the part to disk; nginx writes the PUT body to its temp file.
@@ -203,12 +220,25 @@ async function main(): Promise<void> {
     // seconds, and interleaving gives both the same share of it.
     const rss0 = rssMiB();
     let rssMax = rss0;
+    // CPU time per request (ours: this process, which runs the service; nginx: its processes) shows the cost of an
+    // answer apart from the share of a busy machine each side happened to get.
     const phase = async (label: string, c: number, script: string) => {
       const o: WrkResult[] = [];
       const n: WrkResult[] = [];
+      let cpuOurs = 0;
+      let cpuNginx = 0;
+      // One unmeasured run each first: the service's code for this kind of request is compiled by V8 while it runs,
+      // which on a loaded machine takes seconds (the first range phase cost twice the CPU per request of a later one).
+      await wrk(theirs, c, script);
+      await wrk(ours, c, script);
       for (let i = 0; i < ROUNDS; i++) {
+        const n0 = nginxCpuUs(nginx!.pid!);
         n.push(await wrk(theirs, c, script));
+        cpuNginx += nginxCpuUs(nginx!.pid!) - n0;
+        const o0 = process.cpuUsage();
         o.push(await wrk(ours, c, script));
+        const used = process.cpuUsage(o0);
+        cpuOurs += used.user + used.system;
         rssMax = Math.max(rssMax, rssMiB());
       }
       for (const r of [...o, ...n]) if (r.errors || r.status) throw new Error(`${label}: errors ${JSON.stringify(r)}`);
@@ -216,17 +246,25 @@ async function main(): Promise<void> {
       const worst = (rs: WrkResult[], k: 'p50' | 'p99' | 'max') => Math.max(...rs.map((r) => r[k])) / 1000;
       const median = (rs: WrkResult[], k: 'p50' | 'p99') =>
         rs.map((r) => r[k]).sort((a, b) => a - b)[Math.floor(rs.length / 2)] / 1000;
-      return { o, n, sum, worst, median };
+      const load = os.loadavg()[0].toFixed(1);
+      const per = (cpu: number, rs: WrkResult[], unit: 'req' | 'MiB') =>
+        unit === 'req'
+          ? `${f(cpu / sum(rs, 'requests'))} µs/request`
+          : `${f(cpu / 1000 / (sum(rs, 'bytes') / MiB), 2)} ms/MiB`;
+      const cpu = (unit: 'req' | 'MiB') =>
+        `  cpu   ours ${per(cpuOurs, o, unit)}, nginx ${per(cpuNginx, n, unit)} (load average ${load})`;
+      return { o, n, sum, worst, median, cpu };
     };
     for (const c of [1, 4]) {
-      const { o, n, sum } = await phase(`whole file, ${c} conn`, c, whole);
+      const { o, n, sum, cpu } = await phase(`whole file, ${c} conn`, c, whole);
       const mb = (rs: WrkResult[]) => sum(rs, 'bytes') / sum(rs, 'us'); // bytes per µs = MB/s
       console.log(
         `whole file, ${c} conn   ours ${f(mb(o))} MB/s   nginx ${f(mb(n))} MB/s   ratio ${f(mb(o) / mb(n), 2)}`,
       );
+      console.log(cpu('MiB'));
     }
     for (const c of [16, 1]) {
-      const { o, n, sum, worst, median } = await phase(`ranges, ${c} conn`, c, ranges);
+      const { o, n, sum, worst, median, cpu } = await phase(`ranges, ${c} conn`, c, ranges);
       const rps = (rs: WrkResult[]) => sum(rs, 'requests') / (sum(rs, 'us') / 1e6);
       const lat = (rs: WrkResult[]) =>
         `p50 ${f(median(rs, 'p50'), 2)} p99 ${f(median(rs, 'p99'), 2)} ms (median of runs), worst p99 ${f(worst(rs, 'p99'), 2)} max ${f(worst(rs, 'max'), 1)} ms`;
@@ -234,6 +272,7 @@ async function main(): Promise<void> {
       console.log(`  ours  ${f(rps(o))} req/s  ${lat(o)}`);
       console.log(`  nginx ${f(rps(n))} req/s  ${lat(n)}`);
       console.log(`  ratio ${f(rps(o) / rps(n), 2)}`);
+      console.log(cpu('req'));
       // A response written in two segments with Nagle on waits for the client's delayed ACK (40 ms on Linux), on
       // every request of a keep-alive connection: it shows in the median. Slow tails alone, which nginx has as well
       // on a loaded machine, are scheduling.

@@ -70,7 +70,7 @@ export async function buildContext(
   const db = openDatabase(path.join(config.dataDir, 'board-media.sqlite'));
   const events = new BoardEvents();
   const store = new BoardStore(db);
-  const media = new MediaRoot(config.dataDir, (id) => store.getBoard(id)?.connected_folder);
+  const media = new MediaRoot(config.dataDir, (id) => store.connectedFolderOf(id));
   const tools = new Tools(config.env);
   const prober = new MediaProber(store, media, tools, events, log);
   const boards = new BoardService({

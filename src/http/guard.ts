@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Config } from '../config.js';
 import { hostnameOf, isLoopbackHost } from './loopback.js';
 
@@ -27,11 +28,29 @@ function refererOrigin(referer: string | undefined): string | undefined {
   }
 }
 
-function bearer(req: FastifyRequest): string | undefined {
-  const h = req.headers.authorization;
+function bearer(h: string | undefined): string | undefined {
   const m = h ? /^Bearer\s+(.+)$/i.exec(h) : null;
   return m?.[1].trim();
 }
+
+/** How the guard answers one request: refused (status, error body, headers), or let through with CORS headers. */
+export type GuardVerdict =
+  | { deny: { status: number; code: string; message: string; headers: Record<string, string> } }
+  | { deny?: undefined; cors: Record<string, string>; preflight: boolean };
+
+/** What the guard looks at; `mediaToken` is the `?token=` of a /media URL, parsed only when a token is required. */
+export interface GuardedRequest {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+  mediaToken: () => unknown;
+}
+
+const PREFLIGHT_HEADERS = {
+  'access-control-allow-methods': 'GET, HEAD, POST, PUT, PATCH, DELETE',
+  'access-control-allow-headers': 'Authorization, Content-Type, Range, If-None-Match, If-Modified-Since, If-Range',
+  'access-control-max-age': '600',
+};
 
 /**
  * The guard every request passes before routing, so that only programs on this machine drive the service:
@@ -42,15 +61,19 @@ function bearer(req: FastifyRequest): string | undefined {
  *    refused too, except for embeddable /media.
  * 3. With API_TOKEN set, every request needs `Authorization: Bearer <token>` (`/media` also takes `?token=`).
  * Allowed origins get CORS headers and their preflights are answered here.
+ * A pure decision, so that the /media fast path (src/serving/fast-path.ts) asks exactly what the hook below asks.
  */
-export function installGuard(app: FastifyInstance, config: Config): void {
+export function createGuard(config: Config): (req: GuardedRequest) => GuardVerdict {
   const allowed = new Set(config.allowedOrigins);
+  const refuse = (status: number, code: string, message: string, headers: Record<string, string> = {}) => ({
+    deny: { status, code, message, headers },
+  });
 
-  app.addHook('onRequest', async (req, reply) => {
+  return (req) => {
     const host = req.headers.host;
-    if (!host) return deny(reply, 400, 'missing_host', 'The Host header is required');
+    if (!host) return refuse(400, 'missing_host', 'The Host header is required');
     if (!isLoopbackHost(hostnameOf(host)) && !config.apiToken) {
-      return deny(reply, 403, 'forbidden_host', `Host ${host} is not a loopback address`);
+      return refuse(403, 'forbidden_host', `Host ${host} is not a loopback address`);
     }
 
     const origin = req.headers.origin;
@@ -66,53 +89,58 @@ export function installGuard(app: FastifyInstance, config: Config): void {
     const foreignPage =
       fromPage !== undefined && fromPage !== refererOrigin(`http://${host}`) && !allowed.has(fromPage);
     if ((site === 'cross-site' || site === 'same-site' || foreignPage) && !trusted && !req.url.startsWith('/media/')) {
-      return deny(
-        reply,
+      return refuse(
         403,
         'forbidden_origin',
         'Cross-site requests are not allowed; add the calling origin to ALLOWED_ORIGINS',
       );
     }
+    const cors: Record<string, string> = {};
     if (origin !== undefined) {
       if (!trusted) {
-        return deny(
-          reply,
+        return refuse(
           403,
           'forbidden_origin',
           `Requests from origin ${origin} are not allowed; add it to ALLOWED_ORIGINS`,
         );
       }
       if (!own) {
-        reply.header('access-control-allow-origin', origin);
-        reply.header('vary', 'Origin');
-        reply.header('access-control-expose-headers', 'Content-Range, Content-Length, Accept-Ranges, ETag');
+        cors['access-control-allow-origin'] = origin;
+        cors['vary'] = 'Origin';
+        cors['access-control-expose-headers'] = 'Content-Range, Content-Length, Accept-Ranges, ETag';
       }
-      if (req.method === 'OPTIONS') {
-        return reply
-          .status(204)
-          .header('access-control-allow-methods', 'GET, HEAD, POST, PUT, PATCH, DELETE')
-          .header(
-            'access-control-allow-headers',
-            'Authorization, Content-Type, Range, If-None-Match, If-Modified-Since, If-Range',
-          )
-          .header('access-control-max-age', '600')
-          .send();
-      }
+      if (req.method === 'OPTIONS') return { cors, preflight: true };
     }
 
     if (config.apiToken) {
-      const query = req.url.startsWith('/media/')
-        ? (req.query as Record<string, unknown> | undefined)?.token
-        : undefined;
-      const given = bearer(req) ?? (typeof query === 'string' ? query : undefined);
+      const query = req.url.startsWith('/media/') ? req.mediaToken() : undefined;
+      const given = bearer(req.headers.authorization) ?? (typeof query === 'string' ? query : undefined);
       if (!tokenMatches(config.apiToken, given)) {
-        return deny(
-          reply.header('www-authenticate', 'Bearer'),
-          401,
-          'unauthorized',
-          'A valid Authorization: Bearer <API_TOKEN> header is required',
-        );
+        return refuse(401, 'unauthorized', 'A valid Authorization: Bearer <API_TOKEN> header is required', {
+          ...cors,
+          'www-authenticate': 'Bearer',
+        });
       }
     }
+    return { cors, preflight: false };
+  };
+}
+
+/** Installs the guard (createGuard) as the first hook of every request. */
+export function installGuard(app: FastifyInstance, config: Config): void {
+  const check = createGuard(config);
+  app.addHook('onRequest', async (req, reply) => {
+    const verdict = check({
+      method: req.method,
+      url: req.url,
+      headers: req.headers,
+      mediaToken: () => (req.query as Record<string, unknown> | undefined)?.token,
+    });
+    if (verdict.deny) {
+      const { status, code, message, headers } = verdict.deny;
+      return deny(reply.headers(headers), status, code, message);
+    }
+    reply.headers(verdict.cors);
+    if (verdict.preflight) return reply.status(204).headers(PREFLIGHT_HEADERS).send();
   });
 }
