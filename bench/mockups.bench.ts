@@ -7,6 +7,7 @@
  *
  *   npx tsx bench/mockups.bench.ts            every case, 10 s each
  *   npx tsx bench/mockups.bench.ts --quick    2 s each
+ *   ... --only video                          the cases whose label holds "video"
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -16,6 +17,7 @@ import { eventually, startService } from '../test/helpers/service.js';
 import { ffmpeg, makeImage, makeVideo, tempDir } from '../test/helpers/fixtures.js';
 
 const SECONDS = process.argv.includes('--quick') ? 2 : 10;
+const ONLY = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
 const TICKS_PER_SECOND = 100;
 
 /**
@@ -90,6 +92,7 @@ try {
 
   /** dof `on`: the focus follows the device (it stays sharp, the background is blurred); `device`: the device is out of focus too. */
   async function run(label: string, screen: string, dof: 'off' | 'on' | 'device', size: string): Promise<number> {
+    if (ONLY && !label.includes(ONLY)) return NaN;
     const focus = (z: number) => (dof === 'device' ? {} : { dof: { focus_distance: 2000 - z } });
     const created = (await t.api('POST', `/api/moodboards/${board}/mockup-projects`, { name: label, device: 'iphone' }))
       .body;
@@ -156,7 +159,7 @@ try {
   await run('1080p30 video screen, dof off', 'video', 'off', '1080p');
   const hd = await run('1080p30 video screen, dof on', 'video', 'on', '1080p');
   const uhd = await run('4k30 video screen, dof on', 'video', 'on', '4k');
-  console.log(`4k costs ${(uhd / hd).toFixed(2)}x the time of 1080p (4x the pixels)`);
+  if (uhd && hd) console.log(`4k costs ${(uhd / hd).toFixed(2)}x the time of 1080p (4x the pixels)`);
 } finally {
   await t.close();
   await fsp.rm(fixtures, { recursive: true, force: true });

@@ -156,16 +156,27 @@ export const registerAgents = async (
       }
 
       const stream = new PassThrough();
+      // A comment first: the headers leave as soon as the stream is piped, not with the first event (the client
+      // knows at once that the stream is open, and the first event's packet is the event alone).
+      stream.write(': stream open\n\n');
+      const send = (event: string, data: unknown) => {
+        stream.write(sseEvent(event, data));
+        // Node's http response corks its socket on a write until the next tick, and that tick comes only after
+        // every pending microtask: when a packet brings several chunks, the SDK's stream stages process all of them
+        // first. Uncorking sends this event now.
+        const socket = reply.raw.socket;
+        if (socket?.writableCorked) socket.uncork();
+      };
       runTurn(env, sessions, session, chat, input, turn.signal, {
-        delta: (delta) => stream.write(sseEvent('message', { delta })),
-        action: (card) => stream.write(sseEvent('action', card)),
+        delta: (delta) => send('message', { delta }),
+        action: (card) => send('action', card),
       })
         .then(
-          (result) => stream.write(sseEvent('done', result)),
+          (result) => send('done', result),
           (err: unknown) => {
             const e = err instanceof DomainError ? err : new Internal('internal', 'The chat failed');
             if (!(err instanceof DomainError)) ctx.log.error({ err }, 'agent chat failed');
-            stream.write(sseEvent('error', { error: { code: e.code, message: e.message } }));
+            send('error', { error: { code: e.code, message: e.message } });
           },
         )
         .finally(() => {

@@ -225,6 +225,21 @@ export const VIRTUAL_CLOCK_SCRIPT = String.raw`(() => {
     return Promise.all(seeks);
   };
 
+  // Work a page hands the clock (__bmsClock.waitFor(promise), e.g. loading the picture of this frame): the advance
+  // waits for it after the frame callbacks, so the frame is drawn complete. Bounded, so a page cannot stall a render.
+  const HOLD_TIMEOUT_MS = 30000;
+  let holds = [];
+  const waitFor = (p) => { holds.push(Promise.resolve(p).catch(report)); };
+  const awaitHolds = async () => {
+    while (holds.length) {
+      const pending = holds;
+      holds = [];
+      let timer;
+      await Promise.race([Promise.all(pending), new Promise((resolve) => { timer = realSetTimeout(resolve, HOLD_TIMEOUT_MS); })]);
+      realClearTimeout(timer);
+    }
+  };
+
   const nextDueTimer = (limit) => {
     let next = null;
     for (const t of timers.values()) {
@@ -272,6 +287,7 @@ export const VIRTUAL_CLOCK_SCRIPT = String.raw`(() => {
       try { cb(now); } catch (err) { report(err); }
     }
     if (due.size) await settle();
+    await awaitHolds();
     syncAnimations();
     syncSvg();
     await syncMedia();
@@ -303,5 +319,5 @@ export const VIRTUAL_CLOCK_SCRIPT = String.raw`(() => {
     await Promise.race([all, deadline]);
   };
 
-  Object.defineProperty(window, '__bmsClock', { value: Object.freeze({ advanceTo, ready }), enumerable: false });
+  Object.defineProperty(window, '__bmsClock', { value: Object.freeze({ advanceTo, ready, waitFor }), enumerable: false });
 })();`;

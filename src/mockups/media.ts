@@ -1,8 +1,10 @@
 import { execFile } from 'node:child_process';
+import fsp from 'node:fs/promises';
 import path from 'node:path';
 import sharp from 'sharp';
 import type { AppContext } from '../context.js';
 import { kindOfFile } from '../files/media-types.js';
+import { ToolFailed } from '../errors.js';
 import { badRequest } from '../http/errors.js';
 import { runFfmpeg } from '../tools/ffmpeg.js';
 import { probe } from '../tools/ffprobe.js';
@@ -81,10 +83,10 @@ function encodersOf(ffmpegPath: string): Promise<string> {
   return list;
 }
 
-/** Encoders a render needs: the output's, and VP8 for the screen video. */
+/** Encoders a render needs: the output's, and JPEG for the screen video's frames. */
 export function encodersFor(format: MockupFormat, transparent: boolean, videoScreen: boolean): string[] {
   const main = format === 'webm' ? 'libvpx-vp9' : format === 'mov' && transparent ? 'prores_ks' : 'libx264';
-  return videoScreen ? [main, 'libvpx'] : [main];
+  return videoScreen ? [main, 'mjpeg'] : [main];
 }
 
 /** Refuses (503, naming the build) a render the installed ffmpeg cannot encode, rather than writing a wrong file. */
@@ -110,61 +112,104 @@ export interface ScreenAsset {
   path: string;
 }
 
+/** A chunk of screen frames the page asks for at once holds at most this many frames and bytes. */
+const CHUNK_FRAMES = 30;
+const CHUNK_BYTES = 4 * 1024 * 1024;
+
+/** The screen video's frames, JPEGs back to back in one file, as the page reads them. */
+export interface ScreenFrames {
+  file: string;
+  /** Byte offset of each frame in the file, and the file's size last (frames + 1 entries). */
+  offsets: number[];
+  /** First frame of each chunk: the page fetches a chunk with one range request and decodes its frames one by one. */
+  chunks: number[];
+}
+
 /**
- * The screen video, prepared once for the whole render: looped to the mockup's duration, one frame per output frame
- * (frame k shows the source at k / fps), cover-cropped to the screen's aspect at the size it is drawn at its largest,
- * and intra-only VP8 so that seeking to any frame decodes one frame (the page seeks on every frame).
+ * The screen video, prepared once for the whole render as one JPEG per output frame: looped to the mockup's
+ * duration, frame k showing the source at k / fps, cover-cropped to the screen's aspect at the size it is drawn at
+ * its largest. The frames are then joined into `out` (offsets kept): the page loads frame k by its index and draws
+ * it, with a chunk of frames per request (each request goes through the sandbox's DevTools interception). No <video>
+ * is seeked in Chromium (a seek runs through its media pipeline, in both of the renderer's pages).
  */
-export async function prepareScreenVideo(
+export async function prepareScreenFrames(
   ctx: AppContext,
   source: string,
   out: string,
-  o: { width: number; height: number; fps: number; duration: number; signal: AbortSignal },
-): Promise<void> {
+  o: { width: number; height: number; fps: number; frames: number; signal: AbortSignal },
+): Promise<ScreenFrames> {
   const even = (n: number) => Math.max(2, 2 * Math.round(n / 2));
   const w = even(o.width);
   const h = even(o.height);
-  await runFfmpeg(
-    ctx.tools,
-    [
-      '-loglevel',
-      'error',
-      '-stream_loop',
-      '-1',
-      '-i',
-      source,
-      '-t',
-      String(o.duration),
-      '-an',
-      '-sn',
-      '-vf',
-      `fps=${o.fps},scale=${w}:${h}:force_original_aspect_ratio=increase:flags=bicubic,crop=${w}:${h},setsar=1,format=yuv420p`,
-      '-c:v',
-      'libvpx',
-      '-deadline',
-      'realtime',
-      '-cpu-used',
-      '6',
-      '-g',
-      '1',
-      '-crf',
-      '6',
-      '-b:v',
-      '40M',
-      '-threads',
-      '1',
-      '-fflags',
-      '+bitexact',
-      '-flags:v',
-      '+bitexact',
-      '-map_metadata',
-      '-1',
-      '-f',
-      'webm',
-      out,
-    ],
-    { signal: o.signal, durationSeconds: o.duration, timeoutMs: Math.max(10 * 60_000, o.duration * 30_000) },
-  );
+  const duration = o.frames / o.fps;
+  const dir = `${out}.frames`;
+  await fsp.mkdir(dir, { recursive: true });
+  try {
+    await runFfmpeg(
+      ctx.tools,
+      [
+        '-loglevel',
+        'error',
+        '-stream_loop',
+        '-1',
+        '-i',
+        source,
+        '-t',
+        String(duration),
+        '-an',
+        '-sn',
+        '-vf',
+        // yuvj420p: full range, as a JPEG (JFIF) is read; the scaler converts the video's range to it.
+        `fps=${o.fps},scale=${w}:${h}:force_original_aspect_ratio=increase:flags=bicubic,crop=${w}:${h},setsar=1,format=yuvj420p`,
+        '-frames:v',
+        String(o.frames),
+        '-c:v',
+        'mjpeg',
+        '-q:v',
+        '2',
+        '-threads',
+        '1',
+        '-fflags',
+        '+bitexact',
+        '-flags:v',
+        '+bitexact',
+        '-map_metadata',
+        '-1',
+        '-start_number',
+        '0',
+        '-f',
+        'image2',
+        path.join(dir, '%05d.jpg'),
+      ],
+      { signal: o.signal, durationSeconds: duration, timeoutMs: Math.max(10 * 60_000, duration * 30_000) },
+    );
+    const names = (await fsp.readdir(dir)).filter((f) => f.endsWith('.jpg')).sort();
+    if (names.length === 0)
+      throw new ToolFailed('render_failed', `no frame of the screen video ${path.basename(source)} was decoded`);
+    const offsets = [0];
+    const chunks: number[] = [];
+    const joined = await fsp.open(out, 'w');
+    try {
+      for (const [i, name] of names.entries()) {
+        const bytes = await fsp.readFile(path.join(dir, name));
+        const start = offsets[i];
+        const chunkStart = chunks.at(-1);
+        if (
+          chunkStart === undefined ||
+          i - chunkStart >= CHUNK_FRAMES ||
+          start + bytes.length - offsets[chunkStart] > CHUNK_BYTES
+        )
+          chunks.push(i);
+        await joined.write(bytes);
+        offsets.push(start + bytes.length);
+      }
+    } finally {
+      await joined.close();
+    }
+    return { file: out, offsets, chunks };
+  } finally {
+    await fsp.rm(dir, { recursive: true, force: true });
+  }
 }
 
 /** The screen image cover-cropped to the screen's pixel size (libvips, off the event loop), as a lossless PNG. */

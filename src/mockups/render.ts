@@ -12,13 +12,13 @@ import {
   encodersFor,
   prepareLayers,
   prepareScreenImage,
-  prepareScreenVideo,
+  prepareScreenFrames,
   requireEncoders,
   resolveRefs,
   screenKind,
 } from './media.js';
 import { drawDevice } from './devices.js';
-import { planFrames, sceneHtml, type Frame } from './scene.js';
+import { planFrames, sceneHtml, type Frame, type SceneInputs } from './scene.js';
 import type { MockupFormat, ProjectStateT, SizePreset } from './schemas.js';
 import { DomainError, Internal, Unprocessable } from '../errors.js';
 
@@ -106,7 +106,7 @@ export async function renderMockup(
   try {
     const { looks, zoom } = planFrames(p.project, frame);
     const layers = await prepareLayers(looks, files, frame, work);
-    let screen: { kind: 'image' | 'video'; url: string } | null = null;
+    let screen: SceneInputs['screen'] = null;
     if (screenRef && kind) {
       // The screen's size comes from the drawing: the source is cover-cropped and scaled to it once, here, rather than
       // by the browser on every raster.
@@ -115,16 +115,19 @@ export async function renderMockup(
       );
       const scale = Math.min(Math.max(zoom, 1), 2, 2160 / Math.max(biggest.w, biggest.h));
       const size = { width: Math.round(biggest.w * scale), height: Math.round(biggest.h * scale) };
-      const file = path.join(work, kind === 'video' ? 'screen.webm' : 'screen.png');
-      if (kind === 'video')
-        await prepareScreenVideo(ctx, screenRef.path, file, {
+      if (kind === 'video') {
+        const frames = await prepareScreenFrames(ctx, screenRef.path, path.join(work, 'screen.mjpeg'), {
           ...size,
           fps: p.fps,
-          duration: frame.frames / p.fps,
+          frames: frame.frames,
           signal: job.signal,
         });
-      else await prepareScreenImage(screenRef.path, file, size);
-      screen = { kind, url: served(file) };
+        screen = { kind, url: served(frames.file), offsets: frames.offsets, chunks: frames.chunks };
+      } else {
+        const file = path.join(work, 'screen.png');
+        await prepareScreenImage(screenRef.path, file, size);
+        screen = { kind, url: served(file) };
+      }
     }
     job.progress(PREPARE_SHARE);
     const html = sceneHtml({

@@ -108,8 +108,12 @@ export interface SceneInputs {
   project: ProjectStateT;
   frame: Frame;
   looks: FrameLook[];
-  /** What the screens show: an image, a (prepared) video, or nothing. */
-  screen: { kind: 'image' | 'video'; url: string } | null;
+  /**
+   * What the screens show: an image, a video prepared as its frames' JPEGs in one file (`offsets` of every frame and
+   * the end, `chunks` the first frame of each piece the page fetches at once; see media.ts prepareScreenFrames), or
+   * nothing.
+   */
+  screen: { kind: 'image'; url: string } | { kind: 'video'; url: string; offsets: number[]; chunks: number[] } | null;
   /** Served URL of each pre-blurred background image, by layerKey. */
   layers: Map<string, string>;
 }
@@ -156,6 +160,7 @@ export function sceneHtml(inputs: SceneInputs): string {
     blur: looks.map((l) => l.deviceBlur),
     bg: looks.map((l) => bgOf(l.background)),
     bgTable,
+    video: screen?.kind === 'video' ? { url: screen.url, offsets: screen.offsets, chunks: screen.chunks } : null,
   };
   const perspective = CAMERA_DISTANCE * unitPx(frame);
   // Pictures are CSS backgrounds: Chromium may composite an <img> as its own layer, decided by when it finished
@@ -175,10 +180,11 @@ html,body{margin:0;padding:0;width:${frame.width}px;height:${frame.height}px;ove
 #stage{position:absolute;left:0;top:0;width:100%;height:100%;perspective:${fixed(perspective)}px;perspective-origin:50% 50%}
 #rig{position:absolute;left:50%;top:50%;width:0;height:0;will-change:transform}
 #device{position:absolute;left:${fixed(-drawing.width / 2)}px;top:${fixed(-drawing.height / 2)}px;width:${fixed(drawing.width)}px;height:${fixed(drawing.height)}px${looks.some((l) => l.deviceBlur > 0) ? ';will-change:filter' : ''}}
-#screen-video{position:absolute;left:0;top:0;width:2px;height:2px;opacity:0}
 #device canvas,.shot{display:block;width:100%;height:100%;object-fit:cover;background-size:cover;background-position:center}
+/* Its own layer: a new video frame redraws the canvas alone, not the device around it and its shadow. */
+#device canvas{will-change:transform}
 </style></head><body>
-${preload}${screen?.kind === 'video' ? `<video id="screen-video" src="${attr(screen.url)}" muted playsinline preload="auto" loop></video>` : ''}<div id="bg">${layersHtml}</div>
+${preload}<div id="bg">${layersHtml}</div>
 <div id="stage"><div id="rig"><div id="device">${drawing.html}</div></div></div>
 <script>
 (() => {
@@ -199,32 +205,73 @@ ${preload}${screen?.kind === 'video' ? `<video id="screen-video" src="${attr(scr
       last.bg = D.bg[f];
     }
   };
-  // Screens showing a video are canvases drawn from one hidden <video> in every frame: the clock has seeked it before
-  // rAF callbacks run, and drawImage reads the decoded frame itself, where a composited <video> layer can show a
-  // stale frame under begin-frame control. One video serves every screen (double-iphone, grid): one seek per frame.
-  const video = document.getElementById('screen-video');
-  const screens = Array.from(document.querySelectorAll('canvas.screen-video'), (c) => [c, c.getContext('2d')]);
-  const drawScreens = () => {
-    if (!video || video.readyState < 2) return;
-    for (const [c, g] of screens) {
-      if (c.width !== video.videoWidth || c.height !== video.videoHeight) { c.width = video.videoWidth; c.height = video.videoHeight; }
-      g.drawImage(video, 0, 0);
-    }
+  // Screens showing a video are canvases: frame f of the video is a prepared JPEG, read from its chunk of the
+  // prepared file (one range request per chunk), decoded off the main thread (createImageBitmap) and drawn when the
+  // page shows frame f; the clock waits for it (__bmsClock.waitFor), so the capture never shows an earlier frame. The
+  // next frame (and chunk) loads meanwhile. No <video> to seek (a seek runs through the media pipeline, in each of the
+  // renderer's pages), one picture for every screen (double-iphone, grid).
+  const V = D.video;
+  const screens = Array.from(document.querySelectorAll('canvas.screen-video'), (c) => [c, c.getContext('2d', { alpha: false })]);
+  const chunkOf = (i) => {
+    let c = 0;
+    while (c + 1 < V.chunks.length && V.chunks[c + 1] <= i) c++;
+    return c;
   };
-  apply(0);
-  drawScreens();
+  const chunks = new Map();
+  const chunk = (c) => {
+    let p = chunks.get(c);
+    if (!p) {
+      const start = V.offsets[V.chunks[c]];
+      const end = V.offsets[c + 1 < V.chunks.length ? V.chunks[c + 1] : V.offsets.length - 1];
+      p = fetch(V.url, { headers: { range: 'bytes=' + start + '-' + (end - 1) } })
+        .then((r) => r.blob())
+        .then((b) => {
+          if (b.size !== end - start) throw new Error('screen video: ' + b.size + ' bytes of ' + (end - start) + ' at ' + start);
+          return b;
+        });
+      chunks.set(c, p);
+    }
+    return p;
+  };
+  const pictures = new Map();
+  const picture = (i) => {
+    let p = pictures.get(i);
+    if (!p) {
+      const c = chunkOf(i);
+      const base = V.offsets[V.chunks[c]];
+      p = chunk(c).then((b) => createImageBitmap(b.slice(V.offsets[i] - base, V.offsets[i + 1] - base)));
+      pictures.set(i, p);
+    }
+    return p;
+  };
+  let shown = -1;
+  const showVideo = (f) => {
+    const i = Math.min(f, V.offsets.length - 2);
+    if (i === shown) return;
+    shown = i;
+    const drawn = picture(i).then((bitmap) => {
+      for (const [c, g] of screens) {
+        if (c.width !== bitmap.width || c.height !== bitmap.height) { c.width = bitmap.width; c.height = bitmap.height; }
+        g.drawImage(bitmap, 0, 0);
+      }
+      bitmap.close();
+      pictures.delete(i);
+      for (const c of chunks.keys()) if (c < chunkOf(i)) chunks.delete(c);
+    });
+    if (i + 1 < V.offsets.length - 1) picture(i + 1).catch(() => undefined);
+    if (chunkOf(i) + 1 < V.chunks.length) chunk(chunkOf(i) + 1).catch(() => undefined);
+    window.__bmsClock.waitFor(drawn);
+  };
+  const show = (f) => {
+    apply(f);
+    if (V && screens.length) showVideo(f);
+  };
+  show(0);
   const tick = (now) => {
-    apply(Math.min(D.transform.length - 1, Math.max(0, Math.round((now * D.fps) / 1000))));
-    drawScreens();
+    show(Math.min(D.transform.length - 1, Math.max(0, Math.round((now * D.fps) / 1000))));
     requestAnimationFrame(tick);
   };
   requestAnimationFrame(tick);
-  // The screen video runs on the virtual clock half a frame ahead, so frame f always lands inside the video's frame
-  // f (its timestamps are rounded to milliseconds in the file).
-  for (const v of document.querySelectorAll('video')) {
-    const start = () => { v.currentTime = 0.5 / D.fps; v.play(); };
-    if (v.readyState >= 1) start(); else v.addEventListener('loadedmetadata', start, { once: true });
-  }
 })();
 </script></body></html>`;
 }

@@ -78,7 +78,23 @@ describe('mockup render', () => {
       '30',
       colours,
     ]);
+    // 8 frames at 10 fps, frame n coloured by the bits of n (red 1, green 2, blue 4).
+    const indexed = path.join(fixtures, 'indexed.mp4');
+    await ffmpeg([
+      '-f',
+      'lavfi',
+      '-i',
+      "color=c=black:s=160x120:r=10:d=0.8,format=rgb24,geq=r='255*mod(N,2)':g='255*mod(floor(N/2),2)':b='255*mod(floor(N/4),2)'",
+      '-c:v',
+      'libx264',
+      '-pix_fmt',
+      'yuv420p',
+      '-g',
+      '4',
+      indexed,
+    ]);
     for (const [name, file] of [
+      ['indexed', indexed],
       ['green', green],
       ['stripes', path.join(fixtures, 'stripes2.png')],
       ['colours', colours],
@@ -236,6 +252,18 @@ describe('mockup render', () => {
     }
   });
 
+  it('shows the screen video frame by frame: rendered frame f is source frame f, looped', async () => {
+    const pid = await project('no-device', { duration_seconds: 2, screen_source_url: urls.indexed });
+    const file = await render(pid, { fps: 10 });
+    const drawing = drawDevice('no-device', SIZE, SIZE, () => '');
+    for (let f = 0; f < 20; f++) {
+      const px = (await rgbaFrame(file, f, SIZE, SIZE)).at(SIZE / 2, (SIZE - drawing.height) / 2 + drawing.height / 2);
+      const n = f % 8;
+      const want = [n & 1 ? 255 : 0, n & 2 ? 255 : 0, n & 4 ? 255 : 0];
+      assert.ok(distance(px, want) < 60, `frame ${f}: ${px}, want source frame ${n} ${want}`);
+    }
+  });
+
   for (const format of ['webm', 'mov'] as const) {
     it(`transparent ${format}: alpha 0 outside the device, 255 on the screen`, async () => {
       const pid = await project('iphone', { duration_seconds: 1 });
@@ -296,8 +324,13 @@ describe('mockup render', () => {
     assert.equal(res.body.error.details.field, 'screen_source_url');
   });
 
-  it('renders the same project to the same bytes', async () => {
+  it('renders the same project to the same bytes, with an image or a video screen', async () => {
+    for (const screen of [urls.green, urls.indexed]) await sameBytes(screen);
+  });
+
+  async function sameBytes(screen: string): Promise<void> {
     const pid = await project('macbook-air', {
+      screen_source_url: screen,
       duration_seconds: 2,
       dof: { enabled: true, focus_distance: 2000, aperture: 30 },
       background: { mode: 'gradient', params: { from: '#112233', to: '#ddeeff', angle: 45 } },
@@ -327,8 +360,8 @@ describe('mockup render', () => {
           .digest('hex'),
       );
     }
-    assert.equal(hashes[0], hashes[1]);
-  });
+    assert.equal(hashes[0], hashes[1], `two renders with the screen ${screen}`);
+  }
 
   it('cancel stops the render and leaves no partial file', async () => {
     const pid = await project('imac', { duration_seconds: 30 });
