@@ -12,6 +12,7 @@ import pino from 'pino';
 import { BrowserPool } from '../src/tools/browser.js';
 import { Tools } from '../src/tools/locate.js';
 import { VIRTUAL_CLOCK_SCRIPT } from '../src/html/virtual-clock.js';
+import { CARD_URL } from '../src/html/sandbox.js';
 import { benchCard, heavyCard } from './html-cards.js';
 import { descendsFrom, processTable } from './proc.js';
 
@@ -97,7 +98,14 @@ async function main(): Promise<void> {
       console.log(`begin-frame control: ${lent.beginFrameControl}`);
       const { page, cdp } = lent;
       await page.evaluateOnNewDocument(VIRTUAL_CLOCK_SCRIPT);
-      await page.setContent(html, { waitUntil: 'load' });
+      // Navigated to, as a render does: setContent writes into the open about:blank document, which never runs the
+      // new-document script (no virtual clock).
+      await page.setRequestInterception(true);
+      page.on('request', (r) =>
+        r.url() === CARD_URL ? void r.respond({ status: 200, contentType: 'text/html', body: html }) : void r.abort(),
+      );
+      await page.goto(CARD_URL, { waitUntil: 'load' });
+      if ((await page.evaluate('typeof window.__bmsClock')) !== 'object') throw new Error('no virtual clock');
       let frame = 0;
       const advance = async () => {
         frame++;
