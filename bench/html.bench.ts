@@ -12,6 +12,11 @@
  *   npx tsx bench/html.bench.ts --quick    1 s instead of 5 s
  *   npx tsx bench/html.bench.ts --no-timecut
  *   npx tsx bench/html.bench.ts --card=heavy   only the heavy card (or --card=light)
+ *   npx tsx bench/html.bench.ts --chromium=/usr/bin/chromium-headless-shell,/tmp/chromium
+ *                                          each case with each of these Chromium binaries (default: the located one)
+ *
+ * The machine's load average (1 minute, as `uptime` prints it) is printed beside each run: on a shared machine the
+ * frames per second follow the share of the cores a render gets, the CPU per frame does not.
  */
 import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -22,6 +27,7 @@ import { promisify } from 'node:util';
 import { Tools } from '../src/tools/locate.js';
 import { startService } from '../test/helpers/service.js';
 import { BAR, benchCard, heavyCard } from './html-cards.js';
+import { descendsFrom, processTable } from './proc.js';
 
 const run = promisify(execFile);
 const args = new Set(process.argv.slice(2));
@@ -160,27 +166,6 @@ async function runTimecut(
   });
 }
 
-/** Fields of /proc/<pid>/stat after the command name, for every process (Linux). */
-function processTable(): Map<string, string[]> {
-  const table = new Map<string, string[]>();
-  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    try {
-      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-      table.set(pid, stat.slice(stat.lastIndexOf(')') + 2).split(' '));
-    } catch {
-      // the process ended meanwhile
-    }
-  }
-  return table;
-}
-
-/** Whether `pid` descends from `root` in a process table. */
-function descendsFrom(table: Map<string, string[]>, pid: string, root: string): boolean {
-  for (let p = table.get(pid)?.[1], depth = 0; p && depth < 32; p = table.get(p)?.[1], depth++)
-    if (p === root) return true;
-  return false;
-}
-
 /**
  * CPU seconds from Linux's /proc (undefined elsewhere): the whole machine's busy time, this process's own (the service
  * runs in it), that of its finished children (ffmpeg, ffprobe), and
@@ -215,18 +200,30 @@ function cpuSeconds(): { busy: number; self: number; children: number; tree: num
 }
 
 const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
+/** The 1-minute load average, as `uptime` shows it. */
+const load = () => fmt(os.loadavg()[0], 1);
 
 async function main(): Promise<void> {
-  const tools = new Tools(process.env);
+  const chosen = [...args].find((a) => a.startsWith('--chromium='))?.slice('--chromium='.length);
+  const rows: string[] = [];
+  for (const chromiumPath of chosen ? chosen.split(',') : [undefined]) await benchChromium(chromiumPath, rows);
+  console.log(
+    '\n| Case | Chromium | ours frames/s (load) | timecut frames/s (load) | ratio | CPU ms/frame ours / timecut | ours worst error CSS / rAF (ms) | timecut worst error CSS / rAF (ms) |',
+  );
+  console.log('|---|---|---|---|---|---|---|---|');
+  for (const r of rows) console.log(r);
+}
+
+async function benchChromium(chromiumPath: string | undefined, rows: string[]): Promise<void> {
+  const env = chromiumPath ? { CHROMIUM_PATH: chromiumPath } : {};
+  const tools = new Tools({ ...process.env, ...env });
   const chromium = await tools.require('chromium');
   const ffmpeg = (await tools.require('ffmpeg')).path;
-  console.log(
-    `HTML render benchmark: ${SECONDS} s per case, ${os.cpus().length} cores, ${chromium.version} (${chromium.source})`,
-  );
+  const browserName = `${chromium.version} (${chromium.path})`;
+  console.log(`\nHTML render benchmark: ${SECONDS} s per case, ${os.cpus().length} cores, ${browserName}`);
 
   const work = await fsp.mkdtemp(path.join(os.tmpdir(), 'bms-bench-html-'));
-  const s = await startService();
-  const rows: string[] = [];
+  const s = await startService(env);
   try {
     const board = await s.createBoard('bench');
     // Warm the browser pool, as a running service has it.
@@ -253,6 +250,7 @@ async function main(): Promise<void> {
     for (const c of CASES.filter((k) => !only || k.card === only)) {
       const frames = Math.round(c.fps * SECONDS);
       const html = c.card === 'heavy' ? heavyCard(c.width, SECONDS) : benchCard(c.width, SECONDS);
+      const ourLoad = load();
       const cpuBefore = cpuSeconds();
       let ourCpu = NaN;
       const started = Date.now();
@@ -275,7 +273,7 @@ async function main(): Promise<void> {
       const label = `${c.card} card, ${c.width}x${c.height} @ ${c.fps} fps, ${frames} frames`;
       console.log(`\n${label}`);
       console.log(
-        `  ours:    ${fmt(seconds, 2)} s, ${fmt(ours)} frames/s; worst timing error CSS ${fmt(ourErr.css, 0)} ms, rAF ${fmt(ourErr.raf, 0)} ms`,
+        `  ours:    ${fmt(seconds, 2)} s, ${fmt(ours)} frames/s (load ${ourLoad}); worst timing error CSS ${fmt(ourErr.css, 0)} ms, rAF ${fmt(ourErr.raf, 0)} ms`,
       );
       if (cpuBefore && cpuAfter) {
         const busy = cpuAfter.busy - cpuBefore.busy;
@@ -292,11 +290,13 @@ async function main(): Promise<void> {
       let theirs = NaN;
       let theirCpu = NaN;
       let theirErr = { css: NaN, raf: NaN };
+      let theirLoad = 'n/a';
       if (timecutDir) {
         const cardFile = path.join(work, `card-${c.card}-${c.width}.html`);
         await fsp.writeFile(cardFile, html);
         const output = path.join(work, `timecut-${c.card}-${c.width}.mp4`);
         try {
+          theirLoad = load();
           const timecut = await runTimecut(timecutDir, {
             url: `file://${cardFile}`,
             output,
@@ -309,7 +309,7 @@ async function main(): Promise<void> {
           theirs = frames / tSeconds;
           theirErr = await timingError(ffmpeg, output, c, frames);
           console.log(
-            `  timecut: ${fmt(tSeconds, 2)} s, ${fmt(theirs)} frames/s; worst timing error CSS ${fmt(theirErr.css, 0)} ms, rAF ${fmt(theirErr.raf, 0)} ms`,
+            `  timecut: ${fmt(tSeconds, 2)} s, ${fmt(theirs)} frames/s (load ${theirLoad}); worst timing error CSS ${fmt(theirErr.css, 0)} ms, rAF ${fmt(theirErr.raf, 0)} ms`,
           );
           console.log(`  ratio:   ${fmt(ours / theirs, 2)}x timecut's frames per second`);
           // CPU per frame does not depend on what else runs on the machine, frames per second do.
@@ -324,18 +324,13 @@ async function main(): Promise<void> {
         console.log(`  timecut: ${timecutSkipped}`);
       }
       rows.push(
-        `| ${label} | ${fmt(ours)} | ${fmt(theirs)} | ${Number.isFinite(theirs) ? `${fmt(ours / theirs, 2)}x` : 'n/a'} | ${fmt((ourCpu * 1000) / frames, 0)} / ${fmt((theirCpu * 1000) / frames, 0)} | ${fmt(ourErr.css, 0)} / ${fmt(ourErr.raf, 0)} | ${fmt(theirErr.css, 0)} / ${fmt(theirErr.raf, 0)} |`,
+        `| ${label} | ${chromium.version} ${chromium.path} | ${fmt(ours)} (${ourLoad}) | ${fmt(theirs)} (${theirLoad}) | ${Number.isFinite(theirs) ? `${fmt(ours / theirs, 2)}x` : 'n/a'} | ${fmt((ourCpu * 1000) / frames, 0)} / ${fmt((theirCpu * 1000) / frames, 0)} | ${fmt(ourErr.css, 0)} / ${fmt(ourErr.raf, 0)} | ${fmt(theirErr.css, 0)} / ${fmt(theirErr.raf, 0)} |`,
       );
     }
   } finally {
     await s.close();
     await fsp.rm(work, { recursive: true, force: true });
   }
-  console.log(
-    '\n| Case | ours frames/s | timecut frames/s | ratio | CPU ms/frame ours / timecut | ours worst error CSS / rAF (ms) | timecut worst error CSS / rAF (ms) |',
-  );
-  console.log('|---|---|---|---|---|---|---|');
-  for (const r of rows) console.log(r);
 }
 
 main().catch((err) => {

@@ -214,7 +214,9 @@ export async function encodeFrames(
   } catch (err) {
     stop.abort(err);
     await finished.catch(() => undefined);
-    throw err;
+    // When the caller aborted (time limit, client gone), ffmpeg's own "cancelled" may have been seen first: the
+    // caller's reason is the one to report.
+    throw opts.signal.aborted ? opts.signal.reason : err;
   } finally {
     opts.signal.removeEventListener('abort', onOuterAbort);
   }

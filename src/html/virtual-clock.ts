@@ -120,11 +120,18 @@ export const VIRTUAL_CLOCK_SCRIPT = String.raw`(() => {
   };
   const syncAnimations = () => {
     adopt();
+    // Every play state is read before any time is written: reading one after another animation's time was written
+    // recalculates the document's style, once per animation (most of a frame's script time on a card with a hundred
+    // animations).
+    const states = [];
     for (const a of document.getAnimations()) {
+      const state = a.playState;
+      if (state !== 'idle') states.push([a, state]);
+    }
+    for (const [a, state] of states) {
       const st = anims.get(a);
-      if (a.playState === 'idle') continue;
       if (st.held !== null) {
-        if (a.playState !== 'paused') realPause.call(a);
+        if (state !== 'paused') realPause.call(a);
         currentTime.set.call(a, st.held);
         continue;
       }
@@ -132,13 +139,13 @@ export const VIRTUAL_CLOCK_SCRIPT = String.raw`(() => {
       const end = endOf(a);
       if (a.playbackRate > 0 && t >= end) {
         // Finishing (rather than holding at the end) resolves 'finished' and fires 'finish' for the page's scripts.
-        if (a.playState !== 'finished') {
+        if (state !== 'finished') {
           currentTime.set.call(a, end);
           realFinish.call(a);
         }
         continue;
       }
-      if (a.playState !== 'paused') realPause.call(a);
+      if (state !== 'paused') realPause.call(a);
       currentTime.set.call(a, t);
     }
   };
