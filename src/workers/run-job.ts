@@ -73,7 +73,8 @@ export async function runQueuedJob(
   try {
     const handler = PORTABLE_HANDLERS[info.kind];
     if (!handler)
-      throw new DomainError('unsupported', 'unknown_kind', `This worker cannot run ${info.kind} jobs (update it)`);
+      // Another worker (an updated one) may run it: tried again, not failed for good.
+      throw new DomainError('unavailable', 'unknown_kind', `This worker cannot run ${info.kind} jobs (update it)`);
     await fsp.rm(scratchDir, { recursive: true, force: true });
     await fsp.mkdir(scratchDir, { recursive: true });
     const inputs = new Map<string, string | DomainError>();
