@@ -38,7 +38,7 @@ const BACKOFF_MS = 5_000;
  * (BullMQ's workers need `maxRetriesPerRequest: null`), and ioredis reconnects on its own. Options rather than a
  * connection, so BullMQ owns its connections and closes them.
  */
-export function connectionOptions(url: string): RedisOptions & QueueRedisOptions {
+function connectionOptions(url: string): RedisOptions & QueueRedisOptions {
   const u = new URL(url);
   return {
     host: u.hostname.replace(/^\[|\]$/g, ''),
