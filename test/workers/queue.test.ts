@@ -134,9 +134,28 @@ describe(
     }
     after(stopWorkers);
 
-    test('with the service as its own worker, queued operations and renders answer as in-process', async () => {
-      const s = await queued();
+    /** A service on a queue of its own; its workers are stopped and it is closed whatever the test does. */
+    async function withQueued(extra: Record<string, string>, fn: (s: TestService) => Promise<void>): Promise<void> {
+      const s = await queued(extra);
       try {
+        await fn(s);
+      } finally {
+        await stopWorkers();
+        await s.close();
+      }
+    }
+
+    /** A VP9 render of the long clip, once a worker is into it (running with some progress). */
+    async function longRenderRunning(s: TestService) {
+      const board = await s.createBoard();
+      const el = await videoOn(s, board, long);
+      const r = await convert(s, board, el, 'vp9');
+      await waitForJob(s, r.body.job_id, { until: (j) => j.status === 'running' && j.progress > 0, timeoutMs: 60_000 });
+      return { board, r };
+    }
+
+    test('with the service as its own worker, queued operations and renders answer as in-process', async () => {
+      await withQueued({}, async (s) => {
         const board = await s.createBoard();
         const a = await videoOn(s, board, short);
         const b = await videoOn(s, board, short);
@@ -161,15 +180,11 @@ describe(
           async: true,
         });
         assert.equal(bad.status, 404);
-      } finally {
-        await stopWorkers();
-        await s.close();
-      }
+      });
     });
 
     test('two workers share ten renders; each job makes one element', async () => {
-      const s = await queued({ LOCAL_WORKER: '0' });
-      try {
+      await withQueued({ LOCAL_WORKER: '0' }, async (s) => {
         const w1 = await worker(s);
         const w2 = await worker(s);
         const board = await s.createBoard();
@@ -203,23 +218,13 @@ describe(
           fetches.every((n) => n <= 1),
           `inputs fetched once per worker: ${fetches}`,
         );
-      } finally {
-        await stopWorkers();
-        await s.close();
-      }
+      });
     });
 
     test('a worker killed mid-render: another takes the job over, one element, no stray files', async () => {
-      const s = await queued({ LOCAL_WORKER: '0' });
-      try {
+      await withQueued({ LOCAL_WORKER: '0' }, async (s) => {
         const pair = [await worker(s), await worker(s)];
-        const board = await s.createBoard();
-        const el = await videoOn(s, board, long);
-        const r = await convert(s, board, el, 'vp9');
-        await waitForJob(s, r.body.job_id, {
-          until: (j) => j.status === 'running' && j.progress > 0,
-          timeoutMs: 60_000,
-        });
+        const { board, r } = await longRenderRunning(s);
         const holder = pair.findIndex((w) => w.output().includes(`"job":"${r.body.job_id}"`));
         assert.ok(holder >= 0, 'one worker holds the job');
         const [dead, w2] = [pair[holder], pair[1 - holder]];
@@ -232,23 +237,13 @@ describe(
         const els = (await s.api('GET', `/api/moodboards/${board}`)).body.elements;
         assert.equal(els.length, 2);
         assert.deepEqual((await boardFiles(s, board)).sort(), ['long (vp9).webm', 'long.mp4']);
-      } finally {
-        await stopWorkers();
-        await s.close();
-      }
+      });
     });
 
     test('cancel reaches a running job on a worker: cancelled, no element, the worker goes on', async () => {
-      const s = await queued({ LOCAL_WORKER: '0' });
-      try {
+      await withQueued({ LOCAL_WORKER: '0' }, async (s) => {
         const w = await worker(s);
-        const board = await s.createBoard();
-        const el = await videoOn(s, board, long);
-        const r = await convert(s, board, el, 'vp9');
-        await waitForJob(s, r.body.job_id, {
-          until: (j) => j.status === 'running' && j.progress > 0,
-          timeoutMs: 60_000,
-        });
+        const { board, r } = await longRenderRunning(s);
         const c = await s.api('POST', `/api/jobs/${r.body.job_id}/cancel`);
         assert.equal(c.status, 200);
         const done = await waitForJob(s, r.body.job_id, { timeoutMs: 30_000 });
@@ -259,15 +254,11 @@ describe(
         const next = await convert(s, board, small);
         assert.equal((await waitForJob(s, next.body.job_id, { timeoutMs: 60_000 })).status, 'complete');
         await eventually(() => (w.done().includes(next.body.job_id) ? true : undefined), 10_000, 'the worker');
-      } finally {
-        await stopWorkers();
-        await s.close();
-      }
+      });
     });
 
     test('a Redis restart mid-run is survived by the service and the workers', async () => {
-      const s = await queued({ LOCAL_WORKER: '0' });
-      try {
+      await withQueued({ LOCAL_WORKER: '0' }, async (s) => {
         const w = await worker(s);
         const board = await s.createBoard();
         const el = await videoOn(s, board, short);
@@ -279,10 +270,7 @@ describe(
           assert.equal((await waitForJob(s, id, { timeoutMs: 120_000 })).status, 'complete');
         assert.equal((await s.api('GET', `/api/moodboards/${board}`)).body.elements.length, 3);
         await eventually(() => (w.done().includes(second.body.job_id) ? true : undefined), 10_000, 'the worker');
-      } finally {
-        await stopWorkers();
-        await s.close();
-      }
+      });
     });
 
     test('a worker started before the service waits for it; a wrong token is refused and takes no job', async () => {
@@ -300,8 +288,7 @@ describe(
         120_000,
         'the worker to wait',
       );
-      const s = await queued({ LOCAL_WORKER: '0', PORT: String(port) });
-      try {
+      await withQueued({ LOCAL_WORKER: '0', PORT: String(port) }, async (s) => {
         await eventually(
           () => (early.output().includes('render worker started') ? true : undefined),
           120_000,
@@ -326,10 +313,7 @@ describe(
         assert.equal((await s.api('GET', `/api/jobs/${r.body.job_id}`)).body.status, 'queued', 'no worker took it');
         await worker(s);
         assert.equal((await waitForJob(s, r.body.job_id, { timeoutMs: 60_000 })).status, 'complete');
-      } finally {
-        await stopWorkers();
-        await s.close();
-      }
+      });
     });
   },
 );
