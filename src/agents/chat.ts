@@ -1,7 +1,8 @@
-import { jsonSchema, stepCountIs, streamText, type ModelMessage, type Tool, type ToolSet } from 'ai';
+import { jsonSchema, stepCountIs, streamText, wrapLanguageModel, type ModelMessage, type Tool, type ToolSet } from 'ai';
 import { Compile, type Validator } from 'typebox/compile';
 import { Cancelled, DomainError } from '../errors.js';
 import type { ResolvedChatModel } from '../generation/models.js';
+import type { ChatModel } from '../generation/sdk.js';
 import { mapProviderError } from '../generation/errors.js';
 import { ACTIONS, type AgentEnv } from './actions.js';
 import { addCard, applyCard, newCardId, viewOf } from './cards.js';
@@ -71,6 +72,32 @@ function tools(env: AgentEnv, sessions: AgentService, session: Session, turnCard
   return set;
 }
 
+type StreamPart = Awaited<ReturnType<ChatModel['doStream']>>['stream'] extends ReadableStream<infer P> ? P : never;
+
+/**
+ * `model` with each text piece handed to `onText` as the provider's stream yields it. streamText's own stages (tool
+ * calls, its tee, the full stream) come after, each a hop before a piece reaches `fullStream`: a piece read here
+ * leaves for the client sooner (the agents benchmark measures that way).
+ */
+function tapText(model: ChatModel, onText: (text: string) => void): ChatModel {
+  return wrapLanguageModel({
+    model,
+    middleware: {
+      specificationVersion: 'v3',
+      wrapStream: async ({ doStream }) => {
+        const result = await doStream();
+        const tap = new TransformStream<StreamPart, StreamPart>({
+          transform(part, out) {
+            if (part.type === 'text-delta' && part.delta) onText(part.delta);
+            out.enqueue(part);
+          },
+        });
+        return { ...result, stream: result.stream.pipeThrough(tap) };
+      },
+    },
+  });
+}
+
 export interface TurnEvents {
   delta(text: string): void;
   action(card: ActionCardView): void;
@@ -100,9 +127,16 @@ export async function runTurn(
   const timeout = AbortSignal.timeout(chat.callOptions.timeoutMs);
   const abortSignal = AbortSignal.any([signal, timeout]);
   let message = '';
+  // Pieces the provider's stream yields once the turn has ended (aborted, failed) are not part of it.
+  let open = true;
+  const onText = (text: string) => {
+    if (!open) return;
+    message += text;
+    events.delta(text);
+  };
   try {
     const result = streamText({
-      model: chat.model,
+      model: tapText(chat.model, onText),
       system: systemPrompt(env.ctx, session),
       messages: [...session.history, ...input.send],
       tools: tools(env, sessions, session, turnCards),
@@ -113,10 +147,7 @@ export async function runTurn(
       onError: () => undefined,
     });
     for await (const part of result.fullStream) {
-      if (part.type === 'text-delta') {
-        message += part.text;
-        events.delta(part.text);
-      } else if (part.type === 'tool-result') {
+      if (part.type === 'tool-result') {
         const card = turnCards.find((c) => c.id === (part.output as { action_id?: string } | undefined)?.action_id);
         if (card) events.action(viewOf(card));
       } else if (part.type === 'start-step' && part.warnings.length > 0) {
@@ -134,6 +165,8 @@ export async function runTurn(
     if (signal.aborted)
       throw signal.reason instanceof DomainError ? signal.reason : new Cancelled('The chat was cancelled', 'aborted');
     throw mapProviderError(err, chat.provider, timeout);
+  } finally {
+    open = false;
   }
 }
 

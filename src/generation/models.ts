@@ -1,8 +1,7 @@
-import type { LanguageModel } from 'ai';
 import { CATALOGUE, findEntry, LOCAL_PREFIX, localEntry, type CatalogueEntry, type ModelKind } from './catalogue.js';
 import type { GenerationContext } from './context.js';
 import { notConfigured, type ProviderId, type ProviderSettings } from './providers.js';
-import { languageModel } from './sdk.js';
+import { languageModel, type ChatModel } from './sdk.js';
 import { InvalidInput } from '../errors.js';
 
 export interface ListedModel {
@@ -80,7 +79,7 @@ export async function resolveModel(
 
 export interface ResolvedChatModel {
   /** An AI SDK LanguageModel: pass it to `streamText` / `generateText`. */
-  model: LanguageModel;
+  model: ChatModel;
   provider: ProviderId;
   entry: CatalogueEntry;
   /** Call options every caller should pass: the service's retry count and a time limit for one call. */

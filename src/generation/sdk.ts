@@ -2,7 +2,7 @@ import { createAnthropic } from '@ai-sdk/anthropic';
 import { createGoogleGenerativeAI } from '@ai-sdk/google';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import type { ImageModel, LanguageModel, TranscriptionModel } from 'ai';
+import type { ImageModel, TranscriptionModel, wrapLanguageModel } from 'ai';
 import type { CatalogueEntry } from './catalogue.js';
 import type { ProviderSettings } from './providers.js';
 
@@ -11,7 +11,10 @@ import type { ProviderSettings } from './providers.js';
  * otherwise fall back to process.env, which is not where this service's configuration (or a test's) lives.
  * Building a provider is a few closures, so models are built per call and a changed key applies at once.
  */
-export function languageModel(s: ProviderSettings, entry: CatalogueEntry): LanguageModel {
+/** A provider's chat model as the AI SDK's current model interface (what middleware wraps). */
+export type ChatModel = Parameters<typeof wrapLanguageModel>[0]['model'];
+
+export function languageModel(s: ProviderSettings, entry: CatalogueEntry): ChatModel {
   const common = { apiKey: s.apiKey, baseURL: s.baseUrl };
   switch (s.provider) {
     // Chat Completions rather than the Responses API: proxies, gateways and compatible servers all speak it.
