@@ -7,7 +7,10 @@
  *   - whole-file GET with 1 and 4 connections (MB/s);
  *   - random 64 KiB ranges on keep-alive connections, 16 at once (req/s, p50, p99), then on one connection, where a
  *     median near 40 ms would be the delayed-ACK stall of responses split in two writes with Nagle on;
- *   - the service's RSS before, during and after (memory flat).
+ *   - the service's RSS before, during and after (memory flat);
+ *   - for the ranges, Node's own ceiling beside them: a bare node:http server (a child process, no framework) that
+ *     answers each range with a sync read of the same file, and one that answers a 64 KiB buffer it holds, no file
+ *     at all. No Node server can answer faster than the latter on this machine: the ratio ours/nginx is bounded by it.
  * Each phase warms both up with one unmeasured run, then alternates nginx and ours three times. Prints the figures and ours/nginx ratios. Needs `nginx`, `wrk` and `curl` on PATH.
  *
  *   npx tsx bench/serving-nginx.bench.ts [--quick]   (--quick: 256 MiB, 2 s per run)
@@ -142,8 +145,32 @@ async function curlSpeed(args: string[]): Promise<{ status: number; mbps: number
 
 const rssMiB = () => process.memoryUsage().rss / MiB;
 
-/** CPU time (µs) nginx's master and workers used so far, from /proc (USER_HZ is 100 on Linux). */
-function nginxCpuUs(master: number): number {
+/**
+ * Node's own ceiling for 64 KiB ranges: node:http and nothing else. `/file` answers the range with a sync read of the
+ * file (what a minimal correct server does), `/buffer` answers 64 KiB it holds in memory (no file work at all).
+ */
+const BARE_NODE = `
+const http = require('node:http'), fs = require('node:fs');
+const [file, port] = process.argv.slice(1);
+const size = fs.statSync(file).size, held = Buffer.alloc(${RANGE}, 1);
+http.createServer((req, res) => {
+  const m = /^bytes=(\\d+)-(\\d+)$/.exec(req.headers.range || '');
+  const start = Number(m[1]), len = Number(m[2]) - start + 1;
+  let body = held;
+  if (req.url === '/file') {
+    const fd = fs.openSync(file, 'r');
+    body = Buffer.allocUnsafe(len);
+    fs.readSync(fd, body, 0, len, start);
+    fs.closeSync(fd);
+  }
+  res.writeHead(206, { 'content-type': 'application/octet-stream', 'content-length': len,
+    'content-range': 'bytes ' + start + '-' + (start + len - 1) + '/' + size, 'accept-ranges': 'bytes' });
+  res.end(body);
+}).listen(Number(port), '127.0.0.1');
+`;
+
+/** CPU time (µs) a process and its children used so far, from /proc (USER_HZ is 100 on Linux). */
+function treeCpuUs(master: number): number {
   let ticks = 0;
   for (const pid of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(pid)) continue;
@@ -169,6 +196,7 @@ async function main(): Promise<void> {
     logLevel ? { logStream: nullLog } : {},
   );
   let nginx: ReturnType<typeof spawn> | undefined;
+  let bare: ReturnType<typeof spawn> | undefined;
   try {
     const source = path.join(work, 'big.bin');
     const block = crypto.randomBytes(MiB);
@@ -204,6 +232,12 @@ async function main(): Promise<void> {
     const fileName = (await fsp.readdir(boardDir)).find((n) => n.startsWith('big'));
     if (!fileName) throw new Error('the upload is not in the board folder');
     const ours = `${svc.baseUrl}/media/${board}/${encodeURIComponent(fileName)}`;
+    const barePort = await freePort();
+    bare = spawn(process.execPath, ['-e', BARE_NODE, path.join(boardDir, fileName), String(barePort)], {
+      stdio: 'ignore',
+    });
+    await waitForPort(barePort);
+    const bareUrl = `http://127.0.0.1:${barePort}`;
     const theirs = `http://127.0.0.1:${port}/files/${encodeURIComponent(fileName)}`;
     console.log(
       `upload       ours ${f(up.mbps)} MB/s   nginx ${f(upNginx.mbps)} MB/s   ratio ${f(up.mbps / upNginx.mbps, 2)}`,
@@ -222,26 +256,36 @@ async function main(): Promise<void> {
     let rssMax = rss0;
     // CPU time per request (ours: this process, which runs the service; nginx: its processes) shows the cost of an
     // answer apart from the share of a busy machine each side happened to get.
-    const phase = async (label: string, c: number, script: string) => {
+    const phase = async (label: string, c: number, script: string, withBare = false) => {
       const o: WrkResult[] = [];
       const n: WrkResult[] = [];
+      const bf: WrkResult[] = [];
+      const bb: WrkResult[] = [];
       let cpuOurs = 0;
       let cpuNginx = 0;
+      let cpuBare = 0;
       // One unmeasured run each first: the service's code for this kind of request is compiled by V8 while it runs,
       // which on a loaded machine takes seconds (the first range phase cost twice the CPU per request of a later one).
       await wrk(theirs, c, script);
       await wrk(ours, c, script);
       for (let i = 0; i < ROUNDS; i++) {
-        const n0 = nginxCpuUs(nginx!.pid!);
+        const n0 = treeCpuUs(nginx!.pid!);
         n.push(await wrk(theirs, c, script));
-        cpuNginx += nginxCpuUs(nginx!.pid!) - n0;
+        cpuNginx += treeCpuUs(nginx!.pid!) - n0;
         const o0 = process.cpuUsage();
         o.push(await wrk(ours, c, script));
         const used = process.cpuUsage(o0);
         cpuOurs += used.user + used.system;
         rssMax = Math.max(rssMax, rssMiB());
+        if (withBare) {
+          const b0 = treeCpuUs(bare!.pid!);
+          bf.push(await wrk(`${bareUrl}/file`, c, script));
+          cpuBare += treeCpuUs(bare!.pid!) - b0;
+          bb.push(await wrk(`${bareUrl}/buffer`, c, script));
+        }
       }
-      for (const r of [...o, ...n]) if (r.errors || r.status) throw new Error(`${label}: errors ${JSON.stringify(r)}`);
+      for (const r of [...o, ...n, ...bf, ...bb])
+        if (r.errors || r.status) throw new Error(`${label}: errors ${JSON.stringify(r)}`);
       const sum = (rs: WrkResult[], k: 'requests' | 'bytes' | 'us') => rs.reduce((a, r) => a + r[k], 0);
       const worst = (rs: WrkResult[], k: 'p50' | 'p99' | 'max') => Math.max(...rs.map((r) => r[k])) / 1000;
       const median = (rs: WrkResult[], k: 'p50' | 'p99') =>
@@ -253,7 +297,7 @@ async function main(): Promise<void> {
           : `${f(cpu / 1000 / (sum(rs, 'bytes') / MiB), 2)} ms/MiB`;
       const cpu = (unit: 'req' | 'MiB') =>
         `  cpu   ours ${per(cpuOurs, o, unit)}, nginx ${per(cpuNginx, n, unit)} (load average ${load})`;
-      return { o, n, sum, worst, median, cpu };
+      return { o, n, bf, bb, cpuBare, sum, worst, median, cpu };
     };
     for (const c of [1, 4]) {
       const { o, n, sum, cpu } = await phase(`whole file, ${c} conn`, c, whole);
@@ -264,7 +308,7 @@ async function main(): Promise<void> {
       console.log(cpu('MiB'));
     }
     for (const c of [16, 1]) {
-      const { o, n, sum, worst, median, cpu } = await phase(`ranges, ${c} conn`, c, ranges);
+      const { o, n, bf, bb, cpuBare, sum, worst, median, cpu } = await phase(`ranges, ${c} conn`, c, ranges, true);
       const rps = (rs: WrkResult[]) => sum(rs, 'requests') / (sum(rs, 'us') / 1e6);
       const lat = (rs: WrkResult[]) =>
         `p50 ${f(median(rs, 'p50'), 2)} p99 ${f(median(rs, 'p99'), 2)} ms (median of runs), worst p99 ${f(worst(rs, 'p99'), 2)} max ${f(worst(rs, 'max'), 1)} ms`;
@@ -273,6 +317,13 @@ async function main(): Promise<void> {
       console.log(`  nginx ${f(rps(n))} req/s  ${lat(n)}`);
       console.log(`  ratio ${f(rps(o) / rps(n), 2)}`);
       console.log(cpu('req'));
+      console.log(
+        `  bare node:http, sync read   ${f(rps(bf))} req/s  ${lat(bf)}; ${f(cpuBare / sum(bf, 'requests'))} µs/request`,
+      );
+      console.log(`  bare node:http, held buffer ${f(rps(bb))} req/s  ${lat(bb)}`);
+      console.log(
+        `  Node's ceiling/nginx ${f(rps(bb) / rps(n), 2)}; ours/bare sync read ${f(rps(o) / rps(bf), 2)}, ours/held buffer ${f(rps(o) / rps(bb), 2)}`,
+      );
       // A response written in two segments with Nagle on waits for the client's delayed ACK (40 ms on Linux), on
       // every request of a keep-alive connection: it shows in the median. Slow tails alone, which nginx has as well
       // on a loaded machine, are scheduling.
@@ -291,6 +342,7 @@ async function main(): Promise<void> {
       nginx.kill('SIGQUIT');
       await new Promise((r) => nginx!.once('exit', r));
     }
+    bare?.kill();
     await svc.close();
     await fsp.rm(work, { recursive: true, force: true });
   }
