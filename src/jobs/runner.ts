@@ -425,6 +425,11 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
     });
   }
 
+  /** The job once the commit of a worker's output under way (if any) has ended: what a duplicated complete answers. */
+  afterCommit(id: string): Promise<JobRecord> {
+    return this.commits.run(id, async () => this.require(id));
+  }
+
   /**
    * Adds a job's output to its board (or only names it, `element: false`) and shapes the job's result; the side files
    * the kind's `result` did not file are removed, whatever happens.

@@ -200,8 +200,8 @@ export function registerWorkerRoutes(app: App, ctx: AppContext, outputs: BoardOu
       const named = { '': b.upload_id, ...b.sides };
       const missing = Object.values(named).find((u) => uploads.get(u)?.jobId !== id);
       if (missing !== undefined) {
-        const job = ctx.jobs.require(id);
-        // A duplicated complete of a job already done answers it as it is; otherwise the upload is gone.
+        const job = await ctx.jobs.afterCommit(id);
+        // A duplicated complete of a job done (or being committed) answers it as it is; otherwise the upload is gone.
         if (job.status === 'complete') return jobView(job);
         throw new Conflict(
           `Upload ${missing} of job ${id} is not waiting (upload the output again)`,
