@@ -7,6 +7,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Conflict, DomainError } from '../errors.js';
 import { ContentHashes } from '../files/content-hash.js';
 import { newId } from '../ids.js';
+import { badRequest } from '../http/errors.js';
 import { errorResponses, JobSchema } from '../http/schemas.js';
 import { jobView } from './routes.js';
 import {
@@ -197,8 +198,10 @@ export function registerWorkerRoutes(app: App, ctx: AppContext, outputs: BoardOu
       ctx.jobs.forWorker(id);
       const b = req.body;
       if (b.upload_id === undefined) return jobView(ctx.jobs.completeFromWorker(id, b));
-      const named = { '': b.upload_id, ...b.sides };
-      const missing = Object.values(named).find((u) => uploads.get(u)?.jobId !== id);
+      const named = [b.upload_id, ...Object.values(b.sides ?? {})];
+      if (new Set(named).size !== named.length)
+        throw badRequest('An upload is named twice (as the output or in body.sides)', { field: 'body.sides' });
+      const missing = named.find((u) => uploads.get(u)?.jobId !== id);
       if (missing !== undefined) {
         const job = await ctx.jobs.afterCommit(id);
         // A duplicated complete of a job done (or being committed) answers it as it is; otherwise the upload is gone.

@@ -264,6 +264,11 @@ describe(
           data: { frames: 10, blocked: [] },
           sides: { thumbnail: await upload(redPng, 'thumbnail.jpg') },
         };
+        const reused = await s.api('POST', `/api/workers/jobs/${id}/complete`, {
+          ...complete,
+          sides: { thumbnail: complete.upload_id },
+        });
+        assert.equal(reused.status, 400, reused.text);
         const twice = await Promise.all([1, 2].map(() => s.api('POST', `/api/workers/jobs/${id}/complete`, complete)));
         for (const answer of twice) {
           assert.equal(answer.status, 200, answer.text);
