@@ -239,11 +239,12 @@ describe(
         assert.equal(media.status, 200, media.text);
         assert.equal(media.body.size, (await fsp.stat(redPng)).size);
         assert.match(media.body.sha256, /^[0-9a-f]{64}$/);
-        const outside = await s.api(
-          'GET',
-          `/api/workers/jobs/${id}/media?url=${encodeURIComponent(`/media/${board}/../../x.png`)}`,
-        );
-        assert.ok(outside.status >= 400 && outside.status < 500, outside.text);
+        // Containment is the service's: a path out, or a link in the board folder to a file outside, is refused.
+        await fsp.symlink(redPng, path.join(await s.service.ctx.media.boardDir(board), 'link.png'));
+        for (const out of [`/media/${board}/../../x.png`, `/media/${board}/link.png`]) {
+          const refused = await s.api('GET', `/api/workers/jobs/${id}/media?url=${encodeURIComponent(out)}`);
+          assert.ok(refused.status >= 400 && refused.status < 500, `${out}: ${refused.text}`);
+        }
 
         const clip = await makeVideo(path.join(fixtures, 'sent.mp4'), { duration: 1, width: 64, height: 64 });
         const upload = async (file: string, name: string) => {
@@ -285,7 +286,7 @@ describe(
         });
         assert.equal(late.status, 409);
         assert.equal((await elementsOf(s, board)).length, 1);
-        assert.deepEqual((await boardFiles(s, board)).sort(), ['Sent.mp4', 'red.png']);
+        assert.deepEqual((await boardFiles(s, board)).sort(), ['Sent.mp4', 'link.png', 'red.png']);
         assert.deepEqual(await sideFiles(s, board), ['Sent.jpg']);
       });
     });
