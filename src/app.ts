@@ -88,14 +88,15 @@ export async function buildContext(
   await removeStaleTemps(config.dataDir, true);
   for (const folder of boards.connectedFolders()) await removeStaleTemps(folder, false);
   const outputs = new BoardOutputs(media, boards);
+  const browsers = new BrowserPool(tools, log);
+  const resolve = async (url: string) => (await media.resolveUrl(url)).path;
   const jobs = new JobRunner(
     db,
     config.jobConcurrency,
     log,
-    { resolve: async (url) => (await media.resolveUrl(url)).path, outputs },
-    { tools, log, scratchRoot: path.join(config.dataDir, 'tmp') },
+    { resolve, outputs },
+    { tools, log, browsers, media: resolve, scratchRoot: path.join(config.dataDir, 'tmp') },
   );
-  const browsers = new BrowserPool(tools, log);
   // JOB_QUEUE: portable jobs go to the shared queue; the service takes them too unless LOCAL_WORKER=0.
   const shared = config.jobQueue
     ? new SharedQueue(

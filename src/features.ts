@@ -45,7 +45,7 @@ export async function registerFeatures(app: App, ctx: AppContext): Promise<Featu
   const generation = registerGeneration(app, ctx);
   const agents = await registerAgents(app, ctx, { bridge, generation, html });
   registerSharing(app, ctx, { generation, html });
-  registerMockups(app, ctx, { cardEnv: html.cardEnv });
+  registerMockups(app, ctx);
   return { bridge, generation, agents, html };
 }
 

@@ -22,12 +22,16 @@ export interface OutputElement {
   data?: Record<string, unknown>;
 }
 
-export interface CommittedOutput {
-  element: Element;
+/** A produced file with its unique name in the board folder. */
+export interface FiledOutput {
   /** The name the file got in the board folder. */
   filename: string;
   /** `/media/<board_id>/<filename>` */
   url: string;
+}
+
+export interface CommittedOutput extends FiledOutput {
+  element: Element;
 }
 
 /**
@@ -53,15 +57,8 @@ export class BoardOutputs {
    * either way; a file whose element could not be added is removed again (it was created here, under a fresh name).
    */
   async commit(out: PendingOutput, element: OutputElement = {}): Promise<CommittedOutput> {
+    const { filename, url } = await this.file(out);
     const dir = path.dirname(out.temp);
-    let filename: string;
-    try {
-      filename = await commitUnique(out.temp, dir, out.name);
-    } catch (err) {
-      await this.discard(out);
-      throw err;
-    }
-    const url = this.media.urlFor(out.boardId, filename);
     try {
       const added = await this.boards.addElement(out.boardId, {
         type: element.type ?? kindOfFile(filename),
@@ -74,6 +71,21 @@ export class BoardOutputs {
       await fsp.rm(path.join(dir, filename), { force: true });
       throw err;
     }
+  }
+
+  /**
+   * Claims a unique name for the finished temp file without adding it to the board (previews that would litter it);
+   * the temp file is gone afterwards either way.
+   */
+  async file(out: PendingOutput): Promise<FiledOutput> {
+    let filename: string;
+    try {
+      filename = await commitUnique(out.temp, path.dirname(out.temp), out.name);
+    } catch (err) {
+      await this.discard(out);
+      throw err;
+    }
+    return { filename, url: this.media.urlFor(out.boardId, filename) };
   }
 
   /** Removes what a failed or cancelled piece of work left of its output. */

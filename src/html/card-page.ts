@@ -9,7 +9,8 @@ import { VIRTUAL_CLOCK_SCRIPT } from './virtual-clock.js';
 /**
  * Where the card page's `/media/...` requests are read from: the local path of the file a media URL names, or a
  * throw when there is none (or it may not be read). The service backs it with its media root (every containment
- * check, links included: `mediaRootFiles`); a worker on another machine would fetch the file and answer its copy.
+ * check, links included: `mediaRootFiles`); in a job it is `job.env.media`, which on a render worker asks the service
+ * and answers the copy in the worker's input cache.
  */
 export type MediaFiles = (url: string, signal?: AbortSignal) => Promise<string>;
 

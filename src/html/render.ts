@@ -5,7 +5,7 @@ import sharp from 'sharp';
 import type { BoardOutputs, CommittedOutput, OutputElement, PendingOutput } from '../boards/outputs.js';
 import type { BoardService } from '../boards/service.js';
 import { TimedOut } from '../errors.js';
-import { commitUnique, moveIntoUnique } from '../files/atomic.js';
+import { moveIntoUnique } from '../files/atomic.js';
 import { folderInside, type MediaRoot } from '../files/media-root.js';
 import { filenameFromTitle } from '../files/names.js';
 import type { JobContext, JobOutcome } from '../jobs/runner.js';
@@ -20,6 +20,7 @@ import {
   type CardSpec,
   type MediaFiles,
 } from './card-page.js';
+import { loadHtmlConfig } from './config.js';
 import { encodeFrames, type EncodeOptions, type VideoFormat } from './encode.js';
 import { RENDER_LIMITS } from './limits.js';
 import type { FrameResponse, VideoResponse } from './schemas.js';
@@ -40,9 +41,19 @@ export interface FrameRequest extends CardSpec {
 export type VideoResult = Static<typeof VideoResponse>;
 export type FrameResult = Static<typeof FrameResponse>;
 
+/**
+ * What the service decided for a queued render, carried with it so it holds wherever the render runs: the origins
+ * of its absolute /media URLs (the port is known once it listens) and the render time limit. Records queued before
+ * these were kept lack them (no origins, the default limit).
+ */
+export interface JobRenderSettings {
+  serviceOrigins?: string[];
+  timeoutMs?: number;
+}
+
 /** The params of `html.render` and `html.render-frame` jobs: the whole request, the card's HTML included, so the job needs no board. */
-export type HtmlRenderParams = VideoRequest;
-export type HtmlFrameParams = FrameRequest;
+export type HtmlRenderParams = VideoRequest & JobRenderSettings;
+export type HtmlFrameParams = FrameRequest & JobRenderSettings;
 
 export const HTML_RENDER_JOB = 'html.render';
 export const HTML_FRAME_JOB = 'html.render-frame';
@@ -206,12 +217,28 @@ export async function renderFrameFile(
   return { png: out, blocked };
 }
 
-/** The `html.render-frame` job's work: like `renderHtmlJob`, only the job and the render environment. */
-export const renderHtmlFrameJob = (env: RenderEnv, job: JobContext<HtmlFrameParams>): Promise<RenderedFrame> =>
-  renderFrameFile(env, job.params, (name) => job.output(job.params.boardId, name), {
-    signal: job.signal,
-    onProgress: job.progress,
-  });
+/** A job's render environment: its own (the browsers and card media of wherever it runs) and its settings. */
+const jobRenderEnv = (job: JobContext<JobRenderSettings>): RenderEnv => ({
+  tools: job.env.tools,
+  pool: job.env.browsers,
+  media: (url, signal) => job.env.media(url, signal),
+  serviceOrigins: () => job.params.serviceOrigins ?? [],
+  timeoutMs: job.params.timeoutMs ?? loadHtmlConfig({}).htmlRenderTimeoutMs,
+});
+
+/**
+ * The `html.render-frame` job: like `renderHtmlJob`, only the job. The PNG gets a unique name in the board folder and
+ * no element (frames sample previews and would litter the board); the result is the synchronous answer.
+ */
+export async function renderHtmlFrameJob(job: JobContext<HtmlFrameParams>): Promise<JobOutcome> {
+  const { png, blocked } = await renderFrameFile(
+    jobRenderEnv(job),
+    job.params,
+    (name) => job.output(job.params.boardId, name),
+    { signal: job.signal, onProgress: job.progress },
+  );
+  return { output: { file: png, element: false, data: { type: 'image', blocked_requests: blocked } } };
+}
 
 /**
  * Renders a card to a video at `output` (and its proxy at `proxyOutput`) under the render time limit; the caller owns
@@ -290,14 +317,30 @@ export async function renderVideoFiles(
 }
 
 /**
- * The `html.render` job's work. It uses only the job (params, progress, signal, outputs) and the render environment,
- * never the board: a worker on another machine can run it. Reports the share of frames captured as progress.
+ * The `html.render` job. It uses only the job (params, progress, signal, outputs, env), never the board: a render
+ * worker on another machine runs it as well. Reports the share of frames captured as progress. The video is handed
+ * back with its proxy and thumbnail as side files, which `HtmlRenderer.jobResult` files once the video is committed.
  */
-export const renderHtmlJob = (env: RenderEnv, job: JobContext<HtmlRenderParams>): Promise<RenderedVideo> =>
-  renderVideoFiles(env, job.params, (name) => job.output(job.params.boardId, name), {
-    signal: job.signal,
-    onProgress: job.progress,
-  });
+export async function renderHtmlJob(job: JobContext<HtmlRenderParams>): Promise<JobOutcome> {
+  const rendered = await renderVideoFiles(
+    jobRenderEnv(job),
+    job.params,
+    (name) => job.output(job.params.boardId, name),
+    {
+      signal: job.signal,
+      onProgress: job.progress,
+    },
+  );
+  const { video, proxy, thumbnail, frames, blocked } = rendered;
+  return {
+    output: {
+      file: video,
+      element: videoElement(job.params, rendered),
+      data: { frames, blocked },
+      sides: { thumbnail, ...(proxy ? { proxy } : {}) },
+    },
+  };
+}
 
 /**
  * Renders HTML cards for this service: a video of every frame (added to its board), or one frame as a PNG. Renders
@@ -333,9 +376,10 @@ export class HtmlRenderer {
   /** A frame rendered in the request: the same file and answer as the `html.render-frame` job. */
   async renderFrame(req: FrameRequest, signal?: AbortSignal): Promise<FrameResult> {
     this.check(req);
-    return this.withOutputs(req.boardId, async (reserve) =>
-      this.finishFrame(req, await renderFrameFile(this.env, req, reserve, { signal })),
-    );
+    return this.withOutputs(req.boardId, async (reserve) => {
+      const { png, blocked } = await renderFrameFile(this.env, req, reserve, { signal });
+      return { type: 'image' as const, ...(await this.outputs.file(png)), blocked_requests: blocked };
+    });
   }
 
   /**
@@ -358,26 +402,6 @@ export class HtmlRenderer {
     }
   }
 
-  /**
-   * The frame job's outcome: the PNG is filed here, on the service (a unique name in the board folder, no element:
-   * frames sample previews and would litter the board), since the runner's commit always adds an element.
-   */
-  async frameOutcome(req: HtmlFrameParams, rendered: RenderedFrame): Promise<JobOutcome> {
-    const result = await this.finishFrame(req, rendered);
-    return { output_url: result.url, result };
-  }
-
-  private async finishFrame(req: FrameRequest, rendered: RenderedFrame): Promise<FrameResult> {
-    const { png } = rendered;
-    const filename = await commitUnique(png.temp, path.dirname(png.temp), png.name);
-    return {
-      type: 'image',
-      filename,
-      url: this.media.urlFor(req.boardId, filename),
-      blocked_requests: rendered.blocked,
-    };
-  }
-
   /** A video rendered in the request: the same files and answer as the `html.render` job. */
   async renderVideo(req: VideoRequest, signal?: AbortSignal): Promise<VideoResult> {
     this.check(req);
@@ -387,15 +411,15 @@ export class HtmlRenderer {
     });
   }
 
-  /** The job's outcome: the video for the runner to commit, and its side files as data for `jobResult`. */
-  outcome(req: HtmlRenderParams, rendered: RenderedVideo): JobOutcome {
-    const { video, ...sides } = rendered;
-    return { output: { file: video, element: videoElement(req, rendered), data: { sides } } };
-  }
-
-  /** The job's result once the runner committed the video: the same answer as `renderVideo`. */
-  jobResult(req: HtmlRenderParams, data: Record<string, unknown>, committed: CommittedOutput): Promise<VideoResult> {
-    return this.finish(req, data.sides as SideFiles, committed);
+  /** The `html.render` job's result once the runner committed the video: the same answer as `renderVideo`. */
+  jobResult(
+    req: HtmlRenderParams,
+    committed: CommittedOutput,
+    data: Record<string, unknown>,
+    sides: Record<string, PendingOutput>,
+  ): Promise<VideoResult> {
+    const { frames, blocked } = data as { frames: number; blocked: string[] };
+    return this.finish(req, { proxy: sides.proxy, thumbnail: sides.thumbnail, frames, blocked }, committed);
   }
 
   /**

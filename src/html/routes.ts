@@ -5,7 +5,7 @@ import { badRequest } from '../http/errors.js';
 import { answerNowOrQueued } from '../http/now-or-queued.js';
 import { errorResponses, Queued } from '../http/schemas.js';
 import { HtmlCardService } from './card-html.js';
-import { mediaRootFiles, type CardEnv } from './card-page.js';
+import { mediaRootFiles } from './card-page.js';
 import { CardVideos } from './card-video.js';
 import { RENDER_LIMITS as L } from './limits.js';
 import {
@@ -50,8 +50,6 @@ export interface HtmlParts {
   renderer: HtmlRenderer;
   /** Cached card videos: sharing and the motion-editor panel. */
   cardVideos: CardVideos;
-  /** The card page's environment for features that draw their own pages on it (mockups): no service origins. */
-  cardEnv: CardEnv;
 }
 
 export const registerHtml = (app: App, ctx: AppContext): HtmlParts => {
@@ -73,11 +71,15 @@ export const registerHtml = (app: App, ctx: AppContext): HtmlParts => {
   );
   ctx.events.on('element-added', (element) => cards.keepInitialVersion(element));
   ctx.onClose(() => cards.idle());
-  // The render runs on the render environment alone; the renderer files the side files once the runner committed it.
-  ctx.jobs.define(HTML_RENDER_JOB, async (job) => renderer.outcome(job.params, await renderHtmlJob(env, job)), {
-    result: (committed, data, params) => renderer.jobResult(params, data, committed),
+  // The renders use only their job, so render workers run them too; the renderer files a video's proxy and thumbnail
+  // here once the runner committed it.
+  ctx.jobs.define(HTML_RENDER_JOB, renderHtmlJob, {
+    portable: true,
+    result: (committed, data, params, sides) => renderer.jobResult(params, committed, data, sides),
   });
-  ctx.jobs.define(HTML_FRAME_JOB, async (job) => renderer.frameOutcome(job.params, await renderHtmlFrameJob(env, job)));
+  ctx.jobs.define(HTML_FRAME_JOB, renderHtmlFrameJob, { portable: true });
+  /** What a queued render carries of this service (see JobRenderSettings). */
+  const settings = () => ({ serviceOrigins: serviceOrigins(app), timeoutMs: env.timeoutMs });
 
   app.post(
     '/api/html/render',
@@ -107,7 +109,7 @@ export const registerHtml = (app: App, ctx: AppContext): HtmlParts => {
       };
       return answerNowOrQueued(ctx.jobs, reply, b.async, {
         kind: HTML_RENDER_JOB,
-        params,
+        params: { ...params, ...settings() },
         boardId: b.board_id,
         check: () => renderer.check(params),
         run: (signal) => renderer.renderVideo(params, signal),
@@ -152,7 +154,7 @@ export const registerHtml = (app: App, ctx: AppContext): HtmlParts => {
       };
       return answerNowOrQueued(ctx.jobs, reply, b.async, {
         kind: HTML_FRAME_JOB,
-        params,
+        params: { ...params, ...settings() },
         boardId: b.board_id,
         check: () => renderer.check(params),
         run: (signal) => renderer.renderFrame(params, signal),
@@ -225,5 +227,5 @@ export const registerHtml = (app: App, ctx: AppContext): HtmlParts => {
     },
     async (req) => cards.restore(req.params.board_id, req.params.element_id, req.params.n),
   );
-  return { cards, renderer, cardVideos, cardEnv: { pool: env.pool, media: env.media, serviceOrigins: [] } };
+  return { cards, renderer, cardVideos };
 };

@@ -6,6 +6,7 @@ import { Cancelled, DomainError, NotFound, ShuttingDown, type ErrorKind } from '
 import { newId, nowIso } from '../ids.js';
 import type { Db } from '../db/database.js';
 import type { BoardOutputs, CommittedOutput, OutputElement, PendingOutput } from '../boards/outputs.js';
+import type { BrowserPool } from '../tools/browser.js';
 import type { JobKind, JobKinds } from './kinds.js';
 import { JobStore, type JobRecord } from './store.js';
 import type { Tools } from '../tools/locate.js';
@@ -18,6 +19,14 @@ import { KeyedQueue } from './keyed-queue.js';
 export interface JobEnv {
   tools: Tools;
   log: FastifyBaseLogger;
+  /** Headless Chromium: the service's pool, or a worker's own (closed when the worker stops). */
+  browsers: BrowserPool;
+  /**
+   * The local path of a `/media/...` URL the job reads beyond its declared inputs (what a card page asks for), or a
+   * throw when there is none or it may not be read. The service answers through its media root (every containment
+   * check); a worker asks the service and answers its cached copy.
+   */
+  media(url: string, signal?: AbortSignal): Promise<string>;
 }
 
 export interface JobContext<P> {
@@ -48,7 +57,20 @@ export interface JobOutcome {
    * (plain data: on a render worker it travels to the service with the file), by default `{element_id, filename,
    * ...data}`.
    */
-  output?: { file: PendingOutput; element?: OutputElement; data?: Record<string, unknown> };
+  output?: {
+    file: PendingOutput;
+    /**
+     * The element added for the file; `false`: the file only gets its unique name in the board folder (a frame that
+     * samples a preview) and the job's result is `{filename, url, ...data}`.
+     */
+    element?: OutputElement | false;
+    data?: Record<string, unknown>;
+    /**
+     * Files that go with the output, by name (a proxy, a thumbnail), from `job.output` too: on a render worker they
+     * travel with the file. The kind's `result` files them on the service; whatever it leaves is removed.
+     */
+    sides?: Record<string, PendingOutput>;
+  };
 }
 
 export type JobHandler<P> = (job: JobContext<P>) => Promise<JobOutcome>;
@@ -82,10 +104,15 @@ export interface JobKindOptions<P = unknown> {
    */
   portable?: boolean;
   /**
-   * The job's result from its committed output file and the `data` the handler handed back with it; runs on the
-   * service after the commit (it may file side files the data names).
+   * The job's result from its committed output file, the `data` the handler handed back with it and its side files
+   * (pending on the service, wherever the job ran); runs on the service after the commit and may file the side files.
    */
-  result?: (committed: CommittedOutput, data: Record<string, unknown>, params: P) => unknown;
+  result?: (
+    committed: CommittedOutput,
+    data: Record<string, unknown>,
+    params: P,
+    sides: Record<string, PendingOutput>,
+  ) => unknown;
 }
 
 /** What the job runner needs of a shared queue (src/jobs/queue.ts): where `portable` jobs go when JOB_QUEUE is set. */
@@ -372,38 +399,58 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
   }
 
   /**
-   * A worker's output file, already written to `file` (a pending output in the board folder): committed into the
-   * board and the job completed, exactly once per job. A retried or duplicated upload, or one for a job that was
-   * cancelled meanwhile, is discarded and answers the job as it stands.
+   * A worker's output, its files already written as pending outputs in the board folder: committed into the board and
+   * the job completed, exactly once per job. A retried or duplicated upload, or one for a job that was cancelled
+   * meanwhile, is discarded and answers the job as it stands.
    */
-  commitFromWorker(
-    id: string,
-    file: PendingOutput,
-    element: OutputElement,
-    data: Record<string, unknown>,
-  ): Promise<JobRecord> {
+  commitFromWorker(id: string, output: NonNullable<JobOutcome['output']>): Promise<JobRecord> {
     return this.commits.run(id, async () => {
       const job = this.require(id);
+      const discard = () =>
+        Promise.all(
+          [output.file, ...Object.values(output.sides ?? {})].map((f) => this.requireFiles().outputs.discard(f)),
+        );
       if (job.status !== 'running' && job.status !== 'queued') {
-        await this.requireFiles().outputs.discard(file);
+        await discard();
         return job;
       }
       if (this.cancelAsked.has(id)) {
-        await this.requireFiles().outputs.discard(file);
+        await discard();
         this.remoteFailed(id, { kind: 'cancelled', code: 'cancelled', message: 'Cancelled' });
         return this.store.get(id)!;
       }
-      const committed = await this.requireFiles().outputs.commit(file, element);
-      const shape = this.kindOptions.get(job.kind)?.result ?? defaultOutputResult;
-      this.finish(id, {
-        status: 'complete',
-        progress: 1,
-        eta_seconds: 0,
-        output_url: committed.url,
-        result: await shape(committed, data, job.params as never),
-      });
+      const { url, result } = await this.commitOutput(job, output);
+      this.finish(id, { status: 'complete', progress: 1, eta_seconds: 0, output_url: url, result });
       return this.store.get(id)!;
     });
+  }
+
+  /** The job once the commit of a worker's output under way (if any) has ended: what a duplicated complete answers. */
+  afterCommit(id: string): Promise<JobRecord> {
+    return this.commits.run(id, async () => this.require(id));
+  }
+
+  /**
+   * Adds a job's output to its board (or only names it, `element: false`) and shapes the job's result; the side files
+   * the kind's `result` did not file are removed, whatever happens.
+   */
+  private async commitOutput(
+    job: JobRecord,
+    output: NonNullable<JobOutcome['output']>,
+  ): Promise<{ url: string; result: unknown }> {
+    const outputs = this.requireFiles().outputs;
+    const sides = output.sides ?? {};
+    try {
+      if (output.element === false) {
+        const filed = await outputs.file(output.file);
+        return { url: filed.url, result: { ...filed, ...output.data } };
+      }
+      const committed = await outputs.commit(output.file, output.element);
+      const shape = this.kindOptions.get(job.kind)?.result ?? defaultOutputResult;
+      return { url: committed.url, result: await shape(committed, output.data ?? {}, job.params as never, sides) };
+    } finally {
+      await Promise.all(Object.values(sides).map((side) => outputs.discard(side)));
+    }
   }
 
   /** A worker finished a job that produced no file. */
@@ -517,10 +564,9 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
       if (controller.signal.aborted) throw controller.signal.reason;
       let { output_url: outputUrl, result } = outcome;
       if (outcome.output) {
-        const committed = await this.requireFiles().outputs.commit(outcome.output.file, outcome.output.element);
+        const committed = await this.commitOutput(job, outcome.output);
         outputUrl ??= committed.url;
-        const shape = this.kindOptions.get(job.kind)?.result ?? defaultOutputResult;
-        result = await shape(committed, outcome.output.data ?? {}, job.params as never);
+        result = committed.result;
       }
       await discardLeftovers();
       this.finish(id, {

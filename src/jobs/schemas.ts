@@ -63,20 +63,33 @@ export const WorkerUploadQuery = Type.Object({
 
 export const WorkerUploaded = Type.Object({ upload_id: Type.String() });
 
+/** A media URL a job's page reads beyond its declared inputs (GET .../media). */
+export const WorkerMediaQuery = Type.Object({ url: Type.String({ minLength: 1, maxLength: 2048 }) });
+
+const UploadId = Type.String({ minLength: 1, maxLength: 64 });
+
 export const WorkerComplete = Type.Object(
   {
     /** The file uploaded with PUT .../output, committed into the board with this element. */
-    upload_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    upload_id: Type.Optional(UploadId),
+    /** `false`: the file only gets its unique name in the board folder, no element. */
     element: Type.Optional(
-      Type.Object(
-        {
-          type: Type.Optional(Type.Union(ELEMENT_TYPES.map((t) => Type.Literal(t)))),
-          data: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-        },
-        { additionalProperties: false },
-      ),
+      Type.Union([
+        Type.Object(
+          {
+            type: Type.Optional(Type.Union(ELEMENT_TYPES.map((t) => Type.Literal(t)))),
+            data: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+          },
+          { additionalProperties: false },
+        ),
+        Type.Literal(false),
+      ]),
     ),
     data: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    /** Side files of the output (uploaded like it), by the name the kind's result knows them by. */
+    sides: Type.Optional(
+      Type.Record(Type.String({ pattern: '^[a-z][a-z0-9_-]{0,31}$' }), UploadId, { maxProperties: 8 }),
+    ),
     /** For a job that produced no file. */
     output_url: Type.Optional(Type.String({ maxLength: 2048 })),
     result: Type.Optional(Type.Unknown()),

@@ -7,6 +7,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Conflict, DomainError } from '../errors.js';
 import { ContentHashes } from '../files/content-hash.js';
 import { newId } from '../ids.js';
+import { badRequest } from '../http/errors.js';
 import { errorResponses, JobSchema } from '../http/schemas.js';
 import { jobView } from './routes.js';
 import {
@@ -14,7 +15,9 @@ import {
   WorkerComplete,
   WorkerFailure,
   WorkerHello,
+  WorkerInput,
   WorkerJob,
+  WorkerMediaQuery,
   WorkerUploaded,
   WorkerUploadQuery,
 } from './schemas.js';
@@ -97,6 +100,28 @@ export function registerWorkerRoutes(app: App, ctx: AppContext, outputs: BoardOu
     },
   );
 
+  app.get(
+    '/api/workers/jobs/:job_id/media',
+    {
+      schema: {
+        tags,
+        summary: "A /media file a running job's page reads beyond its inputs (a card's image), with its content hash",
+        description: 'Resolved through the media root with every containment check; the worker then fetches /media.',
+        params: JobParams,
+        querystring: WorkerMediaQuery,
+        response: { 200: WorkerInput, ...errorResponses },
+      },
+    },
+    async (req) => {
+      requireQueue();
+      const { job } = ctx.jobs.forWorker(req.params.job_id);
+      if (job.status !== 'queued' && job.status !== 'running')
+        throw new Conflict(`Job ${job.id} is ${job.status}`, undefined, 'job_finished');
+      const { path } = await ctx.media.resolveUrl(req.query.url);
+      return { url: req.query.url, ...(await hashes.of(path)) };
+    },
+  );
+
   // The output's bytes as they come, into a pending file in the job's board folder; never buffered.
   app.register(async (plain) => {
     const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
@@ -173,19 +198,29 @@ export function registerWorkerRoutes(app: App, ctx: AppContext, outputs: BoardOu
       ctx.jobs.forWorker(id);
       const b = req.body;
       if (b.upload_id === undefined) return jobView(ctx.jobs.completeFromWorker(id, b));
-      const upload = uploads.get(b.upload_id);
-      if (upload?.jobId !== id) {
-        const job = ctx.jobs.require(id);
-        // A duplicated complete of a job already done answers it as it is; otherwise the upload is gone.
+      const named = [b.upload_id, ...Object.values(b.sides ?? {})];
+      if (new Set(named).size !== named.length)
+        throw badRequest('An upload is named twice (as the output or in body.sides)', { field: 'body.sides' });
+      const missing = named.find((u) => uploads.get(u)?.jobId !== id);
+      if (missing !== undefined) {
+        const job = await ctx.jobs.afterCommit(id);
+        // A duplicated complete of a job done (or being committed) answers it as it is; otherwise the upload is gone.
         if (job.status === 'complete') return jobView(job);
         throw new Conflict(
-          `Upload ${b.upload_id} of job ${id} is not waiting (upload the output again)`,
+          `Upload ${missing} of job ${id} is not waiting (upload the output again)`,
           undefined,
           'upload_missing',
         );
       }
-      uploads.delete(b.upload_id);
-      return jobView(await ctx.jobs.commitFromWorker(id, upload.out, b.element ?? {}, b.data ?? {}));
+      const take = (u: string) => {
+        const { out } = uploads.get(u)!;
+        uploads.delete(u);
+        return out;
+      };
+      const sides = Object.fromEntries(Object.entries(b.sides ?? {}).map(([name, u]) => [name, take(u)]));
+      return jobView(
+        await ctx.jobs.commitFromWorker(id, { file: take(b.upload_id), element: b.element ?? {}, data: b.data, sides }),
+      );
     },
   );
 

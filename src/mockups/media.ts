@@ -133,7 +133,7 @@ export interface ScreenFrames {
  * is seeked in Chromium (a seek runs through its media pipeline, in both of the renderer's pages).
  */
 export async function prepareScreenFrames(
-  ctx: AppContext,
+  tools: Tools,
   source: string,
   out: string,
   o: { width: number; height: number; fps: number; frames: number; signal: AbortSignal },
@@ -146,7 +146,7 @@ export async function prepareScreenFrames(
   await fsp.mkdir(dir, { recursive: true });
   try {
     await runFfmpeg(
-      ctx.tools,
+      tools,
       [
         '-loglevel',
         'error',
@@ -226,22 +226,23 @@ export async function prepareScreenImage(
 }
 
 /** Image or video, from the file's name and, for what the name does not settle, ffprobe. */
-export async function screenKind(ctx: AppContext, file: string, url: string): Promise<'image' | 'video'> {
+export async function screenKind(tools: Tools, file: string, url: string): Promise<'image' | 'video'> {
   const kind = kindOfFile(path.basename(file));
   if (kind === 'image' || kind === 'video') return kind;
-  const info = await probe(ctx.tools, file).catch(() => undefined);
+  const info = await probe(tools, file).catch(() => undefined);
   if (!info?.video)
     throw badRequest(`screen_source_url: ${url} is neither an image nor a video`, { field: 'screen_source_url', url });
   return info.duration && info.duration > 0 ? 'video' : 'image';
 }
 
 /**
- * The background images each frame needs, cover-fitted to the frame and blurred once per distinct depth-of-field
- * level (libvips, off the event loop); written as JPEG into `dir`. Answers the file of each layerKey.
+ * The background images each frame needs (`fileOf` gives the local file of a media URL), cover-fitted to the frame
+ * and blurred once per distinct depth-of-field level (libvips, off the event loop); written as JPEG into `dir`.
+ * Answers the file of each layerKey.
  */
 export async function prepareLayers(
   looks: FrameLook[],
-  files: Map<string, ResolvedRef>,
+  fileOf: (url: string) => string,
   size: { width: number; height: number },
   dir: string,
 ): Promise<Map<string, string>> {
@@ -252,7 +253,7 @@ export async function prepareLayers(
   let i = 0;
   for (const [key, { url, blur }] of wanted) {
     const file = path.join(dir, `background-${i++}.jpg`);
-    let img = sharp(files.get(url)!.path, { limitInputPixels: 268_402_689 })
+    let img = sharp(fileOf(url), { limitInputPixels: 268_402_689 })
       .rotate()
       .resize(size.width, size.height, { fit: 'cover' });
     // libvips' Gaussian takes sigma, as CSS blur() does; below 0.3 it refuses (and nothing would show anyway).

@@ -1,12 +1,9 @@
-import fsp from 'node:fs/promises';
 import path from 'node:path';
-import type { AppContext } from '../context.js';
-import { commitUnique, tempPathIn } from '../files/atomic.js';
 import { filenameFromTitle } from '../files/names.js';
-import type { CardEnv } from '../html/card-page.js';
 import { frameCount, captureVideo } from '../html/render.js';
 import type { JobContext, JobOutcome } from '../jobs/runner.js';
 import { probe } from '../tools/ffprobe.js';
+import type { Tools } from '../tools/locate.js';
 import { PRESET_SIZES } from '../timeline/render-options.js';
 import {
   encodersFor,
@@ -14,7 +11,6 @@ import {
   prepareScreenImage,
   prepareScreenFrames,
   requireEncoders,
-  resolveRefs,
   screenKind,
 } from './media.js';
 import { drawDevice } from './devices.js';
@@ -41,8 +37,6 @@ declare module '../jobs/kinds.js' {
   }
 }
 
-/** Folder under the media root for a render's prepared inputs (screen video, blurred backgrounds), removed after it. */
-export const WORK_DIR = 'mockup-renders';
 /** Part of the progress bar taken by preparing the inputs, before the first frame. */
 const PREPARE_SHARE = 0.05;
 
@@ -52,13 +46,13 @@ const PREPARE_SHARE = 0.05;
  * only warn and drop it, so the file is checked, not the command.
  */
 async function checkOutput(
-  ctx: AppContext,
+  tools: Tools,
   file: string,
   p: MockupRenderParams,
   width: number,
   height: number,
 ): Promise<void> {
-  const info = await probe(ctx.tools, file);
+  const info = await probe(tools, file);
   const v = info.raw.streams?.find((s) => s.codec_type === 'video');
   if (!info.video || info.video.width !== width || info.video.height !== height)
     throw new Error(`the encoded file is not a ${width}x${height} video`);
@@ -73,17 +67,18 @@ async function checkOutput(
   }
 }
 
+/** The URL under which the page reads the render's prepared files (answered from its scratch folder, nothing else). */
+const WORK_URL = '/media/work/';
+
 /**
- * The render job, a pipeline whose cleanup always runs: resolve the project's files, check the encoders, prepare the
- * screen video and blurred backgrounds, build the page, capture every frame on the HTML renderer's virtual clock into
- * ffmpeg, check the file, then give it a unique name in the board folder and add it to the board as a video.
+ * The render job, a pipeline whose cleanup always runs: take the project's files (declared inputs), check the
+ * encoders, prepare the screen video and blurred backgrounds in the job's scratch folder, build the page, capture
+ * every frame on the HTML renderer's virtual clock into ffmpeg, check the file, and hand it back as a video for the
+ * board. It uses only its job, so render workers run it as well.
  */
-export async function renderMockup(
-  ctx: AppContext,
-  cardEnv: CardEnv,
-  job: JobContext<MockupRenderParams>,
-): Promise<JobOutcome> {
+export async function renderMockup(job: JobContext<MockupRenderParams>): Promise<JobOutcome> {
   const p = job.params;
+  const { tools } = job.env;
   const { w: width, h: height } = PRESET_SIZES[p.size_preset];
   const frame: Frame = {
     width,
@@ -92,22 +87,30 @@ export async function renderMockup(
     frames: frameCount(p.fps, p.project.duration_seconds),
     transparent: p.transparent,
   };
-  const files = await resolveRefs(ctx, p.boardId, p.project);
-  const screenRef = p.project.screen_source_url ? files.get(p.project.screen_source_url) : undefined;
-  const kind = screenRef ? await screenKind(ctx, screenRef.path, screenRef.url) : undefined;
-  await requireEncoders(ctx.tools, encodersFor(p.format, p.transparent, kind === 'video'));
+  const screenUrl = p.project.screen_source_url ?? undefined;
+  const screenFile = screenUrl ? job.input(screenUrl) : undefined;
+  const kind = screenFile ? await screenKind(tools, screenFile, screenUrl!) : undefined;
+  await requireEncoders(tools, encodersFor(p.format, p.transparent, kind === 'video'));
 
-  const dir = await ctx.media.boardDir(p.boardId);
-  const filename = filenameFromTitle(p.project.name, 'mockup', p.format);
-  const temp = tempPathIn(dir, filename);
-  const work = path.join(ctx.media.root, WORK_DIR, p.boardId, job.id);
-  const served = (file: string) => ctx.media.rootUrl(path.relative(ctx.media.root, file).split(path.sep).join('/'));
-  await fsp.mkdir(work, { recursive: true });
+  const out = await job.output(p.boardId, filenameFromTitle(p.project.name, 'mockup', p.format));
+  const work = await job.scratch();
+  // The page reads the files prepared for it and nothing else: never the media root.
+  const pageFiles = new Map<string, string>();
+  const served = (file: string) => {
+    const url = WORK_URL + encodeURIComponent(path.basename(file));
+    pageFiles.set(url, file);
+    return url;
+  };
+  const media = async (url: string) => {
+    const file = pageFiles.get(url);
+    if (!file) throw new Error(`not a file of this render: ${url}`);
+    return file;
+  };
   try {
     const { looks, zoom } = planFrames(p.project, frame);
-    const layers = await prepareLayers(looks, files, frame, work);
+    const layers = await prepareLayers(looks, (url) => job.input(url), frame, work);
     let screen: SceneInputs['screen'] = null;
-    if (screenRef && kind) {
+    if (screenFile && kind) {
       // The screen's size comes from the drawing: the source is cover-cropped and scaled to it once, here, rather than
       // by the browser on every raster.
       const biggest = drawDevice(p.project.device, width, height, () => '').screens.reduce((a, s) =>
@@ -116,7 +119,7 @@ export async function renderMockup(
       const scale = Math.min(Math.max(zoom, 1), 2, 2160 / Math.max(biggest.w, biggest.h));
       const size = { width: Math.round(biggest.w * scale), height: Math.round(biggest.h * scale) };
       if (kind === 'video') {
-        const frames = await prepareScreenFrames(ctx, screenRef.path, path.join(work, 'screen.mjpeg'), {
+        const frames = await prepareScreenFrames(tools, screenFile, path.join(work, 'screen.mjpeg'), {
           ...size,
           fps: p.fps,
           frames: frame.frames,
@@ -125,7 +128,7 @@ export async function renderMockup(
         screen = { kind, url: served(frames.file), offsets: frames.offsets, chunks: frames.chunks };
       } else {
         const file = path.join(work, 'screen.png');
-        await prepareScreenImage(screenRef.path, file, size);
+        await prepareScreenImage(screenFile, file, size);
         screen = { kind, url: served(file) };
       }
     }
@@ -138,40 +141,39 @@ export async function renderMockup(
       layers: new Map([...layers].map(([key, file]) => [key, served(file)])),
     });
     await captureVideo(
-      ctx.tools,
-      cardEnv,
+      tools,
+      { pool: job.env.browsers, media, serviceOrigins: [] },
       { html, width, height, fps: p.fps, transparent: p.transparent },
       {
         fps: p.fps,
         format: p.format,
         alpha: p.transparent,
-        output: temp,
+        output: out.temp,
         frameCount: frame.frames,
         signal: job.signal,
         timeoutMs: Math.max(30 * 60_000, frame.frames * 10_000),
       },
       (f) => job.progress(PREPARE_SHARE + ((1 - PREPARE_SHARE) * (f + 1)) / frame.frames),
     );
-    await checkOutput(ctx, temp, p, width, height);
-    const name = await commitUnique(temp, dir, filename);
-    const element = await ctx.boards.addElement(p.boardId, {
-      type: 'video',
-      url: ctx.media.urlFor(p.boardId, name),
-      name,
-      data: {
-        source: 'mockup-render',
-        mockup_project_id: p.projectId,
-        render_job_id: job.id,
-        render: { width, height, fps: p.fps, frames: frame.frames, format: p.format, transparent: p.transparent },
-      },
-    });
-    return { output_url: element.url ?? undefined, result: { element_id: element.id, filename: name } };
+    await checkOutput(tools, out.temp, p, width, height);
   } catch (err) {
     if (err instanceof DomainError && err.code === 'ffmpeg_failed')
       throw new Unprocessable('render_failed', `Render failed: ${err.message}`);
     throw err;
-  } finally {
-    await fsp.rm(temp, { force: true });
-    await fsp.rm(work, { recursive: true, force: true });
   }
+  // Handed back, not committed: the runner adds it to the board (and removes it when the job fails or is cancelled).
+  return {
+    output: {
+      file: out,
+      element: {
+        type: 'video',
+        data: {
+          source: 'mockup-render',
+          mockup_project_id: p.projectId,
+          render_job_id: job.id,
+          render: { width, height, fps: p.fps, frames: frame.frames, format: p.format, transparent: p.transparent },
+        },
+      },
+    },
+  };
 }

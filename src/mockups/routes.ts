@@ -1,13 +1,10 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import { Type } from 'typebox';
 import type { App, AppContext } from '../context.js';
-import type { CardEnv } from '../html/card-page.js';
 import { badRequest } from '../http/errors.js';
 import { ErrorBody, errorResponses } from '../http/schemas.js';
 import { MockupService } from './projects.js';
-import { RENDER_JOB, renderMockup, WORK_DIR, type MockupRenderParams } from './render.js';
-import { encodersFor, requireEncoders, resolveRefs, screenKind } from './media.js';
+import { RENDER_JOB, renderMockup, type MockupRenderParams } from './render.js';
+import { encodersFor, mediaRefs, requireEncoders, resolveRefs, screenKind } from './media.js';
 import {
   ALPHA_FORMATS,
   BoardParams,
@@ -23,11 +20,13 @@ import {
 import { toRenderStatus } from '../timeline/schemas.js';
 
 /** Mockup projects of a board (a device showing a board file, moved in 3D) and their render jobs. */
-export const registerMockups = (app: App, ctx: AppContext, uses: { cardEnv: CardEnv }): void => {
+export const registerMockups = (app: App, ctx: AppContext): void => {
   const projects = new MockupService(ctx.db, ctx.boards);
-  ctx.jobs.define(RENDER_JOB, (job) => renderMockup(ctx, uses.cardEnv, job));
-  // Inputs prepared by renders a crash interrupted; no render runs before the features are registered.
-  fs.rmSync(path.join(ctx.media.root, WORK_DIR), { recursive: true, force: true });
+  // The project's files are declared inputs and the video handed back: render workers run it too.
+  ctx.jobs.define(RENDER_JOB, renderMockup, {
+    inputs: (p) => mediaRefs(p.project).map((ref) => ref.url),
+    portable: true,
+  });
   const tags = ['mockups'];
   const base = '/api/moodboards/:id/mockup-projects';
 
@@ -128,7 +127,7 @@ export const registerMockups = (app: App, ctx: AppContext, uses: { cardEnv: Card
       const project = projects.get(b.board_id, b.project_id);
       const files = await resolveRefs(ctx, b.board_id, project);
       const screen = project.screen_source_url ? files.get(project.screen_source_url) : undefined;
-      const videoScreen = screen ? (await screenKind(ctx, screen.path, screen.url)) === 'video' : false;
+      const videoScreen = screen ? (await screenKind(ctx.tools, screen.path, screen.url)) === 'video' : false;
       await requireEncoders(ctx.tools, encodersFor(b.format, transparent, videoScreen));
       const { id: _id, created_at: _c, updated_at: _u, ...state } = project;
       const params: MockupRenderParams = {

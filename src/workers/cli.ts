@@ -5,6 +5,7 @@ import { command, parseFlags, positiveInt, UsageError } from '../bridge/clients/
 import { DomainError } from '../errors.js';
 import { loadJobsConfig } from '../jobs/config.js';
 import { startQueueWorker } from '../jobs/queue.js';
+import { BrowserPool } from '../tools/browser.js';
 import { Tools } from '../tools/locate.js';
 import { InputCache } from './input-cache.js';
 import { runQueuedJob } from './run-job.js';
@@ -98,10 +99,13 @@ export async function runWorker(args: string[], env: NodeJS.ProcessEnv = process
   const unknown = hello.kinds.filter((k) => !PORTABLE_HANDLERS[k]);
   if (unknown.length) log.warn(`this worker cannot run ${unknown.join(', ')} jobs: update it to the service's version`);
 
+  const tools = new Tools(env);
+  // Its own Chromium pool, from the same locator as the service's; closed when the worker stops.
+  const browsers = new BrowserPool(tools, log);
   const rt = {
     service,
     cache: new InputCache(path.join(dir, 'inputs'), service, maxBytes, log),
-    env: { tools: new Tools(env), log },
+    env: { tools, log, browsers },
     dir,
     log,
   };
@@ -122,6 +126,7 @@ export async function runWorker(args: string[], env: NodeJS.ProcessEnv = process
   await new Promise((resolve) => stopping.signal.addEventListener('abort', resolve, { once: true }));
   log.info('stopping: running jobs go back to the queue');
   await worker.close();
+  await browsers.close();
 }
 
 export const workerCommand = command((args) => runWorker(args));

@@ -1,5 +1,7 @@
+import { renderHtmlFrameJob, renderHtmlJob } from '../html/render.js';
 import type { JobHandler } from '../jobs/runner.js';
 import { concatVideosJob, convertVideoJob } from '../media/jobs.js';
+import { renderMockup } from '../mockups/render.js';
 import { renderProject } from '../timeline/render.js';
 
 /**
@@ -10,4 +12,7 @@ export const PORTABLE_HANDLERS: Record<string, JobHandler<never>> = {
   'timeline.render': renderProject,
   'media.convert-video': convertVideoJob,
   'media.concat-videos': concatVideosJob,
+  'html.render': renderHtmlJob,
+  'html.render-frame': renderHtmlFrameJob,
+  'mockups.render': renderMockup,
 };

@@ -7,7 +7,7 @@ import { Cancelled, DomainError, ShuttingDown, type ErrorKind } from '../errors.
 import { sanitizeFilename } from '../files/names.js';
 import { finalFailure } from '../jobs/queue.js';
 import type { JobContext, JobEnv, JobOutcome } from '../jobs/runner.js';
-import type { InputCache } from './input-cache.js';
+import type { CachedInput, InputCache } from './input-cache.js';
 import type { ServiceClient } from './service-client.js';
 import { PORTABLE_HANDLERS } from './handlers.js';
 
@@ -25,7 +25,8 @@ interface WorkerJob {
 export interface WorkerRuntime {
   service: ServiceClient;
   cache: InputCache;
-  env: JobEnv;
+  /** What every job gets; its `media` is made per job (see `mediaOfJob`). */
+  env: Omit<JobEnv, 'media'>;
   /** The worker's own folder: job scratch folders live under it. */
   dir: string;
   log: FastifyBaseLogger;
@@ -88,7 +89,8 @@ export async function runQueuedJob(
       held.push(file);
       inputs.set(input.url, file);
     }
-    const outcome = await runHandler(rt, handler, info, scratchDir, inputs, ref, signal);
+    const env = { ...rt.env, media: mediaOfJob(rt, ref.id, held, signal) };
+    const outcome = await runHandler(env, handler, info, scratchDir, inputs, ref, signal);
     if (signal.aborted) throw signal.reason;
     await handBack(rt, ref.id, outcome, signal);
   } catch (caught) {
@@ -116,8 +118,39 @@ export async function runQueuedJob(
 const stopReason = (signal: AbortSignal) =>
   signal.reason === 'shutdown' ? new ShuttingDown('The worker is stopping') : new Cancelled();
 
+/**
+ * The job's `media`: a /media URL its page reads is resolved by the service (all containment is its own: this only
+ * asks), fetched into the input cache by content hash and held until the job ends. Each URL once per job.
+ */
+function mediaOfJob(rt: WorkerRuntime, id: string, held: string[], signal: AbortSignal): JobEnv['media'] {
+  const known = new Map<string, Promise<string>>();
+  const fetchOne = async (url: string) => {
+    const query = new URLSearchParams({ url });
+    const input = await rt.service.json<CachedInput>(
+      'GET',
+      `/api/workers/jobs/${encodeURIComponent(id)}/media?${query}`,
+      undefined,
+      signal,
+    );
+    const file = await rt.cache.acquire(input, signal);
+    held.push(file);
+    return file;
+  };
+  // The job's own signal bounds every fetch, so none ends after the job released what it held.
+  return (url) => {
+    let file = known.get(url);
+    if (!file) {
+      file = fetchOne(url);
+      // A failed look-up (a cancel, the service away) is asked again next time.
+      file.catch(() => known.delete(url));
+      known.set(url, file);
+    }
+    return file;
+  };
+}
+
 async function runHandler(
-  rt: WorkerRuntime,
+  env: JobEnv,
   handler: (job: JobContext<never>) => Promise<JobOutcome>,
   info: WorkerJob,
   scratchDir: string,
@@ -132,7 +165,7 @@ async function runHandler(
     id: info.id,
     params: info.params,
     signal,
-    env: rt.env,
+    env,
     progress(fraction) {
       const now = Date.now();
       if (!Number.isFinite(fraction) || now - last < PROGRESS_INTERVAL_MS) return;
@@ -157,23 +190,29 @@ async function runHandler(
   return handler(job as JobContext<never>);
 }
 
-/** Uploads the output (if any) and completes the job; the service commits it into the board once. */
+/** Uploads the output (if any) with its side files and completes the job; the service commits it into the board once. */
 async function handBack(rt: WorkerRuntime, id: string, outcome: JobOutcome, signal: AbortSignal): Promise<void> {
   const base = `/api/workers/jobs/${encodeURIComponent(id)}`;
   if (!outcome.output) {
     await rt.service.json('POST', `${base}/complete`, { output_url: outcome.output_url, result: outcome.result });
     return;
   }
-  const { file, element, data } = outcome.output;
-  const query = new URLSearchParams({ board_id: file.boardId, name: file.name });
-  const res = await rt.service.request('PUT', `${base}/output?${query}`, {
-    body: fs.createReadStream(file.temp),
-    signal,
-  });
-  const { upload_id } = (await res.json()) as { upload_id: string };
+  const upload = async (file: PendingOutput) => {
+    const query = new URLSearchParams({ board_id: file.boardId, name: file.name });
+    const res = await rt.service.request('PUT', `${base}/output?${query}`, {
+      body: fs.createReadStream(file.temp),
+      signal,
+    });
+    return ((await res.json()) as { upload_id: string }).upload_id;
+  };
+  const { file, element, data, sides = {} } = outcome.output;
+  const upload_id = await upload(file);
+  const sideIds: Record<string, string> = {};
+  for (const [name, side] of Object.entries(sides)) sideIds[name] = await upload(side);
   await rt.service.json('POST', `${base}/complete`, {
     upload_id,
-    ...(element ? { element } : {}),
+    ...(element !== undefined ? { element } : {}),
     ...(data ? { data } : {}),
+    ...(Object.keys(sideIds).length ? { sides: sideIds } : {}),
   });
 }

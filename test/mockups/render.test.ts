@@ -381,7 +381,8 @@ describe('mockup render', () => {
     assert.equal(done.status, 'cancelled');
     assert.equal(done.output_url, null);
     assert.deepEqual(await fsp.readdir(path.join(t.dataDir, 'media', 'admin', board)), before);
-    const work = await fsp.readdir(path.join(t.dataDir, 'media', 'mockup-renders', board)).catch(() => []);
-    assert.deepEqual(work, []);
+    // Its prepared screen and backgrounds were in the job's scratch folder, never in the media root.
+    assert.ok(!(await fsp.readdir(path.join(t.dataDir, 'media'))).includes('mockup-renders'));
+    assert.ok(!(await fsp.readdir(path.join(t.dataDir, 'tmp')).catch(() => [] as string[])).includes(`job-${job}`));
   });
 });

@@ -6,6 +6,7 @@ import { ConfigError, loadConfig } from '../../src/config.js';
 import { PORTABLE_HANDLERS } from '../../src/workers/handlers.js';
 import { makeVideo, tempDir } from '../helpers/fixtures.js';
 import { eventually, startService, waitForJob, type TestService } from '../helpers/service.js';
+import { FAST_QUEUE as FAST, queueHarness, WORKER_TOKEN as TOKEN } from '../helpers/queue-harness.js';
 import {
   findRedisServer,
   freePort,
@@ -13,12 +14,7 @@ import {
   spawnWorker,
   startRedis,
   type RedisServer,
-  type WorkerProcess,
 } from '../helpers/redis.js';
-
-const TOKEN = 'worker-test-token-0123456789';
-// Short lock and stall check so a dead worker's job is taken over in seconds here (BullMQ's defaults are 30 s).
-const FAST = { JOB_QUEUE_LOCK_MS: '4000', JOB_QUEUE_STALLED_MS: '2000' };
 
 test('JOB_QUEUE without API_TOKEN refuses to start and names both', () => {
   assert.throws(
@@ -74,18 +70,6 @@ describe(
       if (clips) await fsp.rm(clips, { recursive: true, force: true });
     });
 
-    // A queue of its own per service: workers of one test never see another's jobs.
-    let queues = 0;
-    const queued = (extra: Record<string, string> = {}) =>
-      startService({
-        JOB_QUEUE: redis.url,
-        JOB_QUEUE_NAME: `queue-test-${++queues}`,
-        API_TOKEN: TOKEN,
-        JOB_CONCURRENCY: '1',
-        ...FAST,
-        ...extra,
-      });
-
     async function videoOn(s: TestService, board: string, file: string): Promise<string> {
       const up = await s.upload(board, file, { addToBoard: true });
       assert.equal(up.status, 200, up.text);
@@ -105,45 +89,8 @@ describe(
       return fsp.readdir(await s.service.ctx.media.boardDir(board));
     }
 
-    const workers: WorkerProcess[] = [];
-    const worker = async (s: TestService, env: Record<string, string> = {}) => {
-      const w = spawnWorker({
-        service: s.baseUrl,
-        token: TOKEN,
-        queue: redis.url,
-        dir: await tempDir('bms-worker-'),
-        env: { ...FAST, ...env },
-      });
-      workers.push(w);
-      await eventually(
-        () => {
-          if (w.child.exitCode !== null) throw new Error(`the worker exited: ${w.output()}`);
-          return w.output().includes('render worker started') ? true : undefined;
-        },
-        120_000,
-        'the worker to start',
-      );
-      return w;
-    };
-    /** Workers of one test must not take the next test's jobs (they share the Redis). */
-    async function stopWorkers(): Promise<void> {
-      for (const w of workers.splice(0)) {
-        w.child.kill('SIGKILL');
-        await w.exited;
-      }
-    }
+    const { workers, worker, stopWorkers, withQueued } = queueHarness(() => redis, 'queue-test');
     after(stopWorkers);
-
-    /** A service on a queue of its own; its workers are stopped and it is closed whatever the test does. */
-    async function withQueued(extra: Record<string, string>, fn: (s: TestService) => Promise<void>): Promise<void> {
-      const s = await queued(extra);
-      try {
-        await fn(s);
-      } finally {
-        await stopWorkers();
-        await s.close();
-      }
-    }
 
     /** A VP9 render of the long clip, once a worker is into it (running with some progress). */
     async function longRenderRunning(s: TestService) {
