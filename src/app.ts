@@ -117,7 +117,7 @@ export async function buildContext(
       localWorker = startQueueWorker(
         config.jobQueue,
         config.jobConcurrency,
-        (job, signal) => jobs.runFromQueue(job.id, signal),
+        (job, signal) => jobs.runFromQueue(job.id, signal, job.lastAttempt),
         log,
       );
     }

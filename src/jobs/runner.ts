@@ -319,11 +319,13 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
 
   /**
    * Runs a job the shared queue handed to this process (the service's own worker, unless LOCAL_WORKER=0): the same
-   * way as a local job, its inputs and output straight on disk. `signal` is the queue's cancel.
+   * way as a local job, its inputs and output straight on disk. `signal` is the queue's cancel. As on a render
+   * worker, a failure that can pass (a tool this machine lacks) goes back to the queue for another attempt, which
+   * another worker may take, until the last attempt.
    */
-  async runFromQueue(id: string, signal: AbortSignal): Promise<void> {
+  async runFromQueue(id: string, signal: AbortSignal, lastAttempt = true): Promise<void> {
     if (this.stopping) throw new ShuttingDown();
-    await this.execute(id, signal);
+    await this.execute(id, { signal, lastAttempt });
   }
 
   /** What a render worker is told about a job it took from the queue. */
@@ -448,7 +450,8 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
     return this.kindOptions.get(kind)?.concurrency ? kind : undefined;
   }
 
-  private async execute(id: string, external?: AbortSignal): Promise<void> {
+  private async execute(id: string, queued?: { signal: AbortSignal; lastAttempt: boolean }): Promise<void> {
+    const external = queued?.signal;
     const job = this.store.get(id);
     // From the queue, a job may already say running: its `active` event came first, or its last worker died.
     if (!job || (job.status !== 'queued' && !(external && job.status === 'running'))) return;
@@ -541,6 +544,12 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
         this.settle(id);
         if (external) throw reason;
         return;
+      }
+      if (queued && !queued.lastAttempt && reason instanceof DomainError && reason.kind === 'unavailable') {
+        // The queue tries it again; whoever waits goes on waiting.
+        this.store.update(id, { status: 'queued', eta_seconds: null });
+        this.emitUpdate(id);
+        throw reason;
       }
       const known = reason instanceof DomainError;
       const cancelled = known && reason.kind === 'cancelled';

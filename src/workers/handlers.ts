@@ -1,5 +1,6 @@
 import type { JobHandler } from '../jobs/runner.js';
 import { concatVideosJob, convertVideoJob } from '../media/jobs.js';
+import { renderMotion } from '../motion/render.js';
 import { renderProject } from '../timeline/render.js';
 
 /**
@@ -10,4 +11,5 @@ export const PORTABLE_HANDLERS: Record<string, JobHandler<never>> = {
   'timeline.render': renderProject,
   'media.convert-video': convertVideoJob,
   'media.concat-videos': concatVideosJob,
+  'motion.render': renderMotion,
 };
