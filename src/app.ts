@@ -15,7 +15,7 @@ import { installGuard } from './http/guard.js';
 import { installJsonParser } from './http/json-body.js';
 import { perPartValidation } from './http/validation.js';
 import { JobRunner } from './jobs/runner.js';
-import { SharedQueue, startQueueWorker, type QueueWorker } from './jobs/queue.js';
+import { lacksTools, SharedQueue, startQueueWorker, type QueueWorker } from './jobs/queue.js';
 import { registerWorkerRoutes } from './jobs/worker-routes.js';
 import { registerJobs } from './jobs/routes.js';
 import { Tools } from './tools/locate.js';
@@ -102,6 +102,7 @@ export async function buildContext(
         config.jobQueue,
         {
           started: (id) => jobs.remoteStarted(id),
+          requeued: (id) => jobs.remoteRequeued(id),
           progress: (id, f) => jobs.remoteProgress(id, f),
           failed: (id, f) => jobs.remoteFailed(id, f),
         },
@@ -117,8 +118,9 @@ export async function buildContext(
       localWorker = startQueueWorker(
         config.jobQueue,
         config.jobConcurrency,
-        (job, signal) => jobs.runFromQueue(job.id, signal, job.lastAttempt),
+        (job, signal) => jobs.runFromQueue(job.id, signal),
         log,
+        lacksTools(tools, jobs.toolsNeeded()),
       );
     }
   };

@@ -8,7 +8,7 @@ import type { Db } from '../db/database.js';
 import type { BoardOutputs, CommittedOutput, OutputElement, PendingOutput } from '../boards/outputs.js';
 import type { JobKind, JobKinds } from './kinds.js';
 import { JobStore, type JobRecord } from './store.js';
-import type { Tools } from '../tools/locate.js';
+import type { ToolName, Tools } from '../tools/locate.js';
 import { KeyedQueue } from './keyed-queue.js';
 
 /**
@@ -81,6 +81,11 @@ export interface JobKindOptions<P = unknown> {
    * of this kind go to the shared queue, where render workers on other machines take them (docs/workers.md).
    */
   portable?: boolean;
+  /**
+   * Programs the handler needs that a machine may lack (After Effects' `aerender`): a queue worker without one of
+   * them leaves jobs of this kind on the queue for a worker that has it (docs/workers.md).
+   */
+  tools?: ToolName[];
   /**
    * The job's result from its committed output file and the `data` the handler handed back with it; runs on the
    * service after the commit (it may file side files the data names).
@@ -159,6 +164,13 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
   /** Kinds whose jobs go to the shared queue when there is one. */
   portableKinds(): string[] {
     return [...this.kindOptions].filter(([, o]) => o.portable).map(([k]) => k);
+  }
+
+  /** The programs portable kinds need beyond the common ones, by kind (JobKindOptions.tools). */
+  toolsNeeded(): Record<string, ToolName[]> {
+    return Object.fromEntries(
+      [...this.kindOptions].filter(([, o]) => o.portable && o.tools?.length).map(([k, o]) => [k, o.tools!]),
+    );
   }
 
   /** From now on portable jobs go to `remote` (JOB_QUEUE); called once, before `recover`. */
@@ -319,13 +331,11 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
 
   /**
    * Runs a job the shared queue handed to this process (the service's own worker, unless LOCAL_WORKER=0): the same
-   * way as a local job, its inputs and output straight on disk. `signal` is the queue's cancel. As on a render
-   * worker, a failure that can pass (a tool this machine lacks) goes back to the queue for another attempt, which
-   * another worker may take, until the last attempt.
+   * way as a local job, its inputs and output straight on disk. `signal` is the queue's cancel.
    */
-  async runFromQueue(id: string, signal: AbortSignal, lastAttempt = true): Promise<void> {
+  async runFromQueue(id: string, signal: AbortSignal): Promise<void> {
     if (this.stopping) throw new ShuttingDown();
-    await this.execute(id, { signal, lastAttempt });
+    await this.execute(id, signal);
   }
 
   /** What a render worker is told about a job it took from the queue. */
@@ -344,6 +354,14 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
     const job = this.store.get(id);
     if (!job || job.status !== 'queued') return;
     this.store.update(id, { status: 'running', started_at: job.started_at ?? nowIso(), progress: 0 });
+    this.emitUpdate(id);
+  }
+
+  /** The queue holds the job back again (a worker left it to others, or a retry waits): it is queued, not running. */
+  remoteRequeued(id: string): void {
+    const job = this.store.get(id);
+    if (!job || job.status !== 'running' || this.running.has(id)) return;
+    this.store.update(id, { status: 'queued', started_at: null, progress: 0, eta_seconds: null });
     this.emitUpdate(id);
   }
 
@@ -450,8 +468,7 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
     return this.kindOptions.get(kind)?.concurrency ? kind : undefined;
   }
 
-  private async execute(id: string, queued?: { signal: AbortSignal; lastAttempt: boolean }): Promise<void> {
-    const external = queued?.signal;
+  private async execute(id: string, external?: AbortSignal): Promise<void> {
     const job = this.store.get(id);
     // From the queue, a job may already say running: its `active` event came first, or its last worker died.
     if (!job || (job.status !== 'queued' && !(external && job.status === 'running'))) return;
@@ -544,12 +561,6 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
         this.settle(id);
         if (external) throw reason;
         return;
-      }
-      if (queued && !queued.lastAttempt && reason instanceof DomainError && reason.kind === 'unavailable') {
-        // The queue tries it again; whoever waits goes on waiting.
-        this.store.update(id, { status: 'queued', eta_seconds: null });
-        this.emitUpdate(id);
-        throw reason;
       }
       const known = reason instanceof DomainError;
       const cancelled = known && reason.kind === 'cancelled';

@@ -27,6 +27,7 @@ export class MotionService {
     ctx.jobs.define(MOTION_RENDER_JOB, renderMotion, {
       inputs: motionRenderInputs,
       portable: true,
+      tools: ['aerender'],
       result: (c): MotionRenderResult => ({ element: c.element as unknown as Record<string, unknown>, url: c.url }),
     });
   }

@@ -4,7 +4,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { eventually, startService, waitForJob, type TestService } from '../helpers/service.js';
+import { eventually, processGone, startService, waitForJob, type TestService } from '../helpers/service.js';
 import { makeImage, probeFile, tempDir } from '../helpers/fixtures.js';
 import { aerenderArgs, runAerender } from '../../src/motion/aerender.js';
 import { generateScript } from '../../src/motion/script.js';
@@ -301,19 +301,7 @@ describe('motion render through aerender', () => {
           assert.match(res.body.error.message, message);
           if (mode === 'hang') {
             // the helper aerender started is gone with it: the whole process tree was killed
-            const pid = Number(fs.readFileSync(`${modeLog}.helper-pid`, 'utf8'));
-            await eventually(
-              () => {
-                try {
-                  process.kill(pid, 0);
-                  return undefined;
-                } catch {
-                  return true;
-                }
-              },
-              5000,
-              'the helper process to be killed',
-            );
+            await processGone(Number(fs.readFileSync(`${modeLog}.helper-pid`, 'utf8')));
           }
           const board = await bad.t.api('GET', `/api/moodboards/${bad.board}`);
           assert.equal(
@@ -396,19 +384,6 @@ describe('motion render through aerender', () => {
         'aerender to hang',
       );
     }
-    const gone = (pid: number) =>
-      eventually(
-        () => {
-          try {
-            process.kill(pid, 0);
-            return undefined;
-          } catch {
-            return true;
-          }
-        },
-        5000,
-        'the helper process to be killed',
-      );
 
     it('a cancelled job kills aerender with its helpers and leaves nothing behind', async () => {
       await fsp.rm(helperFile, { force: true });
@@ -429,7 +404,7 @@ describe('motion render through aerender', () => {
         what: 'the cancel',
       });
       assert.equal(done.status, 'cancelled');
-      await gone(pid);
+      await processGone(pid);
       const leftovers = (await fsp.readdir(path.join(c.t.dataDir, 'tmp')).catch(() => [])).filter((n) =>
         n.startsWith('job-'),
       );
@@ -457,7 +432,7 @@ describe('motion render through aerender', () => {
         'the render to be cancelled',
       );
       assert.match(job.id, /^motionjob_/);
-      await gone(pid);
+      await processGone(pid);
     });
   });
 

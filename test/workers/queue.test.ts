@@ -13,6 +13,7 @@ import {
   spawnWorker,
   startRedis,
   type RedisServer,
+  workerStarted,
   type WorkerProcess,
 } from '../helpers/redis.js';
 
@@ -115,14 +116,7 @@ describe(
         env: { ...FAST, ...env },
       });
       workers.push(w);
-      await eventually(
-        () => {
-          if (w.child.exitCode !== null) throw new Error(`the worker exited: ${w.output()}`);
-          return w.output().includes('render worker started') ? true : undefined;
-        },
-        120_000,
-        'the worker to start',
-      );
+      await workerStarted(w);
       return w;
     };
     /** Workers of one test must not take the next test's jobs (they share the Redis). */
@@ -289,11 +283,7 @@ describe(
         'the worker to wait',
       );
       await withQueued({ LOCAL_WORKER: '0', PORT: String(port) }, async (s) => {
-        await eventually(
-          () => (early.output().includes('render worker started') ? true : undefined),
-          120_000,
-          'the worker to start',
-        );
+        await workerStarted(early);
         const board = await s.createBoard();
         const el = await videoOn(s, board, short);
         early.child.kill('SIGTERM');
