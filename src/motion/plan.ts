@@ -160,8 +160,9 @@ function compositionsShown(project: InspectedProject, comp: InspectedComposition
 /**
  * The `/media` URL of a footage file the project stores by its path on this machine: inside the render's board folder
  * or the media root, checked by resolving the URL back to the same file (a link leading out is not inside). Undefined
- * for a file that does not exist here (a path of the author's machine: After Effects shows it missing, as it would
- * on the service); a file that exists outside the media root is refused, as every path outside it is.
+ * for a path that does not exist here (a path of the author's machine: After Effects shows it missing, as it would
+ * on the service) and for an image sequence's folder in the media root (read in place, not sent to workers); a file
+ * or folder that exists outside the media root is refused, as every path outside it is.
  */
 async function footageUrl(
   ctx: AppContext,
@@ -173,7 +174,7 @@ async function footageUrl(
   if (!real) return undefined;
   const within = async (base: string) => {
     const rel = path.relative(await fsp.realpath(base).catch(() => base), real);
-    return rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : undefined;
+    return rel && rel.split(path.sep)[0] !== '..' && !path.isAbsolute(rel) ? rel : undefined;
   };
   const inBoard = await within(await ctx.media.boardDir(boardId));
   const inRoot = inBoard === undefined ? await within(ctx.media.root) : undefined;
@@ -183,10 +184,11 @@ async function footageUrl(
       : inRoot !== undefined
         ? ctx.media.rootUrl(inRoot)
         : undefined;
+  if (url && (await fsp.stat(real)).isDirectory()) return undefined;
   const resolved = url ? await ctx.media.resolveUrl(url).catch(() => undefined) : undefined;
   if (!url || resolved?.path !== real)
     throw new InvalidInput(
-      `${field}: the project's footage ${stored} is outside the media root; only footage in the media root is rendered`,
+      `${field}: the project's footage ${stored} is not a file of the media root; only footage in the media root is rendered`,
       { field, footage: stored },
       'footage_outside_media_root',
     );

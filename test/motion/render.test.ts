@@ -253,7 +253,7 @@ describe('motion render through aerender', () => {
       assert.equal(refused.status, 400, refused.text);
       assert.equal(refused.body.error.code, 'footage_outside_media_root');
       assert.equal(refused.body.error.details.footage, stored);
-      assert.match(refused.body.error.message, /outside the media root/);
+      assert.match(refused.body.error.message, /is not a file of the media root/);
     }
     const jobsAfter = (await s.t.api('GET', '/api/jobs?kind=motion.render')).body.jobs.length;
     assert.equal(jobsAfter, jobsBefore, 'nothing queued');
