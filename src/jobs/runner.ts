@@ -361,6 +361,13 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
   remoteRequeued(id: string): void {
     const job = this.store.get(id);
     if (!job || job.status !== 'running' || this.running.has(id)) return;
+    if (this.cancelAsked.has(id)) {
+      // Its cancel came while a worker held it, and no worker ran it: it ends now, and leaves the queue.
+      this.cancelAsked.delete(id);
+      this.finish(id, CANCELLED);
+      this.remote?.cancel(id).catch((err: unknown) => this.log.error({ err, job: id }, 'could not cancel the job'));
+      return;
+    }
     this.store.update(id, { status: 'queued', started_at: null, progress: 0, eta_seconds: null });
     this.emitUpdate(id);
   }

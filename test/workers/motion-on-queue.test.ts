@@ -195,7 +195,7 @@ describe('motion renders on render workers', { skip: redisBin ? false : REDIS_MI
     }
   });
 
-  test('a worker without aerender leaves the job on the queue; a worker with it renders it', async () => {
+  test('a worker without aerender leaves jobs on the queue (cancelled there at once); a worker with it renders them', async () => {
     const { s, board, render } = await motionService();
     try {
       const without = await worker(s, path.join(work, 'no-aerender-here'));
@@ -212,11 +212,25 @@ describe('motion renders on render workers', { skip: redisBin ? false : REDIS_MI
         timeoutMs: 10_000,
       });
       assert.equal(waiting.error, undefined, 'not failed');
+      // A job left on the queue is cancelled at once, and no worker renders it afterwards.
+      const left = await render();
+      await eventually(
+        () => ((without.output().match(/job left to another worker/g) ?? []).length >= 2 ? true : undefined),
+        60_000,
+        'the worker to leave the second job',
+      );
+      await waitForJob(s, `/api/motion/render-jobs/${left.body.id}`, {
+        until: (j) => j.status === 'queued',
+        timeoutMs: 10_000,
+      });
+      assert.equal((await s.api('POST', `/api/jobs/${left.body.id}/cancel`)).body.status, 'cancelled');
       const able = await worker(s, await fakeAerender(work, bundle, 'ok'));
       const done = await waitForJob(s, `/api/motion/render-jobs/${r.body.id}`, { timeoutMs: 120_000 });
       assert.equal(done.status, 'complete', JSON.stringify(done));
       await eventually(() => (able.done().includes(r.body.id) ? true : undefined), 10_000, 'the worker with aerender');
       assert.ok(!without.output().includes('"msg":"job taken"'), 'the worker without aerender never ran it');
+      assert.ok(!able.output().includes(left.body.id), 'the cancelled job was not taken');
+      assert.equal((await s.api('GET', `/api/jobs/${left.body.id}`)).body.status, 'cancelled');
       const els = (await s.api('GET', `/api/moodboards/${board}`)).body.elements;
       assert.equal(els.filter((e: { type: string }) => e.type === 'video').length, 1);
     } finally {
