@@ -42,6 +42,15 @@ const BODY = `
     if (item instanceof CompItem && item.name === D.composition && comp === null) comp = item;
     if (item instanceof FootageItem) footageById["f" + item.id] = item;
   }
+  if (comp === null) fail("no composition named \\"" + D.composition + "\\"");
+  if (comp.numLayers !== D.layerNames.length) fail("composition \\"" + D.composition + "\\" has " + comp.numLayers + " layers, the inspected project had " + D.layerNames.length);
+  // Layers are resolved by index before any layer is added (new layers go on top and shift the indices); their own
+  // names are checked, so a project changed since it was inspected fails instead of editing another layer.
+  var layers = [];
+  for (var j = 1; j <= comp.numLayers; j++) {
+    layers[j] = comp.layer(j);
+    if (D.layerNames[j - 1] !== null && layers[j].name !== D.layerNames[j - 1]) fail("layer " + j + " is \\"" + layers[j].name + "\\", expected \\"" + D.layerNames[j - 1] + "\\"");
+  }
   // Footage the project stores by a path of the service's machine, copied into the job folder (a render worker):
   // FootageItem.replace keeps the item, so every layer showing it shows the copy.
   for (var r = 0; r < D.relink.length; r++) {
@@ -51,15 +60,6 @@ const BODY = `
     if (!rf.exists) fail("file " + D.relink[r].file + " is missing");
     old.replace(rf);
     log("footage " + D.relink[r].id + " relinked");
-  }
-  if (comp === null) fail("no composition named \\"" + D.composition + "\\"");
-  if (comp.numLayers !== D.layerNames.length) fail("composition \\"" + D.composition + "\\" has " + comp.numLayers + " layers, the inspected project had " + D.layerNames.length);
-  // Layers are resolved by index before any layer is added (new layers go on top and shift the indices); their own
-  // names are checked, so a project changed since it was inspected fails instead of editing another layer.
-  var layers = [];
-  for (var j = 1; j <= comp.numLayers; j++) {
-    layers[j] = comp.layer(j);
-    if (D.layerNames[j - 1] !== null && layers[j].name !== D.layerNames[j - 1]) fail("layer " + j + " is \\"" + layers[j].name + "\\", expected \\"" + D.layerNames[j - 1] + "\\"");
   }
   var imported = {};
   function importFile(path) {
