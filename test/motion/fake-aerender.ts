@@ -3,7 +3,7 @@
  * It speaks aerender's command line and prints its transcript (PROGRESS lines with timecodes and frame numbers,
  * `aerender ERROR` lines, exit codes of AE's startup script); instead of After Effects it runs the `-r` script in the
  * stand-in object model built from the project copy, then writes the composition (as the script left it) with ffmpeg.
- * FAKE_AE_MODE: ok | hang | nofile | half | noflag. FAKE_AE_LOG: a file that receives the edited model as JSON (with each footage item's file and its hash).
+ * FAKE_AE_MODE: ok | slow | hang | nofile | half | noflag. FAKE_AE_LOG: a file that receives the edited model as JSON (with each footage item's file and its hash).
  */
 import { execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -105,6 +105,8 @@ async function main(): Promise<number> {
       if (process.env.FAKE_AE_LOG) fs.writeFileSync(`${process.env.FAKE_AE_LOG}.helper-pid`, String(helper.pid));
       await new Promise(() => undefined);
     }
+    // a render that takes a while: 0.4 s a frame
+    if (mode === 'slow') await new Promise((r) => setTimeout(r, 400));
   }
   if (mode !== 'nofile') {
     const written = mode === 'half' ? Math.max(1, Math.floor(frames / 2)) : frames;

@@ -195,6 +195,38 @@ describe('motion renders on render workers', { skip: redisBin ? false : REDIS_MI
     }
   });
 
+  test('a worker killed mid-render: another takes the render over, one element, no stray files', async () => {
+    const { s, board, boardDir, render } = await motionService();
+    try {
+      const slow = await fakeAerender(work, bundle, 'slow');
+      const pair = [await worker(s, slow), await worker(s, slow)];
+      const before = (await fsp.readdir(boardDir)).sort();
+      const r = await render();
+      await waitForJob(s, `/api/motion/render-jobs/${r.body.id}`, {
+        until: (j) => j.status === 'running' && j.progress > 0,
+        timeoutMs: 120_000,
+      });
+      const holder = pair.findIndex((w) => w.output().includes(`"job":"${r.body.id}"`));
+      assert.ok(holder >= 0, 'one worker holds the render');
+      const [dead, other] = [pair[holder], pair[1 - holder]];
+      dead.child.kill('SIGKILL');
+      await dead.exited;
+      const done = await waitForJob(s, `/api/motion/render-jobs/${r.body.id}`, { timeoutMs: 240_000 });
+      assert.equal(done.status, 'complete', JSON.stringify(done));
+      await eventually(() => (other.done().includes(r.body.id) ? true : undefined), 10_000, 'the other worker');
+      const els = (await s.api('GET', `/api/moodboards/${board}`)).body.elements;
+      assert.equal(els.filter((e: { type: string }) => e.type === 'video').length, 1);
+      assert.deepEqual(
+        (await fsp.readdir(boardDir)).sort(),
+        [...before, decodeURIComponent(done.result.url.split('/').pop())].sort(),
+        'the render and nothing else was added to the board folder',
+      );
+    } finally {
+      await stopWorkers();
+      await s.close();
+    }
+  });
+
   test('a worker without aerender leaves jobs on the queue (cancelled there at once); a worker with it renders them', async () => {
     const { s, board, render } = await motionService();
     try {
