@@ -17,7 +17,7 @@ import {
   type RedisServer,
   type WorkerProcess,
 } from '../helpers/redis.js';
-import { eventually, processGone, startService, waitForJob, type TestService } from '../helpers/service.js';
+import { eventually, logCapture, processGone, startService, waitForJob, type TestService } from '../helpers/service.js';
 import { bundleFakeAerender, fakeAerender } from '../motion/fake-aerender-setup.js';
 import { sampleProject } from '../motion/project-builder.js';
 
@@ -47,16 +47,20 @@ describe('motion renders on render workers', { skip: redisBin ? false : REDIS_MI
    * A service without After Effects that leaves every job to the workers, with a board holding a project whose
    * "logo.png" footage is a file of the board, and an image for a media edit.
    */
-  async function motionService() {
-    const s = await startService({
-      JOB_QUEUE: redis.url,
-      JOB_QUEUE_NAME: `motion-queue-${++queues}`,
-      API_TOKEN: TOKEN,
-      LOCAL_WORKER: '0',
-      AERENDER_PATH: path.join(work, 'no-aerender-on-the-service'),
-      MOTION_RENDER_STALL_SECONDS: '60',
-      ...FAST,
-    });
+  async function motionService(extra: Record<string, string> = {}, logStream?: NodeJS.WritableStream) {
+    const s = await startService(
+      {
+        JOB_QUEUE: redis.url,
+        JOB_QUEUE_NAME: `motion-queue-${++queues}`,
+        API_TOKEN: TOKEN,
+        LOCAL_WORKER: '0',
+        AERENDER_PATH: path.join(work, 'no-aerender-on-the-service'),
+        MOTION_RENDER_STALL_SECONDS: '60',
+        ...FAST,
+        ...extra,
+      },
+      logStream ? { logStream } : {},
+    );
     const board = await s.createBoard('Motion on workers');
     const boardDir = await fsp.realpath(await s.service.ctx.media.boardDir(board));
     const images = await tempDir();
@@ -263,6 +267,33 @@ describe('motion renders on render workers', { skip: redisBin ? false : REDIS_MI
       assert.ok(!without.output().includes('"msg":"job taken"'), 'the worker without aerender never ran it');
       assert.ok(!able.output().includes(left.body.id), 'the cancelled job was not taken');
       assert.equal((await s.api('GET', `/api/jobs/${left.body.id}`)).body.status, 'cancelled');
+      const els = (await s.api('GET', `/api/moodboards/${board}`)).body.elements;
+      assert.equal(els.filter((e: { type: string }) => e.type === 'video').length, 1);
+    } finally {
+      await stopWorkers();
+      await s.close();
+    }
+  });
+
+  test("the service's own worker without aerender leaves the render to a worker with it", async () => {
+    const logs = logCapture();
+    const { s, board, render } = await motionService({ LOCAL_WORKER: '1', LOG_LEVEL: 'info' }, logs.stream);
+    try {
+      const r = await render();
+      assert.equal(r.status, 202, r.text);
+      await eventually(
+        () =>
+          logs.lines().some((l) => l.msg === 'job left to another worker: a program it needs is missing here')
+            ? true
+            : undefined,
+        60_000,
+        "the service's worker to leave the job",
+      );
+      assert.equal((await s.api('GET', `/api/jobs/${r.body.id}`)).body.error, null, 'not failed');
+      const able = await worker(s, await fakeAerender(work, bundle, 'ok'));
+      const done = await waitForJob(s, `/api/motion/render-jobs/${r.body.id}`, { timeoutMs: 120_000 });
+      assert.equal(done.status, 'complete', JSON.stringify(done));
+      await eventually(() => (able.done().includes(r.body.id) ? true : undefined), 10_000, 'the worker with aerender');
       const els = (await s.api('GET', `/api/moodboards/${board}`)).body.elements;
       assert.equal(els.filter((e: { type: string }) => e.type === 'video').length, 1);
     } finally {
