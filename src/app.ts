@@ -15,7 +15,7 @@ import { installGuard } from './http/guard.js';
 import { installJsonParser } from './http/json-body.js';
 import { perPartValidation } from './http/validation.js';
 import { JobRunner } from './jobs/runner.js';
-import { SharedQueue, startQueueWorker, type QueueWorker } from './jobs/queue.js';
+import { lacksTools, SharedQueue, startQueueWorker, type QueueWorker } from './jobs/queue.js';
 import { registerWorkerRoutes } from './jobs/worker-routes.js';
 import { registerJobs } from './jobs/routes.js';
 import { Tools } from './tools/locate.js';
@@ -103,6 +103,7 @@ export async function buildContext(
         config.jobQueue,
         {
           started: (id) => jobs.remoteStarted(id),
+          requeued: (id) => jobs.remoteRequeued(id),
           progress: (id, f) => jobs.remoteProgress(id, f),
           failed: (id, f) => jobs.remoteFailed(id, f),
         },
@@ -120,6 +121,7 @@ export async function buildContext(
         config.jobConcurrency,
         (job, signal) => jobs.runFromQueue(job.id, signal),
         log,
+        lacksTools(tools, jobs.toolsNeeded()),
       );
     }
   };

@@ -1,4 +1,5 @@
 import {
+  DelayedError,
   Queue,
   QueueEvents,
   UnrecoverableError,
@@ -9,6 +10,7 @@ import {
 import { Redis, type RedisOptions } from 'ioredis';
 import type { FastifyBaseLogger } from 'fastify';
 import type { RemoteFailure, RemoteQueue } from './runner.js';
+import type { ToolName, Tools } from '../tools/locate.js';
 
 /** Where the service publishes the ids of jobs to stop; every worker listens and aborts the one it holds. */
 const cancelChannel = (queue: string) => `${queue}:cancel`;
@@ -32,6 +34,14 @@ interface QueuedJob {
 /** Failures that can pass (a lost connection, a tool missing on one worker) are tried again with these. */
 const ATTEMPTS = 3;
 const BACKOFF_MS = 5_000;
+/** A job a worker cannot run (a program it lacks) waits this long before a worker looks at it again. */
+const DECLINE_DELAY_MS = 5_000;
+/**
+ * For this long after it was queued, workers that lack a program a job needs leave it to others; then one takes it
+ * and fails it as its handler does (a failure that can pass: tried again, then the job fails naming the program), so
+ * a queue without any worker that has it answers within minutes rather than never.
+ */
+const DECLINE_FOR_MS = 10 * 60_000;
 
 /**
  * Connection options for BullMQ from a redis:// URL: commands wait through a Redis restart instead of failing
@@ -62,6 +72,7 @@ export class SharedQueue implements RemoteQueue {
     settings: QueueSettings,
     to: {
       started(id: string): void;
+      requeued(id: string): void;
       progress(id: string, f: number): void;
       failed(id: string, f: RemoteFailure): void;
     },
@@ -76,6 +87,7 @@ export class SharedQueue implements RemoteQueue {
     this.events.on('error', warn);
     this.publisher.on('error', warn);
     this.events.on('active', ({ jobId }) => to.started(jobId));
+    this.events.on('delayed', ({ jobId }) => to.requeued(jobId));
     this.events.on('progress', ({ jobId, data }) => typeof data === 'number' && to.progress(jobId, data));
     // Only a final failure: a worker reports its handler's own errors to the service before this, so this is the
     // queue giving up (attempts spent on failures that could have passed, or a job stalled too often).
@@ -127,8 +139,31 @@ export interface QueueWorker {
 }
 
 /**
+ * Whether this machine lacks a program jobs of `kind` need (`needs`, from the service's kind options), looked for
+ * again while missing so that an installation shows up without a restart.
+ */
+export function lacksTools(tools: Tools, needs: Record<string, string[]>): (kind: string) => Promise<boolean> {
+  return async (kind) => {
+    // A name this version does not know (a newer service) is a program it cannot look for: missing.
+    const found = (name: ToolName) =>
+      tools.info(name).then(
+        (i) => i.found,
+        () => false,
+      );
+    for (const name of (needs[kind] ?? []) as ToolName[]) {
+      if (await found(name)) continue;
+      tools.refresh(name);
+      if (!(await found(name))) return true;
+    }
+    return false;
+  };
+}
+
+/**
  * Takes jobs off the queue, at most `concurrency` at once, and runs each with `run`; a cancel published for a job it
- * holds aborts that job's signal. Used by the service's own worker and by `board-media worker` on other machines.
+ * holds aborts that job's signal. A job `declines` says this machine cannot run goes back to the queue for another
+ * worker, without using an attempt (for DECLINE_FOR_MS). Used by the service's own worker and by `board-media
+ * worker` on other machines.
  */
 export function startQueueWorker(
   settings: QueueSettings,
@@ -138,10 +173,19 @@ export function startQueueWorker(
     signal: AbortSignal,
   ) => Promise<void>,
   log: FastifyBaseLogger,
+  declines: (kind: string) => Promise<boolean> = async () => false,
 ): QueueWorker {
   const worker = new Worker<QueuedJob>(
     settings.name,
-    async (job: Job<QueuedJob>, _token?: string, signal?: AbortSignal) => {
+    async (job: Job<QueuedJob>, token?: string, signal?: AbortSignal) => {
+      if (Date.now() - job.timestamp < DECLINE_FOR_MS && (await declines(job.name))) {
+        log.info(
+          { job: job.data.id, kind: job.name },
+          'job left to another worker: a program it needs is missing here',
+        );
+        await job.moveToDelayed(Date.now() + DECLINE_DELAY_MS, token);
+        throw new DelayedError();
+      }
       const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
       const progress = (fraction: number) => job.updateProgress(fraction);
       await run({ id: job.data.id, kind: job.name, lastAttempt, progress }, signal ?? new AbortController().signal);

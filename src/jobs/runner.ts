@@ -9,7 +9,7 @@ import type { BoardOutputs, CommittedOutput, OutputElement, PendingOutput } from
 import type { BrowserPool } from '../tools/browser.js';
 import type { JobKind, JobKinds } from './kinds.js';
 import { JobStore, type JobRecord } from './store.js';
-import type { Tools } from '../tools/locate.js';
+import type { ToolName, Tools } from '../tools/locate.js';
 import { KeyedQueue } from './keyed-queue.js';
 
 /**
@@ -104,6 +104,11 @@ export interface JobKindOptions<P = unknown> {
    */
   portable?: boolean;
   /**
+   * Programs the handler needs that a machine may lack (After Effects' `aerender`): a queue worker without one of
+   * them leaves jobs of this kind on the queue for a worker that has it (docs/workers.md).
+   */
+  tools?: ToolName[];
+  /**
    * The job's result from its committed output file, the `data` the handler handed back with it and its side files
    * (pending on the service, wherever the job ran); runs on the service after the commit and may file the side files.
    */
@@ -186,6 +191,13 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
   /** Kinds whose jobs go to the shared queue when there is one. */
   portableKinds(): string[] {
     return [...this.kindOptions].filter(([, o]) => o.portable).map(([k]) => k);
+  }
+
+  /** The programs portable kinds need beyond the common ones, by kind (JobKindOptions.tools). */
+  toolsNeeded(): Record<string, ToolName[]> {
+    return Object.fromEntries(
+      [...this.kindOptions].filter(([, o]) => o.portable && o.tools?.length).map(([k, o]) => [k, o.tools!]),
+    );
   }
 
   /** From now on portable jobs go to `remote` (JOB_QUEUE); called once, before `recover`. */
@@ -369,6 +381,21 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
     const job = this.store.get(id);
     if (!job || job.status !== 'queued') return;
     this.store.update(id, { status: 'running', started_at: job.started_at ?? nowIso(), progress: 0 });
+    this.emitUpdate(id);
+  }
+
+  /** The queue holds the job back again (a worker left it to others, or a retry waits): it is queued, not running. */
+  remoteRequeued(id: string): void {
+    const job = this.store.get(id);
+    if (!job || job.status !== 'running' || this.running.has(id)) return;
+    if (this.cancelAsked.has(id)) {
+      // Its cancel came while a worker held it, and no worker ran it: it ends now, and leaves the queue.
+      this.cancelAsked.delete(id);
+      this.finish(id, CANCELLED);
+      this.remote?.cancel(id).catch((err: unknown) => this.log.error({ err, job: id }, 'could not cancel the job'));
+      return;
+    }
+    this.store.update(id, { status: 'queued', started_at: null, progress: 0, eta_seconds: null });
     this.emitUpdate(id);
   }
 

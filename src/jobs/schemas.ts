@@ -20,6 +20,8 @@ export const WorkerHello = Type.Object({
   queue: Type.String(),
   /** The job kinds that go to the shared queue. */
   kinds: Type.Array(Type.String()),
+  /** Kinds whose handler needs a program not every machine has (`aerender`): a worker without it leaves them. */
+  tools: Type.Record(Type.String(), Type.Array(Type.String())),
 });
 
 const ERROR_KINDS = [

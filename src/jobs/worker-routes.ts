@@ -60,7 +60,12 @@ export function registerWorkerRoutes(app: App, ctx: AppContext, outputs: BoardOu
     },
     async () => {
       requireQueue();
-      return { service_version: SERVICE_VERSION, queue: ctx.config.jobQueue!.name, kinds: ctx.jobs.portableKinds() };
+      return {
+        service_version: SERVICE_VERSION,
+        queue: ctx.config.jobQueue!.name,
+        kinds: ctx.jobs.portableKinds(),
+        tools: ctx.jobs.toolsNeeded(),
+      };
     },
   );
 

@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { Cancelled, InvalidInput, ToolFailed } from '../errors.js';
+import { Cancelled, ToolFailed, Unavailable } from '../errors.js';
 
 interface AerenderRun {
   binary: string;
@@ -96,7 +96,7 @@ export function runAerender(run: AerenderRun): Promise<{ transcript: string }> {
     };
     child.on('error', (err) => {
       done();
-      reject(new InvalidInput(`aerender could not be started: ${err.message}`, undefined, 'motion_editor_missing'));
+      reject(new Unavailable('motion_editor_missing', `aerender could not be started: ${err.message}`));
     });
     // Whatever aerender left running in its group goes when it exits (helpers that keep running hold the pipes open).
     child.on('exit', () => {

@@ -1,3 +1,4 @@
+import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { AppContext } from '../context.js';
 import type { ProjectFile } from './inspect.js';
@@ -14,12 +15,14 @@ import type {
 import { InvalidInput } from '../errors.js';
 
 /**
- * A render request checked against the inspected project: every layer resolved to its index, every board file to
- * its path. Built before anything is launched; the job runs exactly this (a snapshot in the job's params).
+ * A render request checked against the inspected project: every layer resolved to its index, every file (the
+ * project, the board files the edits use, the footage the composition shows) to its `/media` URL. Built before
+ * anything is launched; the job runs exactly this (a snapshot in the job's params) wherever it runs: it names no path
+ * of the service's machine but the footage paths stored in the project, so a render worker runs it too.
  */
 export interface RenderPlan {
   boardId: string;
-  project: { path: string; name: string; url: string; elementId?: string };
+  project: { name: string; url: string; elementId?: string };
   /** Names the script checks before editing (null: a name After Effects derives, which is not checked). */
   composition: {
     name: string;
@@ -34,16 +37,21 @@ export interface RenderPlan {
   endFrame?: number;
   outputFormat: OutputFormat;
   text: { layer: number; text: string }[];
-  media: { layer: number; file: string }[];
+  media: { layer: number; url: string }[];
   expressions: { layer: number; property: string[]; expression: string }[];
   add: {
     type: 'text' | 'media' | 'solid';
     name: string;
     text?: string;
-    file?: string;
+    url?: string;
     color?: [number, number, number];
     position?: [number, number];
   }[];
+  /**
+   * The project's footage files the composition shows (through its precomps too) that lie in the media root: `id` the
+   * footage item, `path` as the project stores it. Relinked by the script wherever the job's copy is elsewhere.
+   */
+  footage: { id: number; path: string; url: string }[];
 }
 
 export type OutputFormat = 'mp4' | 'webm' | 'mov';
@@ -104,7 +112,7 @@ function pickComposition(project: InspectedProject, name: string | undefined): I
   return comp;
 }
 
-/** A board file for a media edit or a media layer, as an absolute path (400 naming the field when missing). */
+/** A board file for a media edit or a media layer, as the `/media` URL of a file that exists (400 naming the field). */
 async function boardMedia(
   ctx: AppContext,
   boardId: string,
@@ -114,12 +122,13 @@ async function boardMedia(
   if ((ref.element_id === undefined) === (ref.url === undefined)) throw invalid(field, 'give either element_id or url');
   if (ref.url !== undefined) {
     try {
-      return (await ctx.media.resolveUrl(ref.url)).path;
+      await ctx.media.resolveUrl(ref.url);
+      return ref.url;
     } catch (err) {
       throw invalid(`${field}.url`, err instanceof Error ? err.message : String(err));
     }
   }
-  let found: { element: { type: string }; path: string };
+  let found: { element: { type: string; url: string | null }; path: string };
   try {
     found = await ctx.boards.elementFile(boardId, ref.element_id!);
   } catch (err) {
@@ -130,7 +139,60 @@ async function boardMedia(
       `${field}.element_id`,
       `element ${ref.element_id} is ${found.element.type}, not an image, video or audio file`,
     );
-  return found.path;
+  return found.element.url!;
+}
+
+/** Composition ids reachable from `comp` through precomp layers, `comp` included. */
+function compositionsShown(project: InspectedProject, comp: InspectedComposition): Set<number> {
+  const seen = new Set<number>([comp.id]);
+  const todo = [comp];
+  for (let c = todo.pop(); c; c = todo.pop()) {
+    for (const l of c.layers) {
+      if (l.source?.kind !== 'composition' || seen.has(l.source.id)) continue;
+      seen.add(l.source.id);
+      const next = project.compositions.find((x) => x.id === l.source!.id);
+      if (next) todo.push(next);
+    }
+  }
+  return seen;
+}
+
+/**
+ * The `/media` URL of a footage file the project stores by its path on this machine: inside the render's board folder
+ * or the media root, checked by resolving the URL back to the same file (a link leading out is not inside). Undefined
+ * for a path that does not exist here (a path of the author's machine: After Effects shows it missing, as it would
+ * on the service) and for an image sequence's folder in the media root (read in place, not sent to workers); a file
+ * or folder that exists outside the media root is refused, as every path outside it is.
+ */
+async function footageUrl(
+  ctx: AppContext,
+  boardId: string,
+  stored: string,
+  field: string,
+): Promise<string | undefined> {
+  const real = await fsp.realpath(stored).catch(() => undefined);
+  if (!real) return undefined;
+  const within = async (base: string) => {
+    const rel = path.relative(await fsp.realpath(base).catch(() => base), real);
+    return rel && rel.split(path.sep)[0] !== '..' && !path.isAbsolute(rel) ? rel : undefined;
+  };
+  const inBoard = await within(await ctx.media.boardDir(boardId));
+  const inRoot = inBoard === undefined ? await within(ctx.media.root) : undefined;
+  const url =
+    inBoard !== undefined
+      ? ctx.media.urlFor(boardId, inBoard)
+      : inRoot !== undefined
+        ? ctx.media.rootUrl(inRoot)
+        : undefined;
+  if (url && (await fsp.stat(real)).isDirectory()) return undefined;
+  const resolved = url ? await ctx.media.resolveUrl(url).catch(() => undefined) : undefined;
+  if (!url || resolved?.path !== real)
+    throw new InvalidInput(
+      `${field}: the project's footage ${stored} is not a file of the media root; only footage in the media root is rendered`,
+      { field, footage: stored },
+      'footage_outside_media_root',
+    );
+  return url;
 }
 
 function hexColor(hex: string): [number, number, number] {
@@ -154,7 +216,6 @@ export async function buildPlan(
   const plan: RenderPlan = {
     boardId: body.board_id,
     project: {
-      path: file.path,
       name: file.name,
       url: file.url,
       ...(file.elementId ? { elementId: file.elementId } : {}),
@@ -175,6 +236,7 @@ export async function buildPlan(
     media: [],
     expressions: [],
     add: [],
+    footage: [],
   };
   const fps = body.fps ?? comp.frame_rate;
   const lastFrame = Math.max(0, Math.round(comp.duration * fps) - 1); // as renderFrames counts them
@@ -198,7 +260,7 @@ export async function buildPlan(
         `mediaEdits[${i}].layer`,
         `layer ${layer.index} "${layer.name}" is a ${layer.type} layer; only footage, solid and precomp layers take new media`,
       );
-    plan.media.push({ layer: layer.index, file: await boardMedia(ctx, body.board_id, e, `mediaEdits[${i}]`) });
+    plan.media.push({ layer: layer.index, url: await boardMedia(ctx, body.board_id, e, `mediaEdits[${i}]`) });
   }
   inputs.expressionEdits.forEach((e, i) => {
     const layer = resolveLayer(comp, e.layer, `expressionEdits[${i}].layer`);
@@ -218,14 +280,28 @@ export async function buildPlan(
     }
     if (a.type === 'media') {
       if (a.element_id === undefined) throw invalid(`${field}.element_id`, 'a media layer needs the element to import');
-      entry.file = await boardMedia(ctx, body.board_id, { element_id: a.element_id }, field);
+      entry.url = await boardMedia(ctx, body.board_id, { element_id: a.element_id }, field);
     }
     if (a.color) entry.color = hexColor(a.color);
     if (a.position) entry.position = [a.position[0], a.position[1]];
     plan.add.push(entry);
   }
+  const shown = compositionsShown(project, comp);
+  const used = new Set(
+    project.compositions
+      .filter((c) => shown.has(c.id))
+      .flatMap((c) => c.layers.flatMap((l) => (l.source?.kind === 'file' ? [l.source.id] : []))),
+  );
+  for (const f of project.footage) {
+    if (f.kind !== 'file' || !f.path || !used.has(f.id)) continue;
+    const url = await footageUrl(ctx, body.board_id, f.path, 'project');
+    if (url) plan.footage.push({ id: f.id, path: f.path, url });
+  }
   return plan;
 }
 
 /** A file name for a copy inside the job folder: its index keeps two files of the same name apart. */
-export const jobFileName = (i: number, file: string) => `${String(i + 1).padStart(3, '0')}-${path.basename(file)}`;
+export const jobFileName = (i: number, name: string) => `${String(i + 1).padStart(3, '0')}-${name}`;
+
+/** The file name a `/media` URL ends with. */
+export const urlFileName = (url: string) => decodeURIComponent(url.split(/[?#]/)[0].split('/').pop() ?? 'media');

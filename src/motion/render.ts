@@ -1,21 +1,20 @@
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import type { AppContext } from '../context.js';
-import { DomainError, Unprocessable } from '../errors.js';
+import { DomainError, ToolMissing, Unavailable, Unprocessable } from '../errors.js';
 import { filenameFromTitle } from '../files/names.js';
 import type { JobContext, JobOutcome } from '../jobs/runner.js';
 import { runFfmpeg } from '../tools/ffmpeg.js';
 import { probe } from '../tools/ffprobe.js';
 import { aerenderArgs, runAerender } from './aerender.js';
-import { jobFileName, type OutputFormat, type RenderPlan } from './plan.js';
+import { jobFileName, urlFileName, type OutputFormat, type RenderPlan } from './plan.js';
 import { generateScript } from './script.js';
 
 export const MOTION_RENDER_JOB = 'motion.render';
 
 export interface MotionRenderParams {
   plan: RenderPlan;
-  /** Located when the render was asked for (the request fails with motion_editor_missing otherwise). */
-  aerender: string;
+  /** MOTION_RENDER_STALL_SECONDS of the service, which travels with the job to whichever machine renders it. */
+  stallSeconds: number;
 }
 
 declare module '../jobs/kinds.js' {
@@ -85,19 +84,44 @@ export function renderFrames(plan: RenderPlan): { frames: number; fps: number } 
   return { frames: Math.max(1, end - start + 1), fps };
 }
 
+/** The files a render reads, all `/media` URLs: the project, the board files its edits use, the footage it shows. */
+export const motionRenderInputs = ({ plan }: MotionRenderParams): string[] => [
+  plan.project.url,
+  ...plan.media.map((m) => m.url),
+  ...plan.add.flatMap((a) => (a.url ? [a.url] : [])),
+  ...plan.footage.map((f) => f.url),
+];
+
+/** aerender on the machine that runs the job (its own AERENDER_PATH or install); missing there, another may have it. */
+async function localAerender(job: JobContext<MotionRenderParams>): Promise<string> {
+  const tools = job.env.tools;
+  try {
+    return (await tools.require('aerender')).path;
+  } catch (err) {
+    if (!(err instanceof ToolMissing)) throw err;
+    // Installed since it was last looked for: found without a restart.
+    tools.refresh('aerender');
+    const again = await tools.info('aerender');
+    if (again.found && again.path) return again.path;
+    throw new Unavailable(
+      'motion_editor_missing',
+      'After Effects (aerender) was not found on the machine that took the render: install After Effects there or set AERENDER_PATH',
+    );
+  }
+}
+
 /**
- * One render, as stages whose cleanup always runs: copy the project and its new media into a job folder (the
- * original is never touched), write the script, run aerender on the copy, check the output is whole, transcode it
- * into the output file the runner reserved in the board folder and hand it back (the runner adds it to the board).
- * The job folder goes away whatever happens.
+ * One render, as stages whose cleanup always runs: copy the project, its new media and (where the job's files are
+ * not where the project says, as on a render worker) its footage into the job's scratch folder (the originals are
+ * never touched), write the script, run this machine's aerender on the copy, check the output is whole, transcode
+ * it into the job's output file and hand it back (the runner, or the service for a worker, adds it to the board).
+ * Portable: it uses only its job; the scratch folder goes away whatever happens.
  */
-export async function renderMotion(
-  ctx: AppContext,
-  job: JobContext<MotionRenderParams>,
-  stallMs: number,
-): Promise<JobOutcome> {
+export async function renderMotion(job: JobContext<MotionRenderParams>): Promise<JobOutcome> {
   const { plan } = job.params;
-  const work = path.join(ctx.config.dataDir, 'tmp', `motion-${job.id}`);
+  const tools = job.env.tools;
+  const aerender = await localAerender(job);
+  const work = await job.scratch();
   const name = filenameFromTitle(
     `${path.parse(plan.project.name).name} - ${plan.composition.name}`,
     'motion',
@@ -106,29 +130,44 @@ export async function renderMotion(
   try {
     await fsp.mkdir(path.join(work, 'media'), { recursive: true });
     const out = await job.output(plan.boardId, name);
-    // 1. prepare: copies only
-    const project = path.join(work, `project${path.extname(plan.project.path).toLowerCase()}`);
-    await fsp.copyFile(plan.project.path, project, fsp.constants.COPYFILE_EXCL);
+    // 1. prepare: copies only (a clone where the file system can, as cheap as a link and as safe as a copy)
+    const copy = (from: string, to: string) =>
+      fsp.copyFile(from, to, fsp.constants.COPYFILE_EXCL | fsp.constants.COPYFILE_FICLONE);
+    const project = path.join(work, `project${path.extname(urlFileName(plan.project.url)).toLowerCase()}`);
+    await copy(job.input(plan.project.url), project);
     const copies = new Map<string, string>();
-    const copyOf = async (file: string) => {
-      let c = copies.get(file);
+    const copyOf = async (url: string) => {
+      let c = copies.get(url);
       if (!c) {
-        c = path.join(work, 'media', jobFileName(copies.size, file));
-        await fsp.copyFile(file, c, fsp.constants.COPYFILE_EXCL);
-        copies.set(file, c);
+        c = path.join(work, 'media', jobFileName(copies.size, urlFileName(url)));
+        await copy(job.input(url), c);
+        copies.set(url, c);
       }
       return c;
     };
     const media = [];
-    for (const m of plan.media) media.push({ layer: m.layer, file: await copyOf(m.file) });
+    for (const m of plan.media) media.push({ layer: m.layer, file: await copyOf(m.url) });
     const add = [];
-    for (const a of plan.add) add.push(a.file ? { ...a, file: await copyOf(a.file) } : a);
+    for (const { url, ...a } of plan.add) add.push(url ? { ...a, file: await copyOf(url) } : a);
+    // Footage keeps its file name in a folder of its own (an unnamed item is named after its file, as are layers
+    // and expressions that refer to it); where the job's file is where the project says (on the service), no relink.
+    const relink = [];
+    for (const [i, f] of plan.footage.entries()) {
+      const local = job.input(f.url);
+      if (local === f.path) continue;
+      const dir = path.join(work, 'footage', String(i + 1));
+      await fsp.mkdir(dir, { recursive: true });
+      const file = path.join(dir, urlFileName(f.url));
+      await copy(local, file);
+      relink.push({ id: f.id, file });
+    }
     const script = path.join(work, 'edits.jsx');
     await fsp.writeFile(
       script,
       generateScript({
         composition: plan.composition.name,
         layerNames: plan.composition.layerNames,
+        relink,
         text: plan.text,
         media,
         expressions: plan.expressions,
@@ -140,7 +179,7 @@ export async function renderMotion(
     const output = path.join(work, 'render.mov');
     const { frames, fps } = renderFrames(plan);
     await runAerender({
-      binary: job.params.aerender,
+      binary: aerender,
       args: aerenderArgs({
         project,
         comp: plan.composition.name,
@@ -150,7 +189,7 @@ export async function renderMotion(
         endFrame: plan.endFrame,
       }),
       totalFrames: frames,
-      stallMs,
+      stallMs: job.params.stallSeconds * 1000,
       signal: job.signal,
       onProgress: (f) => job.progress(f * RENDER_SHARE),
     });
@@ -158,7 +197,7 @@ export async function renderMotion(
     const rendered = await findOutput(output);
     if (!rendered)
       throw new Unprocessable('render_truncated', 'aerender exited without error but wrote no output file');
-    const info = await probe(ctx.tools, rendered).catch((err: unknown) => {
+    const info = await probe(tools, rendered).catch((err: unknown) => {
       throw new Unprocessable(
         'render_truncated',
         `aerender's output cannot be read: ${err instanceof Error ? err.message : String(err)}`,
@@ -174,7 +213,7 @@ export async function renderMotion(
     }
     // 4. encode into the board folder
     await runFfmpeg(
-      ctx.tools,
+      tools,
       ['-i', rendered, '-map', '0:v:0', '-map', '0:a:0?', ...ENCODE[plan.outputFormat].args, out.temp],
       {
         signal: job.signal,
@@ -185,7 +224,7 @@ export async function renderMotion(
         },
       },
     );
-    // 5. hand the file back: the runner adds it to the board, or removes it if the job ends otherwise
+    // 5. hand the file back: the runner (or the service, from a worker) adds it to the board, or removes it
     const data = {
       motion_project_url: plan.project.url,
       ...(plan.project.elementId ? { motion_project_element_id: plan.project.elementId } : {}),
@@ -202,8 +241,6 @@ export async function renderMotion(
     if (err instanceof DomainError && err.code === 'ffmpeg_failed')
       throw new Unprocessable('render_failed', `Transcoding the render failed: ${err.message}`);
     throw err;
-  } finally {
-    await fsp.rm(work, { recursive: true, force: true });
   }
 }
 

@@ -15,14 +15,16 @@ export function esLiteral(value: unknown): string {
   );
 }
 
-/** What the script needs, with media paths already pointing at the copies in the job folder. */
+/** What the script needs, with media paths pointing at the copies in the job folder. */
 export interface ScriptData {
   composition: string;
   layerNames: (string | null)[];
+  /** Footage items (by item id) to point at another file before anything else: the job's copy of their file. */
+  relink: { id: number; file: string }[];
   text: RenderPlan['text'];
-  media: RenderPlan['media'];
+  media: { layer: number; file: string }[];
   expressions: RenderPlan['expressions'];
-  add: RenderPlan['add'];
+  add: (Omit<RenderPlan['add'][number], 'url'> & { file?: string })[];
   width?: number;
   height?: number;
   fps?: number;
@@ -34,9 +36,11 @@ const BODY = `
     try { gAECommandLineRenderer.log_file.writeln("MOTION: " + message); } catch (e) { $.writeln("MOTION: " + message); }
   }
   var comp = null;
+  var footageById = {};
   for (var i = 1; i <= app.project.numItems; i++) {
     var item = app.project.item(i);
-    if (item instanceof CompItem && item.name === D.composition) { comp = item; break; }
+    if (item instanceof CompItem && item.name === D.composition && comp === null) comp = item;
+    if (item instanceof FootageItem) footageById["f" + item.id] = item;
   }
   if (comp === null) fail("no composition named \\"" + D.composition + "\\"");
   if (comp.numLayers !== D.layerNames.length) fail("composition \\"" + D.composition + "\\" has " + comp.numLayers + " layers, the inspected project had " + D.layerNames.length);
@@ -46,6 +50,16 @@ const BODY = `
   for (var j = 1; j <= comp.numLayers; j++) {
     layers[j] = comp.layer(j);
     if (D.layerNames[j - 1] !== null && layers[j].name !== D.layerNames[j - 1]) fail("layer " + j + " is \\"" + layers[j].name + "\\", expected \\"" + D.layerNames[j - 1] + "\\"");
+  }
+  // Footage the project stores by a path of the service's machine, copied into the job folder (a render worker):
+  // FootageItem.replace keeps the item, so every layer showing it shows the copy.
+  for (var r = 0; r < D.relink.length; r++) {
+    var old = footageById["f" + D.relink[r].id];
+    if (!old) fail("no footage item with id " + D.relink[r].id);
+    var rf = new File(D.relink[r].file);
+    if (!rf.exists) fail("file " + D.relink[r].file + " is missing");
+    old.replace(rf);
+    log("footage " + D.relink[r].id + " relinked");
   }
   var imported = {};
   function importFile(path) {

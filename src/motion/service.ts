@@ -5,7 +5,13 @@ import { AerenderLocator } from './detect.js';
 import { inspectFile, resolveProjectFile } from './inspect.js';
 import { buildPlan } from './plan.js';
 import { MotionPresetStore } from './presets.js';
-import { MOTION_RENDER_JOB, renderMotion, type MotionRenderParams, type MotionRenderResult } from './render.js';
+import {
+  MOTION_RENDER_JOB,
+  motionRenderInputs,
+  renderMotion,
+  type MotionRenderParams,
+  type MotionRenderResult,
+} from './render.js';
 import type { PresetBody, RenderBody } from './schemas.js';
 import type { Static } from 'typebox';
 import { Conflict } from '../errors.js';
@@ -18,8 +24,10 @@ export class MotionService {
   constructor(private readonly ctx: AppContext) {
     this.aerender = new AerenderLocator(ctx.tools);
     this.presets = new MotionPresetStore(ctx.db);
-    const stallMs = ctx.config.motionRenderStallSeconds * 1000;
-    ctx.jobs.define(MOTION_RENDER_JOB, (job) => renderMotion(ctx, job, stallMs), {
+    ctx.jobs.define(MOTION_RENDER_JOB, renderMotion, {
+      inputs: motionRenderInputs,
+      portable: true,
+      tools: ['aerender'],
       result: (c): MotionRenderResult => ({ element: c.element as unknown as Record<string, unknown>, url: c.url }),
     });
   }
@@ -30,14 +38,17 @@ export class MotionService {
     return { ...project, installed: (await this.aerender.detect()).installed };
   }
 
-  /** Checks everything a render needs (aerender first), then queues it. Nothing runs when a check fails. */
+  /**
+   * Checks everything a render needs (aerender first), then queues it. Nothing runs when a check fails. With JOB_QUEUE
+   * the render workers bring their own After Effects, so this machine needs none (docs/workers.md).
+   */
   async enqueueRender(body: RenderBody): Promise<JobRecord> {
-    const aerender = await this.aerender.require();
+    if (!this.ctx.config.jobQueue) await this.aerender.require();
     const file = await resolveProjectFile(this.ctx, body);
     const project = await inspectFile(file);
     const preset = this.presets.find(body.board_id, file.elementId, { id: body.preset_id, name: body.preset_name });
     const plan = await buildPlan(this.ctx, file, project, body, preset);
-    const params: MotionRenderParams = { plan, aerender };
+    const params: MotionRenderParams = { plan, stallSeconds: this.ctx.config.motionRenderStallSeconds };
     return this.ctx.jobs.enqueue(MOTION_RENDER_JOB, params, { boardId: body.board_id, idPrefix: 'motionjob_' });
   }
 

@@ -4,7 +4,7 @@ import pino from 'pino';
 import { command, parseFlags, positiveInt, UsageError } from '../bridge/clients/cli-options.js';
 import { DomainError } from '../errors.js';
 import { loadJobsConfig } from '../jobs/config.js';
-import { startQueueWorker } from '../jobs/queue.js';
+import { lacksTools, startQueueWorker } from '../jobs/queue.js';
 import { BrowserPool } from '../tools/browser.js';
 import { Tools } from '../tools/locate.js';
 import { InputCache } from './input-cache.js';
@@ -36,23 +36,22 @@ function defaultDir(env: NodeJS.ProcessEnv): string {
   return path.join(env.XDG_CACHE_HOME ?? path.join(home, '.cache'), 'board-media-worker');
 }
 
+/** What the service tells a worker at start (GET /api/workers/hello). */
+interface Hello {
+  queue: string;
+  kinds: string[];
+  /** Kinds that need a program a machine may lack; older services do not send it. */
+  tools?: Record<string, string[]>;
+}
+
 /**
  * Waits for the service (a worker may start first) and checks the token: a refused token ends the worker before it
  * takes any job.
  */
-async function helloService(
-  service: ServiceClient,
-  log: pino.Logger,
-  signal: AbortSignal,
-): Promise<{ queue: string; kinds: string[] }> {
+async function helloService(service: ServiceClient, log: pino.Logger, signal: AbortSignal): Promise<Hello> {
   for (let waited = false; ; waited = true) {
     try {
-      const hello = await service.json<{ queue: string; kinds: string[] }>(
-        'GET',
-        '/api/workers/hello',
-        undefined,
-        signal,
-      );
+      const hello = await service.json<Hello>('GET', '/api/workers/hello', undefined, signal);
       if (waited) log.info('the service is up');
       return hello;
     } catch (err) {
@@ -88,7 +87,7 @@ export async function runWorker(args: string[], env: NodeJS.ProcessEnv = process
   process.once('SIGTERM', stop);
 
   const service = new ServiceClient(serviceUrl, token);
-  let hello: { queue: string; kinds: string[] };
+  let hello: Hello;
   try {
     hello = await helloService(service, log, stopping.signal);
   } catch (err) {
@@ -100,6 +99,11 @@ export async function runWorker(args: string[], env: NodeJS.ProcessEnv = process
   if (unknown.length) log.warn(`this worker cannot run ${unknown.join(', ')} jobs: update it to the service's version`);
 
   const tools = new Tools(env);
+  const declines = lacksTools(tools, hello.tools ?? {});
+  const missing = [];
+  for (const kind of hello.kinds) if (await declines(kind)) missing.push(kind);
+  if (missing.length)
+    log.warn(`this worker leaves ${missing.join(', ')} jobs to other workers: a program they need is not found here`);
   // Its own Chromium pool, from the same locator as the service's; closed when the worker stops.
   const browsers = new BrowserPool(tools, log);
   const rt = {
@@ -121,6 +125,7 @@ export async function runWorker(args: string[], env: NodeJS.ProcessEnv = process
       log.info({ job: job.id, kind: job.kind }, 'job done');
     },
     log,
+    declines,
   );
   log.info({ service: serviceUrl, concurrency, dir }, 'render worker started');
   await new Promise((resolve) => stopping.signal.addEventListener('abort', resolve, { once: true }));

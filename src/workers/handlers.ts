@@ -2,6 +2,7 @@ import { renderHtmlFrameJob, renderHtmlJob } from '../html/render.js';
 import type { JobHandler } from '../jobs/runner.js';
 import { concatVideosJob, convertVideoJob } from '../media/jobs.js';
 import { renderMockup } from '../mockups/render.js';
+import { renderMotion } from '../motion/render.js';
 import { renderProject } from '../timeline/render.js';
 
 /**
@@ -15,4 +16,5 @@ export const PORTABLE_HANDLERS: Record<string, JobHandler<never>> = {
   'html.render': renderHtmlJob,
   'html.render-frame': renderHtmlFrameJob,
   'mockups.render': renderMockup,
+  'motion.render': renderMotion,
 };

@@ -1,5 +1,5 @@
 import { tempDir } from './fixtures.js';
-import { spawnWorker, type RedisServer, type WorkerProcess } from './redis.js';
+import { spawnWorker, workerStarted, type RedisServer, type WorkerProcess } from './redis.js';
 import { eventually, startService, type TestService } from './service.js';
 
 export const WORKER_TOKEN = 'worker-test-token-0123456789';
@@ -44,14 +44,7 @@ export function queueHarness(redis: () => RedisServer, prefix: string): QueueHar
         env: { ...FAST_QUEUE, ...env },
       });
       workers.push(w);
-      await eventually(
-        () => {
-          if (w.child.exitCode !== null) throw new Error(`the worker exited: ${w.output()}`);
-          return w.output().includes('render worker started') ? true : undefined;
-        },
-        120_000,
-        'the worker to start',
-      );
+      await workerStarted(w);
       return { ...w, dir };
     },
     async withQueued(extra, fn) {

@@ -5,6 +5,8 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
+import { eventually } from './service.js';
+
 /** Where `redis-server` is on PATH, if anywhere. */
 export function findRedisServer(): string | undefined {
   for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
@@ -142,4 +144,16 @@ export function spawnWorker(opts: {
         .map((l) => l.job!),
     exited,
   };
+}
+
+/** Waits until the worker has taken its place on the queue; fails with its output if it exits first. */
+export async function workerStarted(w: WorkerProcess): Promise<void> {
+  await eventually(
+    () => {
+      if (w.child.exitCode !== null) throw new Error(`the worker exited: ${w.output()}`);
+      return w.output().includes('render worker started') ? true : undefined;
+    },
+    120_000,
+    'the worker to start',
+  );
 }

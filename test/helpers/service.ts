@@ -135,6 +135,22 @@ export async function eventually<T>(
   }
 }
 
+/** Resolves once no process `pid` exists any more (killed with the tree it belonged to). */
+export function processGone(pid: number, timeoutMs = 5000): Promise<true> {
+  return eventually(
+    () => {
+      try {
+        process.kill(pid, 0);
+        return undefined;
+      } catch {
+        return true;
+      }
+    },
+    timeoutMs,
+    `process ${pid} to be gone`,
+  );
+}
+
 /** A stream that keeps every log line the service writes, parsed. */
 export function logCapture(): { stream: NodeJS.WritableStream; lines: () => Record<string, unknown>[] } {
   const chunks: string[] = [];

@@ -67,8 +67,15 @@ export class Property {
 export class FootageItem {
   constructor(
     public name: string,
-    readonly file: string | null,
+    public file: string | null,
+    readonly id = 0,
   ) {}
+  /** FootageItem.replace(file): the item now shows another file; an item without a name of its own takes the file's. */
+  replace(file: AeFile): void {
+    if (!file.exists) throw new Error(`File not found: ${file.fsName}`);
+    this.file = file.fsName;
+    this.name = file.fsName.split(/[\\/]/).pop()!;
+  }
 }
 
 export class Layer extends Property {
@@ -155,6 +162,8 @@ export class ImportOptions {
 
 export interface AeModel {
   comps: CompItem[];
+  /** The project's own footage items. */
+  footage: FootageItem[];
   imported: FootageItem[];
   logged: string[];
   context: vm.Context;
@@ -164,7 +173,7 @@ export interface AeModel {
 export function buildModel(project: InspectedProject): AeModel {
   const imported: FootageItem[] = [];
   const logged: string[] = [];
-  const footage = new Map(project.footage.map((f) => [f.id, new FootageItem(f.name, f.path ?? null)]));
+  const footage = new Map(project.footage.map((f) => [f.id, new FootageItem(f.name, f.path ?? null, f.id)]));
   const comps = project.compositions.map((c) => new CompItem(c.name, c.width, c.height, c.frame_rate, c.duration));
   project.compositions.forEach((c, ci) => {
     for (const l of c.layers) {
@@ -201,12 +210,13 @@ export function buildModel(project: InspectedProject): AeModel {
   const context = vm.createContext({
     app,
     CompItem,
+    FootageItem,
     File: AeFile,
     ImportOptions,
     $: { writeln: (m: string) => logged.push(m) },
     gAECommandLineRenderer: { log_file: { writeln: (m: string) => logged.push(m) } },
   });
-  return { comps, imported, logged, context };
+  return { comps, footage: [...footage.values()], imported, logged, context };
 }
 
 /** Runs a generated script in the stand-in (throws what the script throws). */

@@ -31,7 +31,7 @@ export async function bundleFakeAerender(dir: string): Promise<string> {
 export async function fakeAerender(
   dir: string,
   bundle: string,
-  mode: 'ok' | 'hang' | 'nofile' | 'half' | 'noflag',
+  mode: 'ok' | 'slow' | 'hang' | 'nofile' | 'half' | 'noflag',
   log?: string,
 ): Promise<string> {
   const folder = path.join(dir, `ae-${mode}`);

@@ -3,9 +3,10 @@
  * It speaks aerender's command line and prints its transcript (PROGRESS lines with timecodes and frame numbers,
  * `aerender ERROR` lines, exit codes of AE's startup script); instead of After Effects it runs the `-r` script in the
  * stand-in object model built from the project copy, then writes the composition (as the script left it) with ffmpeg.
- * FAKE_AE_MODE: ok | hang | nofile | half | noflag. FAKE_AE_LOG: a file that receives the edited model as JSON.
+ * FAKE_AE_MODE: ok | slow | hang | nofile | half | noflag. FAKE_AE_LOG: a file that receives the edited model as JSON (with each footage item's file and its hash).
  */
 import { execFile, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { promisify } from 'node:util';
 import { parseProject } from '../../src/motion/read.js';
@@ -73,6 +74,14 @@ async function main(): Promise<number> {
         argv,
         comp: { name: comp.name, width: comp.width, height: comp.height, frameRate: comp.frameRate },
         layers,
+        // what After Effects would read for each footage item: the file, and its bytes' hash when it is there
+        footage: model.footage.map((f) => ({
+          id: f.id,
+          name: f.name,
+          file: f.file,
+          sha256:
+            f.file && fs.existsSync(f.file) ? createHash('sha256').update(fs.readFileSync(f.file)).digest('hex') : null,
+        })),
       }),
     );
   }
@@ -96,6 +105,8 @@ async function main(): Promise<number> {
       if (process.env.FAKE_AE_LOG) fs.writeFileSync(`${process.env.FAKE_AE_LOG}.helper-pid`, String(helper.pid));
       await new Promise(() => undefined);
     }
+    // a render that takes a while: 0.4 s a frame
+    if (mode === 'slow') await new Promise((r) => setTimeout(r, 400));
   }
   if (mode !== 'nofile') {
     const written = mode === 'half' ? Math.max(1, Math.floor(frames / 2)) : frames;

@@ -17,9 +17,11 @@ import {
  * A small project made by our RIFX writer: composition "Main" (320x180, 25 fps, 2 s) with a text layer "Title", a
  * footage layer on "logo.png" (unnamed: takes the file's name), a solid layer parented to the text layer and a shape
  * layer with an expression on its position; a second composition "Outro" with the first as a precomp and an unnamed
- * text layer. `ldtaSize` 164 mimics AE 23+.
+ * text layer. `ldtaSize` 164 mimics AE 23+; `logoPath` is where the project says "logo.png" is.
  */
-export function sampleProject(o: { ldtaSize?: number; extra?: Buffer[]; major?: number } = {}): Buffer {
+export function sampleProject(
+  o: { ldtaSize?: number; extra?: Buffer[]; major?: number; logoPath?: string } = {},
+): Buffer {
   const size = o.ldtaSize ?? 160;
   const transform = (expr?: string) =>
     tdgp(['ADBE Transform Group', tdgp(['ADBE Position', tdbs(expr)], ['ADBE Opacity', tdbs()])]);
@@ -57,7 +59,7 @@ export function sampleProject(o: { ldtaSize?: number; extra?: Buffer[]; major?: 
     'Item',
     idta(7, 20),
     utf8(''),
-    footagePin({ path: '/Users/someone/Projects/logo.png', width: 64, height: 32 }),
+    footagePin({ path: o.logoPath ?? '/Users/someone/Projects/logo.png', width: 64, height: 32 }),
   );
   const solid = list('Item', idta(7, 21), utf8(''), footagePin({ solidName: 'Dark Solid', width: 320, height: 180 }));
   const folder = list('Item', idta(1, 30), utf8('Solids'), list('Sfdr', solid));

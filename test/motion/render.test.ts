@@ -4,7 +4,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { eventually, startService, waitForJob, type TestService } from '../helpers/service.js';
+import { eventually, processGone, startService, waitForJob, type TestService } from '../helpers/service.js';
 import { makeImage, probeFile, tempDir } from '../helpers/fixtures.js';
 import { aerenderArgs, runAerender } from '../../src/motion/aerender.js';
 import { generateScript } from '../../src/motion/script.js';
@@ -102,11 +102,11 @@ describe('motion render through aerender', () => {
     assert.equal(seen.layers[4].position_expression, '[time * 10, 0]');
     const argv: string[] = seen.argv;
     assert.deepEqual([argv[0], argv[2], argv[3], argv[4], argv[6]], ['-project', '-comp', 'Main', '-output', '-r']);
-    assert.match(argv[1], /motion-motionjob_[a-z0-9]+\/project\.aep$/, 'aerender opened the copy in the job folder');
+    assert.match(argv[1], /job-motionjob_[a-z0-9]+\/project\.aep$/, 'aerender opened the copy in the job folder');
     assert.match(argv[7], /edits\.jsx$/);
     assert.equal(sha(await fsp.readFile(original)), before, 'the original project is unchanged');
     const leftovers = (await fsp.readdir(path.join(s.t.dataDir, 'tmp')).catch(() => [])).filter((n) =>
-      n.startsWith('motion-'),
+      n.startsWith('job-'),
     );
     assert.deepEqual(leftovers, [], 'the job folder is removed');
   });
@@ -224,6 +224,42 @@ describe('motion render through aerender', () => {
     assert.equal(jobsAfter, jobsBefore, 'no render was queued');
   });
 
+  it("renders the project's footage in the media root where it is; footage outside it is refused", async () => {
+    const boardDir = await fsp.realpath(path.join(s.t.dataDir, 'media', 'admin', s.board));
+    const logo = path.join(boardDir, 'new-logo.png');
+    const linked = await s.t.upload(
+      s.board,
+      { name: 'linked.aep', data: sampleProject({ logoPath: logo }) },
+      { addToBoard: true },
+    );
+    const res = await render({ element_id: linked.body.element.id, composition: 'Main' });
+    assert.equal(res.status, 200, res.text);
+    const seen = JSON.parse(await fsp.readFile(log, 'utf8'));
+    const item = seen.footage.find((f: any) => f.id === 20);
+    assert.equal(item.file, logo, 'on the service the footage is read where it is, not relinked');
+    assert.equal(item.sha256, sha(await fsp.readFile(logo)));
+
+    const jobsBefore = (await s.t.api('GET', '/api/jobs?kind=motion.render')).body.jobs.length;
+    const outside = path.join(work, 'outside.png');
+    await fsp.writeFile(outside, 'not in the media root');
+    await fsp.symlink(outside, path.join(boardDir, 'escape.png'));
+    for (const stored of [outside, path.join(boardDir, 'escape.png')]) {
+      const up = await s.t.upload(
+        s.board,
+        { name: 'outside.aep', data: sampleProject({ logoPath: stored }) },
+        { addToBoard: true },
+      );
+      const refused = await render({ element_id: up.body.element.id, composition: 'Main' });
+      assert.equal(refused.status, 400, refused.text);
+      assert.equal(refused.body.error.code, 'footage_outside_media_root');
+      assert.equal(refused.body.error.details.footage, stored);
+      assert.match(refused.body.error.message, /is not a file of the media root/);
+    }
+    const jobsAfter = (await s.t.api('GET', '/api/jobs?kind=motion.render')).body.jobs.length;
+    assert.equal(jobsAfter, jobsBefore, 'nothing queued');
+    await fsp.rm(path.join(boardDir, 'escape.png'));
+  });
+
   it('fails with the script error when After Effects refuses an edit', async () => {
     const res = await render({
       composition: 'Main',
@@ -265,19 +301,7 @@ describe('motion render through aerender', () => {
           assert.match(res.body.error.message, message);
           if (mode === 'hang') {
             // the helper aerender started is gone with it: the whole process tree was killed
-            const pid = Number(fs.readFileSync(`${modeLog}.helper-pid`, 'utf8'));
-            await eventually(
-              () => {
-                try {
-                  process.kill(pid, 0);
-                  return undefined;
-                } catch {
-                  return true;
-                }
-              },
-              5000,
-              'the helper process to be killed',
-            );
+            await processGone(Number(fs.readFileSync(`${modeLog}.helper-pid`, 'utf8')));
           }
           const board = await bad.t.api('GET', `/api/moodboards/${bad.board}`);
           assert.equal(
@@ -292,7 +316,7 @@ describe('motion render through aerender', () => {
             'no partial output left',
           );
           const leftovers = (await fsp.readdir(path.join(bad.t.dataDir, 'tmp')).catch(() => [])).filter((n) =>
-            n.startsWith('motion-'),
+            n.startsWith('job-'),
           );
           assert.deepEqual(leftovers, []);
         } finally {
@@ -313,6 +337,7 @@ describe('motion render through aerender', () => {
       generateScript({
         composition: 'Main',
         layerNames: ['Title', 'logo.png', 'Backdrop', 'Bar'],
+        relink: [],
         text: [],
         media: [],
         expressions: [],
@@ -359,19 +384,6 @@ describe('motion render through aerender', () => {
         'aerender to hang',
       );
     }
-    const gone = (pid: number) =>
-      eventually(
-        () => {
-          try {
-            process.kill(pid, 0);
-            return undefined;
-          } catch {
-            return true;
-          }
-        },
-        5000,
-        'the helper process to be killed',
-      );
 
     it('a cancelled job kills aerender with its helpers and leaves nothing behind', async () => {
       await fsp.rm(helperFile, { force: true });
@@ -392,9 +404,9 @@ describe('motion render through aerender', () => {
         what: 'the cancel',
       });
       assert.equal(done.status, 'cancelled');
-      await gone(pid);
+      await processGone(pid);
       const leftovers = (await fsp.readdir(path.join(c.t.dataDir, 'tmp')).catch(() => [])).filter((n) =>
-        n.startsWith('motion-'),
+        n.startsWith('job-'),
       );
       assert.deepEqual(leftovers, []);
     });
@@ -420,7 +432,7 @@ describe('motion render through aerender', () => {
         'the render to be cancelled',
       );
       assert.match(job.id, /^motionjob_/);
-      await gone(pid);
+      await processGone(pid);
     });
   });
 

@@ -29,6 +29,7 @@ function data(over: Partial<ScriptData> = {}): ScriptData {
   return {
     composition: 'Main',
     layerNames: ['Title', 'logo.png', 'Backdrop', 'Bar'],
+    relink: [],
     text: [],
     media: [],
     expressions: [],
@@ -129,6 +130,15 @@ describe('generated ExtendScript', () => {
     assert.ok(model.logged.some((m) => m.startsWith('MOTION: ')));
   });
 
+  it('relinks footage items by id before the edits: every layer showing the item shows the new file', () => {
+    const model = buildModel(parseProject(sampleProject()));
+    runScript(model, generateScript(data({ relink: [{ id: 20, file: HERE }] })));
+    const logo = model.comps[0].layer(2)!.source as { id: number; file: string; name: string };
+    assert.deepEqual([logo.id, logo.file, logo.name], [20, HERE, path.basename(HERE)]);
+    assert.equal(model.imported.length, 0, 'the item is kept, nothing imported');
+    assert.ok(model.logged.includes('MOTION: footage 20 relinked'));
+  });
+
   it('fails with a message naming what is missing', () => {
     const project = parseProject(sampleProject());
     const cases: [Partial<ScriptData>, RegExp][] = [
@@ -142,6 +152,8 @@ describe('generated ExtendScript', () => {
       ],
       [{ expressions: [{ layer: 4, property: ['Transform'], expression: '1' }] }, /cannot take an expression/],
       [{ media: [{ layer: 2, file: '/nonexistent/file.png' }] }, /file \/nonexistent\/file.png is missing/],
+      [{ relink: [{ id: 99, file: HERE }] }, /no footage item with id 99/],
+      [{ relink: [{ id: 20, file: '/nonexistent/logo.png' }] }, /file \/nonexistent\/logo.png is missing/],
     ];
     for (const [over, message] of cases) {
       assert.throws(
@@ -166,6 +178,7 @@ describe('generated ExtendScript', () => {
         generateScript({
           composition: 'main',
           layerNames: comp.layers.map((l) => l.name),
+          relink: [],
           text: [{ layer: 4, text: 'New title' }],
           media: [],
           expressions: [

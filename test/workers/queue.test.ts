@@ -14,6 +14,7 @@ import {
   spawnWorker,
   startRedis,
   type RedisServer,
+  workerStarted,
 } from '../helpers/redis.js';
 
 test('JOB_QUEUE without API_TOKEN refuses to start and names both', () => {
@@ -236,11 +237,7 @@ describe(
         'the worker to wait',
       );
       await withQueued({ LOCAL_WORKER: '0', PORT: String(port) }, async (s) => {
-        await eventually(
-          () => (early.output().includes('render worker started') ? true : undefined),
-          120_000,
-          'the worker to start',
-        );
+        await workerStarted(early);
         const board = await s.createBoard();
         const el = await videoOn(s, board, short);
         early.child.kill('SIGTERM');
