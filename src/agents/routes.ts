@@ -1,4 +1,3 @@
-import { PassThrough } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
 import type { App, AppContext } from '../context.js';
 import type { BridgeService } from '../bridge/service.js';
@@ -155,18 +154,30 @@ export const registerAgents = async (
         }
       }
 
-      const stream = new PassThrough();
-      // A comment first: the headers leave as soon as the stream is piped, not with the first event (the client
-      // knows at once that the stream is open, and the first event's packet is the event alone).
-      stream.write(': stream open\n\n');
-      const send = (event: string, data: unknown) => {
-        stream.write(sseEvent(event, data));
-        // Node's http response corks its socket on a write until the next tick, and that tick comes only after
-        // every pending microtask: when a packet brings several chunks, the SDK's stream stages process all of them
-        // first. Uncorking sends this event now.
-        const socket = reply.raw.socket;
-        if (socket?.writableCorked) socket.uncork();
+      // Written straight to node's response: each write reaches the socket at once. Through a stream piped by
+      // fastify, a write made while the SDK's stream stages run (promise jobs) was handed on only after all of them,
+      // which for a packet holding a whole short answer meant after the answer's last piece.
+      reply.hijack();
+      const res = reply.raw;
+      // Those the hooks set (CORS).
+      for (const [name, value] of Object.entries(reply.getHeaders()))
+        if (value !== undefined) res.setHeader(name, value);
+      res.writeHead(200, {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache',
+        'x-accel-buffering': 'no',
+      });
+      const write = (text: string) => {
+        if (res.writableEnded || res.destroyed) return;
+        res.write(text);
+        // Node's response corks its socket on a write until the next tick, and that tick comes only after every
+        // pending promise job (the SDK's stages working through the rest of the packet). Uncorking sends it now.
+        if (res.socket?.writableCorked) res.socket.uncork();
       };
+      // A comment first: the headers leave at once, not with the first event (the client knows that the stream is
+      // open, and the first event's packet is the event alone).
+      write(': stream open\n\n');
+      const send = (event: string, data: unknown) => write(sseEvent(event, data));
       runTurn(env, sessions, session, chat, input, turn.signal, {
         delta: (delta) => send('message', { delta }),
         action: (card) => send('action', card),
@@ -181,13 +192,9 @@ export const registerAgents = async (
         )
         .finally(() => {
           finish();
-          stream.end();
+          if (!res.writableEnded) res.end();
         });
-      return reply
-        .header('content-type', 'text/event-stream; charset=utf-8')
-        .header('cache-control', 'no-cache')
-        .header('x-accel-buffering', 'no')
-        .send(stream as never); // a stream bypasses the response schema, which describes the JSON form
+      return reply;
     },
   );
 
