@@ -4,7 +4,7 @@ import querystring from 'node:querystring';
 import { pipeline } from 'node:stream';
 import type { App, AppContext } from '../context.js';
 import { createGuard } from '../http/guard.js';
-import { answerFor, bodyStream, CHUNK, fileHeaderList, readAt, type FileAnswer } from './file-response.js';
+import { answerFor, bodyStream, CHUNK, fileHeaderList, readAt, reuseAfter, type FileAnswer } from './file-response.js';
 
 type Listener = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -103,6 +103,7 @@ export function installMediaFastPath(app: App, ctx: AppContext): void {
       // Headers and body leave in one write (node's response corks the socket in end()).
       res.writeHead(status, headers);
       res.end(bytes);
+      if (bytes) reuseAfter(res, bytes);
       return true;
     }
     bytes.then(

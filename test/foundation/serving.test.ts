@@ -2,8 +2,10 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import { once } from 'node:events';
+import net from 'node:net';
 import path from 'node:path';
-import { startService, type TestService } from '../helpers/service.js';
+import { eventually, startService, type TestService } from '../helpers/service.js';
 import { rawRequest } from '../helpers/raw-http.js';
 
 let svc: TestService;
@@ -18,7 +20,8 @@ before(async () => {
 });
 after(() => svc.close());
 
-const get = (headers: Record<string, string> = {}, method = 'GET') => rawRequest(svc.port, method, url, headers);
+const get = (headers: Record<string, string> = {}, method = 'GET', path = url) =>
+  rawRequest(svc.port, method, path, headers);
 
 test('full GET: 200, length, type, validators, Accept-Ranges', async () => {
   const r = await get();
@@ -120,4 +123,54 @@ test('no request can leave the media root', async () => {
     assert.ok(!r.body.toString().includes('outside'), p);
   }
   fs.rmSync(outside);
+});
+
+test('read buffers used again never mix answers: pipelined ranges a client has not read keep their bytes', async () => {
+  const big = crypto.randomBytes(8 * 1024 * 1024);
+  const bigUrl = (await svc.upload(board, { name: 'big.bin', data: big })).body.url;
+  const range = (i: number, length: number) => ({ start: (i * 104_729 + 17) % (big.length - length), length });
+  // 64 ranges of 256 KiB asked at once on one connection, not read for a while: past the kernel's socket buffers the
+  // answers wait inside the server, each holding its read buffer.
+  const piped = Array.from({ length: 64 }, (_, i) => range(i, 256 * 1024));
+  const socket = net.connect(svc.port, '127.0.0.1');
+  await once(socket, 'connect');
+  socket.pause();
+  socket.write(
+    piped
+      .map(
+        ({ start, length }) =>
+          `GET ${bigUrl} HTTP/1.1\r\nHost: 127.0.0.1\r\nRange: bytes=${start}-${start + length - 1}\r\n\r\n`,
+      )
+      .join(''),
+  );
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  // Meanwhile other answers are read in full, into whatever buffers the server has to spare.
+  const others = Array.from({ length: 200 }, (_, i) => range(i + 1000, 1 + ((i * 7919) % (256 * 1024))));
+  for (const { start, length } of others) {
+    const r = await get({ range: `bytes=${start}-${start + length - 1}` }, 'GET', bigUrl);
+    assert.ok(r.body.equals(big.subarray(start, start + length)), `range ${start}+${length} has other bytes`);
+  }
+  // Now the held answers, in order: headers, then Content-Length bytes each.
+  let buffered = Buffer.alloc(0);
+  socket.on('data', (c: Buffer) => (buffered = Buffer.concat([buffered, c])));
+  socket.resume();
+  for (const { start, length } of piped) {
+    await eventually(
+      () => {
+        const end = buffered.indexOf('\r\n\r\n');
+        if (end < 0) return undefined;
+        const size = Number(/content-length: (\d+)/i.exec(buffered.subarray(0, end).toString())?.[1]);
+        return buffered.length >= end + 4 + size ? true : undefined;
+      },
+      10_000,
+      'a pipelined answer',
+    );
+    const end = buffered.indexOf('\r\n\r\n');
+    const head = buffered.subarray(0, end).toString();
+    assert.match(head, /^HTTP\/1\.1 206/);
+    const body = buffered.subarray(end + 4, end + 4 + length);
+    assert.ok(body.equals(big.subarray(start, start + length)), `pipelined range ${start}+${length} has other bytes`);
+    buffered = buffered.subarray(end + 4 + length);
+  }
+  socket.destroy();
 });
