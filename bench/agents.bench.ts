@@ -12,8 +12,9 @@
  *   The rest of the answer is written once the client has the first piece, so the figure is that token's way alone.
  * - "token in the first packet": the OpenAI double writes the headers and the whole short answer at once, so the
  *   figure also holds the SDK setting up its stream when the response arrives.
- * Besides the figure: how late this process's timers ran meanwhile, and the load average (on the shared machine the
- * tail is mostly the wait for a core). Target: p99 under 5 ms. BENCH_ITERATIONS changes the number of chats per case
+ * Besides the figure: its two parts, the service's (until it wrote the event to its socket) and the delivery to the
+ * client process, how late this process's timers ran meanwhile, and the load average (on the shared machine the tail
+ * is mostly the wait for a core). Target: p99 under 5 ms. BENCH_ITERATIONS changes the number of chats per case
  * (default 300).
  */
 import { fork } from 'node:child_process';
@@ -84,11 +85,23 @@ function runClient(): void {
 async function main(): Promise<void> {
   /** When the stand-in wrote the first token of the answer being measured. */
   let firstToken = 0n;
+  /**
+   * When the service wrote that token's `event: message` to its socket. The service runs in this process, so its
+   * writes can be watched here (the bench's own instrument, not the service's): the figure at the client is the
+   * service's part plus the delivery to another process, which on 2 cores may wait for one.
+   */
+  let served = 0n;
+  const write = http.ServerResponse.prototype.write;
+  http.ServerResponse.prototype.write = function (this: http.ServerResponse, ...args: unknown[]) {
+    if (!served && typeof args[0] === 'string' && args[0].startsWith('event: message\n')) served = now();
+    return (write as (...a: unknown[]) => boolean).apply(this, args);
+  } as typeof write;
   let firstSeen = Promise.resolve();
   let markSeen = () => undefined as void;
   const tokenWritten = () => {
     firstSeen = new Promise<void>((resolve) => (markSeen = resolve));
     firstToken = now();
+    served = 0n;
   };
 
   const openai = await startOpenAIDouble({ apiKey: KEY });
@@ -151,6 +164,8 @@ async function main(): Promise<void> {
 
   const measure = async (label: string, model: string, script: () => void): Promise<void> => {
     const latencies: number[] = [];
+    const serviceParts: number[] = [];
+    const deliveries: number[] = [];
     // How late this process's timers run: on a busy machine the process waits for a core, and every figure grows by it.
     const loopDelay = monitorEventLoopDelay({ resolution: 1 });
     let sessionId = '';
@@ -165,19 +180,27 @@ async function main(): Promise<void> {
       if (!r.firstMessage || !r.text.includes('event: done'))
         throw new Error(`unexpected answer: ${r.text.slice(0, 300)}`);
       if (i === WARMUP) loopDelay.enable();
-      if (i >= WARMUP) latencies.push(Number(r.firstMessage - firstToken) / 1e6);
+      if (i >= WARMUP) {
+        latencies.push(Number(r.firstMessage - firstToken) / 1e6);
+        serviceParts.push(Number(served - firstToken) / 1e6);
+        deliveries.push(Number(r.firstMessage - served) / 1e6);
+      }
       openai.requests.splice(0);
       local.requests.splice(0);
     }
     loopDelay.disable();
-    latencies.sort((a, b) => a - b);
-    const q = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))];
+    for (const xs of [latencies, serviceParts, deliveries]) xs.sort((a, b) => a - b);
+    const at = (xs: number[], p: number) => xs[Math.min(xs.length - 1, Math.floor(p * xs.length))];
+    const q = (p: number) => at(latencies, p);
     const ms = (v: number) => `${v.toFixed(2)} ms`;
+    const spread = (xs: number[]) => `median ${ms(at(xs, 0.5))}  p90 ${ms(at(xs, 0.9))}  p99 ${ms(at(xs, 0.99))}`;
     const lag = (p: number) => ms(loopDelay.percentile(p) / 1e6 - 1);
     console.log(`${label}: model's first token -> first SSE message byte at the client, ${latencies.length} chats`);
     console.log(
       `  median ${ms(q(0.5))}  p90 ${ms(q(0.9))}  p99 ${ms(q(0.99))}  max ${ms(latencies.at(-1)!)}  (target p99 < 5 ms)`,
     );
+    console.log(`  of which the service (token -> its write to the socket): ${spread(serviceParts)}`);
+    console.log(`  and the delivery (its write -> the client process reading it): ${spread(deliveries)}`);
     console.log(
       `  event-loop lateness of the service's process meanwhile: median ${lag(50)}  p99 ${lag(99)}; load average ${os.loadavg()[0].toFixed(1)} on ${os.cpus().length} cores`,
     );

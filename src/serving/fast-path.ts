@@ -1,10 +1,9 @@
 import fs from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import querystring from 'node:querystring';
-import { pipeline } from 'node:stream';
 import type { App, AppContext } from '../context.js';
 import { createGuard } from '../http/guard.js';
-import { answerFor, bodyStream, CHUNK, fileHeaderList, readAt, reuseAfter, type FileAnswer } from './file-response.js';
+import { answerFor, CHUNK, fileHeaderList, pumpBody, readAt, reuseAfter, type FileAnswer } from './file-response.js';
 
 type Listener = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -85,8 +84,8 @@ export function installMediaFastPath(app: App, ctx: AppContext): void {
     if (body && body.length > CHUNK) {
       logWhenDone();
       res.writeHead(decided.status, headers);
-      // The stream owns the descriptor and closes it at the end, on error, or when the client goes away.
-      pipeline(bodyStream(file.fd, body), res, () => undefined);
+      // The pump owns the descriptor and closes it at the end, on error, or when the client goes away.
+      pumpBody(file.fd, body, res);
       return true;
     }
     const status = decided.status;

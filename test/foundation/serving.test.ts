@@ -174,3 +174,28 @@ test('read buffers used again never mix answers: pipelined ranges a client has n
   }
   socket.destroy();
 });
+
+test('bodies above 1 MiB: whole file and a range arrive whole; a client that goes away mid-body leaves no open file', async () => {
+  const big = crypto.randomBytes(5 * 1024 * 1024 + 123);
+  const bigUrl = (await svc.upload(board, { name: 'large.bin', data: big })).body.url;
+  const whole = await get({}, 'GET', bigUrl);
+  assert.equal(whole.status, 200);
+  assert.ok(whole.body.equals(big));
+  const start = 777_777;
+  const end = start + 3 * 1024 * 1024 + 4;
+  const part = await get({ range: `bytes=${start}-${end}` }, 'GET', bigUrl);
+  assert.equal(part.status, 206);
+  assert.ok(part.body.equals(big.subarray(start, end + 1)));
+
+  if (!fs.existsSync('/proc/self/fd')) return; // the descriptor count is read from Linux's /proc
+  const openFiles = () => fs.readdirSync('/proc/self/fd').length;
+  const before = openFiles();
+  for (let i = 0; i < 5; i++) {
+    const socket = net.connect(svc.port, '127.0.0.1');
+    await once(socket, 'connect');
+    socket.write(`GET ${bigUrl} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+    await once(socket, 'data');
+    socket.destroy();
+  }
+  await eventually(() => (openFiles() <= before ? true : undefined), 5000, 'the files to be closed');
+});
