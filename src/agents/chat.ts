@@ -86,13 +86,27 @@ function tapText(model: ChatModel, onText: (text: string) => void): ChatModel {
       specificationVersion: 'v3',
       wrapStream: async ({ doStream }) => {
         const result = await doStream();
-        const tap = new TransformStream<StreamPart, StreamPart>({
-          transform(part, out) {
-            if (part.type === 'text-delta' && part.delta) onText(part.delta);
-            out.enqueue(part);
+        const reader = result.stream.getReader();
+        // Read as the provider yields, not when streamText's stages ask (they start asking only after their own
+        // setup): the parts wait for them in this stream's queue, a model's answer being small.
+        const stream = new ReadableStream<StreamPart>({
+          start(queue) {
+            void (async () => {
+              try {
+                for (let next = await reader.read(); !next.done; next = await reader.read()) {
+                  const part = next.value;
+                  if (part.type === 'text-delta' && part.delta) onText(part.delta);
+                  queue.enqueue(part);
+                }
+                queue.close();
+              } catch (err) {
+                queue.error(err);
+              }
+            })();
           },
+          cancel: (reason) => reader.cancel(reason),
         });
-        return { ...result, stream: result.stream.pipeThrough(tap) };
+        return { ...result, stream };
       },
     },
   });
