@@ -67,6 +67,7 @@ describe('agents: chat, cards, apply, reject, auto-apply', () => {
       REPLICATE_API_TOKEN: '',
       FAL_KEY: '',
       OPENAI_COMPATIBLE_BASE_URL: `${local.url}/v1`,
+      ALLOWED_ORIGINS: 'app://board',
     });
     board = await s.createBoard('Agents');
     dir = await tempDir('bms-agents-');
@@ -114,9 +115,16 @@ describe('agents: chat, cards, apply, reject, auto-apply', () => {
   it('streams text deltas as message events before done, and remembers the conversation', async () => {
     const sid = await session();
     openai.chat.push({ chunks: ['Hel', 'lo ', 'there', '!'] });
-    const answer = await chat(sid, 'Say hello');
+    // From the desktop app's origin: the stream carries the CORS headers the guard set.
+    const answer = await postSse(
+      s.baseUrl,
+      `${A}/chat`,
+      { session_id: sid, messages: [{ role: 'user', content: 'Say hello' }] },
+      { headers: { origin: 'app://board' } },
+    );
     assert.equal(answer.status, 200);
     assert.match(answer.contentType, /^text\/event-stream/);
+    assert.equal(answer.allowOrigin, 'app://board');
     const deltas = named(answer, 'message').map((e) => e.data.delta);
     assert.deepEqual(deltas, ['Hel', 'lo ', 'there', '!']);
     const body = done(answer);

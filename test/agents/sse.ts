@@ -8,6 +8,8 @@ export interface SseEvent {
 export interface SseAnswer {
   status: number;
   contentType: string;
+  /** Access-Control-Allow-Origin of the answer (CORS for an allowed Origin). */
+  allowOrigin: string | null;
   events: SseEvent[];
   /** The error body when the answer was not a stream. */
   body?: any;
@@ -48,8 +50,9 @@ export async function postSse(
     signal: opts.signal,
   });
   const contentType = res.headers.get('content-type') ?? '';
+  const allowOrigin = res.headers.get('access-control-allow-origin');
   if (!contentType.startsWith('text/event-stream'))
-    return { status: res.status, contentType, events: [], body: await res.json() };
+    return { status: res.status, contentType, allowOrigin, events: [], body: await res.json() };
   const events: SseEvent[] = [];
   const decoder = new TextDecoder();
   let buffer = '';
@@ -62,5 +65,5 @@ export async function postSse(
       opts.onEvent?.(e);
     }
   }
-  return { status: res.status, contentType, events };
+  return { status: res.status, contentType, allowOrigin, events };
 }
