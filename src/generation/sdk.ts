@@ -6,14 +6,14 @@ import type { ImageModel, TranscriptionModel, wrapLanguageModel } from 'ai';
 import type { CatalogueEntry } from './catalogue.js';
 import type { ProviderSettings } from './providers.js';
 
+/** A provider's chat model as the AI SDK's current model interface (what middleware wraps). */
+export type ChatModel = Parameters<typeof wrapLanguageModel>[0]['model'];
+
 /**
  * AI SDK model objects built from our settings. Keys and base URLs are always passed explicitly: the SDK would
  * otherwise fall back to process.env, which is not where this service's configuration (or a test's) lives.
  * Building a provider is a few closures, so models are built per call and a changed key applies at once.
  */
-/** A provider's chat model as the AI SDK's current model interface (what middleware wraps). */
-export type ChatModel = Parameters<typeof wrapLanguageModel>[0]['model'];
-
 export function languageModel(s: ProviderSettings, entry: CatalogueEntry): ChatModel {
   const common = { apiKey: s.apiKey, baseURL: s.baseUrl };
   switch (s.provider) {
