@@ -3,19 +3,21 @@
  * kind to status lives in `src/http/errors.ts`. `code` is the stable machine-readable code clients see
  * (`ffmpeg_failed`, `timeout`, ...), `kind` says what sort of failure it is and so how the edge answers it.
  */
-export type ErrorKind =
-  | 'invalid_input'
-  | 'not_found'
-  | 'conflict'
-  | 'too_large'
-  | 'unsupported'
-  | 'unprocessable'
-  | 'rate_limited'
-  | 'cancelled'
-  | 'upstream'
-  | 'unavailable'
-  | 'timed_out'
-  | 'internal';
+export const ERROR_KINDS = [
+  'invalid_input',
+  'not_found',
+  'conflict',
+  'too_large',
+  'unsupported',
+  'unprocessable',
+  'rate_limited',
+  'cancelled',
+  'upstream',
+  'unavailable',
+  'timed_out',
+  'internal',
+] as const;
+export type ErrorKind = (typeof ERROR_KINDS)[number];
 
 export class DomainError extends Error {
   constructor(

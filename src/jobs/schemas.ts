@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { ELEMENT_TYPES } from '../boards/schemas.js';
 import { Id, JobSchema } from '../http/schemas.js';
+import { ERROR_KINDS } from '../errors.js';
 
 export const JobParams = Type.Object({ job_id: Id });
 
@@ -23,20 +24,6 @@ export const WorkerHello = Type.Object({
   /** Kinds whose handler needs a program not every machine has (`aerender`): a worker without it leaves them. */
   tools: Type.Record(Type.String(), Type.Array(Type.String())),
 });
-
-const ERROR_KINDS = [
-  'invalid_input',
-  'not_found',
-  'conflict',
-  'too_large',
-  'unsupported',
-  'unprocessable',
-  'cancelled',
-  'upstream',
-  'unavailable',
-  'timed_out',
-  'internal',
-] as const;
 
 export const WorkerInput = Type.Object({
   url: Type.String(),

@@ -291,6 +291,42 @@ describe(
       });
     });
 
+    test('a worker failure: bodies of the wrong type are refused; every error kind the service has is taken', async () => {
+      await withQueued({ LOCAL_WORKER: '0' }, async (s) => {
+        const { board, url } = await boardWithRed(s);
+        const body = {
+          html: imageCard(url),
+          width: 64,
+          height: 64,
+          fps: 10,
+          duration: 1,
+          board_id: board,
+          async: true,
+        };
+        const id = (await s.api('POST', '/api/html/render', { ...body, title: 'Failing' })).body.job_id;
+        for (const bad of [
+          { kind: 'no_such_kind', code: 'x', message: 'x' },
+          { kind: 42, code: 'x', message: 'x' },
+          { kind: 'internal', code: 'x', message: Infinity },
+          { kind: 'internal', code: 'x', message: 'x', extra: true },
+        ]) {
+          const refused = await s.api('POST', `/api/workers/jobs/${id}/fail`, bad);
+          assert.equal(refused.status, 400, `${JSON.stringify(bad)}: ${refused.text}`);
+        }
+        assert.equal((await s.api('GET', `/api/jobs/${id}`)).body.status, 'queued', 'nothing recorded');
+        // A provider's 429 reached by a job (a rate_limited failure) is a kind like the others.
+        const failed = await s.api('POST', `/api/workers/jobs/${id}/fail`, {
+          kind: 'rate_limited',
+          code: 'rate_limited',
+          message: 'Too many requests',
+        });
+        assert.equal(failed.status, 200, failed.text);
+        const job = await waitForJob(s, id);
+        assert.equal(job.status, 'error');
+        assert.equal(job.error_code, 'rate_limited');
+      });
+    });
+
     test('cancel of a running html render on a worker stops it: no element, no stray file, the worker goes on', async () => {
       await withQueued({ LOCAL_WORKER: '0' }, async (s) => {
         const w = await worker(s);
