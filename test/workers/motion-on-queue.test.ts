@@ -8,21 +8,12 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { makeImage, probeFile, tempDir } from '../helpers/fixtures.js';
-import {
-  findRedisServer,
-  REDIS_MISSING,
-  spawnWorker,
-  startRedis,
-  workerStarted,
-  type RedisServer,
-  type WorkerProcess,
-} from '../helpers/redis.js';
+import { doneBy, FAST_QUEUE, queueHarness, WORKER_TOKEN } from '../helpers/queue-harness.js';
+import { findRedisServer, REDIS_MISSING, startRedis, type RedisServer } from '../helpers/redis.js';
 import { eventually, logCapture, processGone, startService, waitForJob, type TestService } from '../helpers/service.js';
 import { bundleFakeAerender, fakeAerender } from '../motion/fake-aerender-setup.js';
 import { sampleProject } from '../motion/project-builder.js';
 
-const TOKEN = 'motion-worker-token-0123456789';
-const FAST = { JOB_QUEUE_LOCK_MS: '4000', JOB_QUEUE_STALLED_MS: '2000' };
 const sha = (b: Buffer) => crypto.createHash('sha256').update(b).digest('hex');
 
 const redisBin = findRedisServer();
@@ -52,11 +43,11 @@ describe('motion renders on render workers', { skip: redisBin ? false : REDIS_MI
       {
         JOB_QUEUE: redis.url,
         JOB_QUEUE_NAME: `motion-queue-${++queues}`,
-        API_TOKEN: TOKEN,
+        API_TOKEN: WORKER_TOKEN,
         LOCAL_WORKER: '0',
         AERENDER_PATH: path.join(work, 'no-aerender-on-the-service'),
         MOTION_RENDER_STALL_SECONDS: '60',
-        ...FAST,
+        ...FAST_QUEUE,
         ...extra,
       },
       logStream ? { logStream } : {},
@@ -93,40 +84,25 @@ describe('motion renders on render workers', { skip: redisBin ? false : REDIS_MI
     return { s, board, boardDir, logo, render };
   }
 
-  const started: WorkerProcess[] = [];
-  async function worker(s: TestService, aerender: string, dir?: string) {
-    const w = spawnWorker({
-      service: s.baseUrl,
-      token: TOKEN,
-      queue: redis.url,
-      dir: dir ?? (await tempDir('bms-worker-')),
-      env: { ...FAST, AERENDER_PATH: aerender },
-    });
-    started.push(w);
-    await workerStarted(w);
-    return w;
-  }
-  async function stopWorkers(): Promise<void> {
-    for (const w of started.splice(0)) {
-      w.child.kill('SIGKILL');
-      await w.exited;
-    }
-  }
+  const harness = queueHarness(() => redis, 'motion-queue');
+  const { stopWorkers } = harness;
+  /** A worker whose aerender is `aerender` (the stand-in, or a path where there is none). */
+  const worker = (s: TestService, aerender: string) => harness.worker(s, { AERENDER_PATH: aerender });
 
   const fetches = (output: string) => (output.match(/"msg":"fetched"/g) ?? []).length;
 
   test('a worker renders with its own aerender the footage it fetched by content hash; the next job reads its cache', async () => {
     const { s, board, boardDir, logo, render } = await motionService();
     const seenLog = path.join(work, 'ok.json');
-    const dir = await tempDir('bms-worker-');
     try {
-      const w = await worker(s, await fakeAerender(work, bundle, 'ok', seenLog), dir);
+      const w = await worker(s, await fakeAerender(work, bundle, 'ok', seenLog));
+      const { dir } = w;
       const first = await render();
       assert.equal(first.status, 202, first.text);
       const done = await waitForJob(s, `/api/motion/render-jobs/${first.body.id}`, { timeoutMs: 120_000 });
       assert.equal(done.status, 'complete', JSON.stringify(done));
       assert.equal(done.result.element.data.render_job_id, first.body.id);
-      await eventually(() => (w.done().includes(first.body.id) ? true : undefined), 10_000, 'the worker');
+      await doneBy(w, first.body.id);
 
       // What the stand-in After Effects on the worker saw: the footage item relinked to the worker's copy of the
       // board file (same bytes), the media edit and the text edit applied.
@@ -156,7 +132,7 @@ describe('motion renders on render workers', { skip: redisBin ? false : REDIS_MI
       const second = await render();
       const again = await waitForJob(s, `/api/motion/render-jobs/${second.body.id}`, { timeoutMs: 120_000 });
       assert.equal(again.status, 'complete', JSON.stringify(again));
-      await eventually(() => (w.done().includes(second.body.id) ? true : undefined), 10_000, 'the worker');
+      await doneBy(w, second.body.id);
       assert.equal(fetches(w.output()), 3, 'the second render read every input from the cache');
       const after = (await s.api('GET', `/api/moodboards/${board}`)).body.elements;
       assert.equal(after.filter((e: { type: string }) => e.type === 'video').length, 2);
@@ -171,9 +147,9 @@ describe('motion renders on render workers', { skip: redisBin ? false : REDIS_MI
     const hangLog = path.join(work, 'hang.json');
     const helperFile = `${hangLog}.helper-pid`;
     await fsp.rm(helperFile, { force: true });
-    const dir = await tempDir('bms-worker-');
     try {
-      const w = await worker(s, await fakeAerender(work, bundle, 'hang', hangLog), dir);
+      const w = await worker(s, await fakeAerender(work, bundle, 'hang', hangLog));
+      const { dir } = w;
       const r = await render();
       assert.equal(r.status, 202, r.text);
       const pid = await eventually(
