@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App, AppContext } from '../context.js';
 import { ApiError } from '../http/errors.js';
-import { answerFor, bodyStream, CHUNK, fileHeaders, readAt, type FileAnswer } from './file-response.js';
+import { answerFor, bodyStream, CHUNK, fileHeaders, readAt, reuseAfter, type FileAnswer } from './file-response.js';
 import { installMediaFastPath } from './fast-path.js';
 
 /**
@@ -41,7 +41,9 @@ export async function serveOpenFile(
   if (!body || body.length <= CHUNK) {
     try {
       // HEAD and 304 have no body; fastify keeps the Content-Length set above for HEAD.
-      return reply.send(body ? await readAt(file.fd, body.start, body.length) : undefined);
+      const bytes = body ? await readAt(file.fd, body.start, body.length) : undefined;
+      if (bytes) reuseAfter(reply.raw, bytes);
+      return reply.send(bytes);
     } finally {
       // Closing a file opened for reading does no I/O: synchronous, no thread-pool round trip.
       fs.closeSync(file.fd);
