@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { ErrorBody, errorResponses, Id } from '../http/schemas.js';
+import { ErrorBody, errorResponses, Id, RecordOf } from '../http/schemas.js';
 import { PROVIDERS } from './providers.js';
 
 export const ProviderParam = Type.Object({ provider: Type.Enum([...PROVIDERS]) });
@@ -86,7 +86,7 @@ export const GenerateBody = Type.Object(
     input_image_url: Type.Optional(MediaOrHttpUrl),
     negative_prompt: Type.Optional(Type.String({ maxLength: 4000 })),
     params: Type.Optional(
-      Type.Record(Type.String({ maxLength: 100 }), Type.Unknown(), {
+      RecordOf({ maxLength: 100 }, Type.Unknown(), {
         maxProperties: 50,
         description:
           'model-specific inputs passed to the provider (`seed` integer; `duration` seconds for per-second video prices)',

@@ -1,9 +1,20 @@
-import { Type } from 'typebox';
+import { Type, type TSchema } from 'typebox';
 
 /**
  * Schema pieces every feature shares: ids, the error body with the statuses that answer it, the queued answer and
  * the public view of a job. Features build their own request/response schemas in `src/<feature>/schemas.ts` from these.
  */
+
+/**
+ * An object whose keys follow `key` (a pattern, a length) and whose values are `value`. TypeBox's Record keeps a key
+ * schema's pattern only as `patternProperties` (a key that does not match then passes unchecked) and drops its
+ * length limits; `propertyNames` checks every key.
+ */
+export const RecordOf = <V extends TSchema>(
+  key: { pattern?: string; minLength?: number; maxLength?: number },
+  value: V,
+  options: { maxProperties?: number; description?: string } = {},
+) => Type.Record(Type.String(), value, { ...options, propertyNames: { type: 'string', ...key } });
 
 /** A board, element, project or job id in a path or body. */
 export const Id = Type.String({ minLength: 1, maxLength: 64 });

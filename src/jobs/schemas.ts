@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { ELEMENT_TYPES } from '../boards/schemas.js';
-import { Id, JobSchema } from '../http/schemas.js';
+import { Id, JobSchema, RecordOf } from '../http/schemas.js';
 import { ERROR_KINDS } from '../errors.js';
 
 export const JobParams = Type.Object({ job_id: Id });
@@ -76,9 +76,7 @@ export const WorkerComplete = Type.Object(
     ),
     data: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
     /** Side files of the output (uploaded like it), by the name the kind's result knows them by. */
-    sides: Type.Optional(
-      Type.Record(Type.String({ pattern: '^[a-z][a-z0-9_-]{0,31}$' }), UploadId, { maxProperties: 8 }),
-    ),
+    sides: Type.Optional(RecordOf({ pattern: '^[a-z][a-z0-9_-]{0,31}$' }, UploadId, { maxProperties: 8 })),
     /** For a job that produced no file. */
     output_url: Type.Optional(Type.String({ maxLength: 2048 })),
     result: Type.Optional(Type.Unknown()),

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { ErrorBody, errorResponses } from '../http/schemas.js';
+import { ErrorBody, errorResponses, RecordOf } from '../http/schemas.js';
 import { ELEMENT_TYPES } from '../boards/schemas.js';
 
 /** A file of a shared page: `media/<hash>[-suffix].<ext>` or `cards/<hash>.html`. */
@@ -17,7 +17,7 @@ const SharedElementSchema = Type.Object({
   y: Coord,
   width: Size,
   height: Size,
-  data: Type.Record(Type.String({ maxLength: 200 }), Type.Unknown()),
+  data: RecordOf({ maxLength: 200 }, Type.Unknown()),
   /** The element's own file (image, video, audio, file). */
   file: Type.Optional(
     Type.Object({
@@ -66,7 +66,7 @@ const SharedGeneration = Type.Object({
   prompt: Type.String({ maxLength: 100_000 }),
   negative_prompt: Type.Union([Type.String({ maxLength: 100_000 }), Type.Null()]),
   aspect_ratio: Type.Union([Type.String({ maxLength: 16 }), Type.Null()]),
-  params: Type.Record(Type.String({ maxLength: 200 }), Type.Unknown()),
+  params: RecordOf({ maxLength: 200 }, Type.Unknown()),
   status: Type.String({ maxLength: 32 }),
   cost_estimate: Type.Number({ minimum: 0, maximum: 1e9 }),
   element_id: Type.Union([Type.String({ maxLength: 64 }), Type.Null()]),

@@ -128,6 +128,14 @@ describe('generation answered at once (OpenAI images)', () => {
     });
     assert.equal(badRatio.status, 400);
     assert.equal(badRatio.body.error.code, 'invalid_request');
+    const longParamName = await t.api('POST', '/api/ai/generate', {
+      board_id: board,
+      model: 'gpt-image-1',
+      prompt: 'x',
+      aspect_ratio: '1:1',
+      params: { ['k'.repeat(101)]: 1 },
+    });
+    assert.equal(longParamName.status, 400, 'a parameter name over 100 characters');
     const noImageInput = await t.api('POST', '/api/ai/generate', {
       board_id: board,
       model: 'dall-e-3',

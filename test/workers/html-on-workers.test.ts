@@ -291,7 +291,7 @@ describe(
       });
     });
 
-    test('a worker failure: bodies of the wrong type are refused; every error kind the service has is taken', async () => {
+    test('a worker failure or completion: bodies of the wrong type are refused; every error kind the service has is taken', async () => {
       await withQueued({ LOCAL_WORKER: '0' }, async (s) => {
         const { board, url } = await boardWithRed(s);
         const body = {
@@ -311,6 +311,17 @@ describe(
           { kind: 'internal', code: 'x', message: 'x', extra: true },
         ]) {
           const refused = await s.api('POST', `/api/workers/jobs/${id}/fail`, bad);
+          assert.equal(refused.status, 400, `${JSON.stringify(bad)}: ${refused.text}`);
+        }
+        for (const bad of [
+          { upload_id: 5 },
+          { upload_id: 'u', element: 'video' },
+          { upload_id: 'u', element: true },
+          { upload_id: 'u', sides: { thumbnail: 7 } },
+          { upload_id: 'u', sides: { '../x': 'u2' } },
+          { upload_id: 'u', data: [] },
+        ]) {
+          const refused = await s.api('POST', `/api/workers/jobs/${id}/complete`, bad);
           assert.equal(refused.status, 400, `${JSON.stringify(bad)}: ${refused.text}`);
         }
         assert.equal((await s.api('GET', `/api/jobs/${id}`)).body.status, 'queued', 'nothing recorded');
