@@ -167,11 +167,17 @@ export const registerAgents = async (
         'cache-control': 'no-cache',
         'x-accel-buffering': 'no',
       });
+      // Node's response corks its socket on a write until the next tick, and that tick comes only after every
+      // pending promise job (the SDK's stages working through the rest of the packet). The first write of such a
+      // burst is uncorked, so it leaves at once; the rest of the burst leaves together when the tick comes (one
+      // system call instead of one per piece: a packet holding a whole answer is a burst of them).
+      let burst = false;
       const write = (text: string) => {
         if (res.writableEnded || res.destroyed) return;
         res.write(text);
-        // Node's response corks its socket on a write until the next tick, and that tick comes only after every
-        // pending promise job (the SDK's stages working through the rest of the packet). Uncorking sends it now.
+        if (burst) return;
+        burst = true;
+        process.nextTick(() => (burst = false));
         if (res.socket?.writableCorked) res.socket.uncork();
       };
       // A comment first: the headers leave at once, not with the first event (the client knows that the stream is
