@@ -150,26 +150,35 @@ function runClient(): void {
 
 /** What the floor process is asked for (one call to the provider), and what it tells back. */
 interface FloorOrder {
+  provider: 'openai' | 'openai-compatible';
   baseURL: string;
 }
-type FloorNote = { kind: 'done'; firstText: string } | { kind: 'failed'; error: string };
+type FloorNote = { kind: 'first' } | { kind: 'done'; firstText: string } | { kind: 'failed'; error: string };
 
 /**
- * The floor: the provider library alone, in a process with nothing else in it. One call per order, the same the
- * service's chat makes (the AI SDK's OpenAI provider, Chat Completions, streamed); notes when the first text piece
- * comes out of the provider's stream. What the service adds to a chat's first token is its part minus this.
+ * The floor: the provider library alone, in a process with nothing else in it. One call per order, the one the
+ * service's chat makes in that case (the AI SDK's provider, Chat Completions, streamed); notes when the first text
+ * piece comes out of the provider's stream. What the service adds to a chat's first token is its part minus this.
  */
 function runFloor(): void {
   const tell = (note: FloorNote) => process.send!(note);
-  process.on('message', async ({ baseURL }: FloorOrder) => {
+  process.on('message', async ({ provider, baseURL }: FloorOrder) => {
     try {
-      const { createOpenAI } = await import('@ai-sdk/openai');
-      const model = createOpenAI({ apiKey: KEY, baseURL }).chat('gpt-4.1');
+      const model =
+        provider === 'openai'
+          ? (await import('@ai-sdk/openai')).createOpenAI({ apiKey: KEY, baseURL }).chat('gpt-4.1')
+          : (await import('@ai-sdk/openai-compatible'))
+              .createOpenAICompatible({ name: provider, baseURL })
+              .chatModel('bench');
       const { stream } = await model.doStream({
         prompt: [{ role: 'user', content: [{ type: 'text', text: 'Say something short.' }] }],
       });
       let firstText = 0n;
-      for await (const part of stream) if (!firstText && part.type === 'text-delta') firstText = now();
+      for await (const part of stream) {
+        if (firstText || part.type !== 'text-delta') continue;
+        firstText = now();
+        tell({ kind: 'first' });
+      }
       tell({ kind: 'done', firstText: String(firstText) });
     } catch (err) {
       tell({ kind: 'failed', error: (err as Error).message });
@@ -305,38 +314,38 @@ async function main(): Promise<void> {
     );
   };
 
-  /** The same answers as the first-packet case, taken by the provider library alone (the floor process). */
-  const measureFloor = async (script: () => void): Promise<void> => {
+  let floorAnswered: (note: FloorNote) => void = () => undefined;
+  floor.on('message', (note: FloorNote) => (note.kind === 'first' ? markSeen() : floorAnswered(note)));
+  /** The same answers taken by the provider library alone (the floor process). */
+  const measureFloor = async (provider: FloorOrder['provider'], script: () => void): Promise<void> => {
+    const baseURL = `${provider === 'openai' ? openai.url : local.url}/v1`;
     const parts: number[] = [];
     for (let i = 0; i < WARMUP + ITERATIONS; i++) {
       script();
       const note = await new Promise<FloorNote>((resolve) => {
-        floor.once('message', resolve);
-        floor.send({ baseURL: `${openai.url}/v1` } satisfies FloorOrder);
+        floorAnswered = resolve;
+        floor.send({ provider, baseURL } satisfies FloorOrder);
       });
-      if (note.kind === 'failed' || note.firstText === '0') throw new Error(`floor: ${JSON.stringify(note)}`);
+      if (note.kind !== 'done' || note.firstText === '0') throw new Error(`floor: ${JSON.stringify(note)}`);
       if (i >= WARMUP) parts.push(Number(BigInt(note.firstText) - firstToken) / 1e6);
       openai.requests.splice(0);
+      local.requests.splice(0);
     }
     console.log(
       `  the provider library alone, in a process of its own (token -> its first text piece): ${spread(parts)}`,
     );
   };
 
+  const firstPacket = () =>
+    openai.chat.push(() => {
+      tokenWritten();
+      return { chunks: ['Hello', ' from', ' the', ' bench', '.'] };
+    });
   try {
     await measure(`token ${THINKING_MS} ms after the stream opened`, 'openai-compatible/bench', () => undefined);
-    await measure('token in the first packet', 'gpt-4.1', () =>
-      openai.chat.push(() => {
-        tokenWritten();
-        return { chunks: ['Hello', ' from', ' the', ' bench', '.'] };
-      }),
-    );
-    await measureFloor(() =>
-      openai.chat.push(() => {
-        tokenWritten();
-        return { chunks: ['Hello', ' from', ' the', ' bench', '.'] };
-      }),
-    );
+    await measureFloor('openai-compatible', () => undefined);
+    await measure('token in the first packet', 'gpt-4.1', firstPacket);
+    await measureFloor('openai', firstPacket);
   } finally {
     client.disconnect();
     floor.disconnect();
