@@ -1,21 +1,25 @@
 /**
  * Agents benchmark: run with `npm run bench -- agents`.
  * Time from the model's first token to the first SSE byte of the chat at the client. Three processes, as in use: the
- * provider stand-ins (this process, which also leads the run), the service (a process of its own, alone in it), and
+ * provider stand-in (this process, which also leads the run), the service (a process of its own, alone in it), and
  * the client (node:http, no parsing library). The stand-in notes the time just before it writes the first text delta;
  * the client notes when the first `event: message` bytes arrive; both read the system's monotonic clock, as does the
  * service's process for its part (below). Loopback throughout, so the figure covers the provider's socket, the AI
  * SDK's own stream parsing, the service's handling and its socket. Until 2026-11-22 the service shared this process
  * with the stand-ins, whose work for each answer (and garbage) then counted as the service's. Two cases:
- * - "token after the stream opened": the provider opens its stream, then writes the first token 20 ms later (as a
- *   model does after thinking); an OpenAI-compatible server (the `openai-compatible` provider, Chat Completions).
- *   The rest of the answer is written once the client has the first piece, so the figure is that token's way alone.
- * - "token in the first packet": the OpenAI double writes the headers and the whole short answer at once, so the
- *   figure also holds the SDK setting up its stream when the response arrives.
+ * - "token after the stream opened": the stand-in opens its stream, then writes the first token 20 ms later (as a
+ *   model does after thinking); the `openai-compatible` provider, Chat Completions. The rest of the answer is
+ *   written once the client has the first piece, so the figure is that token's way alone.
+ * - "token in the first packet": 20 ms after the request (network and model time) the headers and the whole short
+ *   answer leave in one packet, so the figure also holds the SDK setting up its stream when the response arrives;
+ *   the `openai` provider. (Answered at once, on loopback the packet came while the service's own write of the
+ *   request was still in its system call, which no real provider does.)
  * Besides the figure: its two parts, the service's (until it wrote the event to its socket, seen by the bench's
  * probe in the service's process) and the delivery to the client process, how late the service's timers ran
- * meanwhile, and the load average (on 2 cores the tail is mostly the wait for a core). Target: p99 under 5 ms.
- * BENCH_ITERATIONS changes the number of chats per case (default 300).
+ * meanwhile, the load average (on 2 cores the tail is mostly the wait for a core), and the floor: the same calls made
+ * by the provider library alone in a process of its own. Target: p99 under 5 ms. BENCH_ITERATIONS changes the number
+ * of chats per case (default 300), BENCH_WARMUP the chats before them (default 30; V8 goes on compiling the
+ * service's code for thousands of chats).
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
@@ -25,7 +29,7 @@ import { fileURLToPath } from 'node:url';
 import type { TestService } from '../test/helpers/service.js';
 
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 300);
-const WARMUP = 30;
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 30);
 const KEY = 'sk-bench-agents-000000';
 const THINKING_MS = 20;
 const now = () => process.hrtime.bigint();
