@@ -267,9 +267,9 @@ async function main(): Promise<void> {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(body),
     });
-    const answer = (await res.json()) as Record<string, string>;
-    if (!res.ok) throw new Error(`${path}: ${res.status} ${JSON.stringify(answer)}`);
-    return answer;
+    const parsed = (await res.json()) as Record<string, string>;
+    if (!res.ok) throw new Error(`${path}: ${res.status} ${JSON.stringify(parsed)}`);
+    return parsed;
   };
   const board = (await api('/api/moodboards', { name: 'Bench' })).id;
 
