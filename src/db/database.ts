@@ -1,13 +1,24 @@
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
 
 export type Db = BetterSqlite3.Database;
+
+/**
+ * better-sqlite3's driver, by Node version. The 12.x line is the last that runs on Node 20, but built against Node
+ * 24.19+'s headers its statements abort the process when a garbage collection outside JavaScript frees them
+ * (nodejs/node#65446). The 13.x line (Node-API, Node 22+) has no such objects; Node 22 and later load it, installed
+ * as `better-sqlite3-napi`. Both have the same API.
+ */
+export const SqliteDatabase: typeof BetterSqlite3 = createRequire(import.meta.url)(
+  Number(process.versions.node.split('.')[0]) >= 22 ? 'better-sqlite3-napi' : 'better-sqlite3',
+);
 
 /** Opens (creating if needed) the service's SQLite database with WAL and foreign keys on. */
 export function openDatabase(file: string): Db {
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  const db = new BetterSqlite3(file);
+  const db = new SqliteDatabase(file);
   db.pragma('journal_mode = WAL');
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');
