@@ -19,11 +19,9 @@ async function loudness(file: string, from: number, to: number): Promise<number>
     ['-hide_banner', '-loglevel', 'error', '-i', file, '-vn', '-ac', '1', '-ar', '8000', '-f', 'f32le', 'pipe:1'],
     { encoding: 'buffer', maxBuffer: 16 * 1024 * 1024 },
   );
-  const samples = new Float32Array(
-    (stdout as unknown as Buffer).buffer.slice(0),
-    0,
-    Math.floor((stdout as unknown as Buffer).length / 4),
-  );
+  // The Buffer may be a view into a larger ArrayBuffer: copy out exactly its bytes (whole samples) before reading.
+  const pcm = stdout as unknown as Buffer;
+  const samples = new Float32Array(pcm.buffer.slice(pcm.byteOffset, pcm.byteOffset + pcm.length - (pcm.length % 4)));
   // The audio track may end before the video (amix stops with its longest input): what is not there is silence.
   const slice = samples.subarray(Math.round(from * 8000), Math.round(to * 8000));
   return slice.reduce((sum, v) => sum + Math.abs(v), 0) / Math.round((to - from) * 8000);
