@@ -10,6 +10,8 @@ import { extensionForMime, kindOfFile } from '../files/media-types.js';
 import { sanitizeFilename, withExtension } from '../files/names.js';
 import { badRequest } from '../http/errors.js';
 import { timeLimit, type TimeLimit } from '../jobs/time-limit.js';
+import { refuseForbiddenHost } from '../net/address-policy.js';
+import type { OutboundHttp } from '../net/outbound.js';
 import { ytdlpDownload } from '../tools/ytdlp.js';
 import { SNIFF_BYTES, SNIFFABLE, sniff, type Sniffed } from './sniff.js';
 import type { MediaContext } from './new-element.js';
@@ -43,18 +45,25 @@ export function parseHttpUrl(text: string): URL {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
     throw badRequest(`Only http and https URLs can be downloaded, not ${url.protocol}`);
+  refuseForbiddenHost(url);
   return url;
 }
 
 export const tooLarge = (max: number) =>
   new TooLarge(`The file is larger than the download limit of ${max} bytes`, 'payload_too_large');
 
-/** Follows at most MAX_REDIRECTS redirects by hand, so each hop's scheme is checked and the count is ours. */
-async function fetchFollowing(start: URL, signal: AbortSignal): Promise<{ res: Response; url: URL }> {
+/**
+ * Follows at most MAX_REDIRECTS redirects by hand, so each hop's scheme is checked, the count is ours and each hop's
+ * connection passes the address policy.
+ */
+async function fetchFollowing(
+  outbound: OutboundHttp,
+  start: URL,
+  signal: AbortSignal,
+): Promise<{ res: Response; url: URL }> {
   let url = start;
   for (let hop = 0; ; hop++) {
-    const res = await fetch(url, {
-      redirect: 'manual',
+    const res = await outbound.get(url, {
       signal,
       headers: { accept: '*/*', 'user-agent': 'board-media-service' },
     });
@@ -171,13 +180,14 @@ export async function streamToFile(
 
 /** Streams the body into a temp file in `dir`, counting bytes against the limit and keeping the head for sniffing. */
 async function fetchToTemp(
+  outbound: OutboundHttp,
   start: URL,
   dir: string,
   limits: DownloadLimits,
   signal: AbortSignal,
   onProgress?: (f: number) => void,
 ): Promise<Fetched> {
-  const { res, url } = await fetchFollowing(start, signal);
+  const { res, url } = await fetchFollowing(outbound, start, signal);
   const contentType = res.headers.get('content-type') ?? '';
   await refuseDeclaredTooLarge(res, limits.maxBytes);
   // A page announced as HTML is not fetched whole: it is a page, not media.
@@ -223,7 +233,7 @@ export async function downloadToBoard(
   );
   let fetched: Fetched;
   try {
-    fetched = await fetchToTemp(start, dir, limits, limit.signal, opts.onProgress);
+    fetched = await fetchToTemp(ctx.outbound, start, dir, limits, limit.signal, opts.onProgress);
   } catch (err) {
     throw transferError(err, limit, start);
   }
