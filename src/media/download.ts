@@ -12,6 +12,7 @@ import { badRequest } from '../http/errors.js';
 import { timeLimit, type TimeLimit } from '../jobs/time-limit.js';
 import { refuseForbiddenHost } from '../net/address-policy.js';
 import type { OutboundHttp } from '../net/outbound.js';
+import { startPolicyProxy } from '../net/proxy.js';
 import { ytdlpDownload } from '../tools/ytdlp.js';
 import { SNIFF_BYTES, SNIFFABLE, sniff, type Sniffed } from './sniff.js';
 import type { MediaContext } from './new-element.js';
@@ -295,12 +296,23 @@ async function extractWithYtdlp(
   await fsp.mkdir(tmpRoot, { recursive: true });
   const outDir = await fsp.mkdtemp(path.join(tmpRoot, 'ytdlp-'));
   try {
+    // yt-dlp connects by itself (the page again, the media it names, their redirects): through the policy's proxy.
+    const proxy = await startPolicyProxy(ctx.outbound);
     let files: string[];
     try {
-      files = await ytdlpDownload(ctx.tools, page.href, outDir, { signal: limit.signal, maxBytes: limits.maxBytes });
+      files = await ytdlpDownload(ctx.tools, page.href, outDir, {
+        signal: limit.signal,
+        maxBytes: limits.maxBytes,
+        proxy: proxy.url,
+      });
     } catch (err) {
-      throw transferError(err, limit, page);
+      throw limit.stopped() ?? proxy.refused() ?? transferError(err, limit, page);
+    } finally {
+      await proxy.close();
     }
+    // A page that leads to a forbidden address is refused whole, whatever else it gave.
+    const refused = proxy.refused();
+    if (refused) throw refused;
     const elements: DownloadedElement[] = [];
     for (const file of files) {
       const handle = await fsp.open(file, 'r');

@@ -1,16 +1,16 @@
 import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
-import type { LookupFunction } from 'node:net';
+import net, { type LookupFunction } from 'node:net';
 import { Readable } from 'node:stream';
 import { DomainError } from '../errors.js';
-import { guardLookup, refuseForbiddenHost } from './address-policy.js';
+import { forbiddenAddress, guardLookup, isForbiddenAddress, refuseForbiddenHost } from './address-policy.js';
 
 /** Statuses whose answer has no body (a Response refuses one). */
 const NULL_BODY = new Set([204, 205, 304]);
 
 /**
- * The one way the service (and a render worker) fetches a URL a request named: a GET over node:http(s) whose
+ * The one way the service fetches a URL a request named: a GET over node:http(s) whose
  * connections resolve names through the address policy (src/net/address-policy.ts), so every connection, every
  * redirect hop the caller follows and every keep-alive socket was opened to an allowed address. Answers a WHATWG
  * Response like fetch; failures below HTTP reject as fetch does (`TypeError` with the socket error as `cause`), a
@@ -23,26 +23,19 @@ const NULL_BODY = new Set([204, 205, 304]);
 export class OutboundHttp {
   private readonly http: http.Agent;
   private readonly https: https.Agent;
+  private readonly lookup: LookupFunction;
 
   /** `lookup` is the resolver (the system's by default; tests pass a stand-in), always wrapped by the policy. */
   constructor(lookup: LookupFunction = dns.lookup) {
-    const guarded = guardLookup(lookup);
-    this.http = new http.Agent({ keepAlive: true, lookup: guarded });
-    this.https = new https.Agent({ keepAlive: true, lookup: guarded });
+    this.lookup = guardLookup(lookup);
+    this.http = new http.Agent({ keepAlive: true, lookup: this.lookup });
+    this.https = new https.Agent({ keepAlive: true, lookup: this.lookup });
   }
 
   get(url: URL, init: { headers?: Record<string, string>; signal?: AbortSignal } = {}): Promise<Response> {
-    refuseForbiddenHost(url);
-    const secure = url.protocol === 'https:';
-    if (!secure && url.protocol !== 'http:') throw new TypeError(`fetch failed: ${url.protocol} is not http(s)`);
     init.signal?.throwIfAborted();
+    const req = this.request(url, { method: 'GET', headers: init.headers, signal: init.signal });
     return new Promise((resolve, reject) => {
-      const req = (secure ? https : http).request(url, {
-        method: 'GET',
-        headers: init.headers,
-        agent: secure ? this.https : this.http,
-        signal: init.signal,
-      });
       req.on('error', (err) =>
         reject(
           err instanceof DomainError || init.signal?.aborted ? err : new TypeError('fetch failed', { cause: err }),
@@ -58,6 +51,24 @@ export class OutboundHttp {
       });
       req.end();
     });
+  }
+
+  /** A request of any method through the policy, not yet ended (the loopback proxy forwards plain-http ones with it). */
+  request(
+    url: URL,
+    options: { method: string; headers?: http.OutgoingHttpHeaders; signal?: AbortSignal },
+  ): http.ClientRequest {
+    refuseForbiddenHost(url);
+    const secure = url.protocol === 'https:';
+    if (!secure && url.protocol !== 'http:') throw new TypeError(`fetch failed: ${url.protocol} is not http(s)`);
+    return (secure ? https : http).request(url, { ...options, agent: secure ? this.https : this.http });
+  }
+
+  /** A TCP connection through the policy (the loopback proxy's CONNECT tunnels). */
+  connect(host: string, port: number): net.Socket {
+    const bare = host.replace(/^\[(.*)\]$/, '$1');
+    if (isForbiddenAddress(bare)) throw forbiddenAddress(bare, bare);
+    return net.connect({ host: bare, port, lookup: this.lookup });
   }
 
   /** Closes the kept-alive sockets (the service is stopping). */

@@ -1,10 +1,14 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fsp from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo, LookupFunction } from 'node:net';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
 import { isForbiddenAddress } from '../../src/net/address-policy.js';
 import { ServiceClient } from '../../src/workers/service-client.js';
+import { tempDir } from '../helpers/fixtures.js';
 import { startService, waitForJob, type TestService } from '../helpers/service.js';
 import { startReplicateDouble, type ReplicateDouble } from '../helpers/ai-doubles/replicate.js';
 
@@ -68,7 +72,18 @@ describe('server-side fetches never reach link-local or metadata addresses', () 
     'nas.test': [['127.0.0.1']],
     'rebind.test': [['127.0.0.1'], ['169.254.169.254']],
     'rebind2.test': [['127.0.0.1'], ['169.254.169.254']],
+    'rebind3.test': [['127.0.0.1'], ['169.254.169.254']],
   });
+  /** Pages for the stand-in yt-dlp: each `src` is a media file it fetches. */
+  const pages: Record<string, (p: number) => string[]> = {
+    '/post-ok': (p) => [`http://nas.test:${p}/image.png`],
+    '/post-bad': (p) => [
+      `http://nas.test:${p}/image.png`,
+      `http://meta.test:${p}/image.png`,
+      `http://127.0.0.1:${p}/to?u=${encodeURIComponent('http://169.254.169.254/')}`,
+    ],
+    '/post-https': () => ['https://meta.test/latest/meta-data/'],
+  };
 
   before(async () => {
     png = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#3366cc' } })
@@ -82,6 +97,9 @@ describe('server-side fetches never reach link-local or metadata addresses', () 
       } else if (url.pathname === '/bounce') {
         // A new connection for the next hop, so its name is resolved again.
         res.writeHead(302, { location: '/image.png', connection: 'close' }).end();
+      } else if (pages[url.pathname]) {
+        const body = pages[url.pathname](port).map((src) => `<img src="${src}">`);
+        res.writeHead(200, { 'content-type': 'text/html', connection: 'close' }).end(body.join('\n'));
       } else if (url.pathname === '/image.png') {
         res.writeHead(200, { 'content-type': 'image/png', 'content-length': png.length, connection: 'close' }).end(png);
       } else res.writeHead(404).end();
@@ -222,6 +240,59 @@ describe('server-side fetches never reach link-local or metadata addresses', () 
       '169.254.169.254',
     );
   });
+
+  it(
+    'yt-dlp connects only through the policy: the media a page names, plain or tunnelled, and its own page again',
+    {
+      skip: spawnSync('curl', ['--version']).status !== 0 && 'the stand-in yt-dlp needs curl',
+    },
+    async () => {
+      // Stands in for yt-dlp: reads the page through its --proxy, then fetches each src twice through it, as a plain
+      // request and through a CONNECT tunnel (how yt-dlp reaches https), keeping what arrives.
+      const fake = path.join(await tempDir(), 'yt-dlp');
+      await fsp.writeFile(
+        fake,
+        `#!/bin/sh
+[ "$1" = "--version" ] && { echo 2099.01.01; exit 0; }
+while [ $# -gt 0 ]; do case "$1" in -P) out="$2";; --proxy) proxy="$2";; esac; last="$1"; shift; done
+[ -n "$proxy" ] || exit 4
+n=0
+for src in $(curl -sf --proxy "$proxy" "$last" | sed -n 's/.*src="\\([^"]*\\)".*/\\1/p'); do
+  n=$((n+1))
+  curl -sf --proxy "$proxy" -o "$out/$n-plain.png" "$src" || rm -f "$out/$n-plain.png"
+  curl -sf --proxytunnel --proxy "$proxy" -o "$out/$n-tunnel.png" "$src" || rm -f "$out/$n-tunnel.png"
+done
+exit 0
+`,
+        { mode: 0o755 },
+      );
+      const y = await startService({ YTDLP_PATH: fake }, { lookup: resolver.lookup });
+      try {
+        const b = await y.createBoard('pages');
+        const ok = await y.api('POST', '/api/download', { board_id: b, url: `http://nas.test:${port}/post-ok` });
+        assert.equal(ok.status, 200, ok.text);
+        assert.deepEqual(
+          ok.body.elements.map((e: { type: string }) => e.type),
+          ['image', 'image'],
+        );
+        served.length = 0;
+        const bad = await y.api('POST', '/api/download', { board_id: b, url: `http://nas.test:${port}/post-bad` });
+        refused(bad, 'meta.test');
+        assert.ok(!served.some((line) => line.startsWith('meta.test')), served.join(', '));
+        const tls = await y.api('POST', '/api/download', { board_id: b, url: `http://nas.test:${port}/post-https` });
+        refused(tls, 'meta.test');
+        // The service read the page at 127.0.0.1; yt-dlp's own look-up of the same name got the link-local answer.
+        const rebound = await y.api('POST', '/api/download', {
+          board_id: b,
+          url: `http://rebind3.test:${port}/post-ok`,
+        });
+        refused(rebound, 'rebind3.test');
+        assert.equal((await y.api('GET', `/api/moodboards/${b}`)).body.elements.length, 2, 'only the first page added');
+      } finally {
+        await y.close();
+      }
+    },
+  );
 
   it('board import from_url refuses them, now and as a job', async () => {
     const target = await t.createBoard('target');
