@@ -60,6 +60,7 @@ export async function startPolicyProxy(outbound: OutboundHttp): Promise<PolicyPr
       const back = { ...answer.headers };
       for (const h of HOP_BY_HOP) delete back[h];
       res.writeHead(answer.statusCode ?? 502, back);
+      answer.once('error', () => res.destroy());
       answer.pipe(res);
     });
     upstream.on('error', (err) => {
@@ -77,15 +78,19 @@ export async function startPolicyProxy(outbound: OutboundHttp): Promise<PolicyPr
     client.on('error', () => client.destroy());
     if (req.headers['proxy-authorization'] !== expected)
       return fail('407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="board-media"');
-    let target: URL;
+    // host:port, the port always written (a URL would drop :80 as http's default).
+    const authority = /^(\[[0-9a-fA-F:.]+\]|[^:[\]]+):(\d{1,5})$/.exec(req.url ?? '');
+    let host: string;
     try {
-      target = new URL(`http://${req.url ?? ''}`);
+      host = new URL(`http://${authority?.[1]}`).hostname; // the parser's form of odd IPv4 spellings
     } catch {
       return fail('400 Bad Request');
     }
+    const port = Number(authority?.[2]);
+    if (!authority || port < 1 || port > 65535) return fail('400 Bad Request');
     let upstream: net.Socket;
     try {
-      upstream = outbound.connect(target.hostname, Number(target.port || 443));
+      upstream = outbound.connect(host, port);
     } catch (err) {
       note(err);
       return fail('403 Forbidden');

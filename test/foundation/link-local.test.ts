@@ -6,7 +6,10 @@ import type { AddressInfo, LookupFunction } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
+import net from 'node:net';
 import { isForbiddenAddress } from '../../src/net/address-policy.js';
+import { OutboundHttp } from '../../src/net/outbound.js';
+import { startPolicyProxy } from '../../src/net/proxy.js';
 import { ServiceClient } from '../../src/workers/service-client.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { startService, waitForJob, type TestService } from '../helpers/service.js';
@@ -382,6 +385,62 @@ describe("a render worker asks only the service for a job's media", () => {
       ]);
     } finally {
       server.close();
+    }
+  });
+});
+
+describe('the loopback proxy yt-dlp runs behind', () => {
+  /** Sends one raw request to the proxy and answers the first line of its reply (and the rest, for tunnels). */
+  const raw = (port: number, text: string) =>
+    new Promise<string>((resolve, reject) => {
+      // Node's server refuses HTTP/1.1 without Host (as curl and yt-dlp send it).
+      const socket = net.connect(port, '127.0.0.1', () => socket.write(text.replace('\r\n', '\r\nHost: proxied\r\n')));
+      let got = '';
+      socket.on('data', (d) => {
+        got += d.toString('latin1');
+        if (got.includes('\r\n\r\n') && !got.startsWith('HTTP/1.1 200 Connection')) socket.end();
+        if (got.startsWith('HTTP/1.1 200 Connection') && got.includes('tunnelled')) socket.end();
+      });
+      socket.on('end', () => resolve(got));
+      socket.on('error', reject);
+    });
+
+  it('answers only its own credentials, refuses forbidden CONNECT targets in any spelling, tunnels allowed ones', async () => {
+    const target = http.createServer((_req, res) => res.end('tunnelled'));
+    await new Promise<void>((r) => target.listen(0, '127.0.0.1', r));
+    const targetPort = target.address() as AddressInfo;
+    const { lookup } = standInResolver({ 'meta.test': [['169.254.169.254']], 'nas.test': [['127.0.0.1']] });
+    const outbound = new OutboundHttp(lookup);
+    const proxy = await startPolicyProxy(outbound);
+    try {
+      const url = new URL(proxy.url);
+      const auth = `Proxy-Authorization: Basic ${Buffer.from(`${url.username}:${url.password}`).toString('base64')}`;
+      const port = Number(url.port);
+      assert.equal(url.hostname, '127.0.0.1');
+      const get = `GET /x HTTP/1.1\r\nHost: nas.test:${targetPort.port}\r\n\r\n`;
+      // Without the credentials, or with others, nothing is forwarded.
+      assert.match(await raw(port, `CONNECT nas.test:${targetPort.port} HTTP/1.1\r\n\r\n`), /^HTTP\/1.1 407/);
+      assert.match(
+        await raw(port, `GET http://nas.test:${targetPort.port}/ HTTP/1.1\r\nProxy-Authorization: Basic eDp5\r\n\r\n`),
+        /^HTTP\/1.1 407/,
+      );
+      assert.equal(proxy.refused(), undefined);
+      for (const authority of [
+        '169.254.169.254:80',
+        '2852039166:443',
+        '[fe80::1]:443',
+        '[::ffff:a9fe:a9fe]:80',
+        'meta.test:80',
+      ])
+        assert.match(await raw(port, `CONNECT ${authority} HTTP/1.1\r\n${auth}\r\n\r\n`), /^HTTP\/1.1 403/, authority);
+      assert.equal(proxy.refused()?.code, 'forbidden_address');
+      assert.match(await raw(port, `CONNECT nas.test HTTP/1.1\r\n${auth}\r\n\r\n`), /^HTTP\/1.1 400/);
+      const tunnel = await raw(port, `CONNECT nas.test:${targetPort.port} HTTP/1.1\r\n${auth}\r\n\r\n${get}`);
+      assert.match(tunnel, /^HTTP\/1.1 200 Connection Established\r\n\r\nHTTP\/1.1 200 OK[\s\S]*tunnelled$/);
+    } finally {
+      await proxy.close();
+      outbound.close();
+      target.close();
     }
   });
 });
