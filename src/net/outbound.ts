@@ -32,10 +32,11 @@ export class OutboundHttp {
     this.https = new https.Agent({ keepAlive: true, lookup: this.lookup });
   }
 
-  get(url: URL, init: { headers?: Record<string, string>; signal?: AbortSignal } = {}): Promise<Response> {
+  async get(url: URL, init: { headers?: Record<string, string>; signal?: AbortSignal } = {}): Promise<Response> {
     init.signal?.throwIfAborted();
     const req = this.request(url, { method: 'GET', headers: init.headers, signal: init.signal });
     return new Promise((resolve, reject) => {
+      // `on`, not `once`: an abort after the answer arrived is one more error event.
       req.on('error', (err) =>
         reject(
           err instanceof DomainError || init.signal?.aborted ? err : new TypeError('fetch failed', { cause: err }),
