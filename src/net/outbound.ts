@@ -33,13 +33,44 @@ export class OutboundHttp {
   }
 
   async get(url: URL, init: { headers?: Record<string, string>; signal?: AbortSignal } = {}): Promise<Response> {
-    init.signal?.throwIfAborted();
-    const req = this.request(url, { method: 'GET', headers: init.headers, signal: init.signal });
+    return this.send(url, { method: 'GET', headers: init.headers, signal: init.signal });
+  }
+
+  /**
+   * Node's fetch in shape, over the policy, for the AI providers' API calls (the AI SDK takes it as its `fetch`; our
+   * queued-provider clients call it). The body is read whole first (a Request serialises JSON, FormData, bytes), so
+   * it goes with a Content-Length. Redirects are not followed: a provider's API answers in place, a 3xx is returned.
+   */
+  readonly fetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const request = new Request(input, init);
+    const body = request.body ? Buffer.from(await request.arrayBuffer()) : undefined;
+    const headers: http.OutgoingHttpHeaders = Object.fromEntries(request.headers);
+    if (body) headers['content-length'] = body.length;
+    return this.send(new URL(request.url), {
+      method: request.method,
+      headers,
+      body,
+      signal: request.signal,
+    });
+  };
+
+  private async send(
+    url: URL,
+    options: { method: string; headers?: http.OutgoingHttpHeaders; body?: Buffer; signal?: AbortSignal },
+  ): Promise<Response> {
+    const { body, signal, ...rest } = options;
+    signal?.throwIfAborted();
+    const req = this.request(url, { ...rest, signal });
     return new Promise((resolve, reject) => {
       // `on`, not `once`: an abort after the answer arrived is one more error event.
       req.on('error', (err) =>
+        // As fetch does: an abort rejects with the signal's reason.
         reject(
-          err instanceof DomainError || init.signal?.aborted ? err : new TypeError('fetch failed', { cause: err }),
+          signal?.aborted
+            ? (signal.reason as unknown)
+            : err instanceof DomainError
+              ? err
+              : new TypeError('fetch failed', { cause: err }),
         ),
       );
       req.once('response', (res) => {
@@ -50,7 +81,7 @@ export class OutboundHttp {
           reject(new TypeError('fetch failed', { cause: err }));
         }
       });
-      req.end();
+      req.end(body);
     });
   }
 

@@ -367,6 +367,51 @@ describe('generation fetches (reference images, provider results) follow the sam
   });
 });
 
+describe('calls to AI providers follow the policy, as a request can set their base URL', () => {
+  const TOKEN = 'r8_test_token_0123456789abcdef';
+  let replicate: ReplicateDouble;
+  let t: TestService;
+  const resolver = standInResolver({ 'meta.test': [['169.254.169.254']], 'api.test': [['127.0.0.1']] });
+  before(async () => {
+    replicate = await startReplicateDouble({ apiToken: TOKEN });
+    t = await startService({ REPLICATE_API_TOKEN: TOKEN, AI_POLL_INTERVAL_MS: '20' }, { lookup: resolver.lookup });
+  });
+  after(async () => {
+    await t.close();
+    await replicate.close();
+  });
+
+  it('a base URL at such an address is refused when set; a name resolving there is refused at the call', async () => {
+    const put = (base_url: string) => t.api('PUT', '/api/ai/providers/replicate', { base_url });
+    for (const base of ['http://169.254.169.254/v1', 'http://[fd00:ec2::254]/v1', 'http://0xa9fea9fe/v1']) {
+      const res = await put(base);
+      assert.equal(res.status, 400, res.text);
+      assert.equal(res.body.error.code, 'forbidden_address');
+    }
+    const generate = async () => {
+      const board = await t.createBoard();
+      return t.api('POST', '/api/ai/generate', {
+        board_id: board,
+        model: 'flux-schnell',
+        prompt: 'x',
+        aspect_ratio: '1:1',
+      });
+    };
+    const port = new URL(replicate.url).port;
+    assert.equal((await put(`http://meta.test:${port}/v1`)).status, 200);
+    const before = replicate.requests.length;
+    const refused = await generate();
+    assert.equal(refused.status, 400, refused.text);
+    assert.equal(refused.body.error.code, 'forbidden_address');
+    assert.equal(replicate.requests.length, before, 'the provider was not reached');
+    // The same double by a name that resolves to loopback: the call goes through.
+    assert.equal((await put(`http://api.test:${port}/v1`)).status, 200);
+    const ok = await generate();
+    assert.equal(ok.status, 200, ok.text);
+    assert.equal(replicate.requests.length, before + 1);
+  });
+});
+
 describe("a render worker asks only the service for a job's media", () => {
   it('a /media URL written with another origin is fetched from the service, token and all', async () => {
     const seen: { url: string; host: string; auth: string }[] = [];
