@@ -156,6 +156,11 @@ export function failureOf(job: JobRecord): DomainError {
   );
 }
 
+/**
+ * `update`: the job as stored after each change of it (queued, started, progress, requeued, finished), emitted once
+ * the write is done, whether the job runs here or on a render worker (whose reports come through the runner too).
+ * The hook features listen on (the live event stream); the runner knows none of them.
+ */
 export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
   private readonly store: JobStore;
   private readonly handlers = new Map<string, JobHandler<unknown>>();
@@ -218,6 +223,7 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
     if (this.stopping) throw new ShuttingDown();
     const id = newId(opts.idPrefix ?? 'job_');
     this.store.insert({ id, kind, board_id: opts.boardId ?? null, params, created_at: nowIso() });
+    this.emitUpdate(id);
     if (this.isRemote(kind)) this.dispatch(id, kind);
     else {
       this.queue.push({ id, kind });
@@ -312,6 +318,7 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
           eta_seconds: null,
         });
       }
+      this.emitUpdate(job.id);
     }
     for (const job of this.store.byStatus('queued')) {
       if (!this.handlers.has(job.kind)) {
@@ -322,6 +329,7 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
           error_kind: 'internal',
           finished_at: nowIso(),
         });
+        this.emitUpdate(job.id);
       } else if (this.isRemote(job.kind)) this.dispatch(job.id, job.kind);
       else this.queue.push({ id: job.id, kind: job.kind });
     }
@@ -337,6 +345,7 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
       const { state, failedReason } = await this.remote!.state(id);
       if (state === 'missing') {
         this.store.update(id, { status: 'queued', eta_seconds: null });
+        this.emitUpdate(id);
         this.dispatch(id, this.store.get(id)!.kind);
       } else if (state === 'failed' || state === 'completed') {
         const message = failedReason ?? 'The worker finished without handing back its output';
