@@ -33,7 +33,7 @@ const DATA = {
     {
       ...job,
       element: Type.Union([ElementSchema, Type.Null()], {
-        description: 'the element the job added (its result.element_id), null when it added none',
+        description: "the element the job's output was added as, null when it added none",
       }),
     },
     { description: '`job.output_url` names the output file' },

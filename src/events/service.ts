@@ -1,6 +1,7 @@
 import type { AppContext } from '../context.js';
 import type { Board } from '../boards/schemas.js';
 import { jobView } from '../jobs/routes.js';
+import type { JobUpdate } from '../jobs/runner.js';
 import type { JobRecord } from '../jobs/store.js';
 import { EventHub } from './hub.js';
 import type { EventBoardSchema } from './schemas.js';
@@ -37,14 +38,14 @@ export class EventsService {
       hub.publish('agent.card', card.boardId, { session_id: card.sessionId, action: card.action }),
     );
     on.on('generation-updated', (entry) => hub.publish('generation.updated', entry.board_id, { entry }));
-    ctx.jobs.on('update', (job) => this.onJob(job));
+    ctx.jobs.on('update', (job, update) => this.onJob(job, update));
   }
 
   private boardOf(board: Board): Static<typeof EventBoardSchema> {
     return { ...board, element_count: this.ctx.boards.store.countElements(board.id) };
   }
 
-  private onJob(job: JobRecord): void {
+  private onJob(job: JobRecord, update: JobUpdate): void {
     const boardId = job.board_id ?? undefined;
     if (job.status === 'running') {
       this.progressed(job);
@@ -57,8 +58,8 @@ export class EventsService {
     }
     if (job.status === 'queued') this.hub.publish('job.queued', boardId, { job: jobView(job) });
     else if (job.status === 'complete') {
-      const elementId = (job.result as { element_id?: unknown } | null)?.element_id;
-      const element = typeof elementId === 'string' ? (this.ctx.boards.store.getElement(elementId) ?? null) : null;
+      const id = update.outputElementId;
+      const element = id !== undefined ? (this.ctx.boards.store.getElement(id) ?? null) : null;
       this.hub.publish('job.completed', boardId, { job: jobView(job), element });
     } else if (job.status === 'error') this.hub.publish('job.failed', boardId, { job: jobView(job) });
     else this.hub.publish('job.cancelled', boardId, { job: jobView(job) });
