@@ -2,6 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadAgentsConfig, type AgentsConfig } from './agents/config.js';
 import { ConfigError, integer } from './config-values.js';
+import { loadEventsConfig, type EventsConfig } from './events/config.js';
 import { loadAiConfig, type AiConfig } from './generation/config.js';
 import { loadHtmlConfig, type HtmlConfig } from './html/config.js';
 import { isLoopbackHost } from './http/loopback.js';
@@ -26,6 +27,8 @@ export interface Config extends JobsConfig, MediaConfig, HtmlConfig, SoundsConfi
   ai: AiConfig;
   /** Agent sessions (docs/agents.md). */
   agents: AgentsConfig;
+  /** The live event stream (docs/events.md). */
+  events: EventsConfig;
   /** Raw environment, for the tools locator (FFMPEG_PATH, ...) and feature-specific keys. */
   env: NodeJS.ProcessEnv;
 }
@@ -83,6 +86,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ...loadMotionConfig(env),
     ai: loadAiConfig(env),
     agents: loadAgentsConfig(env),
+    events: loadEventsConfig(env),
     ...loadSharingConfig(env),
     env,
   };

@@ -19,6 +19,8 @@ import { GENERATION_DATA_KEYS } from './generation/schemas.js';
 import { registerAgents } from './agents/routes.js';
 import { registerSharing } from './sharing/routes.js';
 import { registerMockups } from './mockups/routes.js';
+import { registerEvents } from './events/routes.js';
+import type { EventsService } from './events/service.js';
 
 /** What features build that the service hands on (tests read in-memory state through it). */
 export interface FeatureParts {
@@ -26,6 +28,7 @@ export interface FeatureParts {
   generation: GenerationContext;
   agents: AgentService;
   html: HtmlParts;
+  events: EventsService;
 }
 
 /**
@@ -34,6 +37,9 @@ export interface FeatureParts {
  * feature's cards, renderer and card page) is passed on here, in plain sight.
  */
 export async function registerFeatures(app: App, ctx: AppContext): Promise<FeatureParts> {
+  // First: its listeners then run before any feature's, so an event a listener causes (a card's first version
+  // stored on element-added) reaches the stream after the event that caused it.
+  const events = registerEvents(app, ctx);
   await registerMedia(app, ctx);
   await registerSounds(app, ctx);
   const bridge = registerBridge(app, ctx);
@@ -46,7 +52,7 @@ export async function registerFeatures(app: App, ctx: AppContext): Promise<Featu
   const agents = await registerAgents(app, ctx, { bridge, generation, html });
   registerSharing(app, ctx, { generation, html });
   registerMockups(app, ctx);
-  return { bridge, generation, agents, html };
+  return { bridge, generation, agents, html, events };
 }
 
 /** Element types a feature fills in before they are stored, handed to BoardService when app.ts builds it. */

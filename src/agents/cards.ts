@@ -1,3 +1,4 @@
+import type { BoardEvents } from '../boards/events.js';
 import type { Board, Element } from '../boards/schemas.js';
 import { Conflict, DomainError, Internal, NotFound } from '../errors.js';
 import { newId } from '../ids.js';
@@ -14,10 +15,22 @@ export const viewOf = (card: Card): ActionCardView => ({
   ...(card.error ? { error: card.error } : {}),
 });
 
+declare module '../boards/events.js' {
+  interface BoardEventMap {
+    /** A card was proposed, applied, rejected or failed (the live event stream's `agent.card`). */
+    'agent-card': [{ sessionId: string; boardId: string; action: ActionCardView }];
+  }
+}
+
+/** Tells whoever listens (the live event stream) the card's new state. */
+const announce = (events: BoardEvents, session: Session, card: Card) =>
+  events.emit('agent-card', { sessionId: session.id, boardId: session.boardId, action: viewOf(card) });
+
 export const newCardId = () => newId('act_');
 
 /** Stores a checked proposal as a `proposed` card of the session. */
 export function addCard(
+  events: BoardEvents,
   session: Session,
   id: string,
   type: ActionType,
@@ -35,6 +48,7 @@ export function addCard(
     ...(proposal.target ? { target: { id: proposal.target.id, name: proposal.target.name } } : {}),
   };
   session.cards.set(id, card);
+  announce(events, session, card);
   return card;
 }
 
@@ -92,11 +106,13 @@ export async function applyCard(
     const outcome = await def.apply(env, session, card.params as never, signal);
     card.status = 'applied';
     delete card.error;
+    announce(env.ctx.events, session, card);
     return { action: viewOf(card), ...outcome, board: env.ctx.boards.getBoardWithElements(session.boardId) };
   } catch (err) {
     const e = asDomainError(err);
     card.status = 'failed';
     card.error = { code: e.code, message: e.message };
+    announce(env.ctx.events, session, card);
     throw e;
   } finally {
     card.applying = false;
@@ -106,10 +122,13 @@ export async function applyCard(
 }
 
 /** Drops a proposed (or failed) card; rejecting it again changes nothing, an applied one cannot be taken back (409). */
-export function rejectCard(card: Card): ActionCardView {
+export function rejectCard(events: BoardEvents, session: Session, card: Card): ActionCardView {
   if (card.status === 'applied')
     throw new Conflict(`Action ${card.id} was already applied`, undefined, 'action_already_applied');
   if (card.applying) throw new Conflict(`Action ${card.id} is being applied`, undefined, 'action_in_progress');
-  card.status = 'rejected';
+  if (card.status !== 'rejected') {
+    card.status = 'rejected';
+    announce(events, session, card);
+  }
   return viewOf(card);
 }

@@ -60,7 +60,7 @@ function tools(env: AgentEnv, sessions: AgentService, session: Session, turnCard
         const signal = abortSignal ?? new AbortController().signal;
         const id = newCardId();
         const proposal = await def.propose(env, session, id, input as never, signal);
-        const card = addCard(session, id, type, input, proposal);
+        const card = addCard(env.ctx.events, session, id, type, input, proposal);
         turnCards.push(card);
         // Auto-apply: the card runs as it arrives; a failure is the card's status, not the turn's.
         if (session.autoApply) await applyCard(env, sessions, session, card, signal).catch(() => undefined);

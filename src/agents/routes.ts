@@ -6,6 +6,7 @@ import type { HtmlParts } from '../html/routes.js';
 import { resolveChatModel } from '../generation/models.js';
 import { errorResponses } from '../http/schemas.js';
 import { abortOnDisconnect } from '../http/client-abort.js';
+import { openEventStream } from '../http/sse.js';
 import { Cancelled, Conflict, DomainError, Internal } from '../errors.js';
 import { ProbeCache } from '../media/probe-cache.js';
 import type { AgentEnv } from './actions.js';
@@ -157,16 +158,7 @@ export const registerAgents = async (
       // Written straight to node's response: each write reaches the socket at once. Through a stream piped by
       // fastify, a write made while the SDK's stream stages run (promise jobs) was handed on only after all of them,
       // which for a packet holding a whole short answer meant after the answer's last piece.
-      reply.hijack();
-      const res = reply.raw;
-      // Those the hooks set (CORS).
-      for (const [name, value] of Object.entries(reply.getHeaders()))
-        if (value !== undefined) res.setHeader(name, value);
-      res.writeHead(200, {
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-cache',
-        'x-accel-buffering': 'no',
-      });
+      const res = openEventStream(reply);
       // Node's response corks its socket on a write until the next tick, and that tick comes only after every
       // pending promise job (the SDK's stages working through the rest of the packet). The first write of such a
       // burst is uncorked, so it leaves at once; the rest of the burst leaves together when the tick comes (one
@@ -235,7 +227,7 @@ export const registerAgents = async (
     },
     async (req) => {
       const session = sessions.require(req.body.session_id);
-      return { action: rejectCard(requireCard(session, req.body.action_id)) };
+      return { action: rejectCard(ctx.events, session, requireCard(session, req.body.action_id)) };
     },
   );
 

@@ -62,8 +62,9 @@ export class MediaProber {
   }
 
   private store(elementId: string, facts: Record<string, unknown>): Element | undefined {
+    let updated: Element;
     try {
-      return this.boards.mutateElementData(elementId, (data) => {
+      updated = this.boards.mutateElementData(elementId, (data) => {
         for (const [k, v] of Object.entries(facts)) {
           if (v === null || v === undefined) delete data[k];
           else data[k] = v;
@@ -73,6 +74,8 @@ export class MediaProber {
     } catch {
       return undefined; // element deleted meanwhile
     }
+    this.events.emit('element-updated', updated);
+    return updated;
   }
 
   /** Where an element's thumbnail goes; its folder is created, and must stay inside the media root (links included). */

@@ -94,6 +94,7 @@ export class BoardService {
     if (!board.name) throw badRequest('name must not be empty');
     this.store.insertBoard(board);
     await fsp.mkdir(this.root.defaultBoardDir(board.id), { recursive: true });
+    this.emitSafely(() => this.events.emit('board-created', board));
     return board;
   }
 
@@ -116,7 +117,9 @@ export class BoardService {
       fields.connected_folder = folder;
     }
     this.store.updateBoard(id, fields);
-    return this.requireBoard(id);
+    const board = this.requireBoard(id);
+    this.emitSafely(() => this.events.emit('board-updated', board));
+    return board;
   }
 
   /** A connected folder must be an existing directory outside the service's own data (which holds the database). */
@@ -151,7 +154,7 @@ export class BoardService {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     }
-    this.events.emit('board-deleted', board);
+    this.emitSafely(() => this.events.emit('board-deleted', board));
   }
 
   getBoardWithElements(id: string): Board & { elements: Element[] } {
@@ -220,7 +223,7 @@ export class BoardService {
 
   /** PATCH semantics: given fields replace; `data` is merged key by key (a key set to null is removed). */
   updateElement(boardId: string, elementId: string, patch: ElementPatch): Element {
-    return this.store.transaction(() => {
+    const updated = this.store.transaction(() => {
       const el = this.requireElement(boardId, elementId);
       const data = { ...el.data };
       for (const [k, v] of Object.entries(patch.data ?? {})) {
@@ -241,6 +244,8 @@ export class BoardService {
       this.store.touchBoard(boardId, next.updated_at);
       return next;
     });
+    this.emitSafely(() => this.events.emit('element-updated', updated));
+    return updated;
   }
 
   /**
@@ -251,7 +256,9 @@ export class BoardService {
     elementId: string,
     fn: (data: Record<string, unknown>, element: Element) => Record<string, unknown>,
   ): Element {
-    return this.store.mutateElementData(elementId, fn);
+    const updated = this.store.mutateElementData(elementId, fn);
+    this.emitSafely(() => this.events.emit('element-updated', updated));
+    return updated;
   }
 
   /** Removes the element record. Its file stays in the board folder: deleting a card never destroys a user's file. */

@@ -177,6 +177,10 @@ export class BoardStore {
     this.db.prepare('DELETE FROM elements WHERE id = ?').run(id);
   }
 
+  countElements(boardId: string): number {
+    return (this.db.prepare('SELECT COUNT(*) AS n FROM elements WHERE board_id = ?').get(boardId) as { n: number }).n;
+  }
+
   countFileElements(boardId: string): number {
     return (
       this.db.prepare('SELECT COUNT(*) AS n FROM elements WHERE board_id = ? AND url IS NOT NULL').get(boardId) as {

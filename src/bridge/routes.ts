@@ -32,7 +32,7 @@ const botIdOf = (body: { bot_id?: string } | undefined, query: { bot_id?: string
  * Answers the bridge, which agents use to reach a live terminal.
  */
 export const registerBridge = (app: App, ctx: AppContext): BridgeService => {
-  const bridge = new BridgeService(new BridgeStore(ctx.db), ctx.boards, ctx.media, ctx.log);
+  const bridge = new BridgeService(new BridgeStore(ctx.db), ctx.boards, ctx.media, ctx.log, ctx.events);
   const shutdown = new AbortController();
 
   const onAdded = (...args: Parameters<BridgeService['onElementAdded']>) => bridge.onElementAdded(...args);

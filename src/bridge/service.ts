@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import type { BoardEvents } from '../boards/events.js';
 import type { BoardService } from '../boards/service.js';
 import { MEDIA_TYPES, type Board, type Element } from '../boards/schemas.js';
 import type { MediaRoot } from '../files/media-root.js';
@@ -9,6 +10,16 @@ import { ItemQueue } from './queue.js';
 import type { BridgeStatus } from './schemas.js';
 import type { BridgeStore } from './store.js';
 import { Conflict, InvalidInput } from '../errors.js';
+
+declare module '../boards/events.js' {
+  interface BoardEventMap {
+    /**
+     * A bot's session was armed or disarmed, or its chat linked or unlinked (the live event stream's `bridge.status`),
+     * with the board concerned: the armed one, or the one just left.
+     */
+    'bridge-status': [BridgeStatus, string | null];
+  }
+}
 
 /** Items kept per queue while nobody collects them; beyond this the oldest are dropped. */
 const QUEUE_CAPACITY = 1000;
@@ -60,6 +71,7 @@ export class BridgeService {
     private readonly boards: BoardService,
     private readonly media: MediaRoot,
     private readonly log: FastifyBaseLogger,
+    private readonly events: BoardEvents,
   ) {
     for (const s of store.sessions()) this.bot(s.bot_id).session = { sessionId: s.session_id, boardId: s.board_id };
     for (const c of store.chats()) this.bot(c.bot_id).chatId = c.chat_id;
@@ -93,6 +105,12 @@ export class BridgeService {
     };
   }
 
+  /** Announces the bot's state after a change; `boardId`: the board its session was on, when it was disarmed. */
+  private changed(botId: string, boardId: string | null): void {
+    const status = this.status(botId);
+    this.events.emit('bridge-status', status, status.board_id ?? boardId);
+  }
+
   /** Drops the entry of a bot that holds nothing, so bot ids that come and go leave no memory behind. */
   private forgetIfIdle(bot: BotBridge): void {
     if (bot.idle && this.bots.get(bot.id) === bot) this.bots.delete(bot.id);
@@ -112,6 +130,7 @@ export class BridgeService {
       if (bot.session) this.drain(bot);
       bot.session = { sessionId, boardId };
       this.store.saveSession({ bot_id: botId, session_id: sessionId, board_id: boardId }, nowIso());
+      this.changed(botId, boardId);
     }
     return this.status(botId);
   }
@@ -120,10 +139,12 @@ export class BridgeService {
   disarm(botId: string, sessionId?: string): BridgeStatus {
     const bot = this.bots.get(botId);
     if (bot?.session && (sessionId === undefined || bot.session.sessionId === sessionId)) {
+      const left = bot.session.boardId;
       bot.session = null;
       this.store.deleteSession(botId);
       this.drain(bot);
       this.forgetIfIdle(bot);
+      this.changed(botId, left);
     }
     return this.status(botId);
   }
@@ -135,6 +156,7 @@ export class BridgeService {
       if (bot.chatId !== null) this.drain(bot);
       bot.chatId = chatId;
       this.store.saveChat({ bot_id: botId, chat_id: chatId }, nowIso());
+      this.changed(botId, null);
     }
     return this.status(botId);
   }
@@ -147,6 +169,7 @@ export class BridgeService {
       this.store.deleteChat(botId);
       this.drain(bot);
       this.forgetIfIdle(bot);
+      this.changed(botId, null);
     }
     return this.status(botId);
   }
@@ -293,6 +316,7 @@ export class BridgeService {
         bot.session = null;
         this.drain(bot);
         this.forgetIfIdle(bot);
+        this.changed(bot.id, board.id);
       }
     }
   }

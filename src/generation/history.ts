@@ -1,6 +1,14 @@
 import type { Db } from '../db/database.js';
 import { migrate } from '../db/database.js';
 import { newId, nowIso } from '../ids.js';
+import type { BoardEvents } from '../boards/events.js';
+
+declare module '../boards/events.js' {
+  interface BoardEventMap {
+    /** A generation request was made or changed state (the live event stream's `generation.updated`). */
+    'generation-updated': [HistoryEntry];
+  }
+}
 
 type HistoryStatus = 'running' | 'queued' | 'complete' | 'error' | 'cancelled';
 
@@ -61,8 +69,18 @@ const fromRow = (r: Row): HistoryEntry => ({ ...r, params: JSON.parse(r.params) 
 
 /** Every generation request leaves one row here (SQLite, scope `generation`); the board's history reads it. */
 export class HistoryStore {
-  constructor(private readonly db: Db) {
+  constructor(
+    private readonly db: Db,
+    private readonly events: BoardEvents,
+  ) {
     migrate(db, 'generation', MIGRATIONS);
+  }
+
+  /** Announces the entry as stored now. */
+  private changed(id: string): HistoryEntry | undefined {
+    const entry = this.get(id);
+    if (entry) this.events.emit('generation-updated', entry);
+    return entry;
   }
 
   insert(
@@ -100,7 +118,7 @@ export class HistoryStore {
         e.cost_estimate,
         nowIso(),
       );
-    return this.get(id)!;
+    return this.changed(id)!;
   }
 
   get(id: string): HistoryEntry | undefined {
@@ -119,6 +137,7 @@ export class HistoryStore {
     this.db
       .prepare(`UPDATE ai_history SET ${entries.map(([k]) => `${k} = ?`).join(', ')} WHERE id = ?`)
       .run(...entries.map(([, v]) => v ?? null), id);
+    this.changed(id);
   }
 
   /** Records the end: status, element or error, and the time it took since the request. */
@@ -142,6 +161,7 @@ export class HistoryStore {
         at.getTime() - Date.parse(entry.created_at),
         id,
       );
+    this.changed(id);
   }
 
   /**

@@ -38,7 +38,17 @@ export type GuardVerdict =
   | { deny: { status: number; code: string; message: string; headers: Record<string, string> } }
   | { deny?: undefined; cors: Record<string, string>; preflight: boolean };
 
-/** What the guard looks at; `mediaToken` is the `?token=` of a /media URL, parsed only when a token is required. */
+/**
+ * Where `?token=` may stand in for the Authorization header: /media (an <img> cannot send headers) and the event
+ * stream (EventSource cannot either). Everywhere else a token in a URL would only end up in histories and logs.
+ */
+const takesQueryToken = (url: string) =>
+  url.startsWith('/media/') || url === '/api/events' || url.startsWith('/api/events?');
+
+/**
+ * What the guard looks at; `mediaToken` is the `?token=` of a /media or /api/events URL, parsed only when a token is
+ * required.
+ */
 export interface GuardedRequest {
   method: string;
   url: string;
@@ -48,7 +58,9 @@ export interface GuardedRequest {
 
 const PREFLIGHT_HEADERS = {
   'access-control-allow-methods': 'GET, HEAD, POST, PUT, PATCH, DELETE',
-  'access-control-allow-headers': 'Authorization, Content-Type, Range, If-None-Match, If-Modified-Since, If-Range',
+  // Last-Event-ID: EventSource sends it when it reconnects, and it is not a header browsers let through unasked.
+  'access-control-allow-headers':
+    'Authorization, Content-Type, Range, If-None-Match, If-Modified-Since, If-Range, Last-Event-ID',
   'access-control-max-age': '600',
 };
 
@@ -59,7 +71,8 @@ const PREFLIGHT_HEADERS = {
  *    user's browser cannot upload, read boards or type into the terminal. `null` is foreign unless listed. A request a
  *    browser marks cross-site (Sec-Fetch-Site), or whose Referer names a foreign page, without such an Origin is
  *    refused too, except for embeddable /media.
- * 3. With API_TOKEN set, every request needs `Authorization: Bearer <token>` (`/media` also takes `?token=`).
+ * 3. With API_TOKEN set, every request needs `Authorization: Bearer <token>` (`/media` and `/api/events` also take
+ *    `?token=`).
  * Allowed origins get CORS headers and their preflights are answered here.
  * A pure decision, so that the /media fast path (src/serving/fast-path.ts) asks exactly what the hook below asks.
  */
@@ -113,7 +126,7 @@ export function createGuard(config: Config): (req: GuardedRequest) => GuardVerdi
     }
 
     if (config.apiToken) {
-      const query = req.url.startsWith('/media/') ? req.mediaToken() : undefined;
+      const query = takesQueryToken(req.url) ? req.mediaToken() : undefined;
       const given = bearer(req.headers.authorization) ?? (typeof query === 'string' ? query : undefined);
       if (!tokenMatches(config.apiToken, given)) {
         return refuse(401, 'unauthorized', 'A valid Authorization: Bearer <API_TOKEN> header is required', {

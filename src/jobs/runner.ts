@@ -156,7 +156,17 @@ export function failureOf(job: JobRecord): DomainError {
   );
 }
 
-export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
+/** What an `update` knows beyond the record: the element a completed job's output was committed as. */
+export interface JobUpdate {
+  outputElementId?: string;
+}
+
+/**
+ * `update`: the job as stored after each change of it (queued, started, progress, requeued, finished), emitted once
+ * the write is done, whether the job runs here or on a render worker (whose reports come through the runner too).
+ * The hook features listen on (the live event stream); the runner knows none of them.
+ */
+export class JobRunner extends EventEmitter<{ update: [JobRecord, JobUpdate] }> {
   private readonly store: JobStore;
   private readonly handlers = new Map<string, JobHandler<unknown>>();
   private readonly kindOptions = new Map<string, JobKindOptions<never>>();
@@ -218,6 +228,7 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
     if (this.stopping) throw new ShuttingDown();
     const id = newId(opts.idPrefix ?? 'job_');
     this.store.insert({ id, kind, board_id: opts.boardId ?? null, params, created_at: nowIso() });
+    this.emitUpdate(id);
     if (this.isRemote(kind)) this.dispatch(id, kind);
     else {
       this.queue.push({ id, kind });
@@ -312,6 +323,7 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
           eta_seconds: null,
         });
       }
+      this.emitUpdate(job.id);
     }
     for (const job of this.store.byStatus('queued')) {
       if (!this.handlers.has(job.kind)) {
@@ -322,6 +334,7 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
           error_kind: 'internal',
           finished_at: nowIso(),
         });
+        this.emitUpdate(job.id);
       } else if (this.isRemote(job.kind)) this.dispatch(job.id, job.kind);
       else this.queue.push({ id: job.id, kind: job.kind });
     }
@@ -337,6 +350,7 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
       const { state, failedReason } = await this.remote!.state(id);
       if (state === 'missing') {
         this.store.update(id, { status: 'queued', eta_seconds: null });
+        this.emitUpdate(id);
         this.dispatch(id, this.store.get(id)!.kind);
       } else if (state === 'failed' || state === 'completed') {
         const message = failedReason ?? 'The worker finished without handing back its output';
@@ -446,8 +460,12 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
         this.remoteFailed(id, { kind: 'cancelled', code: 'cancelled', message: 'Cancelled' });
         return this.store.get(id)!;
       }
-      const { url, result } = await this.commitOutput(job, output);
-      this.finish(id, { status: 'complete', progress: 1, eta_seconds: 0, output_url: url, result });
+      const { url, result, elementId } = await this.commitOutput(job, output);
+      this.finish(
+        id,
+        { status: 'complete', progress: 1, eta_seconds: 0, output_url: url, result },
+        { outputElementId: elementId },
+      );
       return this.store.get(id)!;
     });
   }
@@ -464,7 +482,7 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
   private async commitOutput(
     job: JobRecord,
     output: NonNullable<JobOutcome['output']>,
-  ): Promise<{ url: string; result: unknown }> {
+  ): Promise<{ url: string; result: unknown; elementId?: string }> {
     const outputs = this.requireFiles().outputs;
     const sides = output.sides ?? {};
     try {
@@ -474,7 +492,8 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
       }
       const committed = await outputs.commit(output.file, output.element);
       const shape = this.kindOptions.get(job.kind)?.result ?? defaultOutputResult;
-      return { url: committed.url, result: await shape(committed, output.data ?? {}, job.params as never, sides) };
+      const result = await shape(committed, output.data ?? {}, job.params as never, sides);
+      return { url: committed.url, result, elementId: committed.element.id };
     } finally {
       await Promise.all(Object.values(sides).map((side) => outputs.discard(side)));
     }
@@ -590,19 +609,19 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
       });
       if (controller.signal.aborted) throw controller.signal.reason;
       let { output_url: outputUrl, result } = outcome;
+      let outputElementId: string | undefined;
       if (outcome.output) {
         const committed = await this.commitOutput(job, outcome.output);
         outputUrl ??= committed.url;
         result = committed.result;
+        outputElementId = committed.elementId;
       }
       await discardLeftovers();
-      this.finish(id, {
-        status: 'complete',
-        progress: 1,
-        eta_seconds: 0,
-        output_url: outputUrl ?? null,
-        result: result ?? null,
-      });
+      this.finish(
+        id,
+        { status: 'complete', progress: 1, eta_seconds: 0, output_url: outputUrl ?? null, result: result ?? null },
+        { outputElementId },
+      );
     } catch (err) {
       const reason: unknown = controller.signal.aborted ? controller.signal.reason : err;
       await discardLeftovers();
@@ -663,21 +682,21 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
     return this.env;
   }
 
-  private finish(id: string, fields: Parameters<JobStore['update']>[1]): void {
+  private finish(id: string, fields: Parameters<JobStore['update']>[1], update: JobUpdate = {}): void {
     this.store.update(id, { ...fields, finished_at: nowIso() });
-    this.settle(id);
+    this.settle(id, update);
   }
 
-  private settle(id: string): void {
-    const job = this.emitUpdate(id);
+  private settle(id: string, update: JobUpdate = {}): void {
+    const job = this.emitUpdate(id, update);
     const list = this.waiters.get(id);
     this.waiters.delete(id);
     if (job) list?.forEach((resolve) => resolve(job));
   }
 
-  private emitUpdate(id: string): JobRecord | undefined {
+  private emitUpdate(id: string, update: JobUpdate = {}): JobRecord | undefined {
     const job = this.store.get(id);
-    if (job) this.emit('update', job);
+    if (job) this.emit('update', job, update);
     return job;
   }
 }

@@ -127,6 +127,21 @@ export const ShareAnswer = Type.Object({
 });
 export type ShareAnswerT = Static<typeof ShareAnswer>;
 
+/** A share as the live event stream announces it (`share.updated`), at each change of its state. */
+export const ShareStateSchema = Type.Object({
+  share_id: Type.String(),
+  board_id: Type.String(),
+  kind: Type.Enum(['live', 'archive']),
+  state: Type.Enum(['uploading', 'complete', 'failed', 'deleted'], {
+    description:
+      'live: `uploading` while the page is sent, then `complete` (or `failed`: a later POST resumes it); `deleted` once it is gone',
+  }),
+  url: Type.Union([Type.String(), Type.Null()], { description: 'live: the public page' }),
+  download_url: Type.Union([Type.String(), Type.Null()], { description: 'archive: the ZIP under /media' }),
+  updated_at: Type.String(),
+});
+export type ShareState = Static<typeof ShareStateSchema>;
+
 export const ImportBody = Type.Object(
   {
     from_url: Type.Optional(

@@ -9,10 +9,17 @@ import { tempPathIn } from '../files/atomic.js';
 import { conflict, notFound } from '../http/errors.js';
 import { newId, nowIso } from '../ids.js';
 import { PageBuilder, type CardSources, type PageFile } from './page.js';
-import type { ShareAnswerT } from './schemas.js';
+import type { ShareAnswerT, ShareState } from './schemas.js';
 import { ShareStore, type Manifest, type ShareRow } from './store.js';
 import { WorkerClient, type UploadBody } from './worker-client.js';
 import { Unavailable } from '../errors.js';
+
+declare module '../boards/events.js' {
+  interface BoardEventMap {
+    /** A share started or finished uploading, failed, or ended (the live event stream's `share.updated`). */
+    'share-updated': [ShareState];
+  }
+}
 
 /** Files sent to the worker at once. */
 const PARALLEL_UPLOADS = 4;
@@ -50,6 +57,20 @@ export class SharingService {
   ) {
     this.store = new ShareStore(ctx.db);
     this.pages = new PageBuilder(ctx, this.store, generations, html);
+  }
+
+  /** Announces the share's state once its row says so. */
+  private announce(row: ShareRow, state: ShareState['state']): void {
+    const { id, board_id, kind, url, download_url } = row;
+    this.ctx.events.emit('share-updated', {
+      share_id: id,
+      board_id,
+      kind,
+      state,
+      url,
+      download_url,
+      updated_at: nowIso(),
+    });
   }
 
   private worker(): WorkerClient {
@@ -130,6 +151,7 @@ export class SharingService {
     return this.exclusive(boardId, async () => {
       const deleted = await this.worker().deleteShare(row.id, signal);
       this.store.delete(row.id);
+      this.announce(row, 'deleted');
       return { share_id: row.id, deleted };
     });
   }
@@ -142,13 +164,17 @@ export class SharingService {
     for (const row of this.store.ofBoard(boardId)) {
       if (row.kind === 'archive') {
         this.store.delete(row.id);
+        this.announce(row, 'deleted');
         continue;
       }
       const config = this.ctx.config;
       if (!config.shareWorkerUrl || !config.shareWorkerToken) continue;
       this.worker()
         .deleteShare(row.id)
-        .then(() => this.store.delete(row.id))
+        .then(() => {
+          this.store.delete(row.id);
+          this.announce(row, 'deleted');
+        })
         .catch((err: unknown) =>
           this.ctx.log.warn({ err, share: row.id }, 'could not remove the live share of a deleted board'),
         );
@@ -166,6 +192,22 @@ export class SharingService {
     includeHistory: boolean,
     p: Progress,
   ): Promise<ShareAnswerT> {
+    try {
+      const answer = await this.uploadPage(client, row, includeHistory, p);
+      this.announce(row, 'complete');
+      return answer;
+    } catch (err) {
+      this.announce(row, 'failed');
+      throw err;
+    }
+  }
+
+  private async uploadPage(
+    client: WorkerClient,
+    row: ShareRow,
+    includeHistory: boolean,
+    p: Progress,
+  ): Promise<ShareAnswerT> {
     const page = await this.pages.build(row.board_id, {
       includeHistory,
       inlineData: false,
@@ -175,6 +217,7 @@ export class SharingService {
     const manifest: Manifest = JSON.parse(row.manifest) as Manifest;
     // Until the new upload is whole the share counts as incomplete (a later POST resumes it).
     this.store.update(row.id, { complete: 0, include_history: includeHistory ? 1 : 0, updated_at: nowIso() });
+    this.announce(row, 'uploading');
     const rank = (f: PageFile) => (f.path === 'index.html' ? 2 : f.path === 'board.json' ? 1 : 0);
     const todo = page.files.filter((f) => manifest[f.path] !== f.key).sort((a, b) => rank(a) - rank(b));
     const skipped = page.files.length - todo.length;
@@ -246,7 +289,7 @@ export class SharingService {
     const at = nowIso();
     const manifest = Object.fromEntries(page.files.map((f) => [f.path, f.key]));
     const downloadUrl = this.ctx.media.rootUrl(filename);
-    this.store.insert({
+    const row: ShareRow = {
       id,
       board_id: boardId,
       kind: 'archive',
@@ -257,7 +300,9 @@ export class SharingService {
       complete: 1,
       created_at: at,
       updated_at: at,
-    });
+    };
+    this.store.insert(row);
+    this.announce(row, 'complete');
     return { share_id: id, kind: 'archive', url: null, download_url: downloadUrl, files: page.files.length };
   }
 }
