@@ -54,6 +54,26 @@ export function checkJson(value: unknown, where: string): InvalidInput | undefin
   );
 }
 
+/** Bodies larger than this are a 413 before they are read to the end, unless a route sets its own `bodyLimit`. */
+export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+
+/**
+ * The JSON text of a state the service stores, refused past `maxBytes` (400 naming the field and the limit): state
+ * that grows by merges (element data) or arrives whole (projects) stays small enough to read back and answer.
+ */
+export function storedJson(value: unknown, field: string, maxBytes: number): string {
+  const text = JSON.stringify(value);
+  // UTF-8 is at most 3 bytes per UTF-16 unit: most texts are decided without counting.
+  const bytes = text.length * 3 <= maxBytes ? text.length : Buffer.byteLength(text);
+  if (bytes > maxBytes)
+    throw new InvalidInput(
+      `${field} is ${bytes} bytes of JSON; at most ${maxBytes} bytes are stored`,
+      [{ field, message: `must be at most ${maxBytes} bytes of JSON` }],
+      'invalid_request',
+    );
+  return text;
+}
+
 /** JSON.parse with the limits of checkJson, for JSON that does not arrive as a request body. */
 export function parseJson(text: string, where: string): unknown {
   let value: unknown;

@@ -18,6 +18,7 @@ import {
   toRenderStatus,
 } from './schemas.js';
 import { timelineDuration } from './timeline.js';
+import { PROJECT_LIMITS } from './project.js';
 
 /** Video timeline projects of a board and their render jobs. */
 export const registerTimeline: Feature = async (app, ctx) => {
@@ -69,9 +70,11 @@ export const registerTimeline: Feature = async (app, ctx) => {
   app.put(
     `${base}/:pid`,
     {
+      bodyLimit: PROJECT_LIMITS.jsonBytes + 64 * 1024,
       schema: {
         tags,
         summary: 'Replace the whole project state; answers the saved project',
+        description: `Limits (400 naming the field): ${PROJECT_LIMITS.channels} channels, ${PROJECT_LIMITS.clips} clips, ${PROJECT_LIMITS.items} items, ${PROJECT_LIMITS.keyframes} keyframes, items ending by ${PROJECT_LIMITS.durationSeconds} s, ${PROJECT_LIMITS.jsonBytes} bytes of data JSON; a larger body is a 413.`,
         params: ProjectParams,
         body: ProjectReplaceBody,
         response: { 200: ProjectSchema, ...errorResponses },
@@ -113,7 +116,12 @@ export const registerTimeline: Feature = async (app, ctx) => {
       const settings = renderSettings(req.body ?? {});
       const duration = timelineDuration(project.data);
       if (duration <= 0) throw badRequest('The project has no visible items to render');
-      if (!Number.isFinite(duration)) throw badRequest('The project ends past any representable time');
+      // A row saved before saves were limited may end past any finite time, or past the longest timeline.
+      if (!(duration <= PROJECT_LIMITS.durationSeconds))
+        throw badRequest(
+          `The project lasts ${duration} s; a render may last at most ${PROJECT_LIMITS.durationSeconds} s (12 hours)`,
+          { field: 'data.channels' },
+        );
       const params: RenderParams = {
         ...settings,
         boardId: req.params.id,

@@ -1,11 +1,18 @@
 import type { BoardService } from '../boards/service.js';
 import type { Db } from '../db/database.js';
 import { badRequest, notFound } from '../http/errors.js';
+import { storedJson } from '../http/json-body.js';
 import { newId, nowIso } from '../ids.js';
-import { migrateProjectData, newProjectData, validateProjectData, type ProjectData } from './project.js';
+import {
+  migrateProjectData,
+  newProjectData,
+  PROJECT_LIMITS,
+  validateProjectData,
+  type ProjectData,
+} from './project.js';
 import type { ProjectSummary } from './schemas.js';
 import { ProjectStore, type ProjectRow } from './store.js';
-import { timelineDuration } from './timeline.js';
+import { latestItem, timelineDuration } from './timeline.js';
 
 export interface Project extends ProjectSummary {
   data: ProjectData;
@@ -82,11 +89,16 @@ export class TimelineService {
     const name = body.name === undefined ? current.name : body.name.trim();
     if (!name) throw badRequest('name must not be empty', { field: 'name' });
     const data = validateProjectData(body.data);
-    // Numbers are finite (the JSON parser refuses 1e400), but a start and a length near 1e308 add up to Infinity,
-    // which no answer could carry as the project's duration.
-    if (!Number.isFinite(timelineDuration(data)))
-      throw badRequest('data: the timeline ends past any representable time', { field: 'data.channels' });
-    this.store.replace(boardId, id, name, JSON.stringify(data), laterThan(current.last_modified));
+    // An hour-long still image is a real item; `trimEnd: 1e6` (11.6 days) or a start and a length near 1e308 (whose
+    // sum no answer could carry) are not.
+    const latest = latestItem(data);
+    const max = PROJECT_LIMITS.durationSeconds;
+    if (latest && !(latest.end <= max))
+      throw badRequest(`${latest.field} ends at ${latest.end} s; a timeline may last at most ${max} s (12 hours)`, {
+        field: latest.field,
+      });
+    const text = storedJson(data, 'data', PROJECT_LIMITS.jsonBytes);
+    this.store.replace(boardId, id, name, text, laterThan(current.last_modified));
     return this.get(boardId, id);
   }
 
