@@ -108,6 +108,13 @@ export const PROJECT_LIMITS = {
   keyframes: 100_000,
   /** Where the latest item, visible or not, may end: 12 hours. */
   durationSeconds: 12 * 3600,
+  /**
+   * Items of visible channels one render composes: each is an ffmpeg input decoded at once, and the filter graph
+   * travels as one argument, which Linux caps at 128 KiB (10,000 layers took 0.5 s to compile into 1.4 MiB).
+   */
+  renderLayers: 500,
+  /** Values of the PUT body's JSON (objects, arrays, numbers, strings), counted before it is parsed. */
+  jsonValues: 500_000,
   /** The project's `data` as stored JSON; the PUT body may be this plus its name. */
   jsonBytes: 8 * 1024 * 1024,
 } as const;

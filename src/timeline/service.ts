@@ -36,8 +36,8 @@ export class TimelineService {
     this.store = new ProjectStore(db);
   }
 
-  private view(row: ProjectRow): Project {
-    const data = migrateProjectData(JSON.parse(row.data) as ProjectData);
+  private view(row: Pick<ProjectRow, 'id' | 'name' | 'last_modified'>, stored: ProjectData): Project {
+    const data = migrateProjectData(stored);
     const duration = timelineDuration(data);
     // A row saved before saves were checked may end at Infinity: reported as the largest number, never a 500.
     return {
@@ -52,7 +52,7 @@ export class TimelineService {
   list(boardId: string): ProjectSummary[] {
     this.boards.requireBoard(boardId);
     return this.store.list(boardId).map((row) => {
-      const { data: _data, ...summary } = this.view(row);
+      const { data: _data, ...summary } = this.view(row, JSON.parse(row.data) as ProjectData);
       return summary;
     });
   }
@@ -61,7 +61,7 @@ export class TimelineService {
     this.boards.requireBoard(boardId);
     const row = this.store.get(boardId, id);
     if (!row) throw notFound(`Video project ${id} not found on board ${boardId}`);
-    return this.view(row);
+    return this.view(row, JSON.parse(row.data) as ProjectData);
   }
 
   create(boardId: string, name: string): Project {
@@ -78,7 +78,7 @@ export class TimelineService {
       last_modified: at,
     };
     this.store.insert(row);
-    return this.view(row);
+    return this.view(row, JSON.parse(row.data) as ProjectData);
   }
 
   /** Replaces the whole project state; `name` may be left out to keep the current one. */
@@ -98,8 +98,11 @@ export class TimelineService {
         field: latest.field,
       });
     const text = storedJson(data, 'data', PROJECT_LIMITS.jsonBytes);
-    this.store.replace(boardId, id, name, text, laterThan(current.last_modified));
-    return this.get(boardId, id);
+    const lastModified = laterThan(current.last_modified);
+    if (!this.store.replace(boardId, id, name, text, lastModified))
+      throw notFound(`Video project ${id} not found on board ${boardId}`);
+    // The answer is built from what was just stored, not parsed back from it.
+    return this.view({ id, name, last_modified: lastModified }, data);
   }
 
   delete(boardId: string, id: string): void {

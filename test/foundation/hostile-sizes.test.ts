@@ -126,6 +126,24 @@ test('video projects: counts, an absurd length and oversized JSON are refused by
   const tooBig = await put({ notes: 'n'.repeat(9 * 1024 * 1024) });
   assert.equal(tooBig.status, 413);
 
+  // Bytes are not the whole cost: 8 MiB of `[0]` is 4 million values, refused before they are parsed.
+  const values = await svc.api('PUT', url, `{"data":{"notes":[${Array(2_000_000).fill('[0]').join(',')}]}}`);
+  assert.equal(values.status, 400);
+  assert.equal(values.body.error.code, 'too_many_values');
+  assert.match(values.body.error.message, /accepts at most 500000/);
+  const small = await svc.api('PATCH', `/api/moodboards/${board}`, `[${Array(100_001).fill('0').join(',')}]`);
+  assert.equal(small.status, 400, 'other routes take 100,000 values');
+  assert.equal(small.body.error.code, 'too_many_values');
+
+  const many = await put({
+    clips: [clip],
+    channels: [{ id: 'ch', items: Array.from({ length: 501 }, () => ({ clipId: 'c', trimEnd: 1 })) }],
+  });
+  assert.equal(many.status, 200, 'saved: 501 items are a project');
+  const render = await svc.api('POST', `${url}/render`, {});
+  assert.equal(render.status, 400, 'but more layers than one render composes');
+  assert.match(render.body.error.message, /501 items on visible channels; a render composes at most 500/);
+
   // At the limits a project saves: twelve hours of still image.
   const fine = await put({ clips: [clip], channels: [{ id: 'ch', items: [{ clipId: 'c', trimEnd: 43_200 }] }] });
   assert.equal(fine.status, 200, fine.text);
