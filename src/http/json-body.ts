@@ -122,8 +122,19 @@ export function storedJson(value: unknown, field: string, maxBytes: number): str
   return text;
 }
 
-/** JSON.parse with the limits of checkJson, for JSON that does not arrive as a request body. */
+/** A 400 for JSON of more values than `limit`, naming where it came from. */
+function tooManyValues(values: number, limit: number, field: string, what: string): InvalidInput {
+  return new InvalidInput(
+    `${what} holds ${values} JSON values; at most ${limit} are accepted`,
+    [{ field, message: `must hold at most ${limit} JSON values` }],
+    'too_many_values',
+  );
+}
+
+/** JSON.parse with the limits of checkJson and the default value limit, for JSON that is not a request body. */
 export function parseJson(text: string, where: string): unknown {
+  const values = jsonValueCount(text);
+  if (values > DEFAULT_MAX_JSON_VALUES) throw tooManyValues(values, DEFAULT_MAX_JSON_VALUES, where, where);
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -147,14 +158,7 @@ export function installJsonParser(app: FastifyInstance): void {
     const limit = req.routeOptions.config.maxJsonValues ?? DEFAULT_MAX_JSON_VALUES;
     const values = jsonValueCount(body as string);
     if (values > limit)
-      return done(
-        new InvalidInput(
-          `body holds ${values} JSON values; ${req.method} ${req.routeOptions.url} accepts at most ${limit}`,
-          [{ field: 'body', message: `must hold at most ${limit} JSON values` }],
-          'too_many_values',
-        ),
-        undefined,
-      );
+      return done(tooManyValues(values, limit, 'body', `the body of ${req.method} ${req.routeOptions.url}`), undefined);
     parse(req, body as string, (err, value) => {
       if (err) return done(err, undefined);
       const problem = checkJson(value, 'body');

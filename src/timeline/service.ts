@@ -52,7 +52,9 @@ export class TimelineService {
   list(boardId: string): ProjectSummary[] {
     this.boards.requireBoard(boardId);
     return this.store.list(boardId).map((row) => {
-      const { data: _data, ...summary } = this.view(row, JSON.parse(row.data) as ProjectData);
+      if (row.duration !== null)
+        return { id: row.id, name: row.name, last_modified: row.last_modified, duration: row.duration };
+      const { data: _data, ...summary } = this.get(boardId, row.id);
       return summary;
     });
   }
@@ -74,6 +76,7 @@ export class TimelineService {
       board_id: boardId,
       name: trimmed,
       data: JSON.stringify(newProjectData(newId('ch_'))),
+      duration: 0,
       created_at: at,
       last_modified: at,
     };
@@ -99,10 +102,11 @@ export class TimelineService {
       });
     const text = storedJson(data, 'data', PROJECT_LIMITS.jsonBytes);
     const lastModified = laterThan(current.last_modified);
-    if (!this.store.replace(boardId, id, name, text, lastModified))
-      throw notFound(`Video project ${id} not found on board ${boardId}`);
     // The answer is built from what was just stored, not parsed back from it.
-    return this.view({ id, name, last_modified: lastModified }, data);
+    const saved = this.view({ id, name, last_modified: lastModified }, data);
+    if (!this.store.replace(boardId, id, name, text, saved.duration, lastModified))
+      throw notFound(`Video project ${id} not found on board ${boardId}`);
+    return saved;
   }
 
   delete(boardId: string, id: string): void {

@@ -51,6 +51,16 @@ test('a 100 KB upload filename is a 400 naming the field and the limit; nothing 
   assert.ok(health.every((s) => s === 200));
   assert.deepEqual(boardFiles(), []);
   assert.deepEqual(tmpFiles(), []);
+  // The element data sent with an upload has the JSON limits of a body.
+  const many = await svc.upload(
+    board,
+    { name: 'a.png', data: 'pixels' },
+    { addToBoard: true, data: { list: Array(100_000).fill(0) } },
+  );
+  assert.equal(many.status, 400, many.text.slice(0, 300));
+  assert.equal(many.body.error.code, 'too_many_values');
+  assert.deepEqual(boardFiles(), []);
+  assert.deepEqual(tmpFiles(), []);
   // A name at the limit is still a file: cut to 180 bytes.
   const ok = await svc.upload(board, { name: `${'B'.repeat(1020)}.png`, data: 'pixels' });
   assert.equal(ok.status, 200, ok.text);
@@ -130,7 +140,7 @@ test('video projects: counts, an absurd length and oversized JSON are refused by
   const values = await svc.api('PUT', url, `{"data":{"notes":[${Array(2_000_000).fill('[0]').join(',')}]}}`);
   assert.equal(values.status, 400);
   assert.equal(values.body.error.code, 'too_many_values');
-  assert.match(values.body.error.message, /accepts at most 500000/);
+  assert.match(values.body.error.message, /holds 4000003 JSON values; at most 500000 are accepted/);
   const small = await svc.api('PATCH', `/api/moodboards/${board}`, `[${Array(100_001).fill('0').join(',')}]`);
   assert.equal(small.status, 400, 'other routes take 100,000 values');
   assert.equal(small.body.error.code, 'too_many_values');
