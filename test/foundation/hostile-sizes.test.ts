@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { startService, type TestService } from '../helpers/service.js';
+import { AgentService, MAX_LIVE_SESSIONS } from '../../src/agents/sessions.js';
 
 // Sizes no real client sends: each is refused with a 4xx that names the field and the limit, before any work, and
 // the service keeps answering meanwhile. The service runs in this process, so the monitor sees its event loop; the
@@ -200,4 +201,12 @@ test('stored states are bounded: element data, mockup projects, generation param
   });
   assert.equal(preset.status, 400);
   assert.match(preset.body.error.details[0].field, /^body\.keyframes\.0\.properties/);
+});
+
+test('agent sessions held in memory are bounded: the session past the limit is a 409', () => {
+  const sessions = new AgentService(60_000, () => {});
+  const input = { boardId: 'bd_x', agentType: 'board-helper' as const, model: 'm' };
+  for (let i = 0; i < MAX_LIVE_SESSIONS; i++) sessions.create(input);
+  assert.throws(() => sessions.create(input), { code: 'too_many_sessions' });
+  assert.equal(sessions.size, MAX_LIVE_SESSIONS);
 });
