@@ -1,4 +1,5 @@
 import fsp from 'node:fs/promises';
+import type { LookupFunction } from 'node:net';
 import path from 'node:path';
 import Fastify, { type FastifyBaseLogger, type FastifyReply } from 'fastify';
 import swagger from '@fastify/swagger';
@@ -15,6 +16,7 @@ import { installGuard } from './http/guard.js';
 import { DEFAULT_BODY_LIMIT, installJsonParser } from './http/json-body.js';
 import { perPartValidation } from './http/validation.js';
 import { JobRunner } from './jobs/runner.js';
+import { OutboundHttp } from './net/outbound.js';
 import { lacksTools, SharedQueue, startQueueWorker, type QueueWorker } from './jobs/queue.js';
 import { registerWorkerRoutes } from './jobs/worker-routes.js';
 import { registerJobs } from './jobs/routes.js';
@@ -66,6 +68,7 @@ async function removeStaleTemps(dir: string, recursive: boolean): Promise<void> 
 export async function buildContext(
   config: Config,
   log: FastifyBaseLogger,
+  opts: Pick<BuildOptions, 'lookup'> = {},
 ): Promise<{ ctx: AppContext; outputs: BoardOutputs; start(): void; stop(): Promise<void> }> {
   const db = openDatabase(path.join(config.dataDir, 'board-media.sqlite'));
   const events = new BoardEvents();
@@ -126,6 +129,7 @@ export async function buildContext(
     }
   };
   const closers: (() => Promise<void> | void)[] = [];
+  const outbound = new OutboundHttp(opts.lookup);
   const ctx: AppContext = {
     config,
     db,
@@ -136,6 +140,7 @@ export async function buildContext(
     jobs,
     boards,
     events,
+    outbound,
     onClose: (fn) => closers.push(fn),
   };
   const stop = async () => {
@@ -151,6 +156,7 @@ export async function buildContext(
       }
     }
     await browsers.close();
+    outbound.close();
     db.close();
   };
   return { ctx, outputs, start, stop };
@@ -162,6 +168,11 @@ export interface BuildOptions {
   logger?: boolean;
   /** Where log lines go (stdout by default); tests read them from here. */
   logStream?: NodeJS.WritableStream;
+  /**
+   * Test seam: the resolver outbound fetches use (the system's `dns.lookup` when absent), so tests give names
+   * answers (a link-local address, a rebinding one) without touching the machine's DNS. The address policy wraps it.
+   */
+  lookup?: LookupFunction;
 }
 
 export async function buildService(config: Config, opts: BuildOptions = {}): Promise<Service> {
@@ -201,7 +212,7 @@ export async function buildService(config: Config, opts: BuildOptions = {}): Pro
     return503OnClosing: true,
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
-  const { ctx, outputs, start, stop } = await buildContext(config, app.log);
+  const { ctx, outputs, start, stop } = await buildContext(config, app.log, opts);
 
   installErrorHandling(app);
   installGuard(app, config);

@@ -14,6 +14,7 @@ import type { Tools } from './tools/locate.js';
 import type { BrowserPool } from './tools/browser.js';
 import type { BoardService } from './boards/service.js';
 import type { BoardEvents } from './boards/events.js';
+import type { OutboundHttp } from './net/outbound.js';
 
 /** The Fastify instance every feature registers on: TypeBox schemas give validation, types and OpenAPI at once. */
 export type App = FastifyInstance<
@@ -39,6 +40,8 @@ export interface AppContext {
   jobs: JobRunner;
   boards: BoardService;
   events: BoardEvents;
+  /** Every fetch of a URL a request named goes through it: the address policy on each connection (src/net). */
+  outbound: OutboundHttp;
   /** Work to run when the service stops (close browsers, kill players), after HTTP stops accepting. */
   onClose(fn: () => Promise<void> | void): void;
 }

@@ -12,6 +12,6 @@ export interface GenerationContext extends AppContext {
 
 /** Built once per service instance by registerGeneration; agents get the same one through registerFeatures. */
 export function createGenerationContext(ctx: AppContext): GenerationContext {
-  const providers = new ProviderRegistry(ctx.config.ai, ctx.config.dataDir, ctx.log);
+  const providers = new ProviderRegistry(ctx.config.ai, ctx.config.dataDir, ctx.log, ctx.outbound.fetch);
   return { ...ctx, providers, localModels: new LocalModels(providers, ctx.log), history: new HistoryStore(ctx.db) };
 }

@@ -5,8 +5,9 @@ import { DomainError, TimedOut, UpstreamFailed } from '../errors.js';
 import { tempPathIn } from '../files/atomic.js';
 import { badRequest } from '../http/errors.js';
 import { timeLimit } from '../jobs/time-limit.js';
-import { refuseDeclaredTooLarge, streamToFile, tooLarge } from '../media/download.js';
+import { parseHttpUrl, refuseDeclaredTooLarge, streamToFile, tooLarge } from '../media/download.js';
 import { SNIFF_BYTES, sniff, type Sniffed } from '../media/sniff.js';
+import type { OutboundHttp } from '../net/outbound.js';
 
 const MAX_REDIRECTS = 5;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
@@ -25,9 +26,11 @@ interface FetchedFile {
  * Streams a URL into a temp file in `dir` under the download limits, typed from its bytes. Unlike POST /api/download
  * (src/media/download.ts) it can carry a provider's credentials, and only to the provider's own origin: a redirect
  * to a storage host (Veo's files, signed URLs) is followed without them. Pages and unknown bytes are refused.
+ * Every hop goes through `outbound`, so the address policy holds for it (400 `forbidden_address`).
  * The temp file is removed on any failure; the caller commits or removes it.
  */
 export async function fetchToTemp(
+  outbound: OutboundHttp,
   url: string,
   dir: string,
   limits: FetchLimits,
@@ -51,7 +54,7 @@ export async function fetchToTemp(
     for (let hop = 0; ; hop++) {
       const headers: Record<string, string> = { accept: '*/*', 'user-agent': 'board-media-service' };
       if (opts.auth && current.origin === opts.auth.origin) Object.assign(headers, opts.auth.headers);
-      res = await fetch(current, { redirect: 'manual', signal, headers });
+      res = await outbound.get(current, { signal, headers });
       if (!REDIRECTS.has(res.status)) break;
       await res.body?.cancel();
       const location = res.headers.get('location');
@@ -108,9 +111,10 @@ export async function readInputImage(
   let file: string;
   let fetched: string | undefined;
   if (/^https?:\/\//i.test(url)) {
+    parseHttpUrl(url); // a malformed URL or a forbidden address is a 400 before any work
     const tmp = path.join(ctx.config.dataDir, 'tmp');
     await fsp.mkdir(tmp, { recursive: true });
-    fetched = (await fetchToTemp(url, tmp, limits, { signal })).temp;
+    fetched = (await fetchToTemp(ctx.outbound, url, tmp, limits, { signal })).temp;
     file = fetched;
   } else if (url.startsWith('/media/')) {
     file = (await ctx.media.resolveField(url, field)).path;

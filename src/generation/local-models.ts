@@ -27,7 +27,7 @@ export class LocalModels {
     if (this.cached && this.cached.version === this.providers.version && now - this.cached.at < CACHE_MS)
       return this.cached.ids;
     try {
-      const res = await fetch(`${s.baseUrl}/models`, {
+      const res = await s.fetch(`${s.baseUrl}/models`, {
         headers: s.apiKey ? { authorization: `Bearer ${s.apiKey}` } : {},
         signal: AbortSignal.timeout(LIST_TIMEOUT_MS),
       });

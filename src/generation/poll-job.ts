@@ -135,6 +135,7 @@ async function deliver(
   const dir = await g.media.boardDir(job.params.board_id);
   const client = queueClient(entry.api);
   const fetched = await fetchToTemp(
+    g.outbound,
     state.outputUrl!,
     dir,
     { maxBytes: g.config.downloadMaxBytes, timeoutMs: g.config.downloadTimeoutMs },

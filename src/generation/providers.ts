@@ -6,6 +6,7 @@ import type { AiConfig } from './config.js';
 import { replaceFileAtomic } from '../files/atomic.js';
 import { badRequest } from '../http/errors.js';
 import { InvalidInput } from '../errors.js';
+import { refuseForbiddenHost } from '../net/address-policy.js';
 
 export const PROVIDERS = ['openai', 'anthropic', 'google', 'replicate', 'fal', 'openai-compatible'] as const;
 export type ProviderId = (typeof PROVIDERS)[number];
@@ -25,6 +26,8 @@ export interface ProviderSettings {
   provider: ProviderId;
   apiKey: string | undefined;
   baseUrl: string;
+  /** Every call to the provider goes through it: the address policy (src/net), as a base URL can be set by a request. */
+  fetch: typeof fetch;
 }
 
 /** The public view of a provider: never the key itself. */
@@ -64,6 +67,7 @@ export class ProviderRegistry {
     private readonly env: AiConfig,
     dataDir: string,
     private readonly log: FastifyBaseLogger,
+    private readonly fetch: typeof globalThis.fetch,
   ) {
     this.file = path.join(dataDir, FILE_NAME);
     this.load();
@@ -109,7 +113,7 @@ export class ProviderRegistry {
     const baseUrl = rt.base_url ?? env.baseUrl;
     if (!baseUrl) return undefined;
     if (id !== 'openai-compatible' && !apiKey) return undefined;
-    return { provider: id, apiKey, baseUrl };
+    return { provider: id, apiKey, baseUrl, fetch: this.fetch };
   }
 
   /** The settings, or 400 naming what configures the provider. */
@@ -205,6 +209,7 @@ function checkBaseUrl(url: string): void {
       { field: 'body.base_url', message: 'must be an http(s) URL' },
     ]);
   }
+  refuseForbiddenHost(u); // said now; a name is checked at each call's connection
 }
 
 /** 400 saying which setting enables the provider. */

@@ -11,11 +11,12 @@ export type ChatModel = Parameters<typeof wrapLanguageModel>[0]['model'];
 
 /**
  * AI SDK model objects built from our settings. Keys and base URLs are always passed explicitly: the SDK would
- * otherwise fall back to process.env, which is not where this service's configuration (or a test's) lives.
+ * otherwise fall back to process.env, which is not where this service's configuration (or a test's) lives. Their
+ * calls go through the settings' `fetch` (the address policy).
  * Building a provider is a few closures, so models are built per call and a changed key applies at once.
  */
 export function languageModel(s: ProviderSettings, entry: CatalogueEntry): ChatModel {
-  const common = { apiKey: s.apiKey, baseURL: s.baseUrl };
+  const common = { apiKey: s.apiKey, baseURL: s.baseUrl, fetch: s.fetch };
   switch (s.provider) {
     // Chat Completions rather than the Responses API: proxies, gateways and compatible servers all speak it.
     case 'openai':
@@ -32,12 +33,12 @@ export function languageModel(s: ProviderSettings, entry: CatalogueEntry): ChatM
 }
 
 export function imageModel(s: ProviderSettings, entry: CatalogueEntry): ImageModel {
-  const common = { apiKey: s.apiKey, baseURL: s.baseUrl };
+  const common = { apiKey: s.apiKey, baseURL: s.baseUrl, fetch: s.fetch };
   if (entry.api === 'openai-image') return createOpenAI(common).image(entry.providerModel);
   if (entry.api === 'google-imagen') return createGoogleGenerativeAI(common).image(entry.providerModel);
   throw new Error(`${entry.id} is not answered at once`);
 }
 
 export function transcriptionModel(s: ProviderSettings, entry: CatalogueEntry): TranscriptionModel {
-  return createOpenAI({ apiKey: s.apiKey, baseURL: s.baseUrl }).transcription(entry.providerModel);
+  return createOpenAI({ apiKey: s.apiKey, baseURL: s.baseUrl, fetch: s.fetch }).transcription(entry.providerModel);
 }

@@ -10,6 +10,9 @@ import { extensionForMime, kindOfFile } from '../files/media-types.js';
 import { sanitizeFilename, withExtension } from '../files/names.js';
 import { badRequest } from '../http/errors.js';
 import { timeLimit, type TimeLimit } from '../jobs/time-limit.js';
+import { refuseForbiddenHost } from '../net/address-policy.js';
+import type { OutboundHttp } from '../net/outbound.js';
+import { startPolicyProxy } from '../net/proxy.js';
 import { ytdlpDownload } from '../tools/ytdlp.js';
 import { SNIFF_BYTES, SNIFFABLE, sniff, type Sniffed } from './sniff.js';
 import type { MediaContext } from './new-element.js';
@@ -43,18 +46,25 @@ export function parseHttpUrl(text: string): URL {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
     throw badRequest(`Only http and https URLs can be downloaded, not ${url.protocol}`);
+  refuseForbiddenHost(url);
   return url;
 }
 
 export const tooLarge = (max: number) =>
   new TooLarge(`The file is larger than the download limit of ${max} bytes`, 'payload_too_large');
 
-/** Follows at most MAX_REDIRECTS redirects by hand, so each hop's scheme is checked and the count is ours. */
-async function fetchFollowing(start: URL, signal: AbortSignal): Promise<{ res: Response; url: URL }> {
+/**
+ * Follows at most MAX_REDIRECTS redirects by hand, so each hop's scheme is checked, the count is ours and each hop's
+ * connection passes the address policy.
+ */
+async function fetchFollowing(
+  outbound: OutboundHttp,
+  start: URL,
+  signal: AbortSignal,
+): Promise<{ res: Response; url: URL }> {
   let url = start;
   for (let hop = 0; ; hop++) {
-    const res = await fetch(url, {
-      redirect: 'manual',
+    const res = await outbound.get(url, {
       signal,
       headers: { accept: '*/*', 'user-agent': 'board-media-service' },
     });
@@ -171,13 +181,14 @@ export async function streamToFile(
 
 /** Streams the body into a temp file in `dir`, counting bytes against the limit and keeping the head for sniffing. */
 async function fetchToTemp(
+  outbound: OutboundHttp,
   start: URL,
   dir: string,
   limits: DownloadLimits,
   signal: AbortSignal,
   onProgress?: (f: number) => void,
 ): Promise<Fetched> {
-  const { res, url } = await fetchFollowing(start, signal);
+  const { res, url } = await fetchFollowing(outbound, start, signal);
   const contentType = res.headers.get('content-type') ?? '';
   await refuseDeclaredTooLarge(res, limits.maxBytes);
   // A page announced as HTML is not fetched whole: it is a page, not media.
@@ -223,7 +234,7 @@ export async function downloadToBoard(
   );
   let fetched: Fetched;
   try {
-    fetched = await fetchToTemp(start, dir, limits, limit.signal, opts.onProgress);
+    fetched = await fetchToTemp(ctx.outbound, start, dir, limits, limit.signal, opts.onProgress);
   } catch (err) {
     throw transferError(err, limit, start);
   }
@@ -285,12 +296,23 @@ async function extractWithYtdlp(
   await fsp.mkdir(tmpRoot, { recursive: true });
   const outDir = await fsp.mkdtemp(path.join(tmpRoot, 'ytdlp-'));
   try {
+    // yt-dlp connects by itself (the page again, the media it names, their redirects): through the policy's proxy.
+    const proxy = await startPolicyProxy(ctx.outbound);
     let files: string[];
     try {
-      files = await ytdlpDownload(ctx.tools, page.href, outDir, { signal: limit.signal, maxBytes: limits.maxBytes });
+      files = await ytdlpDownload(ctx.tools, page.href, outDir, {
+        signal: limit.signal,
+        maxBytes: limits.maxBytes,
+        proxy: proxy.url,
+      });
     } catch (err) {
-      throw transferError(err, limit, page);
+      throw limit.stopped() ?? proxy.refused() ?? transferError(err, limit, page);
+    } finally {
+      await proxy.close();
     }
+    // A page that leads to a forbidden address is refused whole, whatever else it gave.
+    const refused = proxy.refused();
+    if (refused) throw refused;
     const elements: DownloadedElement[] = [];
     for (const file of files) {
       const handle = await fsp.open(file, 'r');

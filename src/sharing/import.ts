@@ -90,7 +90,10 @@ export class Importer {
     }
   }
 
-  /** Files of a live share: `<share url>/<path>`, each within the download limits and all together within four of them. */
+  /**
+   * Files of a live share: `<share url>/<path>`, each within the download limits and all together within four of them,
+   * through the address policy (ctx.outbound). A share answers its files itself: a redirect is its error, never followed.
+   */
   private urlSource(fromUrl: string, staging: string, signal?: AbortSignal): Source {
     const url = parseHttpUrl(fromUrl);
     url.search = '';
@@ -110,9 +113,10 @@ export class Importer {
       // One retry: a kept-alive connection the server closed at the same moment fails a GET that never reached it.
       for (let attempt = 0; !res; attempt++) {
         try {
-          res = await fetch(where, { signal: both, redirect: 'error' });
+          res = await this.ctx.outbound.get(where, { signal: both });
         } catch (err) {
           if (signal?.aborted) throw signal.reason;
+          if (err instanceof DomainError) throw err;
           if (attempt === 1 || timeout.aborted)
             throw new UpstreamFailed('unreachable', `Could not fetch ${where.href}: ${(err as Error).message}`);
         }

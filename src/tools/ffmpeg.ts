@@ -22,6 +22,8 @@ export interface RunOptions {
   /** Data written to ffmpeg's stdin (for example frames piped from a browser); when absent stdin is closed. */
   stdin?: 'pipe';
   onSpawn?: (stdin: NodeJS.WritableStream | null) => void;
+  /** The program's environment (the service's own when absent). */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** The last lines of ffmpeg's stderr that explain a failure, without the banner. */
@@ -54,7 +56,10 @@ export async function runFfmpeg(tools: Tools, args: string[], opts: RunOptions =
 export function runProcess(file: string, args: string[], opts: RunOptions, label: string): Promise<void> {
   return new Promise((resolve, reject) => {
     if (opts.signal?.aborted) return reject(new Cancelled(`${label} was cancelled`, 'aborted'));
-    const child = spawn(file, args, { stdio: [opts.stdin === 'pipe' ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
+    const child = spawn(file, args, {
+      env: opts.env,
+      stdio: [opts.stdin === 'pipe' ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+    });
     opts.onSpawn?.(child.stdin);
     let stderr = '';
     let killedFor: 'abort' | 'timeout' | undefined;

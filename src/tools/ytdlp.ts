@@ -8,6 +8,8 @@ export interface YtdlpOptions {
   timeoutMs?: number;
   /** Per-file size limit; larger media is skipped by yt-dlp itself. */
   maxBytes?: number;
+  /** The proxy every connection goes through (the address policy's loopback proxy, src/net/proxy.ts). */
+  proxy?: string;
 }
 
 /**
@@ -35,8 +37,12 @@ export async function ytdlpDownload(
   ];
   if (opts.maxBytes) args.push('--max-filesize', String(opts.maxBytes));
   if (ffmpeg.path) args.push('--ffmpeg-location', ffmpeg.path);
+  if (opts.proxy) args.push('--proxy', opts.proxy);
   args.push('--', url);
-  await runProcess(ytdlp.path, args, { signal: opts.signal, timeoutMs: opts.timeoutMs }, 'yt-dlp');
+  // yt-dlp hands its proxy to the ffmpeg it runs through http_proxy; a no_proxy inherited from the service would let
+  // ffmpeg go around it.
+  const env = opts.proxy ? { ...process.env, no_proxy: '', NO_PROXY: '' } : undefined;
+  await runProcess(ytdlp.path, args, { signal: opts.signal, timeoutMs: opts.timeoutMs, env }, 'yt-dlp');
   const names = (await fsp.readdir(outDir)).filter((n) => !n.endsWith('.part') && !n.endsWith('.ytdl')).sort();
   return names.map((n) => path.join(outDir, n));
 }

@@ -29,9 +29,12 @@ export class ServiceClient {
       headers['content-type'] = init.contentType ?? 'application/octet-stream';
       body = Readable.toWeb(init.body) as unknown as BodyInit;
     }
+    // Only ever the service: a job's /media URL written with another origin (the service resolved its path alone) is
+    // asked of the service too, never of the host it names, and never with the token.
+    const named = new URL(urlPath, this.base);
     let res: Response;
     try {
-      res = await fetch(new URL(urlPath, this.base), {
+      res = await fetch(new URL(named.pathname + named.search, this.base), {
         method,
         headers,
         body,

@@ -2,7 +2,7 @@ import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, LookupFunction } from 'node:net';
 import { loadConfig } from '../../src/config.js';
 import { buildService, type Service } from '../../src/app.js';
 
@@ -40,7 +40,7 @@ export interface ApiAnswer<T> {
  */
 export async function startService(
   env: Record<string, string | undefined> = {},
-  opts: { dataDir?: string; logStream?: NodeJS.WritableStream } = {},
+  opts: { dataDir?: string; logStream?: NodeJS.WritableStream; lookup?: LookupFunction } = {},
 ): Promise<TestService> {
   const dataDir = opts.dataDir ?? (await fsp.mkdtemp(path.join(os.tmpdir(), 'bms-test-')));
   // TEST_JOB_QUEUE=redis://...: the same tests with jobs on the shared queue (test/workers/renders-on-queue.test.ts),
@@ -63,7 +63,10 @@ export async function startService(
     ...env,
     DATA_DIR: dataDir,
   });
-  const service = await buildService(config, opts.logStream ? { logStream: opts.logStream } : { logger: false });
+  const service = await buildService(config, {
+    ...(opts.logStream ? { logStream: opts.logStream } : { logger: false }),
+    lookup: opts.lookup,
+  });
   await service.app.listen({ host: config.host, port: config.port });
   // With API_TOKEN set, the helpers send it like any client of the service would.
   const auth: Record<string, string> = config.apiToken ? { authorization: `Bearer ${config.apiToken}` } : {};

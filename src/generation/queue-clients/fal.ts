@@ -35,6 +35,7 @@ export const falClient: QueueClient = {
     if (req.negativePrompt) input.negative_prompt = req.negativePrompt;
     if (req.inputImage && entry.imageParam) input[entry.imageParam] = dataUri(req.inputImage);
     const r = await callJson<{ request_id: string }>(
+      s,
       `${s.baseUrl}/${entry.providerModel}`,
       { method: 'POST', headers: auth(s.apiKey), body: { ...input, ...req.params } },
       signal,
@@ -43,12 +44,12 @@ export const falClient: QueueClient = {
   },
   async poll(s, entry, id, signal) {
     const base = `${s.baseUrl}/${appId(entry.providerModel)}/requests/${encodeURIComponent(id)}`;
-    const st = await callJson<Status>(`${base}/status`, { method: 'GET', headers: auth(s.apiKey) }, signal);
+    const st = await callJson<Status>(s, `${base}/status`, { method: 'GET', headers: auth(s.apiKey) }, signal);
     if (st.status === 'IN_QUEUE') return { status: 'queued' };
     if (st.status === 'IN_PROGRESS') return { status: 'running' };
     if (st.status !== 'COMPLETED') return { status: 'failed', error: `fal status ${st.status}` };
     if (st.error) return { status: 'failed', error: st.error };
-    const result = await callJson<Result>(base, { method: 'GET', headers: auth(s.apiKey) }, signal);
+    const result = await callJson<Result>(s, base, { method: 'GET', headers: auth(s.apiKey) }, signal);
     if (result.has_nsfw_concepts?.some(Boolean))
       return { status: 'failed', error: 'NSFW content detected', refused: 'NSFW content detected' };
     const outputUrl = result.images?.[0]?.url ?? result.image?.url ?? result.video?.url;
@@ -58,6 +59,7 @@ export const falClient: QueueClient = {
   },
   async cancel(s, entry, id, signal) {
     await callJson(
+      s,
       `${s.baseUrl}/${appId(entry.providerModel)}/requests/${encodeURIComponent(id)}/cancel`,
       { method: 'PUT', headers: auth(s.apiKey) },
       signal,

@@ -61,6 +61,7 @@ export const replicateClient: QueueClient = {
     if (req.negativePrompt) input.negative_prompt = req.negativePrompt;
     if (req.inputImage && entry.imageParam) input[entry.imageParam] = dataUri(req.inputImage);
     const p = await callJson<Prediction>(
+      s,
       `${s.baseUrl}/models/${entry.providerModel}/predictions`,
       { method: 'POST', headers: auth(s.apiKey), body: { input: { ...input, ...req.params } } },
       signal,
@@ -70,6 +71,7 @@ export const replicateClient: QueueClient = {
   async poll(s, _entry, id, signal) {
     return stateOf(
       await callJson<Prediction>(
+        s,
         `${s.baseUrl}/predictions/${encodeURIComponent(id)}`,
         { method: 'GET', headers: auth(s.apiKey) },
         signal,
@@ -78,6 +80,7 @@ export const replicateClient: QueueClient = {
   },
   async cancel(s, _entry, id, signal) {
     await callJson<Prediction>(
+      s,
       `${s.baseUrl}/predictions/${encodeURIComponent(id)}/cancel`,
       { method: 'POST', headers: auth(s.apiKey) },
       signal,

@@ -40,11 +40,12 @@ export interface QueueClient {
 
 /** One JSON call to a provider; a non-2xx answer becomes ProviderHttpError with its message and retry-after. */
 export async function callJson<T>(
+  s: Pick<ProviderSettings, 'fetch'>,
   url: string,
   init: { method: string; headers: Record<string, string>; body?: unknown },
   signal: AbortSignal,
 ): Promise<T> {
-  const res = await fetch(url, {
+  const res = await s.fetch(url, {
     method: init.method,
     headers: {
       accept: 'application/json',

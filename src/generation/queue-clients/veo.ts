@@ -33,6 +33,7 @@ export const veoClient: QueueClient = {
       ...req.params,
     };
     const op = await callJson<Operation>(
+      s,
       `${s.baseUrl}/models/${entry.providerModel}:predictLongRunning`,
       { method: 'POST', headers: auth(s.apiKey), body: { instances: [instance], parameters } },
       signal,
@@ -40,7 +41,7 @@ export const veoClient: QueueClient = {
     return op.name;
   },
   async poll(s, _entry, name, signal) {
-    const op = await callJson<Operation>(`${s.baseUrl}/${name}`, { method: 'GET', headers: auth(s.apiKey) }, signal);
+    const op = await callJson<Operation>(s, `${s.baseUrl}/${name}`, { method: 'GET', headers: auth(s.apiKey) }, signal);
     if (!op.done) return { status: 'running' };
     if (op.error) return { status: 'failed', error: op.error.message ?? `error ${op.error.code}` };
     const res = op.response?.generateVideoResponse;
@@ -52,7 +53,7 @@ export const veoClient: QueueClient = {
       : { status: 'failed', error: 'The operation finished without a video' };
   },
   async cancel(s, _entry, name, signal) {
-    await callJson(`${s.baseUrl}/${name}:cancel`, { method: 'POST', headers: auth(s.apiKey), body: {} }, signal);
+    await callJson(s, `${s.baseUrl}/${name}:cancel`, { method: 'POST', headers: auth(s.apiKey), body: {} }, signal);
   },
   downloadAuth(s) {
     return { origin: new URL(s.baseUrl).origin, headers: auth(s.apiKey) };

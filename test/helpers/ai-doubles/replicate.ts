@@ -10,6 +10,8 @@ export interface PredictionPlan {
   /** The output file's bytes (served at `/files/<id>.<ext>`). */
   output?: Buffer;
   ext?: string;
+  /** The output URL the prediction names instead of its `/files/` one (a host the service must refuse). */
+  outputUrl?: string;
   /** `error` of a failed prediction. */
   error?: string;
   /** `logs` while processing (a model's progress bar, e.g. ` 50%|█████     |`). */
@@ -107,7 +109,7 @@ export class ReplicateDouble extends HttpDouble {
       version: 'hidden',
       input: p.input,
       logs: status === 'processing' ? (p.plan.logs ?? '') : '',
-      output: status === 'succeeded' ? [`${this.url}/files/${p.id}.${p.plan.ext ?? 'png'}`] : null,
+      output: status === 'succeeded' ? [p.plan.outputUrl ?? `${this.url}/files/${p.id}.${p.plan.ext ?? 'png'}`] : null,
       error: status === 'failed' ? (p.plan.error ?? 'Prediction failed') : null,
       status,
       created_at: p.created_at,
