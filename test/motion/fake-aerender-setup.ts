@@ -2,6 +2,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { Tools } from '../../src/tools/locate.js';
 
 const FAKE = fileURLToPath(new URL('./fake-aerender.ts', import.meta.url));
 
@@ -38,7 +39,9 @@ export async function fakeAerender(
   await fsp.mkdir(folder, { recursive: true });
   const file = path.join(folder, 'aerender');
   const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-  const env = [`FAKE_AE_MODE=${mode}`, ...(log ? [`FAKE_AE_LOG=${q(log)}`] : [])].join(' ');
+  // The bundle lives in a temp folder, where the npm-shipped ffmpeg cannot be resolved: hand it the path found here.
+  const ffmpeg = (await new Tools(process.env).require('ffmpeg')).path;
+  const env = [`FAKE_AE_MODE=${mode}`, `FFMPEG_PATH=${q(ffmpeg)}`, ...(log ? [`FAKE_AE_LOG=${q(log)}`] : [])].join(' ');
   await fsp.writeFile(file, `#!/bin/sh\n${env} exec ${q(process.execPath)} ${q(bundle)} "$@"\n`, { mode: 0o755 });
   return file;
 }
