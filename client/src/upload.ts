@@ -29,7 +29,7 @@ export interface UploadOptions {
 }
 
 /** POST /api/upload with progress; the answer, or a BoardMediaError with the service's error. */
-export function upload(conn: Connection, opts: UploadOptions): Promise<UploadResult> {
+export async function upload(conn: Connection, opts: UploadOptions): Promise<UploadResult> {
   const filename = opts.filename ?? (opts.file as Partial<File>).name;
   if (!filename) throw new TypeError('upload: a Blob needs a filename');
   const fields: [string, string][] = [['board_id', opts.boardId]];
