@@ -29,7 +29,7 @@ const wants = (filter: StreamFilter, e: { type: string; boardId: string | undefi
   (filter.boardId === undefined || e.boardId === filter.boardId) && (!filter.types || filter.types.has(e.type));
 
 /** How long a dropped client's socket may take to take its last event before it is closed anyway. */
-const DROP_GRACE_MS = 2_000;
+const DROP_GRACE_MS = 5_000;
 
 /**
  * The live event stream's fan-out: numbers each event, keeps the newest ones for clients that reconnect, writes each
