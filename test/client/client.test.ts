@@ -213,6 +213,36 @@ describe('client: the typed client against a real service', () => {
     }
   });
 
+  it('sends API_TOKEN on every call it makes: typed calls, uploads, the event stream', async () => {
+    const token = 'client-test-token-0123456789';
+    const guarded = await startService({ API_TOKEN: token });
+    try {
+      const stranger = createBoardMediaClient({ baseUrl: guarded.baseUrl });
+      assert.equal((await stranger.api.GET('/api/moodboards')).response.status, 401);
+      const refused = stranger.events({ onEvent: () => undefined });
+      await assert.rejects(refused.ready, (err: BoardMediaError) => err.status === 401);
+      await refused.closed;
+
+      const owner = createBoardMediaClient({ baseUrl: guarded.baseUrl, token });
+      const seen: string[] = [];
+      const stream = owner.events({ types: ['element.added'], onEvent: (e) => seen.push(e.type) });
+      await stream.ready;
+      const { data: made } = await owner.api.POST('/api/moodboards', { body: { name: 'Guarded' } });
+      const up = await owner.upload({
+        boardId: made!.id,
+        file: new Blob(['hi']),
+        filename: 'hi.txt',
+        addToBoard: true,
+      });
+      assert.equal(up.filename, 'hi.txt');
+      await until(() => seen.length === 1, 'the upload as an event');
+      stream.close();
+      await stream.closed;
+    } finally {
+      await guarded.close();
+    }
+  });
+
   it('closes for good on a 4xx answer, which asking again would not change', async () => {
     const bad = client.events({ types: ['nope' as 'board.created'], onEvent: () => undefined });
     await assert.rejects(bad.ready, (err: BoardMediaError) => err.status === 400 && /nope/.test(err.message));
