@@ -5,7 +5,7 @@ import { defineConfig } from 'eslint/config';
 import tseslint from 'typescript-eslint';
 
 export default defineConfig(
-  { ignores: ['dist/', 'node_modules/', 'bench/.out/'] },
+  { ignores: ['dist/', 'node_modules/', 'bench/.out/', 'client/dist/', 'client/src/generated/'] },
   js.configs.recommended,
   tseslint.configs.recommended,
   {

@@ -19,7 +19,9 @@ async function loudness(file: string, from: number, to: number): Promise<number>
     ['-hide_banner', '-loglevel', 'error', '-i', file, '-vn', '-ac', '1', '-ar', '8000', '-f', 'f32le', 'pipe:1'],
     { encoding: 'buffer', maxBuffer: 16 * 1024 * 1024 },
   );
-  // The Buffer may be a view into a larger ArrayBuffer: copy out exactly its bytes (whole samples) before reading.
+  // The Buffer may be a view into a larger ArrayBuffer: copy out exactly its bytes (whole samples) before reading. On
+  // Node 24 (a 64 KiB Buffer pool) the second of audio below, 32 KB, is a slice of the shared pool at some offset:
+  // reading from the ArrayBuffer's start failed "sound stops with its item" (docs/architecture.md, Node versions).
   const pcm = stdout as unknown as Buffer;
   const samples = new Float32Array(pcm.buffer.slice(pcm.byteOffset, pcm.byteOffset + pcm.length - (pcm.length % 4)));
   // The audio track may end before the video (amix stops with its longest input): what is not there is silence.
