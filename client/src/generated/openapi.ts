@@ -484,6 +484,7 @@ export interface paths {
                         type: "image" | "video" | "audio" | "html" | "text" | "file";
                         url?: string | null;
                         name?: string | null;
+                        /** @description merged into the stored data, which may hold at most 1 MiB of JSON (a larger result is a 400) */
                         data?: {
                             [key: string]: unknown;
                         };
@@ -722,6 +723,7 @@ export interface paths {
                 content: {
                     "application/json": {
                         name?: string | null;
+                        /** @description merged into the stored data, which may hold at most 1 MiB of JSON (a larger result is a 400) */
                         data?: {
                             [key: string]: unknown;
                         };
@@ -875,7 +877,7 @@ export interface paths {
         put?: never;
         /**
          * Upload a file to a board
-         * @description multipart/form-data with `board_id` and `file`; optional `add_to_board=true` also adds it as an element (returned as `element`) and optional `data` (a JSON object) is stored in that element.
+         * @description multipart/form-data with `board_id` and `file`; optional `add_to_board=true` also adds it as an element (returned as `element`) and optional `data` (a JSON object) is stored in that element. A filename longer than 1024 characters is a 400.
          */
         post: {
             parameters: {
@@ -4523,7 +4525,10 @@ export interface paths {
                 };
             };
         };
-        /** Replace the whole project state; answers the saved project */
+        /**
+         * Replace the whole project state; answers the saved project
+         * @description Limits (400 naming the field): 1000 channels, 10000 clips, 10000 items, 100000 keyframes, items ending by 43200 s, 8388608 bytes of data JSON; a larger body is a 413, one of more than 500000 JSON values a 400.
+         */
         put: {
             parameters: {
                 query?: never;
@@ -4672,7 +4677,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Render the project to a video file in the board folder (a job) */
+        /**
+         * Render the project to a video file in the board folder (a job)
+         * @description At most 500 items on visible channels and 43200 s of output (400).
+         */
         post: {
             parameters: {
                 query?: never;
@@ -7593,7 +7601,7 @@ export interface paths {
                         /** @description a board file (`/media/<board_id>/<file>`) or an http(s) URL */
                         input_image_url?: string;
                         negative_prompt?: string;
-                        /** @description model-specific inputs passed to the provider (`seed` integer; `duration` seconds for per-second video prices) */
+                        /** @description model-specific inputs passed to the provider (`seed` integer; `duration` seconds for per-second video prices); at most 65536 bytes of JSON */
                         params?: {
                             [key: string]: unknown;
                         };
@@ -10445,7 +10453,7 @@ export interface paths {
         };
         /**
          * Replace the whole project state; answers the saved project
-         * @description Every field is type-checked (400 naming the field); fields the service does not know are kept as sent. id, created_at and updated_at are the service's.
+         * @description Every field is type-checked (400 naming the field); fields the service does not know are kept as sent. id, created_at and updated_at are the service's. The state stored may be at most 524288 bytes of JSON (400).
          */
         put: {
             parameters: {
