@@ -1,5 +1,5 @@
 import fsp from 'node:fs/promises';
-import type { LookupFunction } from 'node:net';
+import type { LookupFunction, Socket } from 'node:net';
 import path from 'node:path';
 import Fastify, { type FastifyBaseLogger, type FastifyReply } from 'fastify';
 import swagger from '@fastify/swagger';
@@ -245,10 +245,19 @@ export async function buildService(config: Config, opts: BuildOptions = {}): Pro
   await app.ready();
   start();
 
+  // A connection that has not sent a byte yet is neither idle nor busy to Node, so closing would wait the whole grace
+  // for it (fetch opens a spare one after an event stream is dropped): shutdown ends those at once.
+  const sockets = new Set<Socket>();
+  app.server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
+
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
       const force = setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+      for (const socket of sockets) if (socket.bytesRead === 0) socket.destroy();
       await app.close();
       clearTimeout(force);
       await stop();
