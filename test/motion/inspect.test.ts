@@ -145,6 +145,15 @@ describe('motion project inspect', () => {
         // a writer that leaves out the pad byte of the last odd chunk of a LIST
         list('Qqqr', chunk('abc2', Buffer.alloc(2)), chunk('abc3', Buffer.alloc(5, 2), { pad: false })),
         chunk('fvdv', Buffer.alloc(0)),
+        // property user names as AE 11 to 13 write them (the string itself, an empty one as one or two zero bytes)
+        // next to the later form (a Utf8 chunk inside)
+        list(
+          'tdgp',
+          chunk('tdsn', Buffer.alloc(1)),
+          chunk('tdsn', Buffer.alloc(2)),
+          chunk('tdsn', Buffer.from('Compositing Options\0')),
+          chunk('tdsn', utf8('Mine')),
+        ),
       ];
       for (const ldtaSize of [160, 164]) {
         const el = await uploadElement(`built-${ldtaSize}.aep`, sampleProject({ ldtaSize, extra: unknown }));
