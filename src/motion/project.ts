@@ -31,14 +31,21 @@ function need(node: Chunk | undefined, id: string, min: number, where: string): 
 
 const cp1252 = new TextDecoder('windows-1252');
 
-/** A NUL-terminated windows-1252 string inside a chunk (junk after the NUL is left over from renames). */
-function cString(d: DataView, at: number, max: number): string {
+/**
+ * A NUL-terminated string inside a chunk, windows-1252 unless told (junk after the NUL is left over from renames);
+ * '' where the chunk is shorter.
+ */
+function cString(d: DataView, at: number, max: number, decoder = cp1252): string {
   const start = Math.min(d.byteLength, at);
   let end = start;
   const limit = Math.min(d.byteLength, at + max);
   while (end < limit && d.getUint8(end) !== 0) end++;
-  return cp1252.decode(new Uint8Array(d.buffer, d.byteOffset + start, end - start));
+  return decoder.decode(new Uint8Array(d.buffer, d.byteOffset + start, end - start));
 }
+
+/** Where the `opti` of one layer of a Photoshop file (asset type `8BPS`) keeps the layer's name, UTF-8. */
+const PSD_LAYER_NAME_AT = 344;
+const utf8 = new TextDecoder('utf-8');
 
 const textOf = (node: Chunk | undefined) => child(node, 'Utf8')?.text ?? '';
 const basename = (p: string) => p.split(/[\\/]/).filter(Boolean).pop() ?? p;
@@ -93,6 +100,9 @@ function readFootage(item: Item): Footage | undefined {
   } else {
     kind = path ? 'file' : 'placeholder';
     fallback = path ? basename(path) : cString(opti, 10, 256);
+    // One layer of a Photoshop file: AE shows "<PSD layer name>/<file name>"
+    const psdLayer = path && cString(opti, 0, 4) === '8BPS' ? cString(opti, PSD_LAYER_NAME_AT, 256, utf8) : '';
+    if (psdLayer) fallback = `${psdLayer}/${fallback}`;
   }
   const name = item.rawName || fallback;
   const f: Footage = { id: item.id, name, kind, itemName: name };
