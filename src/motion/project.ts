@@ -85,13 +85,15 @@ function readFootage(item: Item): Footage | undefined {
   const where = `footage item ${item.id}`;
   const opti = need(pin, 'opti', 6, where);
   const optiType = opti.getUint16(4);
+  const asset = cString(opti, 0, 4);
   const sspc = child(pin, 'sspc')?.data;
   const size = sspc && sspc.length >= 38 ? { width: view(sspc).getUint16(32), height: view(sspc).getUint16(36) } : {};
   const alas = child(child(pin, 'Als2'), 'alas')?.fields;
   const path = typeof alas?.fullpath === 'string' && alas.fullpath ? alas.fullpath : undefined;
   let kind: Footage['kind'];
   let fallback: string;
-  if (optiType === 9) {
+  // Solids say so by their asset type (their opti type is 9, and 8 in AE 11)
+  if (asset === 'Soli') {
     kind = 'solid';
     fallback = cString(opti, 26, 256);
   } else if (optiType === 2 && !path) {
@@ -101,7 +103,7 @@ function readFootage(item: Item): Footage | undefined {
     kind = path ? 'file' : 'placeholder';
     fallback = path ? basename(path) : cString(opti, 10, 256);
     // One layer of a Photoshop file: AE shows "<PSD layer name>/<file name>"
-    const psdLayer = path && cString(opti, 0, 4) === '8BPS' ? cString(opti, PSD_LAYER_NAME_AT, 256, utf8) : '';
+    const psdLayer = path && asset === '8BPS' ? cString(opti, PSD_LAYER_NAME_AT, 256, utf8) : '';
     if (psdLayer) fallback = `${psdLayer}/${fallback}`;
   }
   const name = item.rawName || fallback;

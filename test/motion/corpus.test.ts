@@ -214,6 +214,18 @@ describe(
       }
     });
 
+    it('reads the solid of an AE 11 project (opti type 8 there, 9 later)', async () => {
+      // lottie-web's old exporter imports this project and takes helperSolidComp's layer 1, made (its commented-out
+      // code says) by addSolid(..., "helperSolid", 10, 10, 1)
+      const got = await inspect('airbnb__lottie-web/build__old_parser__helperProject.aep');
+      const comp = got.compositions.find((c: any) => c.name === 'helperSolidComp');
+      assert.deepEqual(
+        comp.layers.map((l: any) => [l.name, l.type, l.source.kind]),
+        [['helperSolid', 'solid', 'solid']],
+      );
+      assert.deepEqual(got.footage, [{ id: 15, name: 'helperSolid', kind: 'solid', width: 10, height: 10 }]);
+    });
+
     it('reads the same AE 25.5 project alike as .aep and as .aepx', async () => {
       const base = 'edforman-75__aftereffects-automation/sample_files__test-after-effects-project';
       const aep = await inspect(`${base}.aep`);
