@@ -1,0 +1,328 @@
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import sharp from 'sharp';
+import { kindOfFile } from '../../files/media-types.js';
+import { runFfmpeg } from '../../tools/ffmpeg.js';
+import { probe } from '../../tools/ffprobe.js';
+import type { DisplayFootage, DisplayGroup, DisplayList, DisplayNode, DisplayText } from '../scene/display.js';
+import type { Footage, SceneProject } from '../scene/model.js';
+import { decodeScene, evaluate } from './scene.js';
+import type { Approximation } from '../schemas.js';
+import { findFont } from './fonts.js';
+import type { PreviewParams, PreviewRun } from './job.js';
+import { PREVIEW_LIMITS as L } from './limits.js';
+import { WORK_URL } from './page.js';
+
+/** A footage leaf as the page draws it: `src` is the picture to draw (absent: the labelled placeholder). */
+export type PageFootage = DisplayFootage & { src?: string };
+
+/** Everything the page needs, prepared in the scratch folder. */
+export interface PreparedFrames {
+  /** Output frame → index of its display list among the distinct ones. */
+  frames: number[];
+  /** Composition time of each output frame. */
+  times: number[];
+  /** The distinct display lists, when they are few enough to go in the page itself (a still). */
+  inline?: DisplayList[];
+  composition: { width: number; height: number; background: [number, number, number] };
+  /** Served URL → local file (display list chunks, pictures, fonts). */
+  files: [string, string][];
+  /** PostScript name → the CSS family the page draws it with (`loaded`: an @font-face of ours). */
+  fonts: Record<string, { family: string; loaded: boolean; url?: string }>;
+  /** Pictures that stay for the whole preview (images, not video frames). */
+  stills: Record<string, true>;
+  approximations: Approximation[];
+}
+
+const BROWSER_IMAGES = new Set(['.png', '.jpg', '.jpeg', '.gif', '.webp', '.avif', '.bmp', '.svg']);
+
+/** Yields to the event loop every few milliseconds of sampling, so a long video never holds it. */
+function yielder(): () => Promise<void> {
+  let since = performance.now();
+  return async () => {
+    if (performance.now() - since < 10) return;
+    await new Promise((r) => setImmediate(r));
+    since = performance.now();
+  };
+}
+
+/** Every node of a display list with the layer group it belongs to (for approximations). */
+function walk(node: DisplayNode, fn: (n: DisplayNode, layer?: DisplayGroup) => void, layer?: DisplayGroup): void {
+  fn(node, layer);
+  if (node.kind !== 'group') return;
+  const here = node.layer_index !== undefined ? node : layer;
+  for (const c of node.children) walk(c, fn, here);
+  if (node.matte) walk(node.matte.node, fn, here);
+}
+
+/** The text and media edits applied to the decoded project (the composition's layers, by index). */
+async function applyEdits(run: PreviewRun, p: PreviewParams, scene: SceneProject): Promise<void> {
+  const comp = scene.compositions.find((c) => c.id === p.composition.id);
+  if (!comp) return;
+  for (const e of p.text) {
+    const layer = comp.layers.find((l) => l.index === e.layer);
+    if (!layer?.text) continue;
+    layer.text = { ...layer.text, value: { ...layer.text.value, text: e.text }, keyframes: undefined };
+  }
+  let nextId = -1;
+  for (const e of p.media) {
+    const layer = comp.layers.find((l) => l.index === e.layer);
+    if (!layer) continue;
+    const file = run.input(e.url);
+    const still = kindOfFile(file) === 'image';
+    let size: { width?: number; height?: number; duration?: number; fps?: number };
+    if (still) size = await sharp(file).metadata();
+    else {
+      const info = await probe(run.tools, file);
+      size = { ...info.video, duration: info.duration, fps: info.video?.fps };
+    }
+    const footage: Footage = {
+      id: nextId--,
+      name: path.basename(file),
+      kind: 'file',
+      path: e.url,
+      width: size.width ?? 100,
+      height: size.height ?? 100,
+      duration: still ? 0 : (size.duration ?? 0),
+      frameRate: size.fps ?? 0,
+      still,
+    };
+    scene.footage.push(footage);
+    layer.sourceId = footage.id;
+    layer.type = 'footage';
+  }
+}
+
+/**
+ * Decodes the project, applies the edits, samples the display list of every output frame (deduplicated: a still
+ * composition is drawn once), finds each footage's picture (image files as they are or converted to PNG; video frames
+ * extracted by ffmpeg at the source times the lists ask for), the fonts, and writes the lists in chunks the page
+ * fetches. Missing footage and substituted fonts join the approximations.
+ */
+export async function prepareFrames(
+  run: PreviewRun,
+  p: PreviewParams,
+  work: string,
+  progress: (fraction: number) => void,
+): Promise<PreparedFrames> {
+  const scene = await decodeScene(run.input(p.project.url), run.signal);
+  await applyEdits(run, p, scene);
+  const comp = scene.compositions.find((c) => c.id === p.composition.id);
+  if (!comp) throw new Error(`composition ${p.composition.id} is not in the decoded project`);
+  // Output frames and their composition times.
+  const times: number[] = [];
+  if (p.format === 'png') {
+    times.push(Math.floor((p.time ?? 0) * p.fps + 1e-9) / p.fps);
+  } else {
+    const start = p.start ?? 0;
+    const workLength = Math.max(0, comp.workArea.end - comp.workArea.start) || comp.duration;
+    const duration = p.duration ?? Math.min(L.defaultMaxDuration, workLength, comp.duration - start);
+    const count = Math.max(1, Math.round(duration * p.fps));
+    for (let f = 0; f < count; f++) times.push(start + f / p.fps);
+  }
+  const files: [string, string][] = [];
+  const serve = (name: string, file: string) => {
+    const url = WORK_URL + encodeURIComponent(name);
+    files.push([url, file]);
+    return url;
+  };
+  // Sample every frame; identical lists are kept once.
+  const distinct: DisplayList[] = [];
+  const byJson = new Map<string, number>();
+  const frames: number[] = [];
+  const notes = new Map<string, Approximation>();
+  const note = (a: Approximation) => notes.set(`${a.layer_index}|${a.layer}|${a.feature}|${a.detail}`, a);
+  const pause = yielder();
+  for (const [f, t] of times.entries()) {
+    if (run.signal.aborted) throw run.signal.reason;
+    const list = evaluate(scene, comp.id, t);
+    for (const a of list.approximations) note(a);
+    const key = JSON.stringify({ ...list, time: 0, approximations: [] });
+    let index = byJson.get(key);
+    if (index === undefined) {
+      index = distinct.length;
+      distinct.push(list);
+      byJson.set(key, index);
+    }
+    frames.push(index);
+    progress(((f + 1) / times.length) * 0.5);
+    await pause();
+  }
+
+  // Footage: which file each item is, and the pictures the lists need.
+  const urls = new Map<number, string>(p.footage.map((f) => [f.id, f.url]));
+  for (const f of scene.footage) if (f.id < 0 && f.path) urls.set(f.id, f.path);
+  const stills: Record<string, true> = {};
+  const imageUrl = new Map<number, string | null>();
+  const videoTimes = new Map<number, Set<number>>();
+  const footageById = new Map(scene.footage.map((f) => [f.id, f]));
+  const leaves: { node: PageFootage; layer?: DisplayGroup }[] = [];
+  for (const list of distinct)
+    walk(list.root, (n, layer) => {
+      if (n.kind === 'footage') leaves.push({ node: n, layer });
+    });
+  let serial = 0;
+  for (const { node, layer } of leaves) {
+    const url = urls.get(node.footage_id);
+    const item = footageById.get(node.footage_id);
+    const missing = (why: string) => {
+      node.media = 'placeholder';
+      note({
+        ...(layer?.layer_index !== undefined ? { layer_index: layer.layer_index } : {}),
+        ...(layer?.layer !== undefined ? { layer: layer.layer } : {}),
+        feature: 'missing-footage',
+        detail: `${node.name}${node.path ? ` (${node.path})` : ''}: ${why}; drawn as a placeholder`,
+      });
+    };
+    if (!url || node.media === 'placeholder') {
+      missing(url ? 'a placeholder in the project' : 'not found in the board, beside the project or in the media root');
+      continue;
+    }
+    const file = run.input(url);
+    const isVideo = item ? !item.still && kindOfFile(file) !== 'image' : kindOfFile(file) === 'video';
+    if (!isVideo) {
+      if (!imageUrl.has(node.footage_id)) {
+        const ext = path.extname(file).toLowerCase();
+        let src: string | null = null;
+        if (BROWSER_IMAGES.has(ext)) src = serve(`img-${serial++}${ext}`, file);
+        else {
+          // TIFF, PSD...: converted once to PNG where libvips reads it.
+          const png = path.join(work, `img-${serial}.png`);
+          if (
+            await sharp(file)
+              .png()
+              .toFile(png)
+              .then(
+                () => true,
+                () => false,
+              )
+          )
+            src = serve(`img-${serial++}.png`, png);
+        }
+        imageUrl.set(node.footage_id, src);
+        if (src) stills[src] = true;
+      }
+      const src = imageUrl.get(node.footage_id);
+      if (src) node.src = src;
+      else missing('a format the preview cannot read');
+      continue;
+    }
+    const rate = item?.frameRate || (await probe(run.tools, file)).video?.fps || 30;
+    const frame = Math.max(0, Math.floor((node.source_time ?? 0) * rate + 1e-6));
+    let set = videoTimes.get(node.footage_id);
+    if (!set) videoTimes.set(node.footage_id, (set = new Set()));
+    set.add(frame);
+    (node as PageFootage & { frame?: number }).frame = frame;
+  }
+  progress(0.6);
+
+  // Video frames: one ffmpeg run per footage over the range of source frames the lists show.
+  for (const [id, wanted] of videoTimes) {
+    const file = run.input(urls.get(id)!);
+    const item = footageById.get(id);
+    const rate = item?.frameRate || (await probe(run.tools, file)).video?.fps || 30;
+    const first = Math.min(...wanted);
+    const last = Math.max(...wanted);
+    const dir = path.join(work, `video-${id < 0 ? `e${-id}` : id}`);
+    await fsp.mkdir(dir);
+    await runFfmpeg(
+      run.tools,
+      [
+        '-loglevel',
+        'error',
+        '-ss',
+        String(first / rate),
+        '-i',
+        file,
+        '-an',
+        '-sn',
+        '-vf',
+        `fps=${rate}`,
+        '-frames:v',
+        String(last - first + 1),
+        '-q:v',
+        '2',
+        '-threads',
+        '1',
+        '-start_number',
+        String(first),
+        '-f',
+        'image2',
+        path.join(dir, '%06d.jpg'),
+      ],
+      { signal: run.signal, timeoutMs: 10 * 60_000 },
+    );
+    for (const fr of wanted) {
+      const name = `${String(fr).padStart(6, '0')}.jpg`;
+      const exists = await fsp.stat(path.join(dir, name)).then(
+        () => true,
+        () => false,
+      );
+      if (exists) serve(`v${id}-${name}`, path.join(dir, name));
+    }
+  }
+  const servedSet = new Set(files.map(([u]) => u));
+  for (const { node, layer } of leaves) {
+    const fr = (node as PageFootage & { frame?: number }).frame;
+    if (fr === undefined) continue;
+    const src = WORK_URL + encodeURIComponent(`v${node.footage_id}-${String(fr).padStart(6, '0')}.jpg`);
+    if (servedSet.has(src)) node.src = src;
+    else {
+      // Past the end of the file (or undecodable): After Effects would show nothing there either way.
+      node.media = 'placeholder';
+      note({
+        ...(layer?.layer_index !== undefined ? { layer_index: layer.layer_index, layer: layer.layer } : {}),
+        feature: 'missing-footage',
+        detail: `${node.name}: no frame at ${node.source_time?.toFixed(3)} s of the file`,
+      });
+    }
+    delete (node as PageFootage & { frame?: number }).frame;
+  }
+  progress(0.8);
+
+  // Fonts.
+  const fonts: PreparedFrames['fonts'] = {};
+  const wantedFonts = new Map<string, DisplayGroup | undefined>();
+  for (const list of distinct)
+    walk(list.root, (n, layer) => {
+      if (n.kind === 'text' && !wantedFonts.has((n as DisplayText).font))
+        wantedFonts.set((n as DisplayText).font, layer);
+    });
+  let fontSerial = 0;
+  for (const [ps, layer] of wantedFonts) {
+    const found = await findFont(ps, run.signal);
+    const family = `f${fontSerial}`;
+    if (found.file) {
+      const url = serve(`font-${fontSerial++}${path.extname(found.file).toLowerCase()}`, found.file);
+      fonts[ps] = { family, loaded: true, url };
+    } else fonts[ps] = { family: found.family, loaded: false };
+    if (!found.exact)
+      note({
+        ...(layer?.layer_index !== undefined ? { layer_index: layer.layer_index, layer: layer.layer } : {}),
+        feature: 'font',
+        detail: `${ps} is not installed; drawn with ${found.family}`,
+      });
+  }
+
+  // The lists: in the page for a single one, else in chunk files fetched as the clock reaches them.
+  let inline: DisplayList[] | undefined;
+  if (distinct.length === 1) inline = distinct;
+  else
+    for (let k = 0; k * L.framesPerChunk < distinct.length; k++) {
+      const file = path.join(work, `lists-${k}.json`);
+      await fsp.writeFile(file, JSON.stringify(distinct.slice(k * L.framesPerChunk, (k + 1) * L.framesPerChunk)));
+      serve(`lists-${k}.json`, file);
+      await pause();
+    }
+  progress(1);
+  return {
+    frames,
+    times,
+    inline,
+    composition: { width: comp.width, height: comp.height, background: comp.background },
+    files,
+    fonts,
+    stills,
+    approximations: [...notes.values()],
+  };
+}
