@@ -3,7 +3,7 @@ import { ProjectFormatError, type Chunk } from './chunks.js';
 
 const MAX_DEPTH = 200;
 /** Chunks whose bytes the project reader uses; the others (colour profiles, keyframes, UI state) stay undecoded. */
-const READ_CHUNKS = new Set(['svap', 'head', 'idta', 'cdta', 'ldta', 'opti', 'sspc', 'tdmn', 'btdk']);
+const READ_CHUNKS = new Set(['svap', 'head', 'idta', 'cdta', 'ldta', 'opti', 'sspc', 'tdmn', 'btdk', 'expr']);
 
 /**
  * Reads an .aepx (the XML form of a project) into the same chunk tree as an .aep: an element with `bdata` is a chunk

@@ -143,11 +143,29 @@ function matchChild(group: Chunk | undefined, name: string): Chunk | undefined {
   return undefined;
 }
 
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * A leaf property's expression: a Utf8 child from AE 15 on; AE 12 writes an `expr` chunk holding the text itself,
+ * NUL-terminated (UTF-8 where it decodes as such, else taken as windows-1252 like the other strings of that era).
+ */
+function expressionOf(tdbs: Chunk): string | undefined {
+  const text = child(tdbs, 'Utf8')?.text;
+  if (text !== undefined) return text;
+  const legacy = child(tdbs, 'expr')?.data;
+  if (!legacy) return undefined;
+  try {
+    return strictUtf8.decode(legacy);
+  } catch {
+    return cp1252.decode(legacy);
+  }
+}
+
 /** Every expression under a layer's property tree, with the match-name path that leads to it. */
 function collectExpressions(node: Chunk, path: string[], out: InspectedLayer['expressions'], depth = 0): void {
   if (depth > 100 || !node.children) return;
   if (node.id === 'tdbs') {
-    const expr = child(node, 'Utf8')?.text;
+    const expr = expressionOf(node);
     if (expr !== undefined) {
       const cut = expr.split('\u0000')[0];
       if (cut.trim()) out.push({ property: path.join('>'), expression: cut });
