@@ -149,7 +149,7 @@ const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
  * A leaf property's expression: a Utf8 child from AE 15 on; AE 12 writes an `expr` chunk holding the text itself,
  * NUL-terminated (UTF-8 where it decodes as such, else taken as windows-1252 like the other strings of that era).
  */
-function expressionOf(tdbs: Chunk): string | undefined {
+export function expressionOf(tdbs: Chunk): string | undefined {
   const text = child(tdbs, 'Utf8')?.text;
   if (text !== undefined) return text;
   const legacy = child(tdbs, 'expr')?.data;
@@ -162,7 +162,7 @@ function expressionOf(tdbs: Chunk): string | undefined {
 }
 
 /** Every expression under a layer's property tree, with the match-name path that leads to it. */
-function collectExpressions(node: Chunk, path: string[], out: InspectedLayer['expressions'], depth = 0): void {
+export function collectExpressions(node: Chunk, path: string[], out: InspectedLayer['expressions'], depth = 0): void {
   if (depth > 100 || !node.children) return;
   if (node.id === 'tdbs') {
     const expr = expressionOf(node);
