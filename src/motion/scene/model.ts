@@ -327,17 +327,7 @@ export interface Effect {
   enabled: boolean;
 }
 
-export type LayerType =
-  | 'footage'
-  | 'solid'
-  | 'precomp'
-  | 'text'
-  | 'shape'
-  | 'null'
-  | 'adjustment'
-  | 'camera'
-  | 'light'
-  | 'model';
+export type LayerType = 'footage' | 'solid' | 'precomp' | 'text' | 'shape' | 'null' | 'adjustment' | 'camera' | 'light';
 
 export interface Layer {
   /** 1-based, as `comp.layer(i)`. */
