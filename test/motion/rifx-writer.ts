@@ -128,7 +128,13 @@ export function tdbs(expression?: string): Part {
 }
 
 /** A text document: COS text with the font list and the first document's text (UTF-16BE strings). */
-export function textDocument(text: string, font: string, expression?: string): Part {
+export function textDocument(
+  text: string,
+  font: string,
+  expression?: string,
+  /** The first run's style: font size and fill colour (RGB 0..1). */
+  style?: { size: number; fill?: [number, number, number] },
+): Part {
   const cosString = (s: string) => {
     const u = Buffer.from(s, 'utf16le').swap16();
     const escaped = Buffer.from(
@@ -143,7 +149,15 @@ export function textDocument(text: string, font: string, expression?: string): P
     cosString(font),
     Buffer.from(' /2 1 >> >> >> ] >> >> /1 << /1 [ << /0 << /0 '),
     cosString(text),
-    Buffer.from(' /5 << /0 1.5 /1 true >> >> >> ] >> '),
+    Buffer.from(' /5 << /0 1.5 /1 true >>'),
+    Buffer.from(
+      style
+        ? ` /6 << /0 [ << /0 << /0 << /6 << /1 ${style.size.toFixed(1)}` +
+            (style.fill ? ` /53 << /0 << /1 [ 1.0 ${style.fill.map((c) => c.toFixed(4)).join(' ')} ] >> >>` : '') +
+            ' >> >> >> >> ] >>'
+        : '',
+    ),
+    Buffer.from(' >> >> ] >> '),
   ]);
   return list('btds', tdbs(expression), list('btdk', cos));
 }

@@ -5,8 +5,8 @@ import { kindOfFile } from '../../files/media-types.js';
 import { runFfmpeg } from '../../tools/ffmpeg.js';
 import { probe } from '../../tools/ffprobe.js';
 import type { DisplayFootage, DisplayGroup, DisplayList, DisplayNode, DisplayText } from '../scene/display.js';
-import type { Footage, SceneProject } from '../scene/model.js';
-import { decodeScene, evaluate } from './scene.js';
+import type { SampleInput } from './sample.js';
+import { sample } from './sampling.js';
 import type { Approximation } from '../schemas.js';
 import { findFont } from './fonts.js';
 import type { PreviewParams, PreviewRun } from './job.js';
@@ -55,42 +55,32 @@ function walk(node: DisplayNode, fn: (n: DisplayNode, layer?: DisplayGroup) => v
   if (node.matte) walk(node.matte.node, fn, here);
 }
 
-/** The text and media edits applied to the decoded project (the composition's layers, by index). */
-async function applyEdits(run: PreviewRun, p: PreviewParams, scene: SceneProject): Promise<void> {
-  const comp = scene.compositions.find((c) => c.id === p.composition.id);
-  if (!comp) return;
-  for (const e of p.text) {
-    const layer = comp.layers.find((l) => l.index === e.layer);
-    if (!layer?.text) continue;
-    layer.text = { ...layer.text, value: { ...layer.text.value, text: e.text }, keyframes: undefined };
-  }
-  let nextId = -1;
-  for (const e of p.media) {
-    const layer = comp.layers.find((l) => l.index === e.layer);
-    if (!layer) continue;
+/** The footage item of each media edit: the board file's size, and for a video its duration and rate. */
+async function editedFootage(run: PreviewRun, p: PreviewParams): Promise<SampleInput['media']> {
+  const out: SampleInput['media'] = [];
+  for (const [k, e] of p.media.entries()) {
     const file = run.input(e.url);
     const still = kindOfFile(file) === 'image';
-    let size: { width?: number; height?: number; duration?: number; fps?: number };
-    if (still) size = await sharp(file).metadata();
-    else {
-      const info = await probe(run.tools, file);
-      size = { ...info.video, duration: info.duration, fps: info.video?.fps };
-    }
-    const footage: Footage = {
-      id: nextId--,
-      name: path.basename(file),
-      kind: 'file',
-      path: e.url,
-      width: size.width ?? 100,
-      height: size.height ?? 100,
-      duration: still ? 0 : (size.duration ?? 0),
-      frameRate: size.fps ?? 0,
-      still,
-    };
-    scene.footage.push(footage);
-    layer.sourceId = footage.id;
-    layer.type = 'footage';
+    const size = still
+      ? await sharp(file).metadata()
+      : await probe(run.tools, file).then((info) => ({ ...info.video, duration: info.duration }));
+    out.push({
+      layer: e.layer,
+      footage: {
+        // Ids of the project's items are positive; edits get negative ones.
+        id: -(k + 1),
+        name: path.basename(file),
+        kind: 'file',
+        path: e.url,
+        width: size.width ?? 100,
+        height: size.height ?? 100,
+        duration: 'duration' in size ? (size.duration ?? 0) : 0,
+        frameRate: 'fps' in size ? (size.fps ?? 0) : 0,
+        still,
+      },
+    });
   }
+  return out;
 }
 
 /**
@@ -105,57 +95,41 @@ export async function prepareFrames(
   work: string,
   progress: (fraction: number) => void,
 ): Promise<PreparedFrames> {
-  const scene = await decodeScene(run.input(p.project.url), run.signal);
-  await applyEdits(run, p, scene);
-  const comp = scene.compositions.find((c) => c.id === p.composition.id);
-  if (!comp) throw new Error(`composition ${p.composition.id} is not in the decoded project`);
-  // Output frames and their composition times.
-  const times: number[] = [];
-  if (p.format === 'png') {
-    times.push(Math.floor((p.time ?? 0) * p.fps + 1e-9) / p.fps);
-  } else {
-    const start = p.start ?? 0;
-    const workLength = Math.max(0, comp.workArea.end - comp.workArea.start) || comp.duration;
-    const duration = p.duration ?? Math.min(L.defaultMaxDuration, workLength, comp.duration - start);
-    const count = Math.max(1, Math.round(duration * p.fps));
-    for (let f = 0; f < count; f++) times.push(start + f / p.fps);
-  }
+  const sampled = await sample(
+    run.input(p.project.url),
+    {
+      compositionId: p.composition.id,
+      format: p.format,
+      fps: p.fps,
+      time: p.time,
+      start: p.start,
+      duration: p.duration,
+      text: p.text,
+      media: await editedFootage(run, p),
+    },
+    run.signal,
+    (f) => progress(f * 0.5),
+  );
+  const { distinct, frames, times } = sampled;
+  const notes = new Map<string, Approximation>(
+    sampled.approximations.map((a) => [`${a.layer_index}|${a.layer}|${a.feature}|${a.detail}`, a]),
+  );
+  const note = (a: Approximation) => notes.set(`${a.layer_index}|${a.layer}|${a.feature}|${a.detail}`, a);
+  const pause = yielder();
   const files: [string, string][] = [];
   const serve = (name: string, file: string) => {
     const url = WORK_URL + encodeURIComponent(name);
     files.push([url, file]);
     return url;
   };
-  // Sample every frame; identical lists are kept once.
-  const distinct: DisplayList[] = [];
-  const byJson = new Map<string, number>();
-  const frames: number[] = [];
-  const notes = new Map<string, Approximation>();
-  const note = (a: Approximation) => notes.set(`${a.layer_index}|${a.layer}|${a.feature}|${a.detail}`, a);
-  const pause = yielder();
-  for (const [f, t] of times.entries()) {
-    if (run.signal.aborted) throw run.signal.reason;
-    const list = evaluate(scene, comp.id, t);
-    for (const a of list.approximations) note(a);
-    const key = JSON.stringify({ ...list, time: 0, approximations: [] });
-    let index = byJson.get(key);
-    if (index === undefined) {
-      index = distinct.length;
-      distinct.push(list);
-      byJson.set(key, index);
-    }
-    frames.push(index);
-    progress(((f + 1) / times.length) * 0.5);
-    await pause();
-  }
 
   // Footage: which file each item is, and the pictures the lists need.
   const urls = new Map<number, string>(p.footage.map((f) => [f.id, f.url]));
-  for (const f of scene.footage) if (f.id < 0 && f.path) urls.set(f.id, f.path);
+  for (const f of sampled.footage) if (f.id < 0 && f.path) urls.set(f.id, f.path);
   const stills: Record<string, true> = {};
   const imageUrl = new Map<number, string | null>();
   const videoTimes = new Map<number, Set<number>>();
-  const footageById = new Map(scene.footage.map((f) => [f.id, f]));
+  const footageById = new Map(sampled.footage.map((f) => [f.id, f]));
   const leaves: { node: PageFootage; layer?: DisplayGroup }[] = [];
   for (const list of distinct)
     walk(list.root, (n, layer) => {
@@ -319,7 +293,7 @@ export async function prepareFrames(
     frames,
     times,
     inline,
-    composition: { width: comp.width, height: comp.height, background: comp.background },
+    composition: sampled.composition,
     files,
     fonts,
     stills,

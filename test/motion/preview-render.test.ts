@@ -1,0 +1,359 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import sharp from 'sharp';
+import { probeFile, tempDir } from '../helpers/fixtures.js';
+import { startService, waitForJob, type TestService } from '../helpers/service.js';
+import {
+  cdta,
+  chunk,
+  footagePin,
+  idta,
+  keyedTdbs,
+  ldta,
+  list,
+  rifx,
+  svap,
+  tdgp,
+  textDocument,
+  utf8,
+  valueTdbs,
+} from './rifx-writer.js';
+
+/**
+ * POST /api/motion/projects/preview end to end over HTTP, on a project our RIFX writer builds: frames checked by the
+ * colour of pixels where the layers must be (keyframed position, parenting, precomp timing, a track matte, text),
+ * footage found on the board, replaced by a media edit or drawn as a placeholder, videos probed, the job with
+ * progress and cancel, add_to_board and determinism.
+ */
+
+const FPS = 25;
+/** Keyframe time units of a composition written by `cdta` (time scale 1): seconds x fps x 256. */
+const units = (seconds: number) => seconds * FPS * 256;
+const ON = 1;
+
+const transform = (o: { position?: number[]; opacity?: number; positionKeys?: [number, number[]][] } = {}) =>
+  tdgp([
+    'ADBE Transform Group',
+    tdgp(
+      ...([
+        ...(o.positionKeys
+          ? [['ADBE Position', keyedTdbs(o.positionKeys.map(([t, v]) => ({ time: units(t), value: v })))]]
+          : o.position
+            ? [['ADBE Position', valueTdbs(o.position)]]
+            : []),
+        ...(o.opacity !== undefined ? [['ADBE Opacity', valueTdbs([o.opacity])]] : []),
+      ] as [string, Buffer][]),
+    ),
+  ]);
+
+const solidItem = (id: number, name: string, w: number, h: number, color: [number, number, number]) =>
+  list('Item', idta(7, id), utf8(name), footagePin({ solidName: name, width: w, height: h, color }));
+
+/**
+ * "Main" (200x100, 25 fps, 2 s, black): a red 20x20 solid moving linearly from (20,20) at 0 s to (180,20) at 1 s; a
+ * green 10x10 child of it 20 px below its centre; the precomp "Inner" (a 40x40 blue solid whose opacity is held at
+ * 0 until 0.2 s of its own time) starting at 0.4 s, centred at (170,70); a 60x50 red solid at (30,75) kept by the
+ * alpha matte of a 30x50 white solid above it (x 0..30); the text "HI" (DejaVu Sans Bold, 30 px, white) at (70,95).
+ * "Logo" (64x32): the footage logo.png, which the project says is in a folder of the author's machine.
+ * "Long" (200x100, 60 s): a solid crossing the frame, for jobs long enough to cancel.
+ */
+function project(): Buffer {
+  const main = list(
+    'Item',
+    idta(4, 10),
+    utf8('Main'),
+    cdta({ width: 200, height: 100, fps: FPS, duration: 2 }),
+    list(
+      'Layr',
+      ldta({ id: 101, type: 3, flags39: ON }),
+      utf8('Title'),
+      tdgp(
+        [
+          'ADBE Text Properties',
+          tdgp(['ADBE Text Document', textDocument('HI', 'DejaVuSans-Bold', undefined, { size: 30, fill: [1, 1, 1] })]),
+        ],
+        ['ADBE Transform Group', transformInner({ position: [70, 95, 0] })],
+      ),
+    ),
+    list(
+      'Layr',
+      ldta({ id: 102, source: 21, flags39: ON }),
+      utf8('Mover'),
+      transform({
+        positionKeys: [
+          [0, [20, 20, 0]],
+          [1, [180, 20, 0]],
+        ],
+      }),
+    ),
+    list(
+      'Layr',
+      ldta({ id: 103, source: 22, parent: 102, flags39: ON }),
+      utf8('Child'),
+      transform({ position: [10, 30, 0] }),
+    ),
+    list(
+      'Layr',
+      ldta({ id: 104, source: 11, flags39: ON, startMs: 400 }),
+      utf8('Inner'),
+      transform({ position: [170, 70, 0] }),
+    ),
+    // After Effects switches a track matte's own video off: it shows only through the layer it mattes.
+    list('Layr', ldta({ id: 105, source: 23 }), utf8('Matte'), transform({ position: [15, 75, 0] })),
+    list(
+      'Layr',
+      ldta({ id: 106, source: 24, flags39: ON, matte: 1 }),
+      utf8('Matted'),
+      transform({ position: [30, 75, 0] }),
+    ),
+  );
+  const inner = list(
+    'Item',
+    idta(4, 11),
+    utf8('Inner'),
+    cdta({ width: 40, height: 40, fps: FPS, duration: 2 }),
+    list(
+      'Layr',
+      ldta({ id: 201, source: 25, flags39: ON }),
+      utf8('Blue'),
+      tdgp([
+        'ADBE Transform Group',
+        tdgp([
+          'ADBE Opacity',
+          keyedTdbs([
+            { time: 0, value: [0], interpolation: 'hold' },
+            { time: units(0.2), value: [1], interpolation: 'hold' },
+          ]),
+        ]),
+      ]),
+    ),
+  );
+  const logoComp = list(
+    'Item',
+    idta(4, 12),
+    utf8('Logo'),
+    cdta({ width: 64, height: 32, fps: FPS, duration: 1 }),
+    list('Layr', ldta({ id: 301, source: 20, flags39: ON }), utf8('')),
+  );
+  const long = list(
+    'Item',
+    idta(4, 13),
+    utf8('Long'),
+    cdta({ width: 200, height: 100, fps: FPS, duration: 60 }),
+    list(
+      'Layr',
+      ldta({ id: 401, source: 21, flags39: ON, duration: 60 }),
+      utf8('Crossing'),
+      transform({
+        positionKeys: [
+          [0, [0, 50, 0]],
+          [60, [200, 50, 0]],
+        ],
+      }),
+    ),
+  );
+  const logo = list(
+    'Item',
+    idta(7, 20),
+    utf8(''),
+    footagePin({ path: '/Users/someone/Projects/logo.png', width: 64, height: 32 }),
+  );
+  return rifx(
+    svap(23, 1, 5),
+    chunk('head', Buffer.alloc(20)),
+    list('ExEn', utf8('javascript-1.0')),
+    list(
+      'Fold',
+      chunk('fdta', Buffer.alloc(14)),
+      main,
+      inner,
+      logoComp,
+      long,
+      logo,
+      solidItem(21, 'Red', 20, 20, [1, 0, 0]),
+      solidItem(22, 'Green', 10, 10, [0, 1, 0]),
+      solidItem(23, 'White', 30, 50, [1, 1, 1]),
+      solidItem(24, 'Red wide', 60, 50, [1, 0, 0]),
+      solidItem(25, 'Blue', 40, 40, [0, 0, 1]),
+    ),
+  );
+}
+
+/** The inside of a transform group (for a layer that has other property groups too). */
+function transformInner(o: { position: number[] }) {
+  return tdgp(['ADBE Position', valueTdbs(o.position)]);
+}
+
+const png = (width: number, height: number, color: { r: number; g: number; b: number }) =>
+  sharp({ create: { width, height, channels: 3, background: color } })
+    .png()
+    .toBuffer();
+
+describe('motion preview: drawing compositions', () => {
+  let t: TestService;
+  let board: string;
+  let projectId: string;
+  let folder: string;
+  before(async () => {
+    t = await startService();
+    board = await t.createBoard('preview');
+    const up = await t.upload(board, { name: 'template.aep', data: project() }, { addToBoard: true });
+    assert.equal(up.status, 200, up.text);
+    projectId = up.body.element.id;
+    folder = path.join(t.dataDir, 'media', 'admin', board);
+  });
+  after(() => t.close());
+
+  const preview = (body: Record<string, unknown>) =>
+    t.api('POST', '/api/motion/projects/preview', { board_id: board, element_id: projectId, ...body });
+  const bytes = async (url: string) => Buffer.from(await (await fetch(t.baseUrl + url)).arrayBuffer());
+  async function pixels(url: string) {
+    const { data, info } = await sharp(await bytes(url))
+      .removeAlpha()
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+    const at = (x: number, y: number): number[] => {
+      const i = (y * info.width + x) * 3;
+      return [data[i], data[i + 1], data[i + 2]];
+    };
+    return { at, info };
+  }
+  const near = (got: number[], want: number[], what: string, tol = 8) =>
+    assert.ok(
+      got.every((v, i) => Math.abs(v - want[i]) <= tol),
+      `${what}: pixel ${JSON.stringify(got)} is not ${JSON.stringify(want)}`,
+    );
+  const lit = (at: (x: number, y: number) => number[], x0: number, y0: number, x1: number, y1: number) => {
+    let n = 0;
+    for (let x = x0; x < x1; x++) for (let y = y0; y < y1; y++) if (at(x, y)[0] > 200 && at(x, y)[2] > 200) n++;
+    return n;
+  };
+
+  it('draws a frame: keyframed position, parenting, precomp timing, a track matte, text', async () => {
+    const res = await preview({ composition: 'Main', time: 0.5 });
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.body.type, 'image');
+    assert.equal(res.body.filename, 'Main preview.png');
+    assert.equal(res.body.width, 200);
+    assert.equal(res.body.height, 100);
+    // floor(0.5 s x 25 fps) = frame 12: 0.48 s.
+    assert.equal(res.body.time, 0.48);
+    assert.equal(res.body.element, undefined);
+    const { at } = await pixels(res.body.url);
+    near(at(100, 20), [255, 0, 0], 'the mover half way');
+    near(at(30, 20), [0, 0, 0], 'where the mover was');
+    near(at(100, 40), [0, 255, 0], 'its child, 20 px below');
+    near(at(170, 70), [0, 0, 0], 'the precomp, its own time 0.1 s: opacity still 0');
+    near(at(15, 75), [255, 0, 0], 'matted layer inside the matte');
+    near(at(45, 75), [0, 0, 0], 'matted layer outside the matte');
+    assert.ok(lit(at, 65, 60, 140, 100) > 150, 'the text is drawn');
+
+    const later = await pixels((await preview({ composition: 'Main', time: 0.7 })).body.url);
+    near(later.at(170, 70), [0, 0, 255], 'the precomp, its own time 0.3 s: opacity 100');
+    near(later.at(132, 20), [255, 0, 0], 'the mover at 0.7 s');
+    // floor(time x fps): 0.5 s at 3 fps is frame 1, 1/3 s.
+    const third = await preview({ composition: 'Main', time: 0.5, fps: 3 });
+    assert.ok(Math.abs(third.body.time - 1 / 3) < 1e-9, String(third.body.time));
+    near((await pixels(third.body.url)).at(73, 20), [255, 0, 0], 'the mover at 1/3 s');
+  });
+
+  it('applies text edits and a composition chosen by id; scales the output', async () => {
+    const plain = await pixels((await preview({ composition: 10, time: 0.5 })).body.url);
+    const edited = await preview({ composition: 10, time: 0.5, textEdits: [{ layer: 'Title', text: 'HIHIHI' }] });
+    assert.equal(edited.status, 200, edited.text);
+    const e = await pixels(edited.body.url);
+    assert.ok(
+      lit(e.at, 130, 60, 200, 100) > 100 && lit(plain.at, 130, 60, 200, 100) < 20,
+      'the longer text reaches right',
+    );
+    const half = await preview({ composition: 'Main', time: 0.5, width: 100 });
+    assert.deepEqual([half.body.width, half.body.height], [100, 50]);
+    near((await pixels(half.body.url)).at(50, 10), [255, 0, 0], 'scaled by half');
+    const boxed = await preview({ composition: 'Main', time: 0.5, width: 100, height: 100 });
+    const b = await pixels(boxed.body.url);
+    assert.deepEqual([b.info.width, b.info.height], [100, 100]);
+    near(b.at(50, 35), [255, 0, 0], 'fitted and centred');
+  });
+
+  it('finds footage on the board, takes media edits, and draws a labelled placeholder for what is missing', async () => {
+    const missing = await preview({ composition: 'Logo' });
+    assert.equal(missing.status, 200, missing.text);
+    const note = missing.body.approximations.find((a: { feature: string }) => a.feature === 'missing-footage');
+    assert.ok(note, JSON.stringify(missing.body.approximations));
+    assert.match(note.detail, /logo\.png/);
+    assert.equal(
+      (await t.upload(board, { name: 'logo.png', data: await png(64, 32, { r: 255, g: 0, b: 0 }) })).status,
+      200,
+    );
+    const found = await preview({ composition: 'Logo' });
+    assert.ok(!found.body.approximations.some((a: { feature: string }) => a.feature === 'missing-footage'));
+    near((await pixels(found.body.url)).at(32, 16), [255, 0, 0], 'the board file of the same name');
+    const blue = await t.upload(
+      board,
+      { name: 'blue.png', data: await png(64, 32, { r: 0, g: 0, b: 255 }) },
+      { addToBoard: true },
+    );
+    const edited = await preview({ composition: 'Logo', mediaEdits: [{ layer: 1, element_id: blue.body.element.id }] });
+    assert.equal(edited.status, 200, edited.text);
+    near((await pixels(edited.body.url)).at(32, 16), [0, 0, 255], 'the media edit');
+  });
+
+  it('renders mp4 and webm videos of the frames asked for', async () => {
+    const dir = await tempDir();
+    try {
+      for (const format of ['mp4', 'webm'] as const) {
+        const res = await preview({ composition: 'Main', format, fps: 10, start: 0.5, duration: 1 });
+        assert.equal(res.status, 200, res.text);
+        assert.equal(res.body.type, 'video');
+        assert.equal(res.body.duration, 1);
+        assert.equal(res.body.filename, `Main preview.${format}`);
+        const file = path.join(dir, `v.${format}`);
+        await fsp.writeFile(file, await bytes(res.body.url));
+        const info = await probeFile(file);
+        assert.equal(info.video?.codec, format === 'mp4' ? 'h264' : 'vp9');
+        assert.deepEqual([info.video?.width, info.video?.height], [200, 100]);
+        assert.ok(Math.abs((info.duration ?? 0) - 1) < 0.15, String(info.duration));
+      }
+    } finally {
+      await fsp.rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('gives the same bytes for the same request, and adds an element only with add_to_board', async () => {
+    const a = await preview({ composition: 'Main', time: 0.3 });
+    const b = await preview({ composition: 'Main', time: 0.3 });
+    assert.notEqual(a.body.filename, b.body.filename);
+    assert.ok((await bytes(a.body.url)).equals(await bytes(b.body.url)), 'same PNG bytes');
+    const va = await preview({ composition: 'Main', format: 'mp4', fps: 10, duration: 0.5 });
+    const vb = await preview({ composition: 'Main', format: 'mp4', fps: 10, duration: 0.5 });
+    assert.ok((await bytes(va.body.url)).equals(await bytes(vb.body.url)), 'same mp4 bytes');
+    const count = async () => (await t.api('GET', `/api/moodboards/${board}`)).body.elements.length;
+    const before = await count();
+    const added = await preview({ composition: 'Main', time: 0.3, add_to_board: true });
+    assert.equal(added.status, 200, added.text);
+    assert.equal(added.body.element.type, 'image');
+    assert.equal(added.body.element.url, added.body.url);
+    assert.equal(await count(), before + 1);
+  });
+
+  it('runs as a motion.preview job with progress, and cancels', async () => {
+    const queued = await preview({ composition: 'Main', format: 'mp4', fps: 25, duration: 2, async: true });
+    assert.equal(queued.status, 202, queued.text);
+    const done = await waitForJob(t, queued.body.job_id);
+    assert.equal(done.status, 'complete', JSON.stringify(done));
+    assert.equal(done.result.type, 'video');
+    assert.match(done.result.filename, /^Main preview( \(\d+\))?\.mp4$/);
+    assert.ok(Array.isArray(done.result.approximations));
+    const listing = await fsp.readdir(folder);
+    const long = await preview({ composition: 'Long', format: 'mp4', fps: 30, duration: 60, async: true });
+    assert.equal(long.status, 202, long.text);
+    // Progress moves while it runs (sampling, then frames captured), and a cancel stops it.
+    await waitForJob(t, long.body.job_id, { until: (j) => j.status === 'running' && j.progress > 0.2 });
+    assert.equal((await t.api('POST', `/api/jobs/${long.body.job_id}/cancel`)).status, 200);
+    const cancelled = await waitForJob(t, long.body.job_id);
+    assert.equal(cancelled.status, 'cancelled');
+    assert.deepEqual((await fsp.readdir(folder)).sort(), listing.sort(), 'nothing left of the cancelled preview');
+  });
+});
