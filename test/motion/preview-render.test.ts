@@ -1,9 +1,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import sharp from 'sharp';
-import { probeFile, tempDir } from '../helpers/fixtures.js';
+import { ffmpeg, probeFile, tempDir } from '../helpers/fixtures.js';
 import { startService, waitForJob, type TestService } from '../helpers/service.js';
 import {
   cdta,
@@ -29,6 +30,14 @@ import {
  */
 
 const FPS = 25;
+/** Whether fontconfig knows DejaVu Sans Bold here (the title's font). */
+const dejavuBold = (() => {
+  try {
+    return execFileSync('fc-list', [':postscriptname=DejaVuSans-Bold', 'file'], { encoding: 'utf8' }).trim() !== '';
+  } catch {
+    return false;
+  }
+})();
 /** Keyframe time units of a composition written by `cdta` (time scale 1): seconds x fps x 256. */
 const units = (seconds: number) => seconds * FPS * 256;
 const ON = 1;
@@ -58,6 +67,7 @@ const solidItem = (id: number, name: string, w: number, h: number, color: [numbe
  * alpha matte of a 30x50 white solid above it (x 0..30); the text "HI" (DejaVu Sans Bold, 30 px, white) at (70,95).
  * "Logo" (64x32): the footage logo.png, which the project says is in a folder of the author's machine.
  * "Long" (200x100, 60 s): a solid crossing the frame, for jobs long enough to cancel.
+ * "Clip" (64x32, 2 s): the video clip.mp4 (a Windows path of the author's machine), its layer starting at 0.5 s.
  */
 function project(): Buffer {
   const main = list(
@@ -154,6 +164,34 @@ function project(): Buffer {
       }),
     ),
   );
+  const clipComp = list(
+    'Item',
+    idta(4, 14),
+    utf8('Clip'),
+    cdta({ width: 64, height: 32, fps: FPS, duration: 2 }),
+    list('Layr', ldta({ id: 501, source: 26, flags39: ON, startMs: 500 }), utf8('')),
+  );
+  const fonts = list(
+    'Item',
+    idta(4, 15),
+    utf8('Fonts'),
+    cdta({ width: 64, height: 32, fps: FPS, duration: 1 }),
+    list(
+      'Layr',
+      ldta({ id: 601, type: 3, flags39: ON }),
+      utf8('Label'),
+      tdgp([
+        'ADBE Text Properties',
+        tdgp(['ADBE Text Document', textDocument('Ag', 'NoSuchFont-Bold', undefined, { size: 20, fill: [1, 1, 1] })]),
+      ]),
+    ),
+  );
+  const clip = list(
+    'Item',
+    idta(7, 26),
+    utf8(''),
+    footagePin({ path: 'C:\\Footage\\clip.mp4', width: 64, height: 32, duration: 2, fps: FPS }),
+  );
   const logo = list(
     'Item',
     idta(7, 20),
@@ -171,6 +209,9 @@ function project(): Buffer {
       inner,
       logoComp,
       long,
+      clipComp,
+      clip,
+      fonts,
       logo,
       solidItem(21, 'Red', 20, 20, [1, 0, 0]),
       solidItem(22, 'Green', 10, 10, [0, 1, 0]),
@@ -298,6 +339,51 @@ describe('motion preview: drawing compositions', () => {
     const edited = await preview({ composition: 'Logo', mediaEdits: [{ layer: 1, element_id: blue.body.element.id }] });
     assert.equal(edited.status, 200, edited.text);
     near((await pixels(edited.body.url)).at(32, 16), [0, 0, 255], 'the media edit');
+  });
+
+  it('shows the video frame at the layer time, and names substituted fonts', async () => {
+    const dir = await tempDir();
+    try {
+      // 1 s red, then 1 s blue, 25 fps.
+      const clip = path.join(dir, 'clip.mp4');
+      await ffmpeg([
+        '-f',
+        'lavfi',
+        '-i',
+        'color=c=red:s=64x32:r=25:d=1',
+        '-f',
+        'lavfi',
+        '-i',
+        'color=c=blue:s=64x32:r=25:d=1',
+        '-filter_complex',
+        '[0][1]concat=n=2',
+        '-pix_fmt',
+        'yuv420p',
+        clip,
+      ]);
+      assert.equal((await t.upload(board, clip)).status, 200);
+    } finally {
+      await fsp.rm(dir, { recursive: true, force: true });
+    }
+    const at = async (time: number) => {
+      const res = await preview({ composition: 'Clip', time });
+      assert.equal(res.status, 200, res.text);
+      return (await pixels(res.body.url)).at(32, 16);
+    };
+    near(await at(0.4), [0, 0, 0], 'before the layer starts');
+    near(await at(1.4), [255, 0, 0], 'source time 0.9 s', 24);
+    near(await at(1.8), [0, 0, 255], 'source time 1.3 s', 24);
+
+    // DejaVu Sans Bold (the title's font) is installed here: no font note. NoSuchFont is drawn with what fontconfig
+    // offers instead, and said so.
+    const main = await preview({ composition: 'Main', time: 0.5 });
+    if (dejavuBold)
+      assert.ok(!main.body.approximations.some((a: { feature: string }) => a.feature === 'font'), main.text);
+    const label = await preview({ composition: 'Fonts' });
+    const note = label.body.approximations.find((a: { feature: string }) => a.feature === 'font');
+    assert.ok(note, label.text);
+    assert.equal(note.layer, 'Label');
+    assert.match(note.detail, /NoSuchFont-Bold.*drawn with \S/);
   });
 
   it('renders mp4 and webm videos of the frames asked for', async () => {

@@ -169,6 +169,9 @@ export function footagePin(o: {
   height: number;
   /** Solids: RGB 0..1 (stored ARGB float32 at 10). */
   color?: [number, number, number];
+  /** Video footage: seconds (sspc 38/42) and frame rate (sspc 56, integer part). */
+  duration?: number;
+  fps?: number;
 }): Part {
   const opti = Buffer.alloc(o.solidName !== undefined ? 282 : 16);
   if (o.solidName !== undefined) {
@@ -183,6 +186,11 @@ export function footagePin(o: {
   const sspc = Buffer.alloc(100);
   sspc.writeUInt16BE(o.width, 32);
   sspc.writeUInt16BE(o.height, 36);
+  if (o.duration !== undefined) {
+    sspc.writeUInt32BE(Math.round(o.duration * 1000), 38);
+    sspc.writeUInt32BE(1000, 42);
+  }
+  if (o.fps !== undefined) sspc.writeUInt32BE(o.fps, 56);
   const alas = o.path
     ? [
         list(

@@ -168,6 +168,7 @@ export const DRAW_SCRIPT = String.raw`
 
   // ---- leaves ----
   const drawFootage = (g, n, m) => {
+    if (n.blank) return;
     setM(g, m);
     const pic = n.src ? pictures.get(n.src) : null;
     const img = pic && pic.img.complete && pic.img.naturalWidth ? pic.img : null;

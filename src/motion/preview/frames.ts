@@ -13,8 +13,11 @@ import type { PreviewParams, PreviewRun } from './job.js';
 import { PREVIEW_LIMITS as L } from './limits.js';
 import { WORK_URL } from './page.js';
 
-/** A footage leaf as the page draws it: `src` is the picture to draw (absent: the labelled placeholder). */
-export type PageFootage = DisplayFootage & { src?: string };
+/**
+ * A footage leaf as the page draws it: `src` is the picture to draw; without it the labelled placeholder, or nothing
+ * when `blank` (a video past its last frame).
+ */
+export type PageFootage = DisplayFootage & { src?: string; blank?: true };
 
 /** Everything the page needs, prepared in the scratch folder. */
 export interface PreparedFrames {
@@ -136,9 +139,14 @@ export async function prepareFrames(
       if (n.kind === 'footage') leaves.push({ node: n, layer });
     });
   let serial = 0;
+  const rates = new Map<number, number>();
+  const rateOf = async (id: number, file: string) => {
+    if (!rates.has(id))
+      rates.set(id, footageById.get(id)?.frameRate || (await probe(run.tools, file)).video?.fps || 30);
+    return rates.get(id)!;
+  };
   for (const { node, layer } of leaves) {
     const url = urls.get(node.footage_id);
-    const item = footageById.get(node.footage_id);
     const missing = (why: string) => {
       node.media = 'placeholder';
       note({
@@ -153,8 +161,8 @@ export async function prepareFrames(
       continue;
     }
     const file = run.input(url);
-    const isVideo = item ? !item.still && kindOfFile(file) !== 'image' : kindOfFile(file) === 'video';
-    if (!isVideo) {
+    // The file found decides (a project may name a still where a board file is a video, and the other way round).
+    if (kindOfFile(file) !== 'video') {
       if (!imageUrl.has(node.footage_id)) {
         const ext = path.extname(file).toLowerCase();
         let src: string | null = null;
@@ -181,8 +189,7 @@ export async function prepareFrames(
       else missing('a format the preview cannot read');
       continue;
     }
-    const rate = item?.frameRate || (await probe(run.tools, file)).video?.fps || 30;
-    const frame = Math.max(0, Math.floor((node.source_time ?? 0) * rate + 1e-6));
+    const frame = Math.max(0, Math.floor((node.source_time ?? 0) * (await rateOf(node.footage_id, file)) + 1e-6));
     let set = videoTimes.get(node.footage_id);
     if (!set) videoTimes.set(node.footage_id, (set = new Set()));
     set.add(frame);
@@ -193,8 +200,7 @@ export async function prepareFrames(
   // Video frames: one ffmpeg run per footage over the range of source frames the lists show.
   for (const [id, wanted] of videoTimes) {
     const file = run.input(urls.get(id)!);
-    const item = footageById.get(id);
-    const rate = item?.frameRate || (await probe(run.tools, file)).video?.fps || 30;
+    const rate = await rateOf(id, file);
     const first = Math.min(...wanted);
     const last = Math.max(...wanted);
     const dir = path.join(work, `video-${id < 0 ? `e${-id}` : id}`);
@@ -211,7 +217,8 @@ export async function prepareFrames(
         '-an',
         '-sn',
         '-vf',
-        `fps=${rate}`,
+        // yuvj420p: full range, as a JPEG (JFIF) is read; the scaler converts the video's range to it.
+        `fps=${rate},format=yuvj420p`,
         '-frames:v',
         String(last - first + 1),
         '-q:v',
@@ -236,20 +243,13 @@ export async function prepareFrames(
     }
   }
   const servedSet = new Set(files.map(([u]) => u));
-  for (const { node, layer } of leaves) {
+  for (const { node } of leaves) {
     const fr = (node as PageFootage & { frame?: number }).frame;
     if (fr === undefined) continue;
     const src = WORK_URL + encodeURIComponent(`v${node.footage_id}-${String(fr).padStart(6, '0')}.jpg`);
+    // No frame there: past the end of the file, where After Effects shows nothing either.
     if (servedSet.has(src)) node.src = src;
-    else {
-      // Past the end of the file (or undecodable): After Effects would show nothing there either way.
-      node.media = 'placeholder';
-      note({
-        ...(layer?.layer_index !== undefined ? { layer_index: layer.layer_index, layer: layer.layer } : {}),
-        feature: 'missing-footage',
-        detail: `${node.name}: no frame at ${node.source_time?.toFixed(3)} s of the file`,
-      });
-    }
+    else node.blank = true;
     delete (node as PageFootage & { frame?: number }).frame;
   }
   progress(0.8);

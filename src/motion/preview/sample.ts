@@ -2,20 +2,15 @@ import type { Approximation, DisplayList } from '../scene/display.js';
 import { decodeScene } from '../scene/decode.js';
 import { evaluate } from '../scene/evaluate.js';
 import type { Footage } from '../scene/model.js';
+import type { PreviewParams } from './job.js';
 import { PREVIEW_LIMITS as L } from './limits.js';
 
-/** What sampling needs: the project's bytes are read by whoever runs it (here or in a worker thread). */
-export interface SampleInput {
+/** What sampling needs (the project's bytes are read by whoever runs it, here or in a worker thread). */
+export type SampleInput = Pick<PreviewParams, 'format' | 'fps' | 'time' | 'start' | 'duration' | 'text'> & {
   compositionId: number;
-  format: 'png' | 'mp4' | 'webm';
-  fps: number;
-  time?: number;
-  start?: number;
-  duration?: number;
-  text: { layer: number; text: string }[];
   /** Media edits: the footage item (probed on the service side) that replaces each layer's source. */
   media: { layer: number; footage: Footage }[];
-}
+};
 
 /** Every output frame's display list, deduplicated. */
 export interface Sampled {
