@@ -48,6 +48,23 @@ describe('scene model on real projects', { skip }, () => {
   }
 });
 
+describe('scene model: text documents of real projects', { skip }, () => {
+  it('reads point text and the box of paragraph text', () => {
+    const scene = decodeScene(
+      fs.readFileSync(path.join(CORPUS, 'KraftyFX__aex/cep__test__assets__prescan_1_flat_project.aep')),
+    );
+    const texts = scene.compositions.find((c) => c.name === '5) Text Layers')!.layers;
+    const point = texts.find((l) => l.name === 'Simple text')!.text!.value;
+    assert.equal(point.text, 'Simple text');
+    assert.equal(point.box, undefined);
+    const para = texts.find((l) => l.name.startsWith('Lots and lots'))!.text!.value;
+    assert.deepEqual(para.box, { position: [0, -25.01971], size: [856, 590] });
+    const list = evaluate(scene, scene.compositions.find((c) => c.name === '5) Text Layers')!.id, 0);
+    const boxes = JSON.stringify(list).match(/"box":\{[^}]*\}/g);
+    assert.deepEqual(boxes, ['"box":{"x":0,"y":-25.01971,"width":856,"height":590}']);
+  });
+});
+
 interface AeKey {
   0: number;
   1: number | number[];

@@ -403,12 +403,15 @@ function textDoc(doc: CosValue, fonts: string[]): TextDocument {
   const stroke = cosColor(cs['54']);
   if (fill && cs['56'] !== false) t.fillColor = fill;
   if (stroke && cs['57'] === true) t.strokeColor = stroke;
-  // box text: the frame's box, [left, top, right, bottom] relative to the layer origin
-  const box = cosPath(doc, '1', '3');
-  const rect = Array.isArray(box) ? box : cosPath(box, '0');
-  if (Array.isArray(rect) && rect.length >= 4 && rect.every((x) => typeof x === 'number')) {
-    const [l, tp, r, b] = rect as number[];
-    t.box = { position: [l, tp], size: [r - l, b - tp] };
+  // box text: the layout's frame has the box [left, top, right, bottom] and its offset from the layer origin (read
+  // from the corpus' paragraph text, prescan_1_flat_project); point text has neither
+  const frame = cosPath(doc, '1', '2', 0, '6', 0);
+  const rect = cosPath(frame, '1');
+  const at = cosPath(frame, '0', '0');
+  const nums = (v: CosValue | undefined, n: number): v is number[] =>
+    Array.isArray(v) && v.length >= n && v.every((x) => typeof x === 'number');
+  if (nums(rect, 4) && nums(at, 2)) {
+    t.box = { position: [at[0] + rect[0], at[1] + rect[1]], size: [rect[2] - rect[0], rect[3] - rect[1]] };
   }
   return t;
 }

@@ -136,7 +136,10 @@ export interface DisplayText {
   /** Percent. */
   horizontal_scale: number;
   vertical_scale: number;
-  /** Box text: the box in layer coordinates; lines wrap at its width, the first baseline sits one size below its top. */
+  /**
+   * Box (paragraph) text: the box in layer coordinates; lines wrap at its width. The first baseline is still at y = 0
+   * (the box's top is above it by the first line's ascent), as After Effects lays it out.
+   */
   box?: { x: number; y: number; width: number; height: number };
 }
 

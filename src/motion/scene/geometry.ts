@@ -201,22 +201,27 @@ function segments(p: BezierPath): Seg[] {
   return out;
 }
 
-const bez = (s: Seg, t: number): [number, number] => {
-  const u = 1 - t;
-  const f = (d: 0 | 1) => u * u * u * s[0][d] + 3 * u * u * t * s[1][d] + 3 * u * t * t * s[2][d] + t * t * t * s[3][d];
-  return [f(0), f(1)];
-};
-
-function segLength(s: Seg): number {
-  let len = 0;
-  let prev = s[0];
-  for (let k = 1; k <= 24; k++) {
-    const p = bez(s, k / 24);
-    len += Math.hypot(p[0] - prev[0], p[1] - prev[1]);
-    prev = p;
+/** Lengths along a segment at `steps` even parameter steps (cumulative; scalar maths: trims run every frame). */
+function lengthTable(s: Seg, steps: number): Float64Array {
+  const out = new Float64Array(steps + 1);
+  let [px, py] = s[0];
+  for (let k = 1; k <= steps; k++) {
+    const t = k / steps;
+    const u = 1 - t;
+    const a = u * u * u;
+    const b = 3 * u * u * t;
+    const c = 3 * u * t * t;
+    const d = t * t * t;
+    const x = a * s[0][0] + b * s[1][0] + c * s[2][0] + d * s[3][0];
+    const y = a * s[0][1] + b * s[1][1] + c * s[2][1] + d * s[3][1];
+    out[k] = out[k - 1] + Math.hypot(x - px, y - py);
+    px = x;
+    py = y;
   }
-  return len;
+  return out;
 }
+
+const STEPS = 32;
 
 /** The part of a segment between parameters t0 and t1 (de Casteljau twice). */
 function subSeg(s: Seg, t0: number, t1: number): Seg {
@@ -241,22 +246,15 @@ function subSeg(s: Seg, t0: number, t1: number): Seg {
   return t < 1 ? split(right, t)[0] : right;
 }
 
-/** Parameter at a fraction of a segment's length (the length is almost linear in t for trims). */
-function paramAt(s: Seg, frac: number, len: number): number {
+/** Parameter at a fraction of a segment's length, from its length table. */
+function paramAt(table: Float64Array, frac: number): number {
   if (frac <= 0) return 0;
   if (frac >= 1) return 1;
-  const target = frac * len;
-  let acc = 0;
-  let prev = s[0];
-  const steps = 48;
-  for (let k = 1; k <= steps; k++) {
-    const p = bez(s, k / steps);
-    const d = Math.hypot(p[0] - prev[0], p[1] - prev[1]);
-    if (acc + d >= target) return (k - 1 + (d > 0 ? (target - acc) / d : 0)) / steps;
-    acc += d;
-    prev = p;
-  }
-  return 1;
+  const target = frac * table[STEPS];
+  let k = 1;
+  while (k < STEPS && table[k] < target) k++;
+  const span = table[k] - table[k - 1];
+  return (k - 1 + (span > 0 ? (target - table[k - 1]) / span : 0)) / STEPS;
 }
 
 function toPath(segs: Seg[]): BezierPath {
@@ -275,16 +273,17 @@ function toPath(segs: Seg[]): BezierPath {
 }
 
 /** The stretch [from, to] (lengths along the joined segments) of a segment list, as open paths. */
-function cut(segs: Seg[], lens: number[], from: number, to: number): BezierPath[] {
+function cut(segs: Seg[], tables: Float64Array[], from: number, to: number): BezierPath[] {
   const out: Seg[] = [];
   let acc = 0;
   for (let k = 0; k < segs.length; k++) {
+    const len = tables[k][STEPS];
     const a = acc;
-    const b = acc + lens[k];
+    const b = acc + len;
     acc = b;
-    if (b <= from || a >= to || lens[k] === 0) continue;
-    const t0 = paramAt(segs[k], (Math.max(from, a) - a) / lens[k], lens[k]);
-    const t1 = paramAt(segs[k], (Math.min(to, b) - a) / lens[k], lens[k]);
+    if (b <= from || a >= to || len === 0) continue;
+    const t0 = paramAt(tables[k], (Math.max(from, a) - a) / len);
+    const t1 = paramAt(tables[k], (Math.min(to, b) - a) / len);
     out.push(subSeg(segs[k], t0, t1));
   }
   return out.length ? [toPath(out)] : [];
@@ -311,19 +310,19 @@ export function trimPaths(
   const pieces = (list: BezierPath[]): BezierPath[] => {
     const parts = list.map((p) => {
       const segs = segments(p);
-      return { segs, lens: segs.map(segLength) };
+      const tables = segs.map((sg) => lengthTable(sg, STEPS));
+      return { segs, tables, len: tables.reduce((a, t) => a + t[STEPS], 0) };
     });
-    const total = parts.reduce((x, p) => x + p.lens.reduce((a, b) => a + b, 0), 0);
+    const total = parts.reduce((x, p) => x + p.len, 0);
     if (total === 0) return [];
     const out: BezierPath[] = [];
     // each path cuts its own share of the kept lengths, so no piece joins two paths
     let at = 0;
-    for (const { segs, lens } of parts) {
-      const len = lens.reduce((a, b) => a + b, 0);
+    for (const { segs, tables, len } of parts) {
       const keep = (from: number, to: number) => {
         const a = Math.max(from, at);
         const b = Math.min(to, at + len);
-        if (b > a) out.push(...cut(segs, lens, a - at, b - at));
+        if (b > a) out.push(...cut(segs, tables, a - at, b - at));
       };
       keep(s * total, Math.min(e, 1) * total);
       if (e > 1) keep(0, (e - 1) * total);
