@@ -18,6 +18,8 @@ export interface KeySpec {
   outEase?: [number, number][];
   inTangent?: number[];
   outTangent?: number[];
+  /** Temporal auto-bezier (flags byte 7 bit 4). */
+  auto?: boolean;
 }
 
 const CODE = { linear: 1, bezier: 2, hold: 3 } as const;
@@ -59,6 +61,7 @@ export function prop(o: {
       body.writeInt32BE(Math.round(k.t * (o.fps ?? 25) * 256), at);
       body.writeUInt8(CODE[k.in ?? 'linear'], at + 4);
       body.writeUInt8(CODE[k.out ?? 'linear'], at + 5);
+      if (k.auto) body.writeUInt8(0x10, at + 7);
       const inE = k.inEase ?? [[0, 1 / 6]];
       const outE = k.outEase ?? [[0, 1 / 6]];
       const f = (x: number, off: number) => body.writeDoubleBE(x, at + off);

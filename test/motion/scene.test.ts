@@ -148,6 +148,17 @@ describe('scene model: keyframes decoded and sampled as After Effects interpolat
         ),
       ],
     ]),
+    // temporal auto-bezier keys saved without their eases
+    solidLayer(9, 'auto', [
+      [
+        'ADBE Rotate Z',
+        keys([
+          { t: 0, v: [0], in: 'bezier', out: 'bezier', auto: true, inEase: [[0, 0]], outEase: [[0, 0]] },
+          { t: 1, v: [100], in: 'bezier', out: 'bezier', auto: true, inEase: [[0, 0]], outEase: [[0, 0]] },
+          { t: 2, v: [0], in: 'bezier', out: 'bezier', auto: true, inEase: [[0, 0]], outEase: [[0, 0]] },
+        ]),
+      ],
+    ]),
     // a stretched layer starting at 1 s: its keys are in layer time
     solidLayer(
       8,
@@ -227,6 +238,14 @@ describe('scene model: keyframes decoded and sampled as After Effects interpolat
     const eased = at('straight eased', 'position', 0.5);
     const f = 3 * 0.25 ** 2 - 2 * 0.25 ** 3;
     nearAll(eased, [300 * f, 400 * f, 0]);
+  });
+
+  it('auto-bezier keys without eases get the slope through their neighbours and influence 1/6', () => {
+    // first key: out speed 100/s (towards its one neighbour); the peak: speed 0; at s = 0.5, x = 0.5 and
+    // y = 3(.25)(.5)(100/6) + 3(.5)(.25)(100) + 100/8
+    near(at('auto', 'rotation', 0.5)[0], 56.25, 1e-9);
+    assert.deepEqual(at('auto', 'rotation', 1), [100]);
+    near(at('auto', 'rotation', 1.5)[0], 56.25, 1e-9);
   });
 
   it('a stretched layer: keys in layer time, in and out points in composition time', () => {

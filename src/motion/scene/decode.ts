@@ -133,6 +133,9 @@ interface RawKey {
   inInterpolation: Interpolation;
   outInterpolation: Interpolation;
   roving: boolean;
+  /** Temporal (byte 7 bit 4) and spatial (spatial records, byte 11 bit 1) auto-bezier. */
+  autoTemporal: boolean;
+  autoSpatial: boolean;
   value?: number[];
   inEase: Ease[];
   outEase: Ease[];
@@ -161,6 +164,8 @@ function readKeys(tdbs: Chunk, info: TdbsInfo, ctx: Ctx): RawKey[] {
       inInterpolation: INTERP[d.getUint8(at + 4)] ?? 'linear',
       outInterpolation: INTERP[d.getUint8(at + 5)] ?? 'linear',
       roving: (d.getUint8(at + 7) & 0x20) !== 0,
+      autoTemporal: (d.getUint8(at + 7) & 0x10) !== 0,
+      autoSpatial: (size === 104 || (size === 128 && info.spatial)) && (d.getUint8(at + 11) & 0x02) !== 0,
       inEase: [],
       outEase: [],
     };
@@ -236,10 +241,45 @@ function numProp(node: Chunk | undefined, name: string, path: string, def: numbe
       kf.outEase = scale(kf.outEase);
       return kf;
     });
+    autoBezier(p.keyframes, keys);
     p.value = p.keyframes[0].value;
     if (info.spatial) p.spatial = true;
   }
   return p;
+}
+
+/**
+ * Auto-bezier keys saved without their computed eases or tangents (influences all 0, tangents all 0) get them as After
+ * Effects computes them (py-aep `_compute_auto_temporal_ease` / `_compute_auto_spatial_tangents`): influence 1/6 and
+ * the slope through the neighbours; tangents a third of the neighbours' span, split by the time on each side.
+ */
+function autoBezier(kfs: Keyframe<number[]>[], raw: RawKey[]): void {
+  const n = kfs.length;
+  if (n < 2) return;
+  const sub = (a: number[], b: number[]) => a.map((v, d) => v - (b[d] ?? 0));
+  kfs.forEach((k, i) => {
+    const prev = kfs[Math.max(0, i - 1)];
+    const next = kfs[Math.min(n - 1, i + 1)];
+    const span = next.time - prev.time;
+    if (raw[i].autoTemporal && span > 0) {
+      const slope = sub(next.value, prev.value).map((v) => v / span);
+      const single = (k.outEase?.length ?? 0) <= 1 && k.value.length > 1;
+      const speeds = single ? [Math.hypot(...slope)] : slope;
+      const zero = (e: Keyframe<number[]>['inEase']) => !e || e.every((x) => x.influence === 0);
+      if (zero(k.inEase) && zero(k.outEase)) {
+        k.inEase = speeds.map((speed) => ({ speed, influence: 1 / 6 }));
+        k.outEase = speeds.map((speed) => ({ speed, influence: 1 / 6 }));
+      }
+    }
+    const flat = (t?: number[]) => !t || t.every((x) => x === 0);
+    if (raw[i].autoSpatial && flat(k.inTangent) && flat(k.outTangent) && span > 0) {
+      const dir = sub(next.value, prev.value);
+      const [left, right] = [k.time - prev.time, next.time - k.time];
+      // an end key points a sixth of the way to its one neighbour
+      k.inTangent = i === 0 ? dir.map(() => 0) : dir.map((v) => (i === n - 1 ? -v / 6 : (-v * left) / span / 3));
+      k.outTangent = i === n - 1 ? dir.map(() => 0) : dir.map((v) => (i === 0 ? v / 6 : (v * right) / span / 3));
+    }
+  });
 }
 
 /** A static enum-like value (fill rule, line cap...); its keyframes, if any, are not followed. */
