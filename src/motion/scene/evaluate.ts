@@ -189,7 +189,8 @@ class Evaluator {
       }
       case 'footage': {
         const f = l.sourceId !== undefined ? this.footage.get(l.sourceId) : undefined;
-        if (!f) return undefined;
+        // sound-only footage has no picture
+        if (!f || !f.width || !f.height) return undefined;
         const source = l.timeRemap ? sampleNum(l.timeRemap, lt)[0] : lt;
         const media = f.kind === 'placeholder' ? 'placeholder' : f.still ? 'image' : 'video';
         const node: DisplayNode = {
