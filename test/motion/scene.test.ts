@@ -464,6 +464,36 @@ describe('scene model: precomps', () => {
   });
 });
 
+describe('scene model: auto-orient', () => {
+  it('turns the layer to the direction of its motion path', () => {
+    const s = oneComp(
+      solidLayer(
+        1,
+        'oriented',
+        [
+          ['ADBE Anchor Point', prop({ value: [0, 0, 0] })],
+          [
+            'ADBE Position',
+            prop({
+              keys: [
+                { t: 0, v: [0, 0] },
+                { t: 2, v: [100, 100] },
+              ],
+              fps: FPS,
+              kind: 'spatial',
+            }),
+          ],
+        ],
+        [],
+        { flags38: 0x01 },
+      ),
+    );
+    assert.equal(s.compositions[0].layers[0].autoOrient, true);
+    const m = (evaluate(s, 1, 1).root.children[0] as DisplayGroup).matrix;
+    nearAll(m, [Math.SQRT1_2, Math.SQRT1_2, -Math.SQRT1_2, Math.SQRT1_2, 50, 50], 1e-9);
+  });
+});
+
 describe('scene model: decoding in a worker', () => {
   it('decodes a file off the event loop, and refuses a file that is not a project', async () => {
     const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'scene-'));

@@ -859,6 +859,7 @@ function readLayer(node: Chunk, info: InspectedLayer, ctx: Ctx, refs: Refs): Lay
     threeD: (f38 & 0x04) !== 0,
     adjustment: (f38 & 0x02) !== 0,
     collapse: (f39 & 0x80) !== 0,
+    autoOrient: (f38 & 0x01) !== 0,
     blendMode: LAYER_BLEND[ld[99]] ?? 'unknown',
     preserveTransparency: ld[103] === 1,
     isMatte: false,

@@ -116,15 +116,27 @@ class Evaluator {
   private matrix(l: Layer, comp: Composition, t: number, chain = 0): Matrix {
     const lt = this.layerTime(l, t);
     const tr = l.transform;
-    const pos = tr.position
-      ? sampleNum(tr.position, lt)
-      : [sampleNum(tr.positionX!, lt)[0], sampleNum(tr.positionY!, lt)[0]];
-    let m = transformMatrix(sampleNum(tr.anchor, lt), pos, sampleNum(tr.scale, lt), sampleNum(tr.rotation, lt)[0]);
+    const position = (at: number) =>
+      tr.position ? sampleNum(tr.position, at) : [sampleNum(tr.positionX!, at)[0], sampleNum(tr.positionY!, at)[0]];
+    const pos = position(lt);
+    let rotation = sampleNum(tr.rotation, lt)[0];
+    if (l.autoOrient) rotation += this.pathAngle(position, lt);
+    let m = transformMatrix(sampleNum(tr.anchor, lt), pos, sampleNum(tr.scale, lt), rotation);
     if (l.parentId !== undefined && chain < comp.layers.length) {
       const parent = comp.layers.find((p) => p.id === l.parentId);
       if (parent) m = multiply(this.matrix(parent, comp, t, chain + 1), m);
     }
     return m;
+  }
+
+  /** The direction of motion at `lt` in degrees (auto-orient): from a small step either side, wider at rest. */
+  private pathAngle(position: (t: number) => number[], lt: number): number {
+    for (const h of [1 / 100, 1 / 10, 1]) {
+      const a = position(lt - h);
+      const b = position(lt + h);
+      if (Math.hypot(b[0] - a[0], b[1] - a[1]) > 1e-9) return (Math.atan2(b[1] - a[1], b[0] - a[0]) * 180) / Math.PI;
+    }
+    return 0;
   }
 
   /** The composition's layers at `t`, bottom first. */

@@ -351,6 +351,8 @@ export interface Layer {
   adjustment: boolean;
   /** Collapse transformations (precomp) / continuous rasterisation (vector). */
   collapse: boolean;
+  /** Auto-orient along its motion path: turned to the direction it moves in (ldta byte 38 bit 0). */
+  autoOrient: boolean;
   /** Parent layer id (the whole chain is followed through the composition's layers). */
   parentId?: number;
   blendMode: BlendMode;
