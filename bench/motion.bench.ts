@@ -156,7 +156,7 @@ else {
     for (let i = 0; i < 3; i++) runs.push((await preview(file, comp.id, {})).ms);
     const m = median(runs);
     console.log(
-      `1080p still  ${path.basename(file).slice(0, 24)} "${comp.name.slice(0, 12)}"`.padEnd(52),
+      `1080p still  ${path.basename(file).slice(-24)} "${comp.name.slice(0, 12)}"`.padEnd(52),
       String(comp.layers.length).padStart(7),
       `${ms(m)} (median of 3)`.padStart(22),
       m < 1000 ? ' ok (< 1 s)' : ' OVER 1 s',
@@ -167,7 +167,7 @@ else {
     const { ms: took, body } = await preview(file, comp.id, { format: 'mp4', fps: 30, duration });
     const fps = (Math.round(duration * 30) / took) * 1000;
     console.log(
-      `1080p30 mp4 ${duration} s ${path.basename(file).slice(0, 18)} "${comp.name.slice(0, 12)}"`.padEnd(52),
+      `1080p30 mp4 ${duration} s ${path.basename(file).slice(-18)} "${comp.name.slice(0, 12)}"`.padEnd(52),
       String(comp.layers.length).padStart(7),
       `${fps.toFixed(1)} frames/s`.padStart(22),
       fps >= 10 ? ' ok (>= 10)' : ' UNDER 10 frames/s',

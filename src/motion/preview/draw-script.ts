@@ -246,7 +246,8 @@ export const DRAW_SCRIPT = String.raw`
     setM(g, mul(m, [sx, 0, 0, sy, 0, 0]));
     const boxW = n.box ? n.box.width / sx : 0;
     const x0 = n.box ? n.box.x / sx : 0;
-    const y0 = (n.box ? n.box.y + n.size : 0) / sy - (n.baseline_shift || 0);
+    // The first baseline is at y = 0 for point and box text alike (display.ts); baseline shift moves it up.
+    const y0 = -(n.baseline_shift || 0) / sy;
     const paint = (draw) => {
       lines.forEach((line, k) => {
         const y = y0 + (k * n.leading) / sy;
