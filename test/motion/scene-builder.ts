@@ -247,3 +247,48 @@ export function assertPlainJson(v: unknown, where: string): void {
   assert.equal(Object.getPrototypeOf(v), Object.prototype, `${where}: not a plain object`);
   for (const [k, x] of Object.entries(v as object)) assertPlainJson(x, `${where}.${k}`);
 }
+
+/** A COS string: UTF-16BE after FE FF, with ( ) \\ escaped. */
+function cosString(text: string): Buffer {
+  const raw = Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer.from(text, 'utf16le').swap16()]);
+  const escaped = [...raw].flatMap((c) => (c === 0x28 || c === 0x29 || c === 0x5c ? [0x5c, c] : [c]));
+  return Buffer.concat([Buffer.from('('), Buffer.from(escaped), Buffer.from(')')]);
+}
+
+/** Source Text with one document per key (held), each with its text, size and justification code. */
+export function keyedTextDocument(
+  docs: { t: number; text: string; size: number; justify?: number }[],
+  font: string,
+  fps = 25,
+): Part {
+  const doc = (d: (typeof docs)[number]) =>
+    Buffer.concat([
+      Buffer.from(' << /0 << /0 '),
+      cosString(d.text),
+      Buffer.from(` /5 << /0 [ << /0 << /0 << /5 << /0 ${d.justify ?? 0} >> >> >> >> ] >>`),
+      Buffer.from(` /6 << /0 [ << /0 << /0 << /6 << /0 0 /1 ${d.size.toFixed(1)} >> >> >> >> ] >> >> >>`),
+    ]);
+  const cos = Buffer.concat([
+    Buffer.from(' /0 << /1 << /0 [ << /0 << /99 /CoolTypeFont /0 << /0 '),
+    cosString(font),
+    Buffer.from(' >> >> >> ] >> >> /1 << /1 ['),
+    ...docs.map(doc),
+    Buffer.from(' ] >> '),
+  ]);
+  const body = Buffer.alloc(64 * docs.length);
+  docs.forEach((d, i) => {
+    body.writeInt32BE(Math.round(d.t * fps * 256), 64 * i);
+    body.writeUInt8(CODE.hold, 64 * i + 4);
+    body.writeUInt8(CODE.hold, 64 * i + 5);
+  });
+  const head = Buffer.alloc(24);
+  head.writeUInt16BE(docs.length, 10);
+  head.writeUInt16BE(64, 18);
+  const tdbs = list(
+    'tdbs',
+    chunk('tdsb', Buffer.alloc(4)),
+    tdb4({ dims: 1 }),
+    list('list', chunk('lhd3', head), chunk('ldat', body)),
+  );
+  return list('btds', tdbs, list('btdk', cos));
+}

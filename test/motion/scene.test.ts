@@ -22,6 +22,7 @@ import {
   prop,
   solidItem,
   assertPlainJson,
+  keyedTextDocument,
   type KeySpec,
 } from './scene-builder.js';
 
@@ -461,6 +462,34 @@ describe('scene model: precomps', () => {
     assert.ok(list.approximations.some((a) => a.feature === 'precomp-depth'));
     const depth = (n: DisplayNode): number => (n.kind === 'group' ? 1 + Math.max(0, ...n.children.map(depth)) : 0);
     assert.ok(depth(list.root) < 40);
+  });
+});
+
+describe('scene model: animated source text', () => {
+  it('shows the document of the last key at or before the time', () => {
+    const s = oneComp(
+      layer(layerData({ id: 1, type: 3, flags39: 1, duration: 4 }), 'counter', [
+        [
+          'ADBE Text Properties',
+          tdgp([
+            'ADBE Text Document',
+            keyedTextDocument(
+              [
+                { t: 0, text: 'One\r', size: 20 },
+                { t: 1, text: 'Two (2)\rlines\r', size: 40, justify: 2 },
+              ],
+              'Helvetica',
+              FPS,
+            ),
+          ]),
+        ],
+      ]),
+    );
+    const text = (t: number) => (evaluate(s, 1, t).root.children[0] as DisplayGroup).children[0] as DisplayText;
+    assert.deepEqual([text(0.99).text, text(0.99).size, text(0.99).justification], ['One', 20, 'left']);
+    assert.deepEqual([text(1).text, text(1).size, text(1).justification], ['Two (2)\nlines', 40, 'center']);
+    assert.equal(text(1).font, 'Helvetica');
+    near(text(1).leading, 48, 1e-9, 'auto leading');
   });
 });
 
