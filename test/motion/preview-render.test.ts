@@ -82,7 +82,10 @@ function project(): Buffer {
       tdgp(
         [
           'ADBE Text Properties',
-          tdgp(['ADBE Text Document', textDocument('HI', 'DejaVuSans-Bold', undefined, { size: 30, fill: [1, 1, 1] })]),
+          tdgp([
+            'ADBE Text Document',
+            textDocument('HI', 'DejaVuSans-Bold', 'value + ""', { size: 30, fill: [1, 1, 1] }),
+          ]),
         ],
         ['ADBE Transform Group', transformInner({ position: [70, 95, 0] })],
       ),
@@ -301,10 +304,15 @@ describe('motion preview: drawing compositions', () => {
   });
 
   it('applies text edits and a composition chosen by id; scales the output', async () => {
-    const plain = await pixels((await preview({ composition: 10, time: 0.5 })).body.url);
+    const plainRes = await preview({ composition: 10, time: 0.5 });
+    const plain = await pixels(plainRes.body.url);
+    const textExpression = (body: { approximations: { feature: string; detail: string }[] }) =>
+      body.approximations.some((a) => a.feature === 'expression' && a.detail.includes('ADBE Text Document'));
+    assert.ok(textExpression(plainRes.body), 'the Source Text expression is listed');
     const edited = await preview({ composition: 10, time: 0.5, textEdits: [{ layer: 'Title', text: 'HIHIHI' }] });
     assert.equal(edited.status, 200, edited.text);
     const e = await pixels(edited.body.url);
+    assert.ok(!textExpression(edited.body), 'an edited text has no expression left, as in a render');
     assert.ok(
       lit(e.at, 130, 60, 200, 100) > 100 && lit(plain.at, 130, 60, 200, 100) < 20,
       'the longer text reaches right',

@@ -49,7 +49,15 @@ export function sampleFrames(bytes: Uint8Array, input: SampleInput, progress?: (
   if (!comp) throw new Error(`composition ${input.compositionId} is not in the decoded project`);
   for (const e of input.text) {
     const layer = comp.layers.find((l) => l.index === e.layer);
-    if (layer?.text) layer.text = { ...layer.text, value: { ...layer.text.value, text: e.text }, keyframes: undefined };
+    if (!layer?.text) continue;
+    // As a render's script does: the edit replaces every keyframe and switches off the Source Text expression.
+    layer.text = {
+      ...layer.text,
+      value: { ...layer.text.value, text: e.text },
+      keyframes: undefined,
+      expression: undefined,
+    };
+    layer.expressions = layer.expressions.filter((x) => !x.property.endsWith('ADBE Text Document'));
   }
   for (const e of input.media) {
     const layer = comp.layers.find((l) => l.index === e.layer);
