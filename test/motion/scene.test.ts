@@ -465,6 +465,44 @@ describe('scene model: precomps', () => {
   });
 });
 
+describe('scene model: trim paths below what they trim', () => {
+  it("trims the strokes above it, in its group and in the groups above, as After Effects' default order has it", () => {
+    const rect = ['ADBE Vector Shape - Rect', group([['ADBE Vector Rect Size', prop({ value: [100, 50] })]])] as [
+      string,
+      Buffer,
+    ];
+    const stroke = ['ADBE Vector Graphic - Stroke', group([])] as [string, Buffer];
+    const trim = ['ADBE Vector Filter - Trim', group([['ADBE Vector Trim End', prop({ value: [30] })]])] as [
+      string,
+      Buffer,
+    ];
+    const s = oneComp(
+      layer(layerData({ id: 1, type: 4, flags39: 1, duration: 4 }), 'shapes', [
+        [
+          'ADBE Root Vectors Group',
+          group([
+            [
+              'ADBE Vector Group',
+              group([
+                ['ADBE Vectors Group', group([rect, stroke])],
+                ['ADBE Vector Transform Group', group([['ADBE Vector Scale', prop({ value: [200, 100] })]])],
+              ]),
+            ],
+            trim,
+          ]),
+        ],
+      ]),
+    );
+    const g = (evaluate(s, 1, 0).root.children[0] as DisplayGroup).children[0] as DisplayGroup;
+    const p = (g.children[0] as DisplayShape).paths;
+    // scaled to 200x50 in the layer, 30 % of its 500 px measured there: from the top-right corner down 50 and left
+    // 100, so x = 0 (measured in the group's own 300 px it would end at x = 10)
+    assert.equal(p.length, 1);
+    nearAll(p[0].v[0], [50, -25], 1e-6);
+    nearAll(p[0].v[p[0].v.length - 1], [0, 25], 0.05);
+  });
+});
+
 describe('scene model: animated source text', () => {
   it('shows the document of the last key at or before the time', () => {
     const s = oneComp(

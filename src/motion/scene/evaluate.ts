@@ -16,6 +16,7 @@ import {
   applyToPath,
   ellipsePath,
   IDENTITY,
+  invert,
   multiply,
   rectPath,
   reversePath,
@@ -80,6 +81,12 @@ export function evaluate(
 }
 
 const clamp01 = (x: number) => Math.min(1, Math.max(0, x));
+
+/** A shape item's paths (changed in place by modifiers) and the matrix from its group into the current one. */
+interface ShapeRef {
+  entry: { paths: BezierPath[] };
+  m: Matrix;
+}
 
 class Evaluator {
   readonly approximations: Approximation[] = [];
@@ -231,8 +238,12 @@ class Evaluator {
         if (!l.text) return undefined;
         return [textNode(sampleHeld(l.text, lt))];
       }
-      case 'shape':
-        return this.shapes(l, l.shapes ?? [], lt).nodes.reverse();
+      case 'shape': {
+        const resolve: (() => void)[] = [];
+        const { nodes } = this.shapes(l, l.shapes ?? [], lt, resolve);
+        for (const r of resolve) r();
+        return nodes.reverse();
+      }
       default:
         return undefined;
     }
@@ -281,21 +292,37 @@ class Evaluator {
   }
 
   /**
-   * A shape group's items in After Effects' order: returns the nodes in that order (first = on top) and every path
-   * the group holds, in the group's coordinates, for fills and strokes further down in the enclosing groups.
+   * A shape group's items in After Effects' order: returns the nodes in that order (first = on top) and the shapes the
+   * group holds, each with the matrix into the group's coordinates. As in After Effects, a modifier (trim paths)
+   * changes every shape above it, in this group and in the groups above it, and a fill or stroke paints the shapes
+   * above it as every modifier of their groups leaves them, including modifiers further down: so fills and strokes
+   * get their paths in `resolve`, once the whole layer has been gone through.
    */
-  private shapes(l: Layer, items: ShapeItem[], lt: number, depth = 0): { nodes: DisplayNode[]; paths: BezierPath[] } {
-    let paths: BezierPath[] = [];
+  private shapes(
+    l: Layer,
+    items: ShapeItem[],
+    lt: number,
+    resolve: (() => void)[],
+    depth = 0,
+  ): { nodes: DisplayNode[]; refs: ShapeRef[] } {
+    const refs: ShapeRef[] = [];
     const nodes: DisplayNode[] = [];
     const num = (p: NumProperty) => sampleNum(p, lt);
+    const painted = (shape: DisplayShape) => {
+      const above = [...refs];
+      resolve.push(() => {
+        shape.paths = above.flatMap((r) => r.entry.paths.map((p) => applyToPath(r.m, p)));
+      });
+      nodes.push(shape);
+    };
     for (const item of items) {
       if (!item.enabled) continue;
       switch (item.kind) {
         case 'group': {
           if (depth > 50) break;
-          const inner = this.shapes(l, item.items, lt, depth + 1);
+          const inner = this.shapes(l, item.items, lt, resolve, depth + 1);
           const m = groupMatrix(item, num);
-          paths = paths.concat(inner.paths.map((p) => applyToPath(m, p)));
+          for (const r of inner.refs) refs.push({ entry: r.entry, m: multiply(m, r.m) });
           if (inner.nodes.length) {
             nodes.push({
               kind: 'group',
@@ -328,12 +355,22 @@ class Evaluator {
               num(item.innerRoundness)[0],
             );
           else p = samplePath(item.path, lt);
-          paths.push(item.reversed ? reversePath(p) : p);
+          refs.push({ entry: { paths: [item.reversed ? reversePath(p) : p] }, m: IDENTITY });
           break;
         }
-        case 'trim':
-          paths = trimPaths(paths, num(item.start)[0], num(item.end)[0], num(item.offset)[0], item.individually);
+        case 'trim': {
+          // trimmed in this group's coordinates, each piece taken back to its shape's own
+          const flat = refs.flatMap((r) => r.entry.paths.map((p) => applyToPath(r.m, p)));
+          const cut = trimPaths(flat, num(item.start)[0], num(item.end)[0], num(item.offset)[0], item.individually);
+          let k = 0;
+          for (const r of refs) {
+            const back = invert(r.m);
+            const mine = cut.slice(k, k + r.entry.paths.length).flat();
+            k += r.entry.paths.length;
+            r.entry.paths = back ? mine.map((p) => applyToPath(back, p)) : [];
+          }
           break;
+        }
         case 'fill':
         case 'gradient-fill': {
           const fill: DisplayFill = {
@@ -343,8 +380,7 @@ class Evaluator {
             blend: item.blendMode === 'unknown' ? 'normal' : item.blendMode,
           };
           if (item.kind === 'gradient-fill') fill.gradient = this.gradient(item, lt);
-          const shape: DisplayShape = { kind: 'shape', paths: [...paths], fill };
-          nodes.push(shape);
+          painted({ kind: 'shape', paths: [], fill });
           break;
         }
         case 'stroke':
@@ -362,7 +398,7 @@ class Evaluator {
             blend: item.blendMode === 'unknown' ? 'normal' : item.blendMode,
           };
           if (item.kind === 'gradient-stroke') stroke.gradient = this.gradient(item, lt);
-          nodes.push({ kind: 'shape', paths: [...paths], stroke });
+          painted({ kind: 'shape', paths: [], stroke });
           break;
         }
         case 'unsupported':
@@ -370,7 +406,7 @@ class Evaluator {
           break;
       }
     }
-    return { nodes, paths };
+    return { nodes, refs };
   }
 
   private gradient(item: Extract<ShapeItem, { kind: 'gradient-fill' | 'gradient-stroke' }>, lt: number): GradientPaint {

@@ -49,6 +49,14 @@ export function transformMatrix(
   return multiply(m, [1, 0, 0, 1, -anchor[0], -(anchor[1] ?? 0)]);
 }
 
+/** The inverse of an affine matrix, or undefined when it flattens the plane (a scale of 0). */
+export function invert(m: Matrix): Matrix | undefined {
+  const det = m[0] * m[3] - m[1] * m[2];
+  if (Math.abs(det) < 1e-12) return undefined;
+  const [a, b, c, d] = [m[3] / det, -m[1] / det, -m[2] / det, m[0] / det];
+  return [a, b, c, d, -(a * m[4] + c * m[5]), -(b * m[4] + d * m[5])];
+}
+
 export function applyToPath(m: Matrix, p: BezierPath): BezierPath {
   const pt = (x: number, y: number): [number, number] => [m[0] * x + m[2] * y + m[4], m[1] * x + m[3] * y + m[5]];
   const vec = (x: number, y: number): [number, number] => [m[0] * x + m[2] * y, m[1] * x + m[3] * y];
@@ -290,8 +298,9 @@ function cut(segs: Seg[], tables: Float64Array[], from: number, to: number): Bez
 }
 
 /**
- * Trim paths (start, end in percent; offset in degrees, 360 = a whole length). `individually` trims each path alone,
- * else the paths count as one length in order. The kept part wraps around the end when the offset pushes it past.
+ * Trim paths (start, end in percent; offset in degrees, 360 = a whole length), each path's kept pieces in the order
+ * given. `individually` trims each path alone, else the paths count as one length in order. The kept part wraps
+ * around the end when the offset pushes it past.
  */
 export function trimPaths(
   paths: BezierPath[],
@@ -299,26 +308,26 @@ export function trimPaths(
   end: number,
   offset: number,
   individually: boolean,
-): BezierPath[] {
+): BezierPath[][] {
   let s = Math.min(start, end) / 100;
   let e = Math.max(start, end) / 100;
-  if (e - s >= 1) return paths;
-  if (e - s <= 0) return [];
+  if (e - s >= 1) return paths.map((p) => [p]);
+  if (e - s <= 0) return paths.map(() => []);
   const shift = offset / 360 - Math.floor(offset / 360);
   s += shift;
   e += shift;
-  const pieces = (list: BezierPath[]): BezierPath[] => {
+  const pieces = (list: BezierPath[]): BezierPath[][] => {
     const parts = list.map((p) => {
       const segs = segments(p);
       const tables = segs.map((sg) => lengthTable(sg, STEPS));
       return { segs, tables, len: tables.reduce((a, t) => a + t[STEPS], 0) };
     });
     const total = parts.reduce((x, p) => x + p.len, 0);
-    if (total === 0) return [];
-    const out: BezierPath[] = [];
+    if (total === 0) return list.map(() => []);
     // each path cuts its own share of the kept lengths, so no piece joins two paths
     let at = 0;
-    for (const { segs, tables, len } of parts) {
+    return parts.map(({ segs, tables, len }) => {
+      const out: BezierPath[] = [];
       const keep = (from: number, to: number) => {
         const a = Math.max(from, at);
         const b = Math.min(to, at + len);
@@ -327,9 +336,9 @@ export function trimPaths(
       keep(s * total, Math.min(e, 1) * total);
       if (e > 1) keep(0, (e - 1) * total);
       at += len;
-    }
-    return out;
+      return out;
+    });
   };
   if (!individually) return pieces(paths);
-  return paths.flatMap((p) => pieces([p]));
+  return paths.map((p) => pieces([p])[0]);
 }
