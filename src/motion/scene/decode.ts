@@ -412,15 +412,26 @@ function cosColor(paint: CosValue | undefined): [number, number, number, number]
   return [r, g, b, a];
 }
 
-function textDoc(doc: CosValue, fonts: string[]): TextDocument {
+type CosDict = Record<string, CosValue>;
+const dict = (v: CosValue | undefined): CosDict =>
+  v && typeof v === 'object' && !Array.isArray(v) && !('name' in v && Object.keys(v).length === 1)
+    ? (v as CosDict)
+    : {};
+
+/**
+ * A text document; `defaults` are the document set's default character and paragraph styles (`/1 /2`, `/1 /3`), which
+ * a run's style only overrides.
+ */
+function textDoc(doc: CosValue, fonts: string[], defaults: { cs: CosDict; ps: CosDict }): TextDocument {
   const raw = cosPath(doc, '0', '0');
   const text = typeof raw === 'string' ? raw.replace(/\r$/, '') : '';
-  const cs = (cosPath(doc, '0', '6', '0', 0, '0', '0', '6') ?? {}) as Record<string, CosValue>;
-  const ps = (cosPath(doc, '0', '5', '0', 0, '0', '0', '5') ?? {}) as Record<string, CosValue>;
+  const cs = { ...defaults.cs, ...dict(cosPath(doc, '0', '6', '0', 0, '0', '0', '6')) };
+  const ps = { ...defaults.ps, ...dict(cosPath(doc, '0', '5', '0', 0, '0', '0', '5')) };
   const size = num(cs['1'], 12);
   const caps = num(cs['12'], 0);
   const leadingRaw = num(cs['10'], 0);
-  const autoLeading = cs['6'] !== undefined ? ps['6'] !== false : true;
+  // paragraph /6: auto leading (a boolean or 0/1), /7 its factor of the size
+  const autoLeading = ps['6'] === undefined ? true : ps['6'] !== false && ps['6'] !== 0;
   const t: TextDocument = {
     text,
     font: fonts[num(cs['0'], 0)] ?? fonts[0] ?? '',
@@ -475,7 +486,8 @@ function textProp(layer: Chunk, path: string, ctx: Ctx): Property<TextDocument> 
       })
     : [];
   const docList = cosPath(cos, '1', '1');
-  const docs = Array.isArray(docList) ? docList.map((d) => textDoc(d, fonts)) : [];
+  const defaults = { cs: dict(cosPath(cos, '1', '2')), ps: dict(cosPath(cos, '1', '3')) };
+  const docs = Array.isArray(docList) ? docList.map((d) => textDoc(d, fonts, defaults)) : [];
   if (!docs.length) return undefined;
   const p: Property<TextDocument> = { path, value: docs[0] };
   const tdbs = child(node, 'tdbs');
