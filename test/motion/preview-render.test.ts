@@ -134,6 +134,16 @@ describe('motion preview: drawing compositions', () => {
     const edited = await preview({ composition: 'Logo', mediaEdits: [{ layer: 1, element_id: blue.body.element.id }] });
     assert.equal(edited.status, 200, edited.text);
     near((await pixels(edited.body.url)).at(32, 16), [0, 0, 255], 'the media edit');
+    // Files nobody can read are placeholders with a note, never a failed preview.
+    for (const name of ['broken.png', 'broken.mp4']) {
+      const bad = await t.upload(board, { name, data: Buffer.from('not a picture at all') });
+      const res = await preview({ composition: 'Logo', mediaEdits: [{ layer: 1, url: bad.body.url }] });
+      assert.equal(res.status, 200, `${name}: ${res.text}`);
+      assert.ok(
+        res.body.approximations.some((a: { feature: string; detail: string }) => a.feature === 'missing-footage'),
+        `${name}: ${res.text}`,
+      );
+    }
   });
 
   it('shows the video frame at the layer time, and names substituted fonts', async () => {

@@ -64,9 +64,12 @@ async function editedFootage(run: PreviewRun, p: PreviewParams): Promise<SampleI
   for (const [k, e] of p.media.entries()) {
     const file = run.input(e.url);
     const still = kindOfFile(file) === 'image';
-    const size = still
-      ? await sharp(file).metadata()
-      : await probe(run.tools, file).then((info) => ({ ...info.video, duration: info.duration }));
+    // An unreadable file keeps a nominal size: it is drawn as a placeholder (frames below), never a failure.
+    const size = await (
+      still
+        ? sharp(file).metadata()
+        : probe(run.tools, file).then((info) => ({ ...info.video, duration: info.duration }))
+    ).catch(() => ({ width: undefined, height: undefined }));
     out.push({
       layer: e.layer,
       footage: {
@@ -142,22 +145,41 @@ export async function prepareFrames(
   const rates = new Map<number, number>();
   const rateOf = async (id: number, file: string) => {
     if (!rates.has(id))
-      rates.set(id, footageById.get(id)?.frameRate || (await probe(run.tools, file)).video?.fps || 30);
+      rates.set(
+        id,
+        footageById.get(id)?.frameRate ||
+          (await probe(run.tools, file).then(
+            (info) => info.video?.fps,
+            () => undefined,
+          )) ||
+          30,
+      );
     return rates.get(id)!;
   };
+  const missing = (node: PageFootage, layer: DisplayGroup | undefined, why: string) => {
+    node.media = 'placeholder';
+    note({
+      ...(layer?.layer_index !== undefined ? { layer_index: layer.layer_index } : {}),
+      ...(layer?.layer !== undefined ? { layer: layer.layer } : {}),
+      feature: 'missing-footage',
+      detail: `${node.name}${node.path ? ` (${node.path})` : ''}: ${why}; drawn as a placeholder`,
+    });
+  };
+  const readable = (file: string) =>
+    sharp(file)
+      .metadata()
+      .then(
+        () => true,
+        () => false,
+      );
   for (const { node, layer } of leaves) {
     const url = urls.get(node.footage_id);
-    const missing = (why: string) => {
-      node.media = 'placeholder';
-      note({
-        ...(layer?.layer_index !== undefined ? { layer_index: layer.layer_index } : {}),
-        ...(layer?.layer !== undefined ? { layer: layer.layer } : {}),
-        feature: 'missing-footage',
-        detail: `${node.name}${node.path ? ` (${node.path})` : ''}: ${why}; drawn as a placeholder`,
-      });
-    };
     if (!url || node.media === 'placeholder') {
-      missing(url ? 'a placeholder in the project' : 'not found in the board, beside the project or in the media root');
+      missing(
+        node,
+        layer,
+        url ? 'a placeholder in the project' : 'not found in the board, beside the project or in the media root',
+      );
       continue;
     }
     const file = run.input(url);
@@ -166,7 +188,7 @@ export async function prepareFrames(
       if (!imageUrl.has(node.footage_id)) {
         const ext = path.extname(file).toLowerCase();
         let src: string | null = null;
-        if (BROWSER_IMAGES.has(ext)) src = serve(`img-${serial++}${ext}`, file);
+        if (BROWSER_IMAGES.has(ext)) src = (await readable(file)) ? serve(`img-${serial++}${ext}`, file) : null;
         else {
           // TIFF, PSD...: converted once to PNG where libvips reads it.
           const png = path.join(work, `img-${serial}.png`);
@@ -186,7 +208,7 @@ export async function prepareFrames(
       }
       const src = imageUrl.get(node.footage_id);
       if (src) node.src = src;
-      else missing('a format the preview cannot read');
+      else missing(node, layer, 'unreadable, or a format the preview cannot read');
       continue;
     }
     const frame = Math.max(0, Math.floor((node.source_time ?? 0) * (await rateOf(node.footage_id, file)) + 1e-6));
@@ -198,6 +220,7 @@ export async function prepareFrames(
   progress(0.6);
 
   // Video frames: one ffmpeg run per footage over the range of source frames the lists show.
+  const unreadable = new Set<number>();
   for (const [id, wanted] of videoTimes) {
     const file = run.input(urls.get(id)!);
     const rate = await rateOf(id, file);
@@ -205,7 +228,7 @@ export async function prepareFrames(
     const last = Math.max(...wanted);
     const dir = path.join(work, `video-${id < 0 ? `e${-id}` : id}`);
     await fsp.mkdir(dir);
-    await runFfmpeg(
+    const extracted = runFfmpeg(
       run.tools,
       [
         '-loglevel',
@@ -233,6 +256,19 @@ export async function prepareFrames(
       ],
       { signal: run.signal, timeoutMs: 10 * 60_000 },
     );
+    // A clip ffmpeg cannot read is drawn missing, never a failed preview.
+    if (
+      !(await extracted.then(
+        () => true,
+        (err: unknown) => {
+          if (run.signal.aborted) throw err;
+          return false;
+        },
+      ))
+    ) {
+      unreadable.add(id);
+      continue;
+    }
     for (const fr of wanted) {
       const name = `${String(fr).padStart(6, '0')}.jpg`;
       const exists = await fsp.stat(path.join(dir, name)).then(
@@ -243,12 +279,13 @@ export async function prepareFrames(
     }
   }
   const servedSet = new Set(files.map(([u]) => u));
-  for (const { node } of leaves) {
+  for (const { node, layer } of leaves) {
     const fr = (node as PageFootage & { frame?: number }).frame;
     if (fr === undefined) continue;
     const src = WORK_URL + encodeURIComponent(`v${node.footage_id}-${String(fr).padStart(6, '0')}.jpg`);
+    if (unreadable.has(node.footage_id)) missing(node, layer, 'a video ffmpeg cannot read');
+    else if (servedSet.has(src)) node.src = src;
     // No frame there: past the end of the file, where After Effects shows nothing either.
-    if (servedSet.has(src)) node.src = src;
     else node.blank = true;
     delete (node as PageFootage & { frame?: number }).frame;
   }
