@@ -65,6 +65,41 @@ describe('scene model: text documents of real projects', { skip }, () => {
   });
 });
 
+describe('scene model: gradients of real projects', { skip }, () => {
+  it('reads colour and opacity stops from the gradient XML and merges them for the page', () => {
+    const scene = decodeScene(
+      fs.readFileSync(path.join(CORPUS, 'KraftyFX__aex/cep__test__assets__prescan_1_flat_project.aep')),
+    );
+    const comp = scene.compositions.find((c) => c.name === '3) Unsupported Properties')!;
+    const layer = comp.layers.find((l) => l.name === 'Modified unsupported properties')!;
+    const group = layer.shapes!.find((i) => i.kind === 'group')!;
+    const grad = (group.kind === 'group' ? group.items : []).find((i) => i.kind === 'gradient-fill')!;
+    assert.equal(grad.kind === 'gradient-fill' && grad.gradientType, 'linear');
+    const stops = grad.kind === 'gradient-fill' ? grad.stops.value : undefined;
+    assert.deepEqual(stops?.opacities, [
+      [0, 1],
+      [1, 1],
+    ]);
+    assert.deepEqual(stops?.colors[0], [0, 1, 0, 0]);
+    assert.equal(stops?.colors.length, 2);
+    const list = JSON.stringify(evaluate(scene, comp.id, 0));
+    assert.match(list, /"stops":\[\{"offset":0,"color":\[1,0,0,1\]\},\{"offset":1,"color":\[0\.827/);
+    // the shape operators of the next composition are named, each once per layer
+    const shapes = scene.compositions.find((c) => c.name === '4) Shape Layers')!;
+    const ops = evaluate(scene, shapes.id, 0)
+      .approximations.filter((a) => a.feature === 'shape-operator')
+      .map((a) => `${a.layer_index} ${a.detail.split(' (')[0]}`);
+    assert.deepEqual(ops.sort(), [
+      '2 ADBE Vector Filter - PB',
+      '2 ADBE Vector Filter - RC',
+      '2 ADBE Vector Filter - Twist',
+      '4 ADBE Vector Filter - PB',
+      '4 ADBE Vector Filter - RC',
+      '4 ADBE Vector Filter - Twist',
+    ]);
+  });
+});
+
 interface AeKey {
   0: number;
   1: number | number[];
