@@ -1,6 +1,6 @@
 import { child, children, type Chunk } from '../chunks.js';
 import { cosPath, parseCos, type CosValue } from '../cos.js';
-import { readProject } from '../project.js';
+import { expressionOf, readProject } from '../project.js';
 import { readChunkTree } from '../read.js';
 import type { InspectedComposition, InspectedFootage, InspectedLayer } from '../schemas.js';
 import type {
@@ -117,7 +117,7 @@ function tdbsInfo(tdbs: Chunk): TdbsInfo {
     info.color = (d[59] & 0x01) !== 0;
     info.integer = (d[59] & 0x04) !== 0;
   }
-  const expr = child(tdbs, 'Utf8')?.text?.split('\u0000')[0];
+  const expr = expressionOf(tdbs)?.split('\u0000')[0];
   const disabled = d && d.length >= 120 && (d[119] & 1) === 1;
   if (expr && expr.trim() && !disabled) info.expression = expr;
   return info;
