@@ -777,12 +777,22 @@ function readTransform(g: Chunk | undefined, ctx: Ctx, anchor: number[]): Transf
     t.positionY = p('ADBE Position_1', [cy]);
   } else t.position = p('ADBE Position', [cx, cy, 0]);
   for (const [key, name] of [
-    ['orientation', 'ADBE Orientation'],
     ['rotationX', 'ADBE Rotate X'],
     ['rotationY', 'ADBE Rotate Y'],
   ] as const) {
     const node = find(g, name);
-    if (node?.id === 'tdbs') t[key] = p(name, [0, 0, 0]);
+    if (node?.id === 'tdbs') t[key] = p(name, [0]);
+  }
+  // orientation lives in an otst list whose cdat is little-endian (py-aep aep.ksy); its keys (otky) are not read:
+  // it only tells whether a 3D layer is tilted
+  const otst = find(g, 'ADBE Orientation');
+  const ocdat = child(child(otst, 'tdbs'), 'cdat')?.data;
+  if (ocdat && ocdat.length >= 24) {
+    const d = view(ocdat);
+    t.orientation = {
+      path: 'ADBE Transform Group>ADBE Orientation',
+      value: [0, 8, 16].map((k) => d.getFloat64(k, true)),
+    };
   }
   return t;
 }

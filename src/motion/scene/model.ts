@@ -166,7 +166,7 @@ export interface Transform {
   rotation: NumProperty;
   /** 0..100. */
   opacity: NumProperty;
-  /** 3D only, listed as approximations when not neutral. */
+  /** 3D only, listed as approximations when not neutral (orientation: its static value). */
   orientation?: NumProperty;
   rotationX?: NumProperty;
   rotationY?: NumProperty;
