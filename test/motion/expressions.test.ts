@@ -1,73 +1,20 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseProject } from '../../src/motion/read.js';
 import {
   createExpressionEvaluator,
   type ExpressionContext,
   type ExpressionEvaluator,
-  type ExpressionLayer,
   type ExpressionResult,
 } from '../../src/motion/scene/expressions.js';
-import type { Keyframe, NumProperty } from '../../src/motion/scene/model.js';
+import type { NumProperty } from '../../src/motion/scene/model.js';
 import { sampleNum } from '../../src/motion/scene/sample.js';
+import { COMP, context, keyed, staticProp, type TestLayer } from './expression-context.js';
 
 const near = (actual: number, expected: number, eps = 1e-6, what = '') =>
   assert.ok(Math.abs(actual - expected) <= eps, `${what} ${actual} is not ${expected} (±${eps})`);
-
-/** A property with linear keys [time, value] (layer time = comp time: the layers here start at 0). */
-function keyed(path: string, keys: [number, number[]][]): NumProperty {
-  const frames: Keyframe<number[]>[] = keys.map(([time, value]) => ({
-    time,
-    value,
-    inInterpolation: 'linear',
-    outInterpolation: 'linear',
-  }));
-  return { path, value: keys[0][1], keyframes: frames };
-}
-
-const staticProp = (path: string, value: number[]): NumProperty => ({ path, value });
-
-interface TestLayer {
-  name: string;
-  transform: Partial<Record<'anchorPoint' | 'position' | 'scale' | 'rotation' | 'opacity', NumProperty>>;
-}
-
-const COMP = {
-  name: 'Main',
-  width: 1920,
-  height: 1080,
-  pixelAspect: 1,
-  duration: 10,
-  frameDuration: 1 / 30,
-  displayStartTime: 0,
-  numLayers: 2,
-};
-
-/** The context of property `prop` of layer `index` (1-based) among `layers`, at `time`, as the scene would make it. */
-function context(layers: TestLayer[], index: number, prop: NumProperty, time: number): ExpressionContext {
-  const asLayer = (i: number): ExpressionLayer | undefined => {
-    const l = layers[i - 1];
-    if (!l) return undefined;
-    return {
-      index: i,
-      name: l.name,
-      inPoint: 0,
-      outPoint: 10,
-      startTime: 0,
-      transform: (name, t) => sampleNum(l.transform[name] ?? staticProp(name, [0]), t),
-    };
-  };
-  return {
-    time,
-    value: sampleNum(prop, time),
-    sampleOwn: (t) => sampleNum(prop, t),
-    keyframeTimes: (prop.keyframes ?? []).map((k) => k.time),
-    propertyPath: prop.path,
-    layerIndex: index,
-    layer: (ref) =>
-      typeof ref === 'number' ? asLayer(ref) : asLayer(layers.findIndex((l) => l.name === ref) + 1 || -1),
-    comp: { ...COMP, numLayers: layers.length },
-  };
-}
 
 const ROTATION = 'ADBE Transform Group>ADBE Rotate Z';
 const POSITION = 'ADBE Transform Group>ADBE Position';
@@ -357,3 +304,48 @@ describe('expressions: evaluated in the QuickJS sandbox', () => {
     }
   });
 });
+
+const CORPUS = path.resolve('../shared/fixtures/after-effects/corpus');
+const haveCorpus = fs.existsSync(path.join(CORPUS, 'INDEX.md'));
+
+describe(
+  'expressions of real projects (../shared corpus)',
+  { skip: haveCorpus ? false : `${CORPUS} is absent` },
+  () => {
+    it('each one evaluates or fails with a reason; the ones reaching outside ($.evalFile) fail as such', async () => {
+      const ev = await createExpressionEvaluator();
+      try {
+        const files = fs
+          .readdirSync(CORPUS, { recursive: true })
+          .map(String)
+          .filter((f) => /\.aepx?$/.test(f));
+        let count = 0;
+        let evaluated = 0;
+        for (const file of files) {
+          const project = parseProject(fs.readFileSync(path.join(CORPUS, file)));
+          for (const comp of project.compositions) {
+            for (const l of comp.layers) {
+              for (const e of l.expressions) {
+                count++;
+                const layers: TestLayer[] = comp.layers.map((x) => ({ name: x.name, transform: {} }));
+                const ctx = {
+                  ...context(layers, l.index, staticProp(e.property, [0, 0]), 0),
+                  comp: { ...COMP, name: comp.name, width: comp.width, height: comp.height, numLayers: layers.length },
+                };
+                const r = ev.evaluate(e.expression, ctx);
+                if (r.ok) evaluated++;
+                else assert.ok(r.reason.length > 0, `${file} ${l.name} ${e.property}: a reason`);
+                if (e.expression.includes('$.evalFile')) failed(r, /\$ is not available/);
+              }
+            }
+          }
+        }
+        // 8 expressions when this was written: 7 load a data file ($.evalFile), 1 is a text animator selector (textIndex)
+        assert.ok(count >= 8, `${count} expressions`);
+        console.log(`# corpus expressions: ${evaluated} of ${count} evaluated, the others fail with a reason`);
+      } finally {
+        ev.dispose();
+      }
+    });
+  },
+);

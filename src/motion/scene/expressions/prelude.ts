@@ -267,19 +267,16 @@ globalThis.__exec = Function('__source', 'return eval(__source)');
     } finally {
       cur = saved;
       // globals the expression made by assigning undeclared names (legacy style, "x = time * 2") end with it
-      var names = Object.getOwnPropertyNames(g);
-      if (names.length > baseline.length) {
-        names.forEach(function (k) { if (!(k in builtin)) delete g[k]; });
-      }
+      // (such globals are enumerable and no built-in one is, so the usual check is an empty list)
+      Object.keys(g).forEach(function (k) { if (!(k in builtin)) delete g[k]; });
     }
   }
 
   // random numbers are the property's seeded ones; nothing an expression does is seen by another (no new or changed
   // globals, no changed built-ins): the same frame gives the same picture whatever was evaluated before it
   Math.random = function () { return rnd(); };
-  var baseline = Object.getOwnPropertyNames(g);
   var builtin = Object.create(null);
-  baseline.forEach(function (k) {
+  Object.getOwnPropertyNames(g).forEach(function (k) {
     builtin[k] = true;
     var d = Object.getOwnPropertyDescriptor(g, k);
     var v = d.value;
