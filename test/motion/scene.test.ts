@@ -459,7 +459,12 @@ describe('scene model: precomps', () => {
     assert.deepEqual(inner.matrix, [1, 0, 0, 1, 160 - 100, 90 - 50], 'anchor at the precomp centre');
     const fading = inner.children.find((c) => (c as DisplayGroup).layer === 'fading') as DisplayGroup;
     near(fading.opacity, 0.5, 1e-9); // outer 2 s = inner 1 s (without the offset it would be 1)
-    assert.ok(list.approximations.some((a) => a.feature === 'precomp-depth'));
+    const depthNote = list.approximations.find((a) => a.feature === 'precomp-depth');
+    assert.match(
+      depthNote?.detail ?? '',
+      /\(in precomposition "(Inner|Loop)"\)$/,
+      'a nested layer names its composition',
+    );
     const depth = (n: DisplayNode): number => (n.kind === 'group' ? 1 + Math.max(0, ...n.children.map(depth)) : 0);
     assert.ok(depth(list.root) < 40);
   });

@@ -61,7 +61,7 @@ export function evaluate(
 ): DisplayList {
   const comp = project.compositions.find((c) => c.id === compId);
   if (!comp) throw new UnknownCompositionError(`no composition with id ${compId}`);
-  const ev = new Evaluator(project, options.maxDepth ?? 16);
+  const ev = new Evaluator(project, comp.id, options.maxDepth ?? 16);
   const root: DisplayGroup = { kind: 'group', matrix: IDENTITY, opacity: 1, blend: 'normal', children: [] };
   root.children = ev.composition(comp, time, [comp.id]);
   return {
@@ -88,25 +88,51 @@ interface ShapeRef {
   m: Matrix;
 }
 
+/** Lookups of a project, made once per project (evaluate runs per frame). */
+interface Index {
+  comps: Map<number, Composition>;
+  footage: Map<number, SceneProject['footage'][number]>;
+  /** The composition each layer is in. */
+  owner: Map<Layer, Composition>;
+}
+const indexes = new WeakMap<SceneProject, Index>();
+
+function indexOf(project: SceneProject): Index {
+  let ix = indexes.get(project);
+  if (!ix) {
+    ix = {
+      comps: new Map(project.compositions.map((c) => [c.id, c])),
+      footage: new Map(project.footage.map((f) => [f.id, f])),
+      owner: new Map(project.compositions.flatMap((c) => c.layers.map((l) => [l, c] as const))),
+    };
+    indexes.set(project, ix);
+  }
+  return ix;
+}
+
 class Evaluator {
   readonly approximations: Approximation[] = [];
   private readonly seen = new Set<string>();
   private readonly comps: Map<number, Composition>;
   private readonly footage: Map<number, SceneProject['footage'][number]>;
+  private readonly owner: Map<Layer, Composition>;
 
   constructor(
     project: SceneProject,
+    private readonly rootId: number,
     private readonly maxDepth: number,
   ) {
-    this.comps = new Map(project.compositions.map((c) => [c.id, c]));
-    this.footage = new Map(project.footage.map((f) => [f.id, f]));
+    ({ comps: this.comps, footage: this.footage, owner: this.owner } = indexOf(project));
   }
 
+  /** One approximation per layer, feature and detail; a precomposition's layers say which composition they are in. */
   private note(layer: Layer | undefined, feature: string, detail: string): void {
-    const key = `${layer?.index ?? ''}|${layer?.name ?? ''}|${feature}|${detail}`;
+    const comp = layer ? this.owner.get(layer) : undefined;
+    const text = comp && comp.id !== this.rootId ? `${detail} (in precomposition "${comp.name}")` : detail;
+    const key = `${layer?.index ?? ''}|${layer?.name ?? ''}|${feature}|${text}`;
     if (this.seen.has(key)) return;
     this.seen.add(key);
-    const a: Approximation = { feature, detail };
+    const a: Approximation = { feature, detail: text };
     if (layer) {
       a.layer_index = layer.index;
       a.layer = layer.name;
