@@ -882,6 +882,7 @@ function readLayer(node: Chunk, info: InspectedLayer, ctx: Ctx, refs: Refs): Lay
     adjustment: (f38 & 0x02) !== 0,
     collapse: (f39 & 0x80) !== 0,
     autoOrient: (f38 & 0x01) !== 0,
+    motionBlur: (f39 & 0x08) !== 0,
     blendMode: LAYER_BLEND[ld[99]] ?? 'unknown',
     preserveTransparency: ld[103] === 1,
     isMatte: false,
@@ -953,6 +954,7 @@ function readComposition(info: InspectedComposition, node: Chunk, refs: Refs): C
     workArea: { start: waStart, end: Math.max(waStart, Math.min(duration, waEnd)) },
     displayStartTime: c.length >= 172 && d.getUint32(168) > 0 ? d.getInt32(164) / d.getUint32(168) : 0,
     hideShyLayers: (c[139] & 0x01) !== 0,
+    motionBlur: (c[139] & 0x08) !== 0,
     layers,
   };
 }

@@ -182,6 +182,7 @@ class Evaluator {
       const l = comp.layers[i];
       if (!l.enabled || l.guide || (solo && !l.solo)) continue;
       if (t < l.inPoint || t >= l.outPoint) continue;
+      if (l.motionBlur && comp.motionBlur) this.note(l, 'motion-blur', 'motion blur is not drawn');
       const g = this.layer(l, comp, t, stack);
       if (g) out.push(g);
     }

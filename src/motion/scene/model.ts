@@ -353,6 +353,8 @@ export interface Layer {
   collapse: boolean;
   /** Auto-orient along its motion path: turned to the direction it moves in (ldta byte 38 bit 0). */
   autoOrient: boolean;
+  /** The layer's motion blur switch (drawn without blur, listed when the composition's switch is on too). */
+  motionBlur: boolean;
   /** Parent layer id (the whole chain is followed through the composition's layers). */
   parentId?: number;
   blendMode: BlendMode;
@@ -394,6 +396,8 @@ export interface Composition {
   /** What the timeline shows for the first frame (seconds); times in this model are from the first frame. */
   displayStartTime: number;
   hideShyLayers: boolean;
+  /** The composition's motion blur switch (cdta byte 139 bit 3). */
+  motionBlur: boolean;
   layers: Layer[];
 }
 
