@@ -508,6 +508,38 @@ describe('scene model: trim paths below what they trim', () => {
   });
 });
 
+describe('scene model: shape paint order', () => {
+  it('a stroke composited "above previous in same group" is painted over the fill listed before it', () => {
+    const shapes = (composite: number) =>
+      oneComp(
+        layer(layerData({ id: 1, type: 4, flags39: 1, duration: 4 }), 'shapes', [
+          [
+            'ADBE Root Vectors Group',
+            group([
+              ['ADBE Vector Shape - Ellipse', group([])],
+              ['ADBE Vector Graphic - Fill', group([])],
+              [
+                'ADBE Vector Graphic - Stroke',
+                group([
+                  ['ADBE Vector Composite Order', prop({ value: [composite] })],
+                  ['ADBE Vector Stroke Dashes', group([['ADBE Vector Stroke Dash 1', group([])]])],
+                ]),
+              ],
+            ]),
+          ],
+        ]),
+      );
+    const paint = (composite: number) =>
+      ((evaluate(shapes(composite), 1, 0).root.children[0] as DisplayGroup).children as DisplayShape[]).map((n) =>
+        n.fill ? 'fill' : 'stroke',
+      );
+    assert.deepEqual(paint(1), ['stroke', 'fill']);
+    assert.deepEqual(paint(2), ['fill', 'stroke']);
+    const stroke = (evaluate(shapes(1), 1, 0).root.children[0] as DisplayGroup).children[0] as DisplayShape;
+    assert.deepEqual(stroke.stroke!.dashes, [10, 10], 'a dash left at its default is 10');
+  });
+});
+
 describe('scene model: animated source text', () => {
   it('shows the document of the last key at or before the time', () => {
     const s = oneComp(

@@ -600,7 +600,8 @@ function dashes(g: Chunk | undefined, path: string, ctx: Ctx): Dash[] {
         : name === 'ADBE Vector Stroke Offset'
           ? 'offset'
           : undefined;
-    if (kind) out.push({ kind, length: numProp(node, name, `${path}>${name}`, [0], ctx) });
+    // dashes and gaps default to 10 (py-aep specs.py), the offset to 0
+    if (kind) out.push({ kind, length: numProp(node, name, `${path}>${name}`, [kind === 'offset' ? 0 : 10], ctx) });
   }
   return out;
 }
@@ -691,6 +692,7 @@ function shapeItems(group: Chunk | undefined, path: string, ctx: Ctx, depth: num
           ...base,
           kind: 'fill',
           blendMode: shapeBlend(find(node, 'ADBE Vector Blend Mode'), ctx),
+          above: intValue(find(node, 'ADBE Vector Composite Order'), 1, ctx) === 2,
           color: p('ADBE Vector Fill Color', [1, 0, 0, 1]),
           opacity: p('ADBE Vector Fill Opacity', [100]),
           rule: fillRule(node, ctx),
@@ -701,6 +703,7 @@ function shapeItems(group: Chunk | undefined, path: string, ctx: Ctx, depth: num
           ...base,
           kind: 'stroke',
           blendMode: shapeBlend(find(node, 'ADBE Vector Blend Mode'), ctx),
+          above: intValue(find(node, 'ADBE Vector Composite Order'), 1, ctx) === 2,
           color: p('ADBE Vector Stroke Color', [1, 1, 1, 1]),
           opacity: p('ADBE Vector Stroke Opacity', [100]),
           ...strokeStyle(node, here, ctx),
@@ -711,6 +714,7 @@ function shapeItems(group: Chunk | undefined, path: string, ctx: Ctx, depth: num
         const grad = {
           ...base,
           blendMode: shapeBlend(find(node, 'ADBE Vector Blend Mode'), ctx),
+          above: intValue(find(node, 'ADBE Vector Composite Order'), 1, ctx) === 2,
           gradientType:
             intValue(find(node, 'ADBE Vector Grad Type'), 1, ctx) === 2 ? ('radial' as const) : ('linear' as const),
           start: p('ADBE Vector Grad Start Pt', [0, 0]),

@@ -335,12 +335,14 @@ class Evaluator {
     const refs: ShapeRef[] = [];
     const nodes: DisplayNode[] = [];
     const num = (p: NumProperty) => sampleNum(p, lt);
-    const painted = (shape: DisplayShape) => {
-      const above = [...refs];
+    // `nodes` is in After Effects' order (first on top); a paint composited above previous goes over all before it
+    const painted = (shape: DisplayShape, above: boolean) => {
+      const shapes = [...refs];
       resolve.push(() => {
-        shape.paths = above.flatMap((r) => r.entry.paths.map((p) => applyToPath(r.m, p)));
+        shape.paths = shapes.flatMap((r) => r.entry.paths.map((p) => applyToPath(r.m, p)));
       });
-      nodes.push(shape);
+      if (above) nodes.unshift(shape);
+      else nodes.push(shape);
     };
     for (const item of items) {
       if (!item.enabled) continue;
@@ -407,7 +409,7 @@ class Evaluator {
             blend: item.blendMode === 'unknown' ? 'normal' : item.blendMode,
           };
           if (item.kind === 'gradient-fill') fill.gradient = this.gradient(item, lt);
-          painted({ kind: 'shape', paths: [], fill });
+          painted({ kind: 'shape', paths: [], fill }, item.above);
           break;
         }
         case 'stroke':
@@ -425,7 +427,7 @@ class Evaluator {
             blend: item.blendMode === 'unknown' ? 'normal' : item.blendMode,
           };
           if (item.kind === 'gradient-stroke') stroke.gradient = this.gradient(item, lt);
-          painted({ kind: 'shape', paths: [], stroke });
+          painted({ kind: 'shape', paths: [], stroke }, item.above);
           break;
         }
         case 'unsupported':

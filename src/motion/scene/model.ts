@@ -248,6 +248,8 @@ export interface ShapePathItem extends PathShapeBase {
 export interface ShapeFill extends ShapeBase {
   kind: 'fill';
   blendMode: BlendMode;
+  /** Composite "above previous in same group" (2): painted over the items before it, not under. */
+  above: boolean;
   color: NumProperty;
   opacity: NumProperty;
   rule: 'nonzero' | 'evenodd';
@@ -264,6 +266,8 @@ export interface Dash {
 export interface ShapeStroke extends ShapeBase {
   kind: 'stroke';
   blendMode: BlendMode;
+  /** Composite "above previous in same group" (2): painted over the items before it, not under. */
+  above: boolean;
   color: NumProperty;
   opacity: NumProperty;
   width: NumProperty;
@@ -281,6 +285,8 @@ export interface GradientStops {
 
 interface GradientBase extends ShapeBase {
   blendMode: BlendMode;
+  /** Composite "above previous in same group" (2): painted over the items before it, not under. */
+  above: boolean;
   gradientType: 'linear' | 'radial';
   start: NumProperty;
   end: NumProperty;
