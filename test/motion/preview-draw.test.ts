@@ -71,11 +71,12 @@ function page(l: DisplayList, out = { width: W, height: H }): string {
   const prepared: PreparedFrames = {
     frames: [0],
     times: [0],
-    inline: [l],
+    single: l,
+    chunks: 0,
     composition: { width: l.composition.width, height: l.composition.height, background: l.composition.background },
     files: [],
+    footage: {},
     fonts: {},
-    stills: {},
     approximations: [],
   };
   return previewHtml(params, prepared);

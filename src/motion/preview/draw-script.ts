@@ -1,8 +1,9 @@
 /**
  * The preview page's drawer: plain browser JavaScript (no build step reaches the page) that draws one display list
  * (src/motion/scene/display.ts) on a Canvas 2D at the output size. It is given `window.__preview` = {width, height,
- * fit: [scale, dx, dy], background, transparent, fonts: {postscript: css family}, frames: [display list index per
- * output frame], chunk: lists per file, chunkUrl: prefix} and draws the list of the virtual clock's current frame from
+ * fit: [scale, dx, dy], background, transparent, fonts: {postscript: {family}}, footage: {id: what to draw, see
+ * frames.ts PageFootage}, frames: [display list index per output frame], chunk: lists per file, chunkUrl: prefix,
+ * lists: the lists when they are in the page} and draws the list of the virtual clock's current frame from
  * requestAnimationFrame; `__bmsClock.waitFor` holds the capture until the list, its pictures and fonts are in.
  *
  * Every layer that needs its own surface (opacity, a blend mode, masks, a matte) is drawn into an offscreen canvas of
@@ -152,15 +153,26 @@ export const DRAW_SCRIPT = String.raw`
 
   // ---- pictures and fonts ----
   const pictures = new Map();
-  const picture = (url) => {
+  const picture = (url, still) => {
     let p = pictures.get(url);
     if (!p) {
       const img = new Image();
       img.src = url;
-      p = { img, ready: img.decode().then(() => img, () => null), still: !!P.stills[url] };
+      p = { img, ready: img.decode().then(() => img, () => null), still };
       pictures.set(url, p);
     }
     return p;
+  };
+  // What a footage leaf shows: its picture, the video frame at its source time, nothing past a clip's last frame, or
+  // the placeholder (footage missing or unreadable).
+  const sourceOf = (n) => {
+    const f = P.footage[n.footage_id];
+    if (n.media === 'placeholder' || !f || f.missing) return { placeholder: true };
+    if (f.image) return { src: f.image, still: true };
+    const v = f.video;
+    const frame = Math.max(0, Math.floor((n.source_time || 0) * v.rate + 1e-6));
+    if (frame < v.first || frame >= v.first + v.count) return {};
+    return { src: v.prefix + String(frame).padStart(6, '0') + '.jpg', still: false };
   };
   const fontsReady = Promise.all(
     Object.values(P.fonts).filter((f) => f.loaded).map((f) => document.fonts.load('16px "' + f.family + '"').catch(() => null)),
@@ -168,9 +180,10 @@ export const DRAW_SCRIPT = String.raw`
 
   // ---- leaves ----
   const drawFootage = (g, n, m) => {
-    if (n.blank) return;
+    const source = sourceOf(n);
+    if (!source.src && !source.placeholder) return;
     setM(g, m);
-    const pic = n.src ? pictures.get(n.src) : null;
+    const pic = source.src ? pictures.get(source.src) : null;
     const img = pic && pic.img.complete && pic.img.naturalWidth ? pic.img : null;
     if (img) { g.drawImage(img, 0, 0, n.width, n.height); return; }
     // Missing footage: a labelled placeholder (listed in the approximations).
@@ -406,7 +419,10 @@ export const DRAW_SCRIPT = String.raw`
   };
 
   const sources = (n, acc) => {
-    if (n.kind === 'footage' && n.src) acc.add(n.src);
+    if (n.kind === 'footage') {
+      const source = sourceOf(n);
+      if (source.src) acc.set(source.src, source.still);
+    }
     if (n.kind === 'group') {
       for (const c of n.children) sources(c, acc);
       if (n.matte) sources(n.matte.node, acc);
@@ -440,8 +456,8 @@ export const DRAW_SCRIPT = String.raw`
   const listAt = (index) => chunk(Math.floor(index / P.chunk)).then((lists) => lists[index % P.chunk]);
   const prepare = (index) =>
     listAt(index).then((list) => {
-      const urls = sources(list.root, new Set());
-      return Promise.all([...urls].map((u) => picture(u).ready)).then(() => ({ list, urls }));
+      const urls = sources(list.root, new Map());
+      return Promise.all([...urls].map(([u, still]) => picture(u, still).ready)).then(() => ({ list, urls }));
     });
   let shown = -1;
   const show = (f) => {

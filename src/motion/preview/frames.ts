@@ -4,20 +4,22 @@ import sharp from 'sharp';
 import { kindOfFile } from '../../files/media-types.js';
 import { runFfmpeg } from '../../tools/ffmpeg.js';
 import { probe } from '../../tools/ffprobe.js';
-import type { DisplayFootage, DisplayGroup, DisplayList, DisplayNode, DisplayText } from '../scene/display.js';
-import type { SampleInput } from './sample.js';
-import { sample } from './sampling.js';
+import type { DisplayList } from '../scene/display.js';
 import type { Approximation } from '../schemas.js';
 import { findFont } from './fonts.js';
 import type { PreviewParams, PreviewRun } from './job.js';
-import { PREVIEW_LIMITS as L } from './limits.js';
+import type { LayerRef, SampleInput } from './sample.js';
+import { sample } from './sampling.js';
 import { WORK_URL } from './page.js';
 
 /**
- * A footage leaf as the page draws it: `src` is the picture to draw; without it the labelled placeholder, or nothing
- * when `blank` (a video past its last frame).
+ * What the page draws for a footage item: a picture, a video's extracted frames (`first` .. `first + count - 1` of
+ * the source at `rate`, at `prefix` + the frame number in six digits + `.jpg`), or the labelled placeholder.
  */
-export type PageFootage = DisplayFootage & { src?: string; blank?: true };
+export type PageFootage =
+  | { image: string }
+  | { video: { rate: number; first: number; count: number; prefix: string } }
+  | { missing: true };
 
 /** Everything the page needs, prepared in the scratch folder. */
 export interface PreparedFrames {
@@ -25,46 +27,37 @@ export interface PreparedFrames {
   frames: number[];
   /** Composition time of each output frame. */
   times: number[];
-  /** The distinct display lists, when they are few enough to go in the page itself (a still). */
-  inline?: DisplayList[];
+  /** The only display list when every frame shows the same one (it goes in the page itself). */
+  single?: DisplayList;
+  /** Files of display lists (the page fetches `lists-<k>.json`). */
+  chunks: number;
   composition: { width: number; height: number; background: [number, number, number] };
-  /** Served URL → local file (display list chunks, pictures, fonts). */
+  /** Served URL → local file (display list chunks, pictures, video frames, fonts). */
   files: [string, string][];
+  /** Footage item id → what to draw. */
+  footage: Record<number, PageFootage>;
   /** PostScript name → the CSS family the page draws it with (`loaded`: an @font-face of ours). */
   fonts: Record<string, { family: string; loaded: boolean; url?: string }>;
-  /** Pictures that stay for the whole preview (images, not video frames). */
-  stills: Record<string, true>;
   approximations: Approximation[];
 }
 
 const BROWSER_IMAGES = new Set(['.png', '.jpg', '.jpeg', '.gif', '.webp', '.avif', '.bmp', '.svg']);
 
-/** Yields to the event loop every few milliseconds of sampling, so a long video never holds it. */
-function yielder(): () => Promise<void> {
-  let since = performance.now();
-  return async () => {
-    if (performance.now() - since < 10) return;
-    await new Promise((r) => setImmediate(r));
-    since = performance.now();
-  };
-}
-
-/** Every node of a display list with the layer group it belongs to (for approximations). */
-function walk(node: DisplayNode, fn: (n: DisplayNode, layer?: DisplayGroup) => void, layer?: DisplayGroup): void {
-  fn(node, layer);
-  if (node.kind !== 'group') return;
-  const here = node.layer_index !== undefined ? node : layer;
-  for (const c of node.children) walk(c, fn, here);
-  if (node.matte) walk(node.matte.node, fn, here);
-}
+const readable = (file: string) =>
+  sharp(file)
+    .metadata()
+    .then(
+      () => true,
+      () => false,
+    );
 
 /** The footage item of each media edit: the board file's size, and for a video its duration and rate. */
 async function editedFootage(run: PreviewRun, p: PreviewParams): Promise<SampleInput['media']> {
   const out: SampleInput['media'] = [];
   for (const [k, e] of p.media.entries()) {
     const file = run.input(e.url);
-    const still = kindOfFile(file) === 'image';
-    // An unreadable file keeps a nominal size: it is drawn as a placeholder (frames below), never a failure.
+    const still = kindOfFile(file) !== 'video';
+    // An unreadable file keeps a nominal size: it is drawn as a placeholder (below), never a failure.
     const size = await (
       still
         ? sharp(file).metadata()
@@ -90,10 +83,10 @@ async function editedFootage(run: PreviewRun, p: PreviewParams): Promise<SampleI
 }
 
 /**
- * Decodes the project, applies the edits, samples the display list of every output frame (deduplicated: a still
- * composition is drawn once), finds each footage's picture (image files as they are or converted to PNG; video frames
- * extracted by ffmpeg at the source times the lists ask for), the fonts, and writes the lists in chunks the page
- * fetches. Missing footage and substituted fonts join the approximations.
+ * Samples every output frame's display list (sample.ts, into files of `work`), then prepares what they draw: each
+ * footage item's picture (browser images as they are, others converted to PNG, video frames extracted by ffmpeg over
+ * the range of source times the lists ask for) and the fonts. Missing or unreadable footage and substituted fonts
+ * join the approximations.
  */
 export async function prepareFrames(
   run: PreviewRun,
@@ -113,122 +106,121 @@ export async function prepareFrames(
       text: p.text,
       media: await editedFootage(run, p),
     },
+    work,
     run.signal,
-    (f) => progress(f * 0.5),
+    (f) => progress(f * 0.6),
   );
-  const { distinct, frames, times } = sampled;
   const notes = new Map<string, Approximation>(
     sampled.approximations.map((a) => [`${a.layer_index}|${a.layer}|${a.feature}|${a.detail}`, a]),
   );
   const note = (a: Approximation) => notes.set(`${a.layer_index}|${a.layer}|${a.feature}|${a.detail}`, a);
-  const pause = yielder();
-  const files: [string, string][] = [];
+  const files: [string, string][] = sampled.files.map((file, k) => [`${WORK_URL}lists-${k}.json`, file]);
   const serve = (name: string, file: string) => {
     const url = WORK_URL + encodeURIComponent(name);
     files.push([url, file]);
     return url;
   };
 
-  // Footage: which file each item is, and the pictures the lists need.
   const urls = new Map<number, string>(p.footage.map((f) => [f.id, f.url]));
   for (const f of sampled.footage) if (f.id < 0 && f.path) urls.set(f.id, f.path);
-  const stills: Record<string, true> = {};
-  const imageUrl = new Map<number, string | null>();
-  const videoTimes = new Map<number, Set<number>>();
-  const footageById = new Map(sampled.footage.map((f) => [f.id, f]));
-  const leaves: { node: PageFootage; layer?: DisplayGroup }[] = [];
-  for (const list of distinct)
-    walk(list.root, (n, layer) => {
-      if (n.kind === 'footage') leaves.push({ node: n, layer });
-    });
+  const items = new Map(sampled.footage.map((f) => [f.id, f]));
+  const footage: Record<number, PageFootage> = {};
   let serial = 0;
-  const rates = new Map<number, number>();
-  const rateOf = async (id: number, file: string) => {
-    if (!rates.has(id))
-      rates.set(
-        id,
-        footageById.get(id)?.frameRate ||
-          (await probe(run.tools, file).then(
-            (info) => info.video?.fps,
-            () => undefined,
-          )) ||
-          30,
-      );
-    return rates.get(id)!;
-  };
-  const missing = (node: PageFootage, layer: DisplayGroup | undefined, why: string) => {
-    node.media = 'placeholder';
-    note({
-      ...(layer?.layer_index !== undefined ? { layer_index: layer.layer_index } : {}),
-      ...(layer?.layer !== undefined ? { layer: layer.layer } : {}),
-      feature: 'missing-footage',
-      detail: `${node.name}${node.path ? ` (${node.path})` : ''}: ${why}; drawn as a placeholder`,
-    });
-  };
-  const readable = (file: string) =>
-    sharp(file)
-      .metadata()
-      .then(
-        () => true,
-        () => false,
-      );
-  for (const { node, layer } of leaves) {
-    const url = urls.get(node.footage_id);
-    if (!url || node.media === 'placeholder') {
-      missing(
-        node,
-        layer,
-        url ? 'a placeholder in the project' : 'not found in the board, beside the project or in the media root',
-      );
-      continue;
-    }
-    const file = run.input(url);
-    // The file found decides (a project may name a still where a board file is a video, and the other way round).
-    if (kindOfFile(file) !== 'video') {
-      if (!imageUrl.has(node.footage_id)) {
+  for (const [key, use] of Object.entries(sampled.uses)) {
+    const id = Number(key);
+    const url = urls.get(id);
+    const missing = (why: string) => {
+      footage[id] = { missing: true };
+      for (const layer of use.layers)
+        note({
+          ...layer,
+          feature: 'missing-footage',
+          detail: `${use.name}${use.path ? ` (${use.path})` : ''}: ${why}; drawn as a placeholder`,
+        });
+    };
+    if (items.get(id)?.kind === 'placeholder') missing('a placeholder in the project');
+    else if (!url) missing('not found in the board, beside the project or in the media root');
+    else {
+      const file = run.input(url);
+      // The file found decides (a project may name a still where a board file is a video, and the other way round).
+      if (kindOfFile(file) !== 'video') {
         const ext = path.extname(file).toLowerCase();
-        let src: string | null = null;
-        if (BROWSER_IMAGES.has(ext)) src = (await readable(file)) ? serve(`img-${serial++}${ext}`, file) : null;
-        else {
-          // TIFF, PSD...: converted once to PNG where libvips reads it.
-          const png = path.join(work, `img-${serial}.png`);
-          if (
-            await sharp(file)
+        const png = path.join(work, `img-${serial}.png`);
+        const src = BROWSER_IMAGES.has(ext)
+          ? (await readable(file)) && serve(`img-${serial++}${ext}`, file)
+          : // TIFF, PSD...: converted once to PNG where libvips reads it.
+            (await sharp(file)
               .png()
               .toFile(png)
               .then(
                 () => true,
                 () => false,
-              )
-          )
-            src = serve(`img-${serial++}.png`, png);
+              )) && serve(`img-${serial++}.png`, png);
+        if (src) footage[id] = { image: src };
+        else missing('unreadable, or a format the preview cannot read');
+      } else {
+        const video = await extractFrames(run, id, file, use.sourceTimes, work);
+        if (!video) missing('a video ffmpeg cannot read');
+        else {
+          footage[id] = { video: { ...video, prefix: `${WORK_URL}v${id}-` } };
+          for (let f = video.first; f < video.first + video.count; f++) {
+            const name = `${String(f).padStart(6, '0')}.jpg`;
+            serve(`v${id}-${name}`, path.join(work, `v${id}`, name));
+          }
         }
-        imageUrl.set(node.footage_id, src);
-        if (src) stills[src] = true;
       }
-      const src = imageUrl.get(node.footage_id);
-      if (src) node.src = src;
-      else missing(node, layer, 'unreadable, or a format the preview cannot read');
-      continue;
     }
-    const frame = Math.max(0, Math.floor((node.source_time ?? 0) * (await rateOf(node.footage_id, file)) + 1e-6));
-    let set = videoTimes.get(node.footage_id);
-    if (!set) videoTimes.set(node.footage_id, (set = new Set()));
-    set.add(frame);
-    (node as PageFootage & { frame?: number }).frame = frame;
   }
-  progress(0.6);
+  progress(0.8);
 
-  // Video frames: one ffmpeg run per footage over the range of source frames the lists show.
-  const unreadable = new Set<number>();
-  for (const [id, wanted] of videoTimes) {
-    const file = run.input(urls.get(id)!);
-    const rate = await rateOf(id, file);
-    const first = Math.min(...wanted);
-    const last = Math.max(...wanted);
-    const dir = path.join(work, `video-${id < 0 ? `e${-id}` : id}`);
-    await fsp.mkdir(dir);
-    const extracted = runFfmpeg(
+  const fonts: PreparedFrames['fonts'] = {};
+  for (const [k, [ps, layer]] of Object.entries(sampled.fonts).entries()) {
+    const found = await findFont(ps, run.signal);
+    if (found.file) {
+      const url = serve(`font-${k}${path.extname(found.file).toLowerCase()}`, found.file);
+      fonts[ps] = { family: `f${k}`, loaded: true, url };
+    } else fonts[ps] = { family: found.family, loaded: false };
+    if (!found.exact)
+      note({ ...(layer as LayerRef), feature: 'font', detail: `${ps} is not installed; drawn with ${found.family}` });
+  }
+  progress(1);
+  return {
+    frames: sampled.frames,
+    times: sampled.times,
+    single: sampled.single,
+    chunks: sampled.files.length,
+    composition: sampled.composition,
+    files,
+    footage,
+    fonts,
+    approximations: [...notes.values()],
+  };
+}
+
+/**
+ * The frames of a video clip the lists show: one ffmpeg run over the range of source frames asked for (source times
+ * floored to the clip's rate), as full-range JPEGs named by frame number in `work/v<id>/`. Undefined when ffmpeg
+ * cannot read the clip. Frames past its end are simply not there (the page draws nothing, as After Effects does).
+ */
+async function extractFrames(
+  run: PreviewRun,
+  id: number,
+  file: string,
+  sourceTimes: number[],
+  work: string,
+): Promise<{ rate: number; first: number; count: number } | undefined> {
+  const rate =
+    (await probe(run.tools, file).then(
+      (info) => info.video?.fps,
+      () => undefined,
+    )) || 30;
+  const wanted = sourceTimes.length ? sourceTimes.map((t) => Math.max(0, Math.floor(t * rate + 1e-6))) : [0];
+  const first = Math.min(...wanted);
+  const last = Math.max(...wanted);
+  const dir = path.join(work, `v${id}`);
+  await fsp.mkdir(dir);
+  try {
+    await runFfmpeg(
       run.tools,
       [
         '-loglevel',
@@ -256,84 +248,10 @@ export async function prepareFrames(
       ],
       { signal: run.signal, timeoutMs: 10 * 60_000 },
     );
-    // A clip ffmpeg cannot read is drawn missing, never a failed preview.
-    if (
-      !(await extracted.then(
-        () => true,
-        (err: unknown) => {
-          if (run.signal.aborted) throw err;
-          return false;
-        },
-      ))
-    ) {
-      unreadable.add(id);
-      continue;
-    }
-    for (const fr of wanted) {
-      const name = `${String(fr).padStart(6, '0')}.jpg`;
-      const exists = await fsp.stat(path.join(dir, name)).then(
-        () => true,
-        () => false,
-      );
-      if (exists) serve(`v${id}-${name}`, path.join(dir, name));
-    }
+  } catch (err) {
+    if (run.signal.aborted) throw err;
+    return undefined;
   }
-  const servedSet = new Set(files.map(([u]) => u));
-  for (const { node, layer } of leaves) {
-    const fr = (node as PageFootage & { frame?: number }).frame;
-    if (fr === undefined) continue;
-    const src = WORK_URL + encodeURIComponent(`v${node.footage_id}-${String(fr).padStart(6, '0')}.jpg`);
-    if (unreadable.has(node.footage_id)) missing(node, layer, 'a video ffmpeg cannot read');
-    else if (servedSet.has(src)) node.src = src;
-    // No frame there: past the end of the file, where After Effects shows nothing either.
-    else node.blank = true;
-    delete (node as PageFootage & { frame?: number }).frame;
-  }
-  progress(0.8);
-
-  // Fonts.
-  const fonts: PreparedFrames['fonts'] = {};
-  const wantedFonts = new Map<string, DisplayGroup | undefined>();
-  for (const list of distinct)
-    walk(list.root, (n, layer) => {
-      if (n.kind === 'text' && !wantedFonts.has((n as DisplayText).font))
-        wantedFonts.set((n as DisplayText).font, layer);
-    });
-  let fontSerial = 0;
-  for (const [ps, layer] of wantedFonts) {
-    const found = await findFont(ps, run.signal);
-    const family = `f${fontSerial}`;
-    if (found.file) {
-      const url = serve(`font-${fontSerial++}${path.extname(found.file).toLowerCase()}`, found.file);
-      fonts[ps] = { family, loaded: true, url };
-    } else fonts[ps] = { family: found.family, loaded: false };
-    if (!found.exact)
-      note({
-        ...(layer?.layer_index !== undefined ? { layer_index: layer.layer_index, layer: layer.layer } : {}),
-        feature: 'font',
-        detail: `${ps} is not installed; drawn with ${found.family}`,
-      });
-  }
-
-  // The lists: in the page for a single one, else in chunk files fetched as the clock reaches them.
-  let inline: DisplayList[] | undefined;
-  if (distinct.length === 1) inline = distinct;
-  else
-    for (let k = 0; k * L.framesPerChunk < distinct.length; k++) {
-      const file = path.join(work, `lists-${k}.json`);
-      await fsp.writeFile(file, JSON.stringify(distinct.slice(k * L.framesPerChunk, (k + 1) * L.framesPerChunk)));
-      serve(`lists-${k}.json`, file);
-      await pause();
-    }
-  progress(1);
-  return {
-    frames,
-    times,
-    inline,
-    composition: sampled.composition,
-    files,
-    fonts,
-    stills,
-    approximations: [...notes.values()],
-  };
+  const count = (await fsp.readdir(dir)).filter((n) => n.endsWith('.jpg')).length;
+  return count ? { rate, first, count } : undefined;
 }

@@ -26,11 +26,12 @@ export function previewHtml(p: PreviewParams, prepared: PreparedFrames): string 
     background,
     transparent: false,
     fonts: prepared.fonts,
-    stills: prepared.stills,
-    frames: prepared.frames,
-    chunk: prepared.inline ? prepared.inline.length : L.framesPerChunk,
+    footage: prepared.footage,
+    // A single list goes in the page (a still, a static composition); else the page fetches the list files.
+    frames: prepared.single ? prepared.frames.map(() => 0) : prepared.frames,
+    chunk: prepared.single ? 1 : L.framesPerChunk,
     chunkUrl: `${WORK_URL}lists-`,
-    lists: prepared.inline ?? null,
+    lists: prepared.single ? [prepared.single] : null,
   };
   const faces = Object.values(prepared.fonts)
     .filter((f) => f.loaded && f.url)

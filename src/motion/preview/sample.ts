@@ -1,4 +1,7 @@
-import type { Approximation, DisplayList } from '../scene/display.js';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Approximation, DisplayGroup, DisplayList, DisplayNode } from '../scene/display.js';
 import { decodeScene } from '../scene/decode.js';
 import { evaluate } from '../scene/evaluate.js';
 import type { Footage } from '../scene/model.js';
@@ -12,17 +15,27 @@ export type SampleInput = Pick<PreviewParams, 'format' | 'fps' | 'time' | 'start
   media: { layer: number; footage: Footage }[];
 };
 
-/** Every output frame's display list, deduplicated. */
+/** The layer a footage leaf or a text belongs to, for approximations. */
+export type LayerRef = Pick<Approximation, 'layer_index' | 'layer'>;
+
+/** Every output frame's display list, deduplicated and written to files; what the lists use. */
 export interface Sampled {
   /** Composition time of each output frame. */
   times: number[];
-  /** Output frame → index into `distinct`. */
+  /** Output frame → index of its display list among the distinct ones. */
   frames: number[];
-  distinct: DisplayList[];
+  /** The distinct lists, `chunk` per file: `files[k]` holds lists k x chunk ... */
+  files: string[];
+  /** The only list, when every frame shows the same (it goes in the page itself). */
+  single?: DisplayList;
   approximations: Approximation[];
   composition: { width: number; height: number; background: [number, number, number] };
-  /** The project's footage items and the media edits' (for still/video and frame rates). */
+  /** The project's footage items and the media edits'. */
   footage: Footage[];
+  /** Footage the lists draw: the source times asked of it (videos) and the layers showing it. */
+  uses: Record<number, { name: string; path?: string; sourceTimes: number[]; layers: LayerRef[] }>;
+  /** PostScript names the texts ask for, with the first layer asking. */
+  fonts: Record<string, LayerRef>;
 }
 
 /** The output frames' composition times: one at floor(time x fps), or a video's from start. */
@@ -38,12 +51,32 @@ function frameTimes(
   return Array.from({ length: count }, (_, f) => start + f / input.fps);
 }
 
+/** Every node of a display list with the layer group it belongs to. */
+function walk(node: DisplayNode, fn: (n: DisplayNode, layer?: DisplayGroup) => void, layer?: DisplayGroup): void {
+  fn(node, layer);
+  if (node.kind !== 'group') return;
+  const here = node.layer_index !== undefined ? node : layer;
+  for (const c of node.children) walk(c, fn, here);
+  if (node.matte) walk(node.matte.node, fn, here);
+}
+
+const layerRef = (g?: DisplayGroup): LayerRef => ({
+  ...(g?.layer_index !== undefined ? { layer_index: g.layer_index } : {}),
+  ...(g?.layer !== undefined ? { layer: g.layer } : {}),
+});
+
 /**
- * Decodes a project, applies the text and media edits and samples the display list of every output frame; identical
- * lists are kept once (a still composition is drawn once). Synchronous: run on the event loop only for small work
- * (sampling.ts decides), else in a worker thread.
+ * Decodes a project, applies the text and media edits and samples the display list of every output frame into JSON
+ * files in `work` (`L.framesPerChunk` lists each); identical lists are kept once (a still composition is drawn once),
+ * known by a hash, so memory holds one chunk of lists at a time however long the preview. Synchronous: run on the
+ * event loop only for small work (sampling.ts decides), else in a worker thread.
  */
-export function sampleFrames(bytes: Uint8Array, input: SampleInput, progress?: (fraction: number) => void): Sampled {
+export function sampleFrames(
+  bytes: Uint8Array,
+  input: SampleInput,
+  work: string,
+  progress?: (fraction: number) => void,
+): Sampled {
   const scene = decodeScene(bytes);
   const comp = scene.compositions.find((c) => c.id === input.compositionId);
   if (!comp) throw new Error(`composition ${input.compositionId} is not in the decoded project`);
@@ -67,28 +100,62 @@ export function sampleFrames(bytes: Uint8Array, input: SampleInput, progress?: (
     layer.type = 'footage';
   }
   const times = frameTimes(input, comp);
-  const distinct: DisplayList[] = [];
-  const byJson = new Map<string, number>();
-  const frames: number[] = [];
+  const out: Sampled = {
+    times,
+    frames: [],
+    files: [],
+    approximations: [],
+    composition: { width: comp.width, height: comp.height, background: comp.background },
+    footage: scene.footage,
+    uses: {},
+    fonts: {},
+  };
+  const byHash = new Map<string, number>();
   const notes = new Map<string, Approximation>();
+  const sourceTimes = new Map<number, Set<number>>();
+  const seenLayers = new Set<string>();
+  let pending: string[] = [];
+  let first: DisplayList | undefined;
+  const flush = () => {
+    const file = path.join(work, `lists-${out.files.length}.json`);
+    fs.writeFileSync(file, `[${pending.join(',')}]`);
+    out.files.push(file);
+    pending = [];
+  };
   for (const [f, t] of times.entries()) {
     const list = evaluate(scene, comp.id, t);
     for (const a of list.approximations) notes.set(`${a.layer_index}|${a.layer}|${a.feature}|${a.detail}`, a);
-    const key = JSON.stringify(list.root);
-    let index = byJson.get(key);
+    const json = JSON.stringify(list);
+    const hash = crypto.createHash('sha1').update(JSON.stringify(list.root)).digest('base64');
+    let index = byHash.get(hash);
     if (index === undefined) {
-      index = distinct.push(list) - 1;
-      byJson.set(key, index);
+      index = byHash.size;
+      byHash.set(hash, index);
+      first ??= list;
+      pending.push(json);
+      if (pending.length === L.framesPerChunk) flush();
+      walk(list.root, (n, g) => {
+        if (n.kind === 'text' && !(n.font in out.fonts)) out.fonts[n.font] = layerRef(g);
+        if (n.kind !== 'footage') return;
+        const use = (out.uses[n.footage_id] ??= { name: n.name, path: n.path, sourceTimes: [], layers: [] });
+        const key = `${n.footage_id}|${g?.layer_index}|${g?.layer}`;
+        if (!seenLayers.has(key)) {
+          seenLayers.add(key);
+          use.layers.push(layerRef(g));
+        }
+        if (n.source_time !== undefined) {
+          let set = sourceTimes.get(n.footage_id);
+          if (!set) sourceTimes.set(n.footage_id, (set = new Set()));
+          set.add(n.source_time);
+        }
+      });
     }
-    frames.push(index);
+    out.frames.push(index);
     if (progress && (f % 30 === 29 || f === times.length - 1)) progress((f + 1) / times.length);
   }
-  return {
-    times,
-    frames,
-    distinct,
-    approximations: [...notes.values()],
-    composition: { width: comp.width, height: comp.height, background: comp.background },
-    footage: scene.footage,
-  };
+  if (pending.length) flush();
+  if (byHash.size === 1) out.single = first;
+  for (const [id, set] of sourceTimes) out.uses[id].sourceTimes = [...set];
+  out.approximations = [...notes.values()];
+  return out;
 }
