@@ -5,7 +5,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import sharp from 'sharp';
 import { ffmpeg, probeFile, tempDir } from '../helpers/fixtures.js';
-import { startService, waitForJob, type TestService } from '../helpers/service.js';
+import { eventually, startService, waitForJob, type TestService } from '../helpers/service.js';
 import { png, project } from './preview-project.js';
 /**
  * POST /api/motion/projects/preview end to end over HTTP, on a project our RIFX writer builds: frames checked by the
@@ -227,6 +227,33 @@ describe('motion preview: drawing compositions', () => {
     assert.equal(added.body.element.type, 'image');
     assert.equal(added.body.element.url, added.body.url);
     assert.equal(await count(), before + 1);
+  });
+
+  it('stops a synchronous preview whose client goes away, leaving nothing', async () => {
+    const listing = (await fsp.readdir(folder)).sort();
+    const gone = new AbortController();
+    const request = fetch(`${t.baseUrl}/api/motion/projects/preview`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        board_id: board,
+        element_id: projectId,
+        composition: 'Long',
+        format: 'mp4',
+        fps: 30,
+        duration: 60,
+      }),
+      signal: gone.signal,
+    }).catch(() => undefined);
+    // Until its temp file appears in the board folder, the preview has not started writing.
+    await eventually(async () => ((await fsp.readdir(folder)).some((f) => f.startsWith('.tmp-')) ? true : undefined));
+    gone.abort();
+    await request;
+    // 1800 frames take far longer than this wait: only a stopped preview leaves the folder as it was this soon.
+    await eventually(async () => {
+      const now = (await fsp.readdir(folder)).sort();
+      return JSON.stringify(now) === JSON.stringify(listing) ? true : undefined;
+    }, 20_000);
   });
 
   it('runs as a motion.preview job with progress, and cancels', async () => {
