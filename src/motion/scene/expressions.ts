@@ -18,6 +18,7 @@ import {
   type EaseKind,
   type LoopType,
 } from './expressions/functions.js';
+import { withVectorOperators } from './expressions/operators.js';
 import { PRELUDE } from './expressions/prelude.js';
 
 /**
@@ -96,7 +97,7 @@ export interface ExpressionEvaluator {
 }
 
 export interface ExpressionEvaluatorOptions {
-  /** Wall-clock time one evaluation (with everything it calls) may run; default 50 ms. */
+  /** Wall-clock time one evaluation (with everything it calls) may run; default 100 ms. */
   timeLimitMs?: number;
   /** Memory of the sandbox's heap; default 16 MiB. */
   memoryLimitBytes?: number;
@@ -112,8 +113,9 @@ const MAX_EXPRESSION_CHARS = 64 * 1024;
 /**
  * A sandbox for one preview: create it once per project (it loads its own WebAssembly instance, a few milliseconds)
  * and call `evaluate` per property per frame. Evaluations share one QuickJS runtime; each runs in a fresh scope
- * (its `var`s do not outlive it). An expression that ran out of time or memory is not run again by this evaluator,
- * and the runtime is rebuilt after it, so one bad expression costs its time limit once.
+ * (its `var`s do not outlive it). The runtime is rebuilt after an evaluation that ran out of time or memory, and an
+ * expression that did so twice is not run again by this evaluator, so an endless loop costs twice its time limit (not
+ * once per frame), while one stalled by a busy machine once is still drawn.
  */
 export async function createExpressionEvaluator(
   options: ExpressionEvaluatorOptions = {},
@@ -121,7 +123,7 @@ export async function createExpressionEvaluator(
   // the variant with a separate .wasm file, release build, synchronous calls (no asyncify): the smallest and fastest
   const module = await newQuickJSWASMModuleFromVariant(import('@jitl/quickjs-wasmfile-release-sync'));
   return new Sandbox(module, {
-    timeLimitMs: options.timeLimitMs ?? 50,
+    timeLimitMs: options.timeLimitMs ?? 100,
     memoryLimitBytes: options.memoryLimitBytes ?? 16 * 1024 * 1024,
     maxStackBytes: options.maxStackBytes ?? 256 * 1024,
     maxDepth: options.maxDepth ?? 8,
@@ -149,8 +151,10 @@ class Sandbox implements ExpressionEvaluator {
   private deadline = 0;
   /** Set when an evaluation ran out of time or memory: the runtime is rebuilt once the stack is empty. */
   private broken = false;
-  /** Failures that do not depend on the context (syntax, time, memory): not tried again. */
+  /** Failures that do not depend on the context (syntax, time or memory twice): not tried again. */
   private readonly failed = new Map<string, string>();
+  /** Expressions that ran out of time or memory once. */
+  private readonly strikes = new Set<string>();
   private disposed = false;
 
   constructor(
@@ -180,7 +184,10 @@ class Sandbox implements ExpressionEvaluator {
       if (r.error) {
         const reason = this.reason(r.error);
         r.error.dispose();
-        return this.broken ? this.fail(expression, reason) : { ok: false, reason };
+        if (!this.broken) return { ok: false, reason };
+        if (this.strikes.has(expression)) return this.fail(expression, reason);
+        this.strikes.add(expression);
+        return { ok: false, reason };
       }
       const text = c.getString(r.value);
       r.value.dispose();
@@ -211,7 +218,7 @@ class Sandbox implements ExpressionEvaluator {
     const known = vm.ids.get(expression);
     if (known !== undefined) return known;
     const c = vm.context;
-    const src = c.newString(expression);
+    const src = c.newString(withVectorOperators(expression));
     const r = c.callFunction(vm.compile, c.undefined, src);
     src.dispose();
     if (r.error) {

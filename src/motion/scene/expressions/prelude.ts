@@ -185,7 +185,45 @@ globalThis.__exec = Function('__source', 'return eval(__source)');
     loopInDuration: function (t, d) { return loop('in', t, 0, d === undefined ? 0 : d); },
     wiggle: wiggle,
   };
+  // After Effects' operators on arrays (operators.ts rewrites + - * / into these): element by element, the shorter
+  // array read as zeros; an array and a number: + and - change the first element only, * and / every element
+  // (lottie-web's reading of After Effects); numbers and strings as JavaScript does
+  function scalar(x) { return !Array.isArray(x); }
+  function unbox(x) { return x instanceof Number ? +x : x; }
+  var vecOps = {
+    add: function (a, b) {
+      a = unbox(a); b = unbox(b);
+      if (scalar(a) && scalar(b)) return a + b;
+      if (scalar(b)) { if (typeof b === 'string') return a + b; var r = a.slice(); r[0] = +r[0] + b; return r; }
+      if (scalar(a)) { if (typeof a === 'string') return a + b; var q = b.slice(); q[0] = a + +q[0]; return q; }
+      return add(a, b);
+    },
+    sub: function (a, b) {
+      a = unbox(a); b = unbox(b);
+      if (scalar(a) && scalar(b)) return a - b;
+      if (scalar(b)) { var r = a.slice(); r[0] = r[0] - b; return r; }
+      if (scalar(a)) { var q = b.slice(); q[0] = a - q[0]; return q; }
+      return sub(a, b);
+    },
+    mul: function (a, b) {
+      a = unbox(a); b = unbox(b);
+      if (scalar(a) && scalar(b)) return a * b;
+      if (scalar(b)) return a.map(function (x) { return x * b; });
+      if (scalar(a)) return b.map(function (x) { return a * x; });
+      throw new TypeError('an array times an array is not defined (use dot() or a loop)');
+    },
+    div: function (a, b) {
+      a = unbox(a); b = unbox(b);
+      if (scalar(a) && scalar(b)) return a / b;
+      if (scalar(b)) return a.map(function (x) { return x / b; });
+      if (scalar(a)) return b.map(function (x) { return a / x; });
+      throw new TypeError('an array divided by an array is not defined');
+    },
+    neg: function (a) { a = unbox(a); return scalar(a) ? -a : a.map(function (x) { return -x; }); },
+  };
+
   var functions = {
+    __vec: vecOps,
     valueAtTime: own, velocityAtTime: velocityAtTime, speedAtTime: speedAtTime, key: key, nearestKey: nearestKey,
     loopOut: prop.loopOut, loopIn: prop.loopIn, loopOutDuration: prop.loopOutDuration,
     loopInDuration: prop.loopInDuration, wiggle: wiggle,
@@ -251,7 +289,6 @@ globalThis.__exec = Function('__source', 'return eval(__source)');
       return JSON.stringify(r.map(function (x) { return x instanceof Number ? +x : typeof x === 'number' ? x : String(x); }));
     }
     var what = Array.isArray(r) ? 'an array of ' + r.length : r === null ? 'null' : typeof r;
-    if (typeof r === 'string' && r.indexOf(',') >= 0) what += ' (array arithmetic with + and - is not supported: use add() and sub())';
     throw new TypeError('the expression gave ' + what + ', not a number or an array of 1 to 4 numbers');
   }
   function compile(source) {
