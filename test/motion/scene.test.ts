@@ -8,6 +8,7 @@ import { decodeScene } from '../../src/motion/scene/decode.js';
 import { decodeSceneFile } from '../../src/motion/scene/decode-file.js';
 import type { DisplayGroup, DisplayNode, DisplayShape, DisplayText } from '../../src/motion/scene/display.js';
 import { evaluate } from '../../src/motion/scene/evaluate.js';
+import { createExpressionEvaluator } from '../../src/motion/scene/expressions.js';
 import type { Layer, NumProperty, SceneProject } from '../../src/motion/scene/model.js';
 import { sampleNum } from '../../src/motion/scene/sample.js';
 import { list, tdgp, textDocument } from './rifx-writer.js';
@@ -537,6 +538,37 @@ describe('scene model: shape paint order', () => {
     assert.deepEqual(paint(2), ['fill', 'stroke']);
     const stroke = (evaluate(shapes(1), 1, 0).root.children[0] as DisplayGroup).children[0] as DisplayShape;
     assert.deepEqual(stroke.stroke!.dashes, [10, 10], 'a dash left at its default is 10');
+  });
+});
+
+describe('scene model: expressions evaluated when an evaluator is given', () => {
+  it('draws what the expressions give, reads other layers, and lists only the ones that failed', async () => {
+    const ev = await createExpressionEvaluator();
+    try {
+      const s = oneComp(
+        solidLayer(1, 'child', [
+          ['ADBE Anchor Point', prop({ value: [0, 0, 0] })],
+          ['ADBE Position', prop({ value: [10, 20, 0], expression: 'value + [time * 100, 0, 0]' })],
+          ['ADBE Opacity', prop({ value: [1], expression: 'thisComp.layer("leader").transform.opacity / 2' })],
+          ['ADBE Rotate Z', prop({ value: [5], expression: '$.evalFile("/etc/passwd")' })],
+        ]),
+        solidLayer(2, 'leader', [['ADBE Opacity', prop({ value: [0.8] })]]),
+      );
+      const list = evaluate(s, 1, 0.5, { expressions: ev });
+      const child = list.root.children.find((c) => (c as DisplayGroup).layer === 'child') as DisplayGroup;
+      // rotation keeps its own 5°, position moved by the expression: translate(60, 20) rotate(5°)
+      const r = (5 * Math.PI) / 180;
+      nearAll(child.matrix, [Math.cos(r), Math.sin(r), -Math.sin(r), Math.cos(r), 60, 20], 1e-9);
+      near(child.opacity, 0.4, 1e-9);
+      const notes = list.approximations.filter((a) => a.feature === 'expression');
+      assert.equal(notes.length, 1, JSON.stringify(notes));
+      assert.match(notes[0].detail, /^ADBE Transform Group>ADBE Rotate Z: .+; its own value is drawn: \$\.evalFile/);
+      // without an evaluator every expression is listed and the own values drawn
+      const plain = evaluate(s, 1, 0.5);
+      assert.equal(plain.approximations.filter((a) => a.feature === 'expression').length, 3);
+    } finally {
+      ev.dispose();
+    }
   });
 });
 

@@ -35,11 +35,17 @@ import type {
   ShapeItem,
   TextDocument,
 } from './model.js';
+import type { ExpressionContext, ExpressionEvaluator, ExpressionLayer } from './expressions.js';
 import { sampleHeld, sampleNum, samplePath, sampleStops } from './sample.js';
 
 export interface EvaluateOptions {
   /** Precomps nested deeper than this are not drawn (listed); guards against absurd nesting. Default 16. */
   maxDepth?: number;
+  /**
+   * Evaluates numeric properties' expressions (expressions.ts, one sandbox per preview). Without it, or when an
+   * expression fails, the property's own value is drawn and the expression listed (with the reason it failed).
+   */
+  expressions?: ExpressionEvaluator;
 }
 
 /** Evaluation fails only for a composition id the project does not have (the caller checks names first). */
@@ -61,9 +67,10 @@ export function evaluate(
 ): DisplayList {
   const comp = project.compositions.find((c) => c.id === compId);
   if (!comp) throw new UnknownCompositionError(`no composition with id ${compId}`);
-  const ev = new Evaluator(project, comp.id, options.maxDepth ?? 16);
+  const ev = new Evaluator(project, comp.id, options.maxDepth ?? 16, options.expressions);
   const root: DisplayGroup = { kind: 'group', matrix: IDENTITY, opacity: 1, blend: 'normal', children: [] };
   root.children = ev.composition(comp, time, [comp.id]);
+  ev.expressionNotes();
   return {
     composition: {
       id: comp.id,
@@ -116,11 +123,16 @@ class Evaluator {
   private readonly comps: Map<number, Composition>;
   private readonly footage: Map<number, SceneProject['footage'][number]>;
   private readonly owner: Map<Layer, Composition>;
+  /** Layers drawn or used (parents, mattes) at this instant, whose expressions are listed unless evaluated. */
+  private readonly touched = new Set<Layer>();
+  /** Per layer, each expression's outcome at this instant by property path: true, or why it failed. */
+  private readonly outcomes = new Map<Layer, Map<string, true | string>>();
 
   constructor(
     project: SceneProject,
     private readonly rootId: number,
     private readonly maxDepth: number,
+    private readonly expressions: ExpressionEvaluator | undefined,
   ) {
     ({ comps: this.comps, footage: this.footage, owner: this.owner } = indexOf(project));
   }
@@ -140,6 +152,83 @@ class Evaluator {
     this.approximations.push(a);
   }
 
+  /** A numeric property of `l` at layer time `lt`: its expression's value when it evaluates, else its own. */
+  private num(l: Layer, p: NumProperty, lt: number): number[] {
+    const own = sampleNum(p, lt);
+    if (!p.expression || !this.expressions) return own;
+    const t = l.startTime + lt * l.stretch;
+    const r = this.expressions.evaluate(p.expression, this.context(l, p, t, own));
+    let outcomes = this.outcomes.get(l);
+    if (!outcomes) this.outcomes.set(l, (outcomes = new Map()));
+    // one failure at any sample of this instant (auto-orient samples around it) is what gets listed
+    if (outcomes.get(p.path) === undefined || !r.ok) outcomes.set(p.path, r.ok ? true : r.reason);
+    return r.ok ? r.value : own;
+  }
+
+  /** What an expression on `p` of layer `l` reads at composition time `t`. */
+  private context(l: Layer, p: NumProperty, t: number, own: number[]): ExpressionContext {
+    const comp = this.owner.get(l)!;
+    return {
+      time: t,
+      value: own,
+      sampleOwn: (at) => sampleNum(p, this.layerTime(l, at)),
+      keyframeTimes: (p.keyframes ?? []).map((k) => l.startTime + k.time * l.stretch),
+      propertyPath: p.path,
+      layerIndex: l.index,
+      layer: (ref) => {
+        const x = typeof ref === 'number' ? comp.layers[ref - 1] : comp.layers.find((y) => y.name === ref);
+        return x && this.expressionLayer(x);
+      },
+      comp: {
+        name: comp.name,
+        width: comp.width,
+        height: comp.height,
+        pixelAspect: comp.pixelAspect,
+        duration: comp.duration,
+        frameDuration: 1 / comp.frameRate,
+        displayStartTime: comp.displayStartTime,
+        numLayers: comp.layers.length,
+      },
+    };
+  }
+
+  private expressionLayer(x: Layer): ExpressionLayer {
+    return {
+      index: x.index,
+      name: x.name,
+      inPoint: x.inPoint,
+      outPoint: x.outPoint,
+      startTime: x.startTime,
+      transform: (name, time) => {
+        const lt = this.layerTime(x, time);
+        const tr = x.transform;
+        if (name === 'position') return this.position(x, lt);
+        const prop = { anchorPoint: tr.anchor, scale: tr.scale, rotation: tr.rotation, opacity: tr.opacity }[name];
+        return this.num(x, prop, lt);
+      },
+    };
+  }
+
+  private position(l: Layer, lt: number): number[] {
+    const tr = l.transform;
+    return tr.position
+      ? this.num(l, tr.position, lt)
+      : [this.num(l, tr.positionX!, lt)[0], this.num(l, tr.positionY!, lt)[0]];
+  }
+
+  /** Lists the expressions of every layer drawn or used that did not give this instant's value. */
+  expressionNotes(): void {
+    for (const l of this.touched) {
+      const outcomes = this.outcomes.get(l);
+      for (const e of l.expressions) {
+        const outcome = outcomes?.get(e.property);
+        if (outcome === true) continue;
+        const why = outcome ?? 'expression not evaluated';
+        this.note(l, 'expression', `${e.property}: ${why}; its own value is drawn: ${e.expression}`);
+      }
+    }
+  }
+
   /** Layer time of a composition time (keyframes are stored in layer time). */
   private layerTime(l: Layer, t: number): number {
     return (t - l.startTime) / l.stretch;
@@ -149,12 +238,12 @@ class Evaluator {
   private matrix(l: Layer, comp: Composition, t: number, chain = 0): Matrix {
     const lt = this.layerTime(l, t);
     const tr = l.transform;
-    const position = (at: number) =>
-      tr.position ? sampleNum(tr.position, at) : [sampleNum(tr.positionX!, at)[0], sampleNum(tr.positionY!, at)[0]];
+    this.touched.add(l);
+    const position = (at: number) => this.position(l, at);
     const pos = position(lt);
-    let rotation = sampleNum(tr.rotation, lt)[0];
+    let rotation = this.num(l, tr.rotation, lt)[0];
     if (l.autoOrient) rotation += this.pathAngle(position, lt);
-    let m = transformMatrix(sampleNum(tr.anchor, lt), pos, sampleNum(tr.scale, lt), rotation);
+    let m = transformMatrix(this.num(l, tr.anchor, lt), pos, this.num(l, tr.scale, lt), rotation);
     if (l.parentId !== undefined && chain < comp.layers.length) {
       const parent = comp.layers.find((p) => p.id === l.parentId);
       if (parent) m = multiply(this.matrix(parent, comp, t, chain + 1), m);
@@ -203,7 +292,7 @@ class Evaluator {
       layer: l.name,
       composition_id: comp.id,
       matrix: this.matrix(l, comp, t),
-      opacity: clamp01(sampleNum(l.transform.opacity, lt)[0] / 100),
+      opacity: clamp01(this.num(l, l.transform.opacity, lt)[0] / 100),
       blend: l.blendMode === 'unknown' ? 'normal' : l.blendMode,
       children,
     };
@@ -237,7 +326,7 @@ class Evaluator {
         const f = l.sourceId !== undefined ? this.footage.get(l.sourceId) : undefined;
         // sound-only footage has no picture
         if (!f || !f.width || !f.height) return undefined;
-        const source = l.timeRemap ? sampleNum(l.timeRemap, lt)[0] : lt;
+        const source = l.timeRemap ? this.num(l, l.timeRemap, lt)[0] : lt;
         const media = f.kind === 'placeholder' ? 'placeholder' : f.still ? 'image' : 'video';
         const node: DisplayNode = {
           kind: 'footage',
@@ -258,7 +347,7 @@ class Evaluator {
           this.note(l, 'precomp-depth', `precomposition "${src.name}" nested too deep or in itself: not drawn`);
           return undefined;
         }
-        const inner = l.timeRemap ? sampleNum(l.timeRemap, lt)[0] : lt;
+        const inner = l.timeRemap ? this.num(l, l.timeRemap, lt)[0] : lt;
         return this.composition(src, inner, [...stack, src.id]);
       }
       case 'text': {
@@ -276,11 +365,10 @@ class Evaluator {
     }
   }
 
-  /** Approximations of a drawn layer: effects, expressions, 3D, layer styles, text animators. */
+  /** Approximations of a drawn layer: effects, 3D, layer styles, text animators (expressions: expressionNotes). */
   private notes(l: Layer, lt: number): void {
+    this.touched.add(l);
     for (const e of l.effects) if (e.enabled) this.note(l, 'effect', `${e.matchName} (${e.name}) is not drawn`);
-    for (const e of l.expressions)
-      this.note(l, 'expression', `${e.property}: expression not evaluated, its own value is drawn: ${e.expression}`);
     for (const s of l.layerStyles) this.note(l, 'layer-style', `${s} is not drawn`);
     if (l.textAnimators) this.note(l, 'text-animator', 'text animators are not drawn');
     if (l.threeD) {
@@ -303,13 +391,13 @@ class Evaluator {
     const out: DisplayMask[] = [];
     for (const m of l.masks) {
       if (m.mode === 'none') continue;
-      const feather = sampleNum(m.feather, lt);
-      const expansion = sampleNum(m.expansion, lt)[0];
+      const feather = this.num(l, m.feather, lt);
+      const expansion = this.num(l, m.expansion, lt)[0];
       if (feather[0] || feather[1]) this.note(l, 'mask-feather', `mask "${m.name}": feather is approximated by a blur`);
       out.push({
         mode: m.mode,
         inverted: m.inverted,
-        opacity: clamp01(sampleNum(m.opacity, lt)[0] / 100),
+        opacity: clamp01(this.num(l, m.opacity, lt)[0] / 100),
         feather: [feather[0] ?? 0, feather[1] ?? feather[0] ?? 0],
         expansion,
         path: samplePath(m.path, lt),
@@ -334,7 +422,7 @@ class Evaluator {
   ): { nodes: DisplayNode[]; refs: ShapeRef[] } {
     const refs: ShapeRef[] = [];
     const nodes: DisplayNode[] = [];
-    const num = (p: NumProperty) => sampleNum(p, lt);
+    const num = (p: NumProperty) => this.num(l, p, lt);
     // `nodes` is in After Effects' order (first on top); a paint composited above previous goes over all before it
     const painted = (shape: DisplayShape, above: boolean) => {
       const shapes = [...refs];
@@ -408,7 +496,7 @@ class Evaluator {
             rule: item.rule,
             blend: item.blendMode === 'unknown' ? 'normal' : item.blendMode,
           };
-          if (item.kind === 'gradient-fill') fill.gradient = this.gradient(item, lt);
+          if (item.kind === 'gradient-fill') fill.gradient = this.gradient(l, item, lt);
           painted({ kind: 'shape', paths: [], fill }, item.above);
           break;
         }
@@ -426,7 +514,7 @@ class Evaluator {
             dash_offset: offset,
             blend: item.blendMode === 'unknown' ? 'normal' : item.blendMode,
           };
-          if (item.kind === 'gradient-stroke') stroke.gradient = this.gradient(item, lt);
+          if (item.kind === 'gradient-stroke') stroke.gradient = this.gradient(l, item, lt);
           painted({ kind: 'shape', paths: [], stroke }, item.above);
           break;
         }
@@ -438,14 +526,18 @@ class Evaluator {
     return { nodes, refs };
   }
 
-  private gradient(item: Extract<ShapeItem, { kind: 'gradient-fill' | 'gradient-stroke' }>, lt: number): GradientPaint {
+  private gradient(
+    l: Layer,
+    item: Extract<ShapeItem, { kind: 'gradient-fill' | 'gradient-stroke' }>,
+    lt: number,
+  ): GradientPaint {
     const stops = sampleStops(item.stops, lt);
     return {
       type: item.gradientType,
-      start: sampleNum(item.start, lt).slice(0, 2) as [number, number],
-      end: sampleNum(item.end, lt).slice(0, 2) as [number, number],
-      highlight_length: sampleNum(item.highlightLength, lt)[0] / 100,
-      highlight_angle: sampleNum(item.highlightAngle, lt)[0],
+      start: this.num(l, item.start, lt).slice(0, 2) as [number, number],
+      end: this.num(l, item.end, lt).slice(0, 2) as [number, number],
+      highlight_length: this.num(l, item.highlightLength, lt)[0] / 100,
+      highlight_angle: this.num(l, item.highlightAngle, lt)[0],
       stops: mergeStops(stops.colors, stops.opacities),
     };
   }
