@@ -630,6 +630,28 @@ describe('scene model: auto-orient', () => {
   });
 });
 
+describe('scene model: the layer limit', () => {
+  it('stops drawing past maxLayers, precomps counted, and says so', () => {
+    const solids = Array.from({ length: 5 }, (_, k) => solidLayer(100 + k, `s${k}`, []));
+    const precomps = Array.from({ length: 5 }, (_, k) =>
+      layer(layerData({ id: 10 + k, source: 2, flags39: 1, duration: 4 }), `p${k}`, []),
+    );
+    const s = decodeScene(
+      project(
+        comp({ id: 1, name: 'Outer', width: 100, height: 100, fps: FPS, duration: 4, layers: precomps }),
+        comp({ id: 2, name: 'Inner', width: 100, height: 100, fps: FPS, duration: 4, layers: solids }),
+        solidItem(50, 'Red Solid', 100, 50, [1, 0, 0]),
+      ),
+    );
+    const count = (n: DisplayNode): number =>
+      n.kind === 'group' ? (n.layer ? 1 : 0) + n.children.reduce((a, c) => a + count(c), 0) : 0;
+    assert.equal(count(evaluate(s, 1, 0).root), 30);
+    const limited = evaluate(s, 1, 0, { maxLayers: 10 });
+    assert.equal(count(limited.root), 10);
+    assert.ok(limited.approximations.some((a) => a.feature === 'layer-limit'));
+  });
+});
+
 describe('scene model: decoding in a worker', () => {
   it('decodes a file off the event loop, and refuses a file that is not a project', async () => {
     const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'scene-'));

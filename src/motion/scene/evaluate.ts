@@ -42,6 +42,11 @@ export interface EvaluateOptions {
   /** Precomps nested deeper than this are not drawn (listed); guards against absurd nesting. Default 16. */
   maxDepth?: number;
   /**
+   * Layers drawn in one instant, all precomps counted; past it the rest is left out (listed). Default 20,000: a
+   * real project stays far below, a file whose precomps multiply each other (100 x 100 x ...) stops here.
+   */
+  maxLayers?: number;
+  /**
    * Evaluates numeric properties' expressions (expressions.ts, one sandbox per preview). Without it, or when an
    * expression fails, the property's own value is drawn and the expression listed (with the reason it failed).
    */
@@ -67,7 +72,7 @@ export function evaluate(
 ): DisplayList {
   const comp = project.compositions.find((c) => c.id === compId);
   if (!comp) throw new UnknownCompositionError(`no composition with id ${compId}`);
-  const ev = new Evaluator(project, comp.id, options.maxDepth ?? 16, options.expressions);
+  const ev = new Evaluator(project, comp.id, options.maxDepth ?? 16, options.maxLayers ?? 20_000, options.expressions);
   const root: DisplayGroup = { kind: 'group', matrix: IDENTITY, opacity: 1, blend: 'normal', children: [] };
   root.children = ev.composition(comp, time, [comp.id]);
   ev.expressionNotes();
@@ -125,6 +130,8 @@ class Evaluator {
   private readonly owner: Map<Layer, Composition>;
   /** Layers drawn or used (parents, mattes) at this instant, whose expressions are listed unless evaluated. */
   private readonly touched = new Set<Layer>();
+  /** Layer groups made so far at this instant (bounded by maxLayers). */
+  private drawn = 0;
   /** Per layer, each expression's outcome at this instant by property path: true, or why it failed. */
   private readonly outcomes = new Map<Layer, Map<string, true | string>>();
 
@@ -132,6 +139,7 @@ class Evaluator {
     project: SceneProject,
     private readonly rootId: number,
     private readonly maxDepth: number,
+    private readonly maxLayers: number,
     private readonly expressions: ExpressionEvaluator | undefined,
   ) {
     ({ comps: this.comps, footage: this.footage, owner: this.owner } = indexOf(project));
@@ -271,6 +279,14 @@ class Evaluator {
       const l = comp.layers[i];
       if (!l.enabled || l.guide || (solo && !l.solo)) continue;
       if (t < l.inPoint || t >= l.outPoint) continue;
+      if (this.drawn >= this.maxLayers) {
+        this.note(
+          undefined,
+          'layer-limit',
+          `more than ${this.maxLayers} layers at this instant: the rest is not drawn`,
+        );
+        break;
+      }
       if (l.motionBlur && comp.motionBlur) this.note(l, 'motion-blur', 'motion blur is not drawn');
       const g = this.layer(l, comp, t, stack);
       if (g) out.push(g);
@@ -284,6 +300,7 @@ class Evaluator {
     const lt = this.layerTime(l, t);
     this.notes(l, lt);
     if (l.type === 'adjustment') return undefined;
+    this.drawn++;
     const children = this.content(l, comp, t, lt, stack);
     if (!children) return undefined;
     const g: DisplayGroup = {
