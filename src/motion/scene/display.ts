@@ -104,7 +104,11 @@ export interface DisplayFootage {
   source_time?: number;
 }
 
-/** A text layer's text document at this instant, in the layer's coordinates (origin = first baseline start). */
+/**
+ * A text layer's text document at this instant, in the layer's coordinates. The origin is on the first baseline: for
+ * point text at the line's start, middle or end by its justification (left, center, right); box text is laid out in
+ * its box.
+ */
 export interface DisplayText {
   kind: 'text';
   /** Lines separated by '\n' (paragraph breaks); box text is wrapped by the page. */
