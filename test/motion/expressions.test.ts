@@ -203,6 +203,19 @@ describe('expressions: evaluated in the QuickJS sandbox', () => {
     assert.deepEqual(ok(at('posterizeTime(2); time', rotation, 1.3)), [1]);
   });
 
+  it('colour conversions', () => {
+    const colour = staticProp('ADBE Effect Parade>ADBE Fill>ADBE Fill-0002', [1, 0, 0, 1]);
+    assert.deepEqual(ok(at('hexToRgb("#FF8000")', colour, 0)), [1, 128 / 255, 0, 1]);
+    assert.deepEqual(ok(at('hexToRgb("0x0000ff")', colour, 0)), [0, 0, 1, 1]);
+    // pure red is hue 0, saturation 1, lightness 0.5; and back
+    assert.deepEqual(ok(at('rgbToHsl([1, 0, 0, 0.5])', colour, 0)), [0, 1, 0.5, 0.5]);
+    assert.deepEqual(ok(at('rgbToHsl([0.5, 0.5, 0.5, 1])', colour, 0)), [0, 0, 0.5, 1]);
+    assert.deepEqual(ok(at('hslToRgb([1 / 3, 1, 0.5, 1])', colour, 0)), [0, 1, 0, 1]);
+    const back = ok(at('hslToRgb(rgbToHsl([0.2, 0.4, 0.9, 1]))', colour, 0));
+    [0.2, 0.4, 0.9, 1].forEach((v, i) => near(back[i], v, 1e-12, `channel ${i}`));
+    failed(at('hexToRgb("red")', colour, 0), /hex triplet/);
+  });
+
   it('wiggle, random and noise are deterministic and seeded per property', async () => {
     const w1 = ok(at('wiggle(5, 10)', position, 1.2));
     assert.deepEqual(ok(at('wiggle(5, 10)', position, 1.2)), w1);

@@ -33,6 +33,7 @@ import { PRELUDE } from './expressions/prelude.js';
 
 /** The transform properties `thisComp.layer(...).transform.*` reads. */
 export type TransformName = 'anchorPoint' | 'position' | 'scale' | 'rotation' | 'opacity';
+const TRANSFORM_NAMES: readonly TransformName[] = ['anchorPoint', 'position', 'scale', 'rotation', 'opacity'];
 
 /** A layer of the expression's composition, as the expression sees it. */
 export interface ExpressionLayer {
@@ -320,7 +321,9 @@ class Sandbox implements ExpressionEvaluator {
       case 's': {
         const l = ctx.layer(n(1));
         if (!l) throw new Error(`layer ${n(1)} is missing`);
-        return l.transform(args[2] as TransformName, n(3));
+        const name = args[2];
+        if (!TRANSFORM_NAMES.includes(name as TransformName)) throw new Error(`no transform property ${String(name)}`);
+        return l.transform(name as TransformName, n(3));
       }
       case 'e':
         return easeFraction(args[1] as EaseKind, n(2));

@@ -167,6 +167,36 @@ globalThis.__exec = Function('__source', 'return eval(__source)');
     if (b === undefined) return Array.isArray(a) ? a.map(function (x) { return gauss() * x; }) : gauss() * a;
     return each(a, b, function (x, y) { return x + gauss() * (y - x); });
   }
+  // colours as After Effects gives them: arrays of 0..1 with alpha last; hue as a fraction of a turn
+  function rgbToHsl(c) {
+    var r = +c[0], gr = +c[1], b = +c[2], a = c.length > 3 ? +c[3] : 1;
+    var max = Math.max(r, gr, b), min = Math.min(r, gr, b), l = (max + min) / 2, d = max - min, h = 0, s = 0;
+    if (d > 0) {
+      s = l > 0.5 ? d / (2 - max - min) : d / (max + min);
+      h = max === r ? (gr - b) / d + (gr < b ? 6 : 0) : max === gr ? (b - r) / d + 2 : (r - gr) / d + 4;
+      h /= 6;
+    }
+    return [h, s, l, a];
+  }
+  function hslToRgb(c) {
+    var h = +c[0], s = +c[1], l = +c[2], a = c.length > 3 ? +c[3] : 1;
+    if (s === 0) return [l, l, l, a];
+    var q = l < 0.5 ? l * (1 + s) : l + s - l * s, p = 2 * l - q;
+    function channel(t) {
+      t = t - Math.floor(t);
+      if (t < 1 / 6) return p + (q - p) * 6 * t;
+      if (t < 1 / 2) return q;
+      if (t < 2 / 3) return p + (q - p) * (2 / 3 - t) * 6;
+      return p;
+    }
+    return [channel(h + 1 / 3), channel(h), channel(h - 1 / 3), a];
+  }
+  function hexToRgb(hex) {
+    var m = /^(?:#|0x)?([0-9a-f]{6})$/i.exec(String(hex));
+    if (!m) throw new TypeError('hexToRgb("' + hex + '"): a hex triplet (#RRGGBB) is expected');
+    var n = parseInt(m[1], 16);
+    return [(n >> 16 & 255) / 255, (n >> 8 & 255) / 255, (n & 255) / 255, 1];
+  }
   function fps() { return 1 / comp().frameDuration; }
 
   var prop = {
@@ -233,6 +263,9 @@ globalThis.__exec = Function('__source', 'return eval(__source)');
     easeOut: function (t, a, b, c, d) { return ramp(eased('easeOut'), t, a, b, c, d); },
     add: add, sub: sub, mul: mul, div: div, clamp: clamp, length: length, normalize: normalize, dot: dot,
     cross: cross,
+    rgbToHsl: rgbToHsl,
+    hslToRgb: hslToRgb,
+    hexToRgb: hexToRgb,
     degreesToRadians: function (d) { return d * Math.PI / 180; },
     radiansToDegrees: function (r) { return r * 180 / Math.PI; },
     framesToTime: function (frames, rate) { return num(frames, 'frames') / (rate === undefined ? fps() : num(rate, 'fps')); },
