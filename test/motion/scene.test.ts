@@ -55,6 +55,10 @@ const solidLayer = (
     ...extra,
   ]);
 
+/** A shape layer with these root contents. */
+const shapeLayer = (id: number, name: string, items: [string, Buffer][]) =>
+  layer(layerData({ id, type: 4, flags39: 1, duration: 4 }), name, [['ADBE Root Vectors Group', group(items)]]);
+
 const layerOf = (s: SceneProject, name: string): Layer => s.compositions[0].layers.find((l) => l.name === name)!;
 
 describe('scene model: keyframes decoded and sampled as After Effects interpolates them', () => {
@@ -312,33 +316,28 @@ describe('scene model: display lists', () => {
     layer(layerData({ id: 4, type: 3, flags39: 1, duration: 4 }), 'title', [
       ['ADBE Text Properties', tdgp(['ADBE Text Document', textDocument('Hello\r', 'Arial-BoldMT')])],
     ]),
-    layer(layerData({ id: 5, type: 4, flags39: 1, duration: 4 }), 'shapes', [
+    shapeLayer(5, 'shapes', [
       [
-        'ADBE Root Vectors Group',
-        group([
+        'ADBE Vector Group',
+        group(
           [
-            'ADBE Vector Group',
-            group(
-              [
+            [
+              'ADBE Vectors Group',
+              group([
+                ['ADBE Vector Shape - Rect', group([['ADBE Vector Rect Size', prop({ value: [100, 50] })]])],
+                ['ADBE Vector Filter - Trim', group([['ADBE Vector Trim End', prop({ value: [50] })]])],
+                ['ADBE Vector Graphic - Stroke', group([['ADBE Vector Stroke Width', prop({ value: [4] })]])],
                 [
-                  'ADBE Vectors Group',
-                  group([
-                    ['ADBE Vector Shape - Rect', group([['ADBE Vector Rect Size', prop({ value: [100, 50] })]])],
-                    ['ADBE Vector Filter - Trim', group([['ADBE Vector Trim End', prop({ value: [50] })]])],
-                    ['ADBE Vector Graphic - Stroke', group([['ADBE Vector Stroke Width', prop({ value: [4] })]])],
-                    [
-                      'ADBE Vector Graphic - Fill',
-                      group([['ADBE Vector Fill Color', prop({ value: [0, 0, 1, 1], kind: 'color' })]]),
-                    ],
-                    ['ADBE Vector Filter - Repeater', group([])],
-                  ]),
+                  'ADBE Vector Graphic - Fill',
+                  group([['ADBE Vector Fill Color', prop({ value: [0, 0, 1, 1], kind: 'color' })]]),
                 ],
-                ['ADBE Vector Transform Group', group([['ADBE Vector Position', prop({ value: [40, 0] })]])],
-              ],
-              { name: 'Box' },
-            ),
+                ['ADBE Vector Filter - Repeater', group([])],
+              ]),
+            ],
+            ['ADBE Vector Transform Group', group([['ADBE Vector Position', prop({ value: [40, 0] })]])],
           ],
-        ]),
+          { name: 'Box' },
+        ),
       ],
     ]),
     layer(layerData({ id: 6, source: 50, flags38: 0x80, flags39: 1, duration: 4 }), 'null', []),
@@ -483,20 +482,15 @@ describe('scene model: trim paths below what they trim', () => {
       Buffer,
     ];
     const s = oneComp(
-      layer(layerData({ id: 1, type: 4, flags39: 1, duration: 4 }), 'shapes', [
+      shapeLayer(1, 'shapes', [
         [
-          'ADBE Root Vectors Group',
+          'ADBE Vector Group',
           group([
-            [
-              'ADBE Vector Group',
-              group([
-                ['ADBE Vectors Group', group([rect, stroke])],
-                ['ADBE Vector Transform Group', group([['ADBE Vector Scale', prop({ value: [200, 100] })]])],
-              ]),
-            ],
-            trim,
+            ['ADBE Vectors Group', group([rect, stroke])],
+            ['ADBE Vector Transform Group', group([['ADBE Vector Scale', prop({ value: [200, 100] })]])],
           ]),
         ],
+        trim,
       ]),
     );
     const g = (evaluate(s, 1, 0).root.children[0] as DisplayGroup).children[0] as DisplayGroup;
@@ -513,19 +507,14 @@ describe('scene model: shape paint order', () => {
   it('a stroke composited "above previous in same group" is painted over the fill listed before it', () => {
     const shapes = (composite: number) =>
       oneComp(
-        layer(layerData({ id: 1, type: 4, flags39: 1, duration: 4 }), 'shapes', [
+        shapeLayer(1, 'shapes', [
+          ['ADBE Vector Shape - Ellipse', group([])],
+          ['ADBE Vector Graphic - Fill', group([])],
           [
-            'ADBE Root Vectors Group',
+            'ADBE Vector Graphic - Stroke',
             group([
-              ['ADBE Vector Shape - Ellipse', group([])],
-              ['ADBE Vector Graphic - Fill', group([])],
-              [
-                'ADBE Vector Graphic - Stroke',
-                group([
-                  ['ADBE Vector Composite Order', prop({ value: [composite] })],
-                  ['ADBE Vector Stroke Dashes', group([['ADBE Vector Stroke Dash 1', group([])]])],
-                ]),
-              ],
+              ['ADBE Vector Composite Order', prop({ value: [composite] })],
+              ['ADBE Vector Stroke Dashes', group([['ADBE Vector Stroke Dash 1', group([])]])],
             ]),
           ],
         ]),
@@ -677,45 +666,40 @@ describe('scene model: decoding in a worker', () => {
 describe('scene model: animated paths', () => {
   it('a keyed shape path blends its vertices between keys', () => {
     const s = oneComp(
-      layer(layerData({ id: 1, type: 4, flags39: 1, duration: 4 }), 'morph', [
+      shapeLayer(1, 'morph', [
         [
-          'ADBE Root Vectors Group',
+          'ADBE Vector Shape - Group',
           group([
             [
-              'ADBE Vector Shape - Group',
-              group([
+              'ADBE Vector Shape',
+              pathProp(
                 [
-                  'ADBE Vector Shape',
-                  pathProp(
-                    [
-                      {
-                        v: [
-                          [0, 0],
-                          [10, 0],
-                          [10, 10],
-                        ],
-                      },
-                      {
-                        v: [
-                          [0, 0],
-                          [30, 0],
-                          [30, 30],
-                        ],
-                      },
+                  {
+                    v: [
+                      [0, 0],
+                      [10, 0],
+                      [10, 10],
                     ],
-                    {
-                      keys: [
-                        { t: 0, v: [] },
-                        { t: 2, v: [] },
-                      ],
-                    },
-                  ),
+                  },
+                  {
+                    v: [
+                      [0, 0],
+                      [30, 0],
+                      [30, 30],
+                    ],
+                  },
                 ],
-              ]),
+                {
+                  keys: [
+                    { t: 0, v: [] },
+                    { t: 2, v: [] },
+                  ],
+                },
+              ),
             ],
-            ['ADBE Vector Graphic - Fill', group([])],
           ]),
         ],
+        ['ADBE Vector Graphic - Fill', group([])],
       ]),
     );
     const shape = (evaluate(s, 1, 1).root.children[0] as DisplayGroup).children[0] as DisplayShape;

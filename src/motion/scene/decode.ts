@@ -13,6 +13,7 @@ import type {
   Footage,
   GradientStops,
   Interpolation,
+  Justification,
   Keyframe,
   Layer,
   LayerType,
@@ -393,7 +394,7 @@ function stopsProp(node: Chunk | undefined, path: string, ctx: Ctx): Property<Gr
 // ---------------------------------------------------------------------------------------------------------------
 // Text: ADBE Text Document = btds (tdbs keyframes + btdk COS, one document per keyframe), read with cos.ts.
 
-const JUSTIFY: TextDocument['justification'][] = [
+const JUSTIFY: Justification[] = [
   'left',
   'right',
   'center',

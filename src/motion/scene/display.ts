@@ -7,9 +7,9 @@
  * (x' = a*x + c*y + e, y' = b*x + d*y + f), applied on top of the enclosing group's. Colours are RGBA 0..1.
  * Children are in PAINT order: the first child is drawn first (bottom), the last on top (the reverse of the Timeline).
  */
-import type { BezierPath, BlendMode, LineCap, LineJoin, MaskMode, MatteMode } from './model.js';
+import type { BezierPath, BlendMode, Justification, LineCap, LineJoin, MaskMode, MatteMode } from './model.js';
 
-export type { BezierPath, BlendMode, LineCap, LineJoin, MaskMode, MatteMode } from './model.js';
+export type { BezierPath, BlendMode, Justification, LineCap, LineJoin, MaskMode, MatteMode } from './model.js';
 
 export type Matrix = [number, number, number, number, number, number];
 export type Color = [number, number, number, number];
@@ -124,14 +124,7 @@ export interface DisplayText {
   tracking: number;
   /** Line distance in pixels (auto leading resolved to 120% of the size). */
   leading: number;
-  justification:
-    | 'left'
-    | 'right'
-    | 'center'
-    | 'justify-last-left'
-    | 'justify-last-right'
-    | 'justify-last-center'
-    | 'justify-all';
+  justification: Justification;
   all_caps: boolean;
   small_caps: boolean;
   faux_bold: boolean;

@@ -61,6 +61,16 @@ export interface Property<V> {
 
 export type NumProperty = Property<number[]>;
 
+/** Paragraph justification (full justifications name where their last line goes). */
+export type Justification =
+  | 'left'
+  | 'right'
+  | 'center'
+  | 'justify-last-left'
+  | 'justify-last-right'
+  | 'justify-last-center'
+  | 'justify-all';
+
 /** A text document (one per Source Text keyframe), from the COS text of `btdk` (cos.ts). */
 export interface TextDocument {
   /** The text; paragraphs are separated by '\r' as After Effects stores them (the final '\r' removed). */
@@ -78,14 +88,7 @@ export interface TextDocument {
   tracking: number;
   /** Line distance in pixels; absent: auto leading (120% of the size). */
   leading?: number;
-  justification:
-    | 'left'
-    | 'right'
-    | 'center'
-    | 'justify-last-left'
-    | 'justify-last-right'
-    | 'justify-last-center'
-    | 'justify-all';
+  justification: Justification;
   allCaps: boolean;
   smallCaps: boolean;
   fauxBold: boolean;
