@@ -7,7 +7,16 @@
  * (x' = a*x + c*y + e, y' = b*x + d*y + f), applied on top of the enclosing group's. Colours are RGBA 0..1.
  * Children are in PAINT order: the first child is drawn first (bottom), the last on top (the reverse of the Timeline).
  */
-import type { BezierPath, BlendMode, Justification, LineCap, LineJoin, MaskMode, MatteMode } from './model.js';
+import type {
+  BezierPath,
+  BlendMode,
+  Composition,
+  Justification,
+  LineCap,
+  LineJoin,
+  MaskMode,
+  MatteMode,
+} from './model.js';
 
 export type { BezierPath, BlendMode, Justification, LineCap, LineJoin, MaskMode, MatteMode } from './model.js';
 
@@ -15,16 +24,8 @@ export type Matrix = [number, number, number, number, number, number];
 export type Color = [number, number, number, number];
 
 export interface DisplayList {
-  composition: {
-    id: number;
-    name: string;
-    width: number;
-    height: number;
-    pixelAspect: number;
-    frameRate: number;
-    /** RGB 0..1 (the page paints it unless the output is transparent). */
-    background: [number, number, number];
-  };
+  /** The composition drawn (its background is painted by the page unless the output is transparent). */
+  composition: Pick<Composition, 'id' | 'name' | 'width' | 'height' | 'pixelAspect' | 'frameRate' | 'background'>;
   /** Seconds from the composition's first frame. */
   time: number;
   /** The composition's layers, bottom first. */
