@@ -1,13 +1,27 @@
 import fsp from 'node:fs/promises';
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort } from 'node:worker_threads';
 import { sampleFrames, type SampleInput } from './sample.js';
 
-/** Samples a preview's frames off the event loop: posts {progress} messages, then {sampled} or {error}. */
-const { file, input, work } = workerData as { file: string; input: SampleInput; work: string };
-try {
-  const bytes = await fsp.readFile(file);
-  const sampled = sampleFrames(bytes, input, work, (progress) => parentPort!.postMessage({ progress }));
-  parentPort!.postMessage({ sampled });
-} catch (err) {
-  parentPort!.postMessage({ error: err instanceof Error ? err.message : String(err) });
-}
+/**
+ * A sampling thread (sampling.ts): samples one preview at a time off the event loop, posting {id, progress} messages,
+ * then {id, sampled} or {id, error}; stops between frames once the request's `cancel` flag is set.
+ */
+parentPort!.on(
+  'message',
+  async (m: { id: number; file: string; input: SampleInput; work: string; cancel: SharedArrayBuffer }) => {
+    const flag = new Int32Array(m.cancel);
+    try {
+      const bytes = await fsp.readFile(m.file);
+      const sampled = sampleFrames(
+        bytes,
+        m.input,
+        m.work,
+        (progress) => parentPort!.postMessage({ id: m.id, progress }),
+        () => Atomics.load(flag, 0) === 1,
+      );
+      parentPort!.postMessage({ id: m.id, sampled });
+    } catch (err) {
+      parentPort!.postMessage({ id: m.id, error: err instanceof Error ? err.message : String(err) });
+    }
+  },
+);

@@ -76,6 +76,7 @@ export function sampleFrames(
   input: SampleInput,
   work: string,
   progress?: (fraction: number) => void,
+  cancelled?: () => boolean,
 ): Sampled {
   const scene = decodeScene(bytes);
   const comp = scene.compositions.find((c) => c.id === input.compositionId);
@@ -123,6 +124,7 @@ export function sampleFrames(
     pending = [];
   };
   for (const [f, t] of times.entries()) {
+    if (cancelled?.()) throw new Error('cancelled');
     const list = evaluate(scene, comp.id, t);
     for (const a of list.approximations) notes.set(`${a.layer_index}|${a.layer}|${a.feature}|${a.detail}`, a);
     const json = JSON.stringify(list);
