@@ -328,6 +328,9 @@ describe('expressions: evaluated in the QuickJS sandbox', () => {
       assert.deepEqual(ok(small.evaluate('time + 2', ctx)), [2]);
       failed(small.evaluate('new Float64Array(1 << 22)[0]', ctx), /used more than 8 MiB/);
       failed(small.evaluate('function f(n) { return f(n + 1) + 1; } f(0)', ctx), /stack overflow/);
+      // deep nesting stops in QuickJS's own stack check, before V8's (which would kill the WebAssembly instance)
+      failed(small.evaluate('('.repeat(30_000) + '1' + ')'.repeat(30_000), ctx), /stack overflow/);
+      failed(small.evaluate(`var a = ${'['.repeat(5000)}${']'.repeat(5000)}; 1`, ctx), /stack overflow/);
       assert.deepEqual(ok(small.evaluate('time + 3', ctx)), [3]);
     } finally {
       small.dispose();

@@ -102,7 +102,11 @@ export interface ExpressionEvaluatorOptions {
   timeLimitMs?: number;
   /** Memory of the sandbox's heap; default 16 MiB. */
   memoryLimitBytes?: number;
-  /** Native stack of the sandbox; default 256 KiB (deep recursion fails with "stack overflow"). */
+  /**
+   * QuickJS's stack (its C stack in WebAssembly memory); default 32 KiB: recursion 100 calls deep works and 300 fails
+   * with "stack overflow"; a parse 300 brackets deep works and 1,000 fails. It must stay small: the interpreter's WebAssembly frames also use
+   * V8's own stack, and at 64 KiB a 1,000-bracket parse overflows V8 first, which kills the whole instance.
+   */
   maxStackBytes?: number;
   /** Evaluations nested through ExpressionLayer.transform; default 8. */
   maxDepth?: number;
@@ -114,9 +118,11 @@ const MAX_EXPRESSION_CHARS = 64 * 1024;
 /**
  * A sandbox for one preview: create it once per project (it loads its own WebAssembly instance, a few milliseconds)
  * and call `evaluate` per property per frame. Evaluations share one QuickJS runtime; each runs in a fresh scope
- * (its `var`s do not outlive it). The runtime is rebuilt after an evaluation that ran out of time or memory, and an
- * expression that did so twice is not run again by this evaluator, so an endless loop costs twice its time limit (not
- * once per frame), while one stalled by a busy machine once is still drawn.
+ * (its `var`s do not outlive it). An expression that ran out of time or memory twice is not run again by this
+ * evaluator, so an endless loop costs twice its time limit (not once per frame), while one stalled once by a busy
+ * machine is still drawn. The runtime goes on after such a stop (QuickJS unwinds it as an exception); it is not
+ * rebuilt, because freeing a QuickJS runtime that ran out of memory mid-parse can abort the whole WebAssembly
+ * instance (a leaked object trips JS_FreeRuntime's assertion).
  */
 export async function createExpressionEvaluator(
   options: ExpressionEvaluatorOptions = {},
@@ -126,7 +132,7 @@ export async function createExpressionEvaluator(
   return new Sandbox(module, {
     timeLimitMs: options.timeLimitMs ?? 100,
     memoryLimitBytes: options.memoryLimitBytes ?? 16 * 1024 * 1024,
-    maxStackBytes: options.maxStackBytes ?? 256 * 1024,
+    maxStackBytes: options.maxStackBytes ?? 32 * 1024,
     maxDepth: options.maxDepth ?? 8,
   });
 }
@@ -150,8 +156,10 @@ class Sandbox implements ExpressionEvaluator {
   private vm: Vm | undefined;
   private readonly stack: Frame[] = [];
   private deadline = 0;
-  /** Set when an evaluation ran out of time or memory: the runtime is rebuilt once the stack is empty. */
-  private broken = false;
+  /** Set when the evaluation under way ran out of time or memory. */
+  private stopped = false;
+  /** Why the WebAssembly instance is unusable (it aborted): every later evaluation fails with it. */
+  private dead: string | undefined;
   /** Failures that do not depend on the context (syntax, time or memory twice): not tried again. */
   private readonly failed = new Map<string, string>();
   /** Expressions that ran out of time or memory once. */
@@ -165,16 +173,20 @@ class Sandbox implements ExpressionEvaluator {
 
   evaluate(expression: string, ctx: ExpressionContext): ExpressionResult {
     if (this.disposed) throw new Error('expression evaluator disposed');
+    if (this.dead !== undefined) return { ok: false, reason: this.dead };
     const known = this.failed.get(expression);
     if (known !== undefined) return { ok: false, reason: known };
     if (expression.length > MAX_EXPRESSION_CHARS) return this.fail(expression, 'the expression is too long');
     if (this.stack.length >= this.limits.maxDepth)
       return { ok: false, reason: `expressions refer to each other more than ${this.limits.maxDepth} deep` };
-    const vm = (this.vm ??= this.build());
     const top = this.stack.length === 0;
-    if (top) this.deadline = Date.now() + this.limits.timeLimitMs;
     this.stack.push({ ctx, seed: hashString(`${ctx.layerIndex}|${ctx.propertyPath}`) });
     try {
+      const vm = (this.vm ??= this.build());
+      if (top) {
+        this.deadline = Date.now() + this.limits.timeLimitMs;
+        this.stopped = false;
+      }
       const id = this.compile(vm, expression);
       if (typeof id === 'string') return this.fail(expression, id);
       const c = vm.context;
@@ -185,7 +197,7 @@ class Sandbox implements ExpressionEvaluator {
       if (r.error) {
         const reason = this.reason(r.error);
         r.error.dispose();
-        if (!this.broken) return { ok: false, reason };
+        if (!this.stopped) return { ok: false, reason };
         if (this.strikes.has(expression)) return this.fail(expression, reason);
         this.strikes.add(expression);
         return { ok: false, reason };
@@ -194,19 +206,29 @@ class Sandbox implements ExpressionEvaluator {
       r.value.dispose();
       return shape(JSON.parse(text) as unknown[], ctx.value);
     } catch (err) {
-      // the WebAssembly instance itself failed (it should not): start a fresh runtime
-      this.broken = true;
-      return this.fail(expression, `the sandbox failed: ${(err as Error).message}`);
+      // the WebAssembly instance aborted (it should not): nothing more can run in it
+      this.dead = `the expression sandbox failed: ${(err as Error).message}`;
+      return { ok: false, reason: this.dead };
     } finally {
       this.stack.pop();
-      if (top && this.broken) this.rebuild();
     }
   }
 
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
-    this.teardown();
+    const vm = this.vm;
+    this.vm = undefined;
+    if (!vm || this.dead !== undefined) return;
+    try {
+      vm.compile.dispose();
+      vm.run.dispose();
+      vm.context.dispose();
+      vm.runtime.dispose();
+    } catch {
+      // a runtime that leaked objects when it ran out of memory trips JS_FreeRuntime's assertion: the instance is
+      // dropped with it either way
+    }
   }
 
   private fail(expression: string, reason: string): ExpressionResult {
@@ -233,17 +255,17 @@ class Sandbox implements ExpressionEvaluator {
     return id;
   }
 
-  /** The text of an error thrown in the sandbox; running out of time or memory marks the runtime for a rebuild. */
+  /** The text of an error thrown in the sandbox; running out of time or memory is remembered (strikes). */
   private reason(error: QuickJSHandle): string {
     const e = this.vm!.context.dump(error) as { name?: string; message?: string } | string;
     const name = typeof e === 'object' && e ? (e.name ?? 'Error') : 'Error';
     const message = typeof e === 'object' && e ? (e.message ?? '') : String(e);
     if (name === 'InternalError' && message === 'interrupted') {
-      this.broken = true;
+      this.stopped = true;
       return `the expression ran longer than ${this.limits.timeLimitMs} ms and was stopped`;
     }
     if (name === 'InternalError' && /out of memory/.test(message)) {
-      this.broken = true;
+      this.stopped = true;
       return `the expression used more than ${Math.round(this.limits.memoryLimitBytes / 1048576)} MiB and was stopped`;
     }
     return `${name}: ${message}`;
@@ -272,21 +294,6 @@ class Sandbox implements ExpressionEvaluator {
     const run = context.getProp(init.value, 'run');
     init.value.dispose();
     return { runtime, context, compile, run, ids: new Map() };
-  }
-
-  private rebuild(): void {
-    this.broken = false;
-    this.teardown();
-  }
-
-  private teardown(): void {
-    const vm = this.vm;
-    this.vm = undefined;
-    if (!vm) return;
-    vm.compile.dispose();
-    vm.run.dispose();
-    vm.context.dispose();
-    vm.runtime.dispose();
   }
 
   /** The one function the sandbox may call (prelude.ts lists its ops). Throws become errors in the sandbox. */
