@@ -167,10 +167,13 @@ export function pathProp(
   return list('om-s', list('tdbs', ...parts), list('omks', ...shapes.map((s) => shap(s, unit))));
 }
 
-/** A mask parade: each mask is tdmn, mkif (inverted, mode: 1 add, 2 subtract, 3 intersect...), then its group. */
+/**
+ * A mask parade: each mask is tdmn, mkif (inverted, mode: 1 add, 2 subtract, 3 intersect...), then its group; the
+ * points are written as fractions of `size`, the layer's size.
+ */
 export function masks(
   list_: { path: PathSpec; mode?: number; inverted?: boolean; opacity?: number; feather?: number[] }[],
-  comp: [number, number],
+  size: [number, number],
 ): Part {
   const tdsb = Buffer.alloc(4);
   tdsb[3] = 1;
@@ -181,7 +184,7 @@ export function masks(
       const mkif = Buffer.alloc(48);
       mkif[0] = m.inverted ? 1 : 0;
       mkif.writeUInt16BE(m.mode ?? 1, 6);
-      const pairs: [string, Part][] = [['ADBE Mask Shape', pathProp([m.path], { unit: comp })]];
+      const pairs: [string, Part][] = [['ADBE Mask Shape', pathProp([m.path], { unit: size })]];
       if (m.opacity !== undefined) pairs.push(['ADBE Mask Opacity', prop({ value: [m.opacity] })]);
       if (m.feather) pairs.push(['ADBE Mask Feather', prop({ value: m.feather })]);
       return [tdmn('ADBE Mask Atom'), chunk('mkif', mkif), group(pairs)];

@@ -17,6 +17,8 @@ const CORPUS = path.resolve('../shared/fixtures/after-effects/corpus');
 const haveCorpus = fs.existsSync(path.join(CORPUS, 'INDEX.md'));
 if (!haveCorpus) console.log(`# motion scene: ${CORPUS} is absent, the real After Effects projects are skipped`);
 const skip = haveCorpus ? false : `${CORPUS} is absent`;
+const nearAll = (actual: number[], expected: number[], eps: number) =>
+  expected.forEach((e, k) => assert.ok(Math.abs(actual[k] - e) <= eps, `[${k}] ${actual[k]} is not ${e}`));
 
 const projects = haveCorpus
   ? fs
@@ -97,6 +99,28 @@ describe('scene model: gradients of real projects', { skip }, () => {
       '4 ADBE Vector Filter - RC',
       '4 ADBE Vector Filter - Twist',
     ]);
+  });
+});
+
+describe('scene model: masks of real projects', { skip }, () => {
+  it('scales mask points by the layer: fractions of a solid, pixels on text and shape layers', () => {
+    const bbox = (file: string, layerName: string) => {
+      const scene = decodeScene(fs.readFileSync(path.join(CORPUS, file)));
+      const l = scene.compositions.flatMap((c) => c.layers).find((x) => x.name === layerName)!;
+      const v = l.masks[0].path.value.v;
+      return [
+        ...[0, 1].map((d) => Math.min(...v.map((p) => p[d]))),
+        ...[0, 1].map((d) => Math.max(...v.map((p) => p[d]))),
+      ];
+    };
+    // a 100x100 rectangle masked by a square just around it, on a shape layer
+    nearAll(bbox('KraftyFX__aex/cep__test__assets__layer_effects.aep', 'Simple Effect'), [-50, -50, 50, 50], 0.5);
+    // a text layer's line of text (its baseline at y = 0) masked by a box around it
+    const text = bbox('actumn__aepx.js/examples__input__nm05ae15_movedtime.aepx', 'artist');
+    assert.ok(text[0] > -50 && text[2] < 1280 && text[1] > -150 && text[3] < 50, String(text));
+    // masks on a full-frame solid, inside the frame
+    const solid = bbox('KraftyFX__aex/cep__test__assets__layer_masks.aep', 'Detailed');
+    assert.ok(solid[0] > 0 && solid[2] < 1920 && solid[1] > 0 && solid[3] < 1080, String(solid));
   });
 });
 

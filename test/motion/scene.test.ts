@@ -301,7 +301,7 @@ describe('scene model: display lists', () => {
                 opacity: 0.5,
               },
             ],
-            [320, 180],
+            [100, 50],
           ),
         ],
       ],

@@ -16,7 +16,6 @@ import type {
   Justification,
   Keyframe,
   Layer,
-  LayerType,
   LineCap,
   LineJoin,
   Mask,
@@ -322,12 +321,16 @@ function readShap(shap: Chunk, scale: [number, number]): BezierPath | undefined 
 
 const EMPTY_PATH: BezierPath = { closed: true, v: [], i: [], o: [] };
 
-function pathProp(node: Chunk | undefined, path: string, ctx: Ctx, mask: boolean): Property<BezierPath> {
+/** A path property; `scale` multiplies the stored points (mask points are fractions of the layer's size). */
+function pathProp(
+  node: Chunk | undefined,
+  path: string,
+  ctx: Ctx,
+  scale: [number, number] = [1, 1],
+): Property<BezierPath> {
   const p: Property<BezierPath> = { path, value: EMPTY_PATH };
   if (!node) return p;
   const tdbs = child(node, 'tdbs');
-  // mask vertices are stored as fractions of the composition size (py-aep `_parse_shape_shap`)
-  const scale: [number, number] = mask ? ctx.compSize : [1, 1];
   const shapes = children(child(node, 'omks'), 'shap').map((s) => readShap(s, scale) ?? EMPTY_PATH);
   if (shapes.length) p.value = shapes[0];
   if (!tdbs) return p;
@@ -685,7 +688,7 @@ function shapeItems(group: Chunk | undefined, path: string, ctx: Ctx, depth: num
           ...base,
           kind: 'path',
           reversed,
-          path: pathProp(find(node, 'ADBE Vector Shape'), `${here}>ADBE Vector Shape`, ctx, false),
+          path: pathProp(find(node, 'ADBE Vector Shape'), `${here}>ADBE Vector Shape`, ctx),
         });
         break;
       case 'ADBE Vector Graphic - Fill':
@@ -802,7 +805,12 @@ function readTransform(g: Chunk | undefined, ctx: Ctx, anchor: number[]): Transf
   return t;
 }
 
-function readMasks(g: Chunk | undefined, ctx: Ctx): Mask[] {
+/**
+ * A layer's masks. Their points are stored as fractions of the layer's size (py-aep scales them by the composition's,
+ * which is the same for its samples' full-frame solids); text and shape layers, which have no size, store pixels
+ * (corpus: nm05's text masks, layer_effects' shape mask come out at the text and shape only so).
+ */
+function readMasks(g: Chunk | undefined, ctx: Ctx, size: [number, number]): Mask[] {
   const out: Mask[] = [];
   const list = g?.children ?? [];
   for (let i = 0; i < list.length; i++) {
@@ -820,7 +828,7 @@ function readMasks(g: Chunk | undefined, ctx: Ctx): Mask[] {
       name: groupName(atom, `Mask ${out.length + 1}`),
       mode: mkif && mkif.length >= 8 ? (MASK_MODE[view(mkif).getUint16(6)] ?? 'add') : 'add',
       inverted: mkif ? mkif[0] === 1 : false,
-      path: pathProp(find(atom, 'ADBE Mask Shape'), `${path}>ADBE Mask Shape`, ctx, true),
+      path: pathProp(find(atom, 'ADBE Mask Shape'), `${path}>ADBE Mask Shape`, ctx, size),
       opacity: p('ADBE Mask Opacity', [100]),
       feather: p('ADBE Mask Feather', [0, 0]),
       expansion: p('ADBE Mask Offset', [0]),
@@ -837,18 +845,15 @@ function readEffects(g: Chunk | undefined): Effect[] {
   }));
 }
 
-/** The centre of a layer's source, its default anchor point (0,0 for nulls and layers without a source). */
-function sourceAnchor(
-  type: LayerType,
+/** The size of a layer's source (footage, solid or composition); undefined for layers without one. */
+function sourceSize(
   source: InspectedLayer['source'],
   footage: Map<number, Footage>,
   comps: Map<number, InspectedComposition>,
-): number[] {
-  if (type === 'null' || !source) return [0, 0, 0];
-  const f = footage.get(source.id);
-  if (f) return [f.width / 2, f.height / 2, 0];
-  const c = comps.get(source.id);
-  return c ? [c.width / 2, c.height / 2, 0] : [0, 0, 0];
+): [number, number] | undefined {
+  if (!source) return undefined;
+  const f = footage.get(source.id) ?? comps.get(source.id);
+  return f && f.width && f.height ? [f.width, f.height] : undefined;
 }
 
 interface Refs {
@@ -870,6 +875,7 @@ function readLayer(node: Chunk, info: InspectedLayer, ctx: Ctx, refs: Refs): Lay
   const matteId = ld.length >= 164 ? d.getUint32(160) : 0;
   // in and out are stored in layer time from the start: a stretched layer's last longer (or run backwards)
   const [inRel, outRel] = [sec(20, 24) * stretch, sec(28, 32) * stretch];
+  const size = sourceSize(info.source, refs.footage, refs.comps);
   const layer: Layer = {
     index: info.index,
     id: info.id,
@@ -891,12 +897,13 @@ function readLayer(node: Chunk, info: InspectedLayer, ctx: Ctx, refs: Refs): Lay
     blendMode: LAYER_BLEND[ld[99]] ?? 'unknown',
     preserveTransparency: ld[103] === 1,
     isMatte: false,
+    // the default anchor is the source's centre (0,0 for nulls and layers without a source)
     transform: readTransform(
       find(props, 'ADBE Transform Group'),
       ctx,
-      sourceAnchor(info.type, info.source, refs.footage, refs.comps),
+      size && info.type !== 'null' ? [size[0] / 2, size[1] / 2, 0] : [0, 0, 0],
     ),
-    masks: readMasks(find(props, 'ADBE Mask Parade'), ctx),
+    masks: readMasks(find(props, 'ADBE Mask Parade'), ctx, size ?? [1, 1]),
     effects: readEffects(find(props, 'ADBE Effect Parade')),
     layerStyles: entries(find(props, 'ADBE Layer Styles'))
       .filter(([mn, n]) => mn !== 'ADBE Blend Options Group' && enabledOf(n))
