@@ -19,6 +19,7 @@ export const staticProp = (path: string, value: number[]): NumProperty => ({ pat
 
 export interface TestLayer {
   name: string;
+  size?: [number, number];
   transform: Partial<Record<'anchorPoint' | 'position' | 'scale' | 'rotation' | 'opacity', NumProperty>>;
 }
 
@@ -44,6 +45,7 @@ export function context(layers: TestLayer[], index: number, prop: NumProperty, t
       inPoint: 0,
       outPoint: 10,
       startTime: 0,
+      ...(l.size ? { width: l.size[0], height: l.size[1] } : {}),
       transform: (name, t) => sampleNum(l.transform[name] ?? staticProp(name, [0]), t),
     };
   };

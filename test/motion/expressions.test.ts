@@ -19,7 +19,11 @@ const near = (actual: number, expected: number, eps = 1e-6, what = '') =>
 const ROTATION = 'ADBE Transform Group>ADBE Rotate Z';
 const POSITION = 'ADBE Transform Group>ADBE Position';
 const LAYERS: TestLayer[] = [
-  { name: 'Title', transform: { rotation: staticProp(ROTATION, [0]), position: staticProp(POSITION, [10, 20]) } },
+  {
+    name: 'Title',
+    size: [400, 100],
+    transform: { rotation: staticProp(ROTATION, [0]), position: staticProp(POSITION, [10, 20]) },
+  },
   {
     name: 'Ball',
     transform: {
@@ -185,6 +189,9 @@ describe('expressions: evaluated in the QuickJS sandbox', () => {
       [1080, 10, 2, 30],
     );
     failed(at('thisComp.layer("Nobody").position', position, 0), /layer "Nobody" is missing/);
+    // the layer's size, when the scene knows it (centring the anchor point is a common use)
+    assert.deepEqual(ok(at('[width / 2, thisLayer.height / 2]', position, 0)), [200, 50]);
+    failed(at('thisComp.layer("Ball").width', rotation, 0), /size of layer "Ball" is not known/);
   });
 
   it('vector helpers, framesToTime/timeToFrames', () => {

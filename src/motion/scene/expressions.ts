@@ -44,6 +44,9 @@ export interface ExpressionLayer {
   inPoint: number;
   outPoint: number;
   startTime: number;
+  /** The layer's source size in pixels (`width`, `height`), when it has one (footage, solid, precomp). */
+  width?: number;
+  height?: number;
   /**
    * A transform property's value at a composition time, in After Effects' units (position [x, y] or [x, y, z], scale
    * percent, rotation degrees, opacity 0..100), as After Effects shows it: after that property's own expression when
@@ -323,7 +326,8 @@ class Sandbox implements ExpressionEvaluator {
         const l = typeof ref === 'string' || typeof ref === 'number' ? ctx.layer(ref) : undefined;
         if (!l)
           throw new Error(typeof ref === 'string' ? `layer "${ref}" is missing` : `layer ${String(ref)} is missing`);
-        return { index: l.index, name: l.name, inPoint: l.inPoint, outPoint: l.outPoint, startTime: l.startTime };
+        const { index, name, inPoint, outPoint, startTime, width, height } = l;
+        return { index, name, inPoint, outPoint, startTime, width, height };
       }
       case 's': {
         const l = ctx.layer(n(1));

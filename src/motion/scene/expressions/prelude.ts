@@ -65,6 +65,12 @@ globalThis.__exec = Function('__source', 'return eval(__source)');
     var info = H('L', ref);
     var L = { index: info.index, name: info.name, inPoint: info.inPoint, outPoint: info.outPoint,
       startTime: info.startTime, transform: {} };
+    ['width', 'height'].forEach(function (k) {
+      Object.defineProperty(L, k, { enumerable: true, get: function () {
+        if (typeof info[k] !== 'number') throw new Error('the size of layer "' + info.name + '" is not known to the preview');
+        return info[k];
+      } });
+    });
     TRANSFORMS.forEach(function (p) {
       var at = function (t) { return H('s', info.index, p, t); };
       var get = function () { return decorate(at(frame().t), at); };
@@ -299,7 +305,7 @@ globalThis.__exec = Function('__source', 'return eval(__source)');
   define('velocity', function () { return velocityAtTime(frame().t); });
   define('speed', function () { return speedAtTime(frame().t); });
   define('index', here);
-  ['inPoint', 'outPoint', 'startTime', 'transform'].concat(TRANSFORMS).forEach(function (k) {
+  ['inPoint', 'outPoint', 'startTime', 'width', 'height', 'transform'].concat(TRANSFORMS).forEach(function (k) {
     define(k, function () { return layer(here())[k]; });
   });
   // the legacy engine's snake_case names of the common globals
