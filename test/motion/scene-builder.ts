@@ -24,11 +24,12 @@ export interface KeySpec {
 
 const CODE = { linear: 1, bezier: 2, hold: 3 } as const;
 
-function tdb4(o: { dims: number; spatial?: boolean; color?: boolean }): Part {
+function tdb4(o: { dims: number; spatial?: boolean; color?: boolean; expressionOff?: boolean }): Part {
   const b = Buffer.alloc(124);
   b.writeUInt16BE(o.dims, 2);
   if (o.spatial) b[5] |= 0x08;
   if (o.color) b[59] |= 0x01;
+  if (o.expressionOff) b[119] |= 0x01;
   return chunk('tdb4', b);
 }
 
@@ -41,6 +42,8 @@ export function prop(o: {
   fps?: number;
   kind?: 'dims' | 'spatial' | 'color';
   expression?: string;
+  /** The expression's switch is off (After Effects keeps the text, does not run it). */
+  expressionOff?: boolean;
 }): Part {
   const kind = o.kind ?? 'dims';
   const first = o.value ?? o.keys![0].v;
@@ -50,7 +53,7 @@ export function prop(o: {
   stored(first).forEach((v, k) => cdat.writeDoubleBE(v, 8 * k));
   const parts: Part[] = [
     chunk('tdsb', Buffer.alloc(4)),
-    tdb4({ dims, spatial: kind === 'spatial', color: kind === 'color' }),
+    tdb4({ dims, spatial: kind === 'spatial', color: kind === 'color', expressionOff: o.expressionOff }),
     chunk('cdat', cdat),
   ];
   if (o.keys) {

@@ -555,6 +555,14 @@ describe('scene model: expressions evaluated when an evaluator is given', () => 
       // without an evaluator every expression is listed and the own values drawn
       const plain = evaluate(s, 1, 0.5);
       assert.equal(plain.approximations.filter((a) => a.feature === 'expression').length, 3);
+      // an expression switched off is neither run nor listed: After Effects does not run it either
+      const off = oneComp(
+        solidLayer(1, 'off', [['ADBE Opacity', prop({ value: [0.5], expression: 'time * 0', expressionOff: true })]]),
+      );
+      assert.deepEqual(off.compositions[0].layers[0].expressions, []);
+      const offList = evaluate(off, 1, 1, { expressions: ev });
+      assert.equal((offList.root.children[0] as DisplayGroup).opacity, 0.5);
+      assert.deepEqual(offList.approximations, []);
     } finally {
       ev.dispose();
     }

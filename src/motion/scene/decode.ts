@@ -118,9 +118,35 @@ function tdbsInfo(tdbs: Chunk): TdbsInfo {
     info.integer = (d[59] & 0x04) !== 0;
   }
   const expr = expressionOf(tdbs)?.split('\u0000')[0];
-  const disabled = d && d.length >= 120 && (d[119] & 1) === 1;
-  if (expr && expr.trim() && !disabled) info.expression = expr;
+  if (expr && expr.trim() && !expressionOff(tdbs)) info.expression = expr;
   return info;
+}
+
+/** The expression switch is off: tdb4 byte 119 bit 0 (After Effects keeps the text but does not run it). */
+const expressionOff = (tdbs: Chunk) => {
+  const d = child(tdbs, 'tdb4')?.data;
+  return !!d && d.length >= 120 && (d[119] & 1) === 1;
+};
+
+/**
+ * The leaf property (`tdbs`) at a match-name path as inspect reports expressions: each name is looked up in the group
+ * reached so far or in the containers without a match name of their own inside it (an effect's sspc, a text
+ * document's btds, a path's om-s).
+ */
+function leafAt(group: Chunk | undefined, path: string[]): Chunk | undefined {
+  const lookup = (node: Chunk, name: string, depth: number): Chunk | undefined => {
+    const hit = find(node, name);
+    if (hit || depth > 3) return hit;
+    for (const c of node.children ?? []) {
+      if (!c.children || c.id === 'tdsn' || c.id === 'tdbs' || c.id === 'tdgp') continue;
+      const inner = lookup(c, name, depth + 1);
+      if (inner) return inner;
+    }
+    return undefined;
+  };
+  let node = group;
+  for (const name of path) node = node && lookup(node, name, 0);
+  return node?.id === 'tdbs' ? node : ((node && child(node, 'tdbs')) ?? undefined);
 }
 
 /** Properties After Effects stores as fractions and shows as percent (py-aep `_PERCENT_MATCH_NAMES`). */
@@ -908,7 +934,11 @@ function readLayer(node: Chunk, info: InspectedLayer, ctx: Ctx, refs: Refs): Lay
     layerStyles: entries(find(props, 'ADBE Layer Styles'))
       .filter(([mn, n]) => mn !== 'ADBE Blend Options Group' && enabledOf(n))
       .map(([mn]) => mn),
-    expressions: info.expressions,
+    // switched-off expressions are not run by After Effects either: nothing to list
+    expressions: info.expressions.filter((e) => {
+      const leaf = leafAt(props, e.property.split('>'));
+      return !(leaf && expressionOff(leaf));
+    }),
   };
   if (info.source) layer.sourceId = info.source.id;
   const parentId = d.getUint32(132);
