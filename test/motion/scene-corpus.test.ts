@@ -180,6 +180,28 @@ describe('scene model against After Effects scripting (seco/ae-to-json)', { skip
     assert.ok(checked >= 40, `${checked} static values compared`);
   });
 
+  it("between keys a spatial property stays on the motion path the file's tangents draw", () => {
+    const comp = scene!.compositions.find((c) => c.name === 'Test-Comp-Animated')!;
+    const pos = comp.layers.find((l) => l.name === 'animatedLogoBezier')!.transform.position!;
+    const keys = pos.keyframes!;
+    assert.equal(keys.length, 4);
+    for (let k = 0; k < keys.length - 1; k++) {
+      const [a, b] = [keys[k], keys[k + 1]];
+      const p1 = a.value.map((v, d) => v + a.outTangent![d]);
+      const p2 = b.value.map((v, d) => v + b.inTangent![d]);
+      const curve = (u: number) =>
+        a.value.map(
+          (v, d) => (1 - u) ** 3 * v + 3 * (1 - u) ** 2 * u * p1[d] + 3 * (1 - u) * u * u * p2[d] + u ** 3 * b.value[d],
+        );
+      const onCurve = Array.from({ length: 4001 }, (_, i) => curve(i / 4000));
+      for (const f of [0.1, 0.3, 0.5, 0.7, 0.9]) {
+        const p = sampleNum(pos, a.time + f * (b.time - a.time));
+        const miss = Math.min(...onCurve.map((q) => Math.hypot(...q.map((v, d) => v - p[d]))));
+        assert.ok(miss < 0.5, `segment ${k} at ${f}: ${miss.toFixed(3)} px off the path`);
+      }
+    }
+  });
+
   it('reads every keyframe: time, value, interpolation, speed, influence and spatial tangents, and samples them exactly', () => {
     let keys = 0;
     for (const c of comps) {
