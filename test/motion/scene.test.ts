@@ -664,6 +664,11 @@ describe('scene model: decoding in a worker', () => {
       const bad = path.join(dir, 'b.aep');
       await fsp.writeFile(bad, 'RIFF....');
       await assert.rejects(decodeSceneFile(bad), ProjectFormatError);
+      // a cancelled preview ends its decoder
+      const controller = new AbortController();
+      const pending = decodeSceneFile(good, controller.signal);
+      controller.abort(new Error('cancelled'));
+      await assert.rejects(pending, /cancelled/);
     } finally {
       await fsp.rm(dir, { recursive: true, force: true });
     }
