@@ -104,18 +104,16 @@ interface TdbsInfo {
   dims: number;
   spatial: boolean;
   color: boolean;
-  integer: boolean;
   expression?: string;
 }
 
 function tdbsInfo(tdbs: Chunk): TdbsInfo {
   const d = child(tdbs, 'tdb4')?.data;
-  const info: TdbsInfo = { dims: 1, spatial: false, color: false, integer: false };
+  const info: TdbsInfo = { dims: 1, spatial: false, color: false };
   if (d && d.length >= 60) {
     info.dims = view(d).getUint16(2) || 1;
     info.spatial = (d[5] & 0x08) !== 0;
     info.color = (d[59] & 0x01) !== 0;
-    info.integer = (d[59] & 0x04) !== 0;
   }
   const expr = expressionOf(tdbs)?.split('\u0000')[0];
   if (expr && expr.trim() && !expressionOff(tdbs)) info.expression = expr;
