@@ -217,8 +217,12 @@ describe('motion preview: drawing compositions', () => {
     const b = await preview({ composition: 'Main', time: 0.3 });
     assert.notEqual(a.body.filename, b.body.filename);
     assert.ok((await bytes(a.body.url)).equals(await bytes(b.body.url)), 'same PNG bytes');
-    const va = await preview({ composition: 'Main', format: 'mp4', fps: 10, duration: 0.5 });
-    const vb = await preview({ composition: 'Main', format: 'mp4', fps: 10, duration: 0.5 });
+    // 38 frames: sampled on a sampling thread, which keeps the decoded project; an edited preview in between must
+    // not change what the next one draws.
+    const video = { composition: 'Main', format: 'mp4', fps: 25, duration: 1.5 };
+    const va = await preview(video);
+    assert.equal((await preview({ ...video, textEdits: [{ layer: 'Title', text: 'CHANGED' }] })).status, 200);
+    const vb = await preview(video);
     assert.ok((await bytes(va.body.url)).equals(await bytes(vb.body.url)), 'same mp4 bytes');
     const count = async () => (await t.api('GET', `/api/moodboards/${board}`)).body.elements.length;
     const before = await count();

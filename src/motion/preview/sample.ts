@@ -2,9 +2,8 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Approximation, DisplayGroup, DisplayList, DisplayNode } from '../scene/display.js';
-import { decodeScene } from '../scene/decode.js';
 import { evaluate } from '../scene/evaluate.js';
-import type { Footage } from '../scene/model.js';
+import type { Composition, Footage, Layer, SceneProject } from '../scene/model.js';
 import type { PreviewParams } from './job.js';
 import { PREVIEW_LIMITS as L } from './limits.js';
 
@@ -66,40 +65,58 @@ const layerRef = (g?: DisplayGroup): LayerRef => ({
 });
 
 /**
- * Decodes a project, applies the text and media edits and samples the display list of every output frame into JSON
+ * The scene with the text and media edits applied, without changing `decoded` (a sampling thread keeps it for the
+ * next preview of the same file): the edited layers and their composition are copies.
+ */
+function edited(decoded: SceneProject, input: SampleInput): { scene: SceneProject; comp: Composition } {
+  const original = decoded.compositions.find((c) => c.id === input.compositionId);
+  if (!original) throw new Error(`composition ${input.compositionId} is not in the decoded project`);
+  const layers = original.layers.map((layer) => {
+    const text = input.text.findLast((e) => e.layer === layer.index);
+    const media = input.media.findLast((e) => e.layer === layer.index);
+    if (!media && !(text && layer.text)) return layer;
+    const out: Layer = { ...layer };
+    if (text && layer.text) {
+      // As a render's script does: the edit replaces every keyframe and switches off the Source Text expression.
+      out.text = {
+        ...layer.text,
+        value: { ...layer.text.value, text: text.text },
+        keyframes: undefined,
+        expression: undefined,
+      };
+      out.expressions = layer.expressions.filter((x) => !x.property.endsWith('ADBE Text Document'));
+    }
+    if (media) {
+      out.sourceId = media.footage.id;
+      out.type = 'footage';
+    }
+    return out;
+  });
+  const comp: Composition = { ...original, layers };
+  return {
+    comp,
+    scene: {
+      ...decoded,
+      compositions: decoded.compositions.map((c) => (c.id === comp.id ? comp : c)),
+      footage: [...decoded.footage, ...input.media.map((e) => e.footage)],
+    },
+  };
+}
+
+/**
+ * Applies the text and media edits to a decoded project and samples the display list of every output frame into JSON
  * files in `work` (`L.framesPerChunk` lists each); identical lists are kept once (a still composition is drawn once),
  * known by a hash, so memory holds one chunk of lists at a time however long the preview. Synchronous: run on the
- * event loop only for small work (sampling.ts decides), else in a worker thread.
+ * event loop only for small work (sampling.ts decides), else on a sampling thread.
  */
 export function sampleFrames(
-  bytes: Uint8Array,
+  decoded: SceneProject,
   input: SampleInput,
   work: string,
   progress?: (fraction: number) => void,
   cancelled?: () => boolean,
 ): Sampled {
-  const scene = decodeScene(bytes);
-  const comp = scene.compositions.find((c) => c.id === input.compositionId);
-  if (!comp) throw new Error(`composition ${input.compositionId} is not in the decoded project`);
-  for (const e of input.text) {
-    const layer = comp.layers.find((l) => l.index === e.layer);
-    if (!layer?.text) continue;
-    // As a render's script does: the edit replaces every keyframe and switches off the Source Text expression.
-    layer.text = {
-      ...layer.text,
-      value: { ...layer.text.value, text: e.text },
-      keyframes: undefined,
-      expression: undefined,
-    };
-    layer.expressions = layer.expressions.filter((x) => !x.property.endsWith('ADBE Text Document'));
-  }
-  for (const e of input.media) {
-    const layer = comp.layers.find((l) => l.index === e.layer);
-    if (!layer) continue;
-    scene.footage.push(e.footage);
-    layer.sourceId = e.footage.id;
-    layer.type = 'footage';
-  }
+  const { scene, comp } = edited(decoded, input);
   const times = frameTimes(input, comp);
   const out: Sampled = {
     times,

@@ -2,6 +2,7 @@ import fsp from 'node:fs/promises';
 import type { Worker } from 'node:worker_threads';
 import { Unprocessable } from '../../errors.js';
 import { startModuleWorker } from '../inspect.js';
+import { decodeScene } from '../scene/decode.js';
 import { sampleFrames, type SampleInput, type Sampled } from './sample.js';
 
 /** Projects up to this size with up to this many frames are sampled on the event loop (tens of ms at most). */
@@ -131,7 +132,7 @@ export async function sample(
   const frames = input.format === 'png' ? 1 : Math.round((input.duration ?? 60) * input.fps);
   try {
     if (size <= INLINE_BYTES && frames <= INLINE_FRAMES)
-      return sampleFrames(await fsp.readFile(file, { signal }), input, work);
+      return sampleFrames(decodeScene(await fsp.readFile(file, { signal })), input, work);
     return await inThread(file, input, work, signal, progress);
   } catch (err) {
     if (signal.aborted) throw signal.reason;
