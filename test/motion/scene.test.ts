@@ -627,6 +627,24 @@ describe('scene model: auto-orient', () => {
   });
 });
 
+describe('scene model: track mattes in time', () => {
+  it('a matte past its out point hides an alpha-matted layer and leaves an inverted one whole', () => {
+    const s = oneComp(
+      solidLayer(1, 'short matte', [], [], { flags39: 0, duration: 1 }),
+      solidLayer(2, 'alpha', [], [], { matte: 1 }),
+      solidLayer(3, 'short matte 2', [], [], { flags39: 0, duration: 1 }),
+      solidLayer(4, 'inverted', [], [], { matte: 2 }),
+    );
+    const names = (t: number) =>
+      evaluate(s, 1, t).root.children.map((c) => {
+        const g = c as DisplayGroup;
+        return `${g.layer}${g.matte ? `<${g.matte.node.layer}` : ''}`;
+      });
+    assert.deepEqual(names(0.5), ['inverted<short matte 2', 'alpha<short matte']);
+    assert.deepEqual(names(1.5), ['inverted']);
+  });
+});
+
 describe('scene model: the layer limit', () => {
   it('stops drawing past maxLayers, precomps counted, and says so', () => {
     const solids = Array.from({ length: 5 }, (_, k) => solidLayer(100 + k, `s${k}`, []));

@@ -321,8 +321,10 @@ class Evaluator {
     if (masks.length) g.masks = masks;
     if (l.trackMatte && !asMatte) {
       const m = comp.layers.find((x) => x.id === l.trackMatte!.layerId);
-      const node = m ? this.layer(m, comp, t, stack, true) : undefined;
-      // a matte that draws nothing at this instant hides the layer (alpha) or leaves it whole (inverted)
+      const live = m && t >= m.inPoint && t < m.outPoint;
+      const node = live ? this.layer(m, comp, t, stack, true) : undefined;
+      // a matte that draws nothing at this instant (or is past its out point) hides the layer (alpha, luma) or
+      // leaves it whole (inverted)
       if (node) g.matte = { mode: l.trackMatte.mode, node };
       else if (l.trackMatte.mode === 'alpha' || l.trackMatte.mode === 'luma') return undefined;
     }
