@@ -390,6 +390,8 @@ class Evaluator {
     for (const e of l.effects) if (e.enabled) this.note(l, 'effect', `${e.matchName} (${e.name}) is not drawn`);
     for (const s of l.layerStyles) this.note(l, 'layer-style', `${s} is not drawn`);
     if (l.textAnimators) this.note(l, 'text-animator', 'text animators are not drawn');
+    if (l.preserveTransparency)
+      this.note(l, 'preserve-transparency', 'drawn over everything below, not only where it is opaque');
     if (l.threeD) {
       const tr = l.transform;
       const tilted = [tr.orientation, tr.rotationX, tr.rotationY].some(
