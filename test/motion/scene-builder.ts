@@ -44,6 +44,8 @@ export function prop(o: {
   expression?: string;
   /** The expression's switch is off (After Effects keeps the text, does not run it). */
   expressionOff?: boolean;
+  /** Key times written as py-aep reads them: byte 0 zero, a signed 16-bit count at 1, a fraction byte at 3. */
+  shortTimes?: boolean;
 }): Part {
   const kind = o.kind ?? 'dims';
   const first = o.value ?? o.keys![0].v;
@@ -61,7 +63,11 @@ export function prop(o: {
     const body = Buffer.alloc(size * o.keys.length);
     o.keys.forEach((k, i) => {
       const at = i * size;
-      body.writeInt32BE(Math.round(k.t * (o.fps ?? 25) * 256), at);
+      const units = Math.round(k.t * (o.fps ?? 25) * 256);
+      if (o.shortTimes) {
+        body.writeInt16BE(Math.floor(units / 256), at + 1);
+        body.writeUInt8(units - Math.floor(units / 256) * 256, at + 3);
+      } else body.writeInt32BE(units, at);
       body.writeUInt8(CODE[k.in ?? 'linear'], at + 4);
       body.writeUInt8(CODE[k.out ?? 'linear'], at + 5);
       if (k.auto) body.writeUInt8(0x10, at + 7);

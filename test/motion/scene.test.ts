@@ -254,6 +254,32 @@ describe('scene model: keyframes decoded and sampled as After Effects interpolat
     near(at('auto', 'rotation', 1.5)[0], 56.25, 1e-9);
   });
 
+  it('keys before the layer start, in both encodings of a negative time', () => {
+    for (const shortTimes of [false, true]) {
+      const s2 = oneComp(
+        solidLayer(1, 'early', [
+          [
+            'ADBE Opacity',
+            prop({
+              keys: [
+                { t: -1, v: [0] },
+                { t: 1, v: [1] },
+              ],
+              fps: FPS,
+              shortTimes,
+            }),
+          ],
+        ]),
+      );
+      const op = s2.compositions[0].layers[0].transform.opacity;
+      assert.deepEqual(
+        op.keyframes!.map((k) => k.time),
+        [-1, 1],
+      );
+      near(sampleNum(op, 0)[0], 50, 1e-9);
+    }
+  });
+
   it('a stretched layer: keys in layer time, in and out points in composition time', () => {
     const l = layerOf(s, 'stretched');
     assert.equal(l.stretch, 2);

@@ -98,6 +98,20 @@ interface Ctx {
   /** Seconds per keyframe time unit: 1 / cdta timebase (u32@8). */
   timeUnit: number;
   compSize: [number, number];
+  /** Seconds. */
+  duration: number;
+}
+
+/**
+ * A key's time: s32 at 0 in time-base units (the low byte a fraction of a frame unit). py-aep reads it as a signed
+ * 16-bit number at 1 (byte 0 has always been 0 in the corpus), which makes a key before the layer's start negative
+ * with byte 0 still 0: when the 32-bit reading of such bytes lands past the composition's end, the 16-bit one is
+ * taken.
+ */
+function keyTime(d: DataView, at: number, ctx: Ctx): number {
+  const wide = d.getInt32(at) * ctx.timeUnit;
+  if (d.getUint8(at) !== 0 || (d.getUint8(at + 1) & 0x80) === 0 || wide <= ctx.duration + 1) return wide;
+  return (d.getInt16(at + 1) * 256 + d.getUint8(at + 3)) * ctx.timeUnit;
 }
 
 interface TdbsInfo {
@@ -184,7 +198,7 @@ function readKeys(tdbs: Chunk, info: TdbsInfo, ctx: Ctx): RawKey[] {
   for (let k = 0; k < count; k++) {
     const at = k * size;
     const key: RawKey = {
-      time: d.getInt32(at) * ctx.timeUnit,
+      time: keyTime(d, at, ctx),
       inInterpolation: INTERP[d.getUint8(at + 4)] ?? 'linear',
       outInterpolation: INTERP[d.getUint8(at + 5)] ?? 'linear',
       roving: (d.getUint8(at + 7) & 0x20) !== 0,
@@ -970,6 +984,7 @@ function readComposition(info: InspectedComposition, node: Chunk, refs: Refs): C
   const ctx: Ctx = {
     timeUnit: timebase > 0 ? 1 / timebase : 1 / (info.frame_rate * 256),
     compSize: [info.width, info.height],
+    duration: info.duration,
   };
   const nodes = children(node, 'Layr');
   const layers = info.layers.map((l, i) => readLayer(nodes[i], l, ctx, refs));
