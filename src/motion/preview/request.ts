@@ -1,6 +1,6 @@
 import type { AppContext } from '../../context.js';
 import { InvalidInput, NotFound } from '../../errors.js';
-import { inspectFile, resolveProjectFile } from '../inspect.js';
+import { resolveProjectFile, type ProjectFile } from '../inspect.js';
 import { buildPlan, compositionsShown } from '../plan.js';
 import type { InspectedComposition, InspectedProject, PreviewBody } from '../schemas.js';
 import { PREVIEW_LIMITS as L } from './limits.js';
@@ -95,9 +95,14 @@ async function footageUrls(
  * inspect's 400), the composition (404), times and sizes (400 naming the field), then the edits exactly as a render
  * checks them. Answers the job's params: everything the drawing needs, by `/media` URL, so it runs on any worker.
  */
-export async function checkPreview(ctx: AppContext, body: PreviewBody, timeoutMs: number): Promise<PreviewParams> {
+export async function checkPreview(
+  ctx: AppContext,
+  body: PreviewBody,
+  timeoutMs: number,
+  inspect: (file: ProjectFile) => Promise<InspectedProject>,
+): Promise<PreviewParams> {
   const file = await resolveProjectFile(ctx, body);
-  const project = await inspectFile(file);
+  const project = await inspect(file);
   const comp = findComposition(project, body.composition);
   const format = body.format ?? 'png';
   const video = format !== 'png';

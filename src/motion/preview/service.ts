@@ -2,7 +2,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { BoardOutputs, type CommittedOutput, type FiledOutput, type PendingOutput } from '../../boards/outputs.js';
 import type { AppContext } from '../../context.js';
-import type { PreviewBody, PreviewResult } from '../schemas.js';
+import type { InspectedProject, PreviewBody, PreviewResult } from '../schemas.js';
 import {
   MOTION_PREVIEW_JOB,
   previewElement,
@@ -12,6 +12,10 @@ import {
   type PreviewParams,
 } from './job.js';
 import { checkPreview, previewInputs } from './request.js';
+import { inspectFile, type ProjectFile } from '../inspect.js';
+
+/** Inspected projects a service keeps for the checks of the next previews. */
+const KEEP_INSPECTED = 4;
 
 /** The answer from the file's final name (and element) and what the drawing handed back. */
 export function previewAnswer(filed: FiledOutput | CommittedOutput, data: PreviewData): PreviewResult {
@@ -35,6 +39,11 @@ export function previewAnswer(filed: FiledOutput | CommittedOutput, data: Previe
  */
 export class MotionPreviews {
   private readonly outputs: BoardOutputs;
+  /**
+   * Projects read for the checks, kept by path, size and modification time: previews of one template follow each
+   * other (a text changed, then another), and reading a large project again costs a worker thread each time.
+   */
+  private readonly inspected = new Map<string, Promise<InspectedProject>>();
 
   constructor(private readonly ctx: AppContext) {
     this.outputs = new BoardOutputs(ctx.media, ctx.boards);
@@ -47,7 +56,23 @@ export class MotionPreviews {
 
   /** Every check that needs no drawing; the job's params. */
   check(body: PreviewBody): Promise<PreviewParams> {
-    return checkPreview(this.ctx, body, this.ctx.config.htmlRenderTimeoutMs);
+    return checkPreview(this.ctx, body, this.ctx.config.htmlRenderTimeoutMs, (file) => this.inspect(file));
+  }
+
+  private async inspect(file: ProjectFile): Promise<InspectedProject> {
+    const stat = await fsp.stat(file.path);
+    const key = `${file.path}\u0000${stat.size}\u0000${stat.mtimeMs}`;
+    let read = this.inspected.get(key);
+    if (read) this.inspected.delete(key);
+    else read = inspectFile(file);
+    this.inspected.set(key, read);
+    for (const old of this.inspected.keys()) if (this.inspected.size > KEEP_INSPECTED) this.inspected.delete(old);
+    try {
+      return await read;
+    } catch (err) {
+      this.inspected.delete(key);
+      throw err;
+    }
   }
 
   /** A preview drawn in the request: the same file and answer as the job. */
