@@ -564,7 +564,10 @@ describe('scene model: expressions evaluated when an evaluator is given', () => 
         solidLayer(1, 'child', [
           ['ADBE Anchor Point', prop({ value: [0, 0, 0] })],
           ['ADBE Position', prop({ value: [10, 20, 0], expression: 'value + [time * 100, 0, 0]' })],
-          ['ADBE Opacity', prop({ value: [1], expression: 'thisComp.layer("leader").transform.opacity / 2' })],
+          [
+            'ADBE Opacity',
+            prop({ value: [1], expression: 'thisComp.layer("leader").transform.opacity / 2 + thisLayer.width - 100' }),
+          ],
           ['ADBE Rotate Z', prop({ value: [5], expression: '$.evalFile("/etc/passwd")' })],
         ]),
         solidLayer(2, 'leader', [['ADBE Opacity', prop({ value: [0.8] })]]),

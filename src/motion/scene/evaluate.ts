@@ -201,12 +201,14 @@ class Evaluator {
   }
 
   private expressionLayer(x: Layer): ExpressionLayer {
+    const source = x.sourceId === undefined ? undefined : (this.footage.get(x.sourceId) ?? this.comps.get(x.sourceId));
     return {
       index: x.index,
       name: x.name,
       inPoint: x.inPoint,
       outPoint: x.outPoint,
       startTime: x.startTime,
+      ...(source && source.width && source.height ? { width: source.width, height: source.height } : {}),
       transform: (name, time) => {
         const lt = this.layerTime(x, time);
         const tr = x.transform;
