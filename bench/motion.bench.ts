@@ -160,19 +160,28 @@ else {
     if (res.status !== 200) throw new Error(`${path.basename(file)} ${id}: ${res.status} ${res.text}`);
     return { ms: performance.now() - t0, cpu: treeCpu() - c0, body: res.body };
   };
-  console.log('\npreview'.padEnd(52), 'layers'.padStart(7), 'result'.padStart(22), 'CPU'.padStart(16), ' target');
-  // Warm-up: the browser pool starts on first use.
-  await preview(comps[0].file, comps[0].comp.id, {});
+  console.log(
+    '\npreview'.padEnd(52),
+    'layers'.padStart(7),
+    'wall: first, then'.padStart(22),
+    'CPU: first, then'.padStart(16),
+    ' target',
+  );
+  // Warm-up on another project (the one with the fewest layers): the browser pool and a sampling thread start on
+  // first use. Then each still's first preview (its project read and decoded) and the next three (kept).
+  const last = comps[comps.length - 1];
+  await preview(last.file, last.comp.id, { width: 64, height: undefined });
   for (const { file, comp } of comps.slice(0, 4)) {
+    const first = await preview(file, comp.id, {});
     const runs: { ms: number; cpu: number }[] = [];
     for (let i = 0; i < 3; i++) runs.push(await preview(file, comp.id, {}));
     const m = median(runs.map((r) => r.ms));
     console.log(
       `1080p still  ${path.basename(file).slice(-24)} "${comp.name.slice(0, 12)}"`.padEnd(52),
       String(comp.layers.length).padStart(7),
-      `${ms(m)} (median of 3)`.padStart(22),
-      `${ms(median(runs.map((r) => r.cpu * 1000)))}`.padStart(16),
-      m < 1000 ? ' ok (< 1 s)' : ' OVER 1 s',
+      `${ms(first.ms)}, then ${ms(m)}`.padStart(22),
+      `${ms(first.cpu * 1000)}, ${ms(median(runs.map((r) => r.cpu * 1000)))}`.padStart(16),
+      first.ms < 1000 && m < 1000 ? ' ok (< 1 s)' : ' OVER 1 s',
     );
   }
   for (const { file, comp } of comps.slice(0, 2)) {
