@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
+import { systemFonts } from './font-folders.js';
 
 /** A font a text layer asks for, as found on this machine. */
 export interface FoundFont {
@@ -51,9 +52,9 @@ function styleOf(postscript: string): string {
 }
 
 /**
- * Finds a font by PostScript name through fontconfig (`fc-match`): the exact face when installed, else the closest
- * of the family named before the dash with the style the suffix names (fontconfig's own choice of substitute), else
- * nothing (the page draws the browser's sans-serif). fontconfig's pattern syntax escapes `-`, `:` and `\`; anything
+ * Finds a font by PostScript name: the exact face through fontconfig (`fc-match`) or in the system's font folders
+ * (font-folders.ts), else fontconfig's closest face of the family named before the dash with the style the suffix
+ * names, else nothing (the page draws the browser's sans-serif). fontconfig's pattern syntax escapes `-`, `:` and `\`; anything
  * else in a name from a project is passed as data, never to a shell.
  */
 export async function findFont(postscript: string, signal?: AbortSignal): Promise<FoundFont> {
@@ -61,6 +62,9 @@ export async function findFont(postscript: string, signal?: AbortSignal): Promis
   const exact = await fcMatch(`:postscriptname=${esc(postscript)}`, signal);
   if (exact && exact.postscript.toLowerCase() === postscript.toLowerCase())
     return { requested: postscript, file: exact.file, family: exact.family, exact: true };
+  // Without fontconfig (macOS, Windows) or a face it does not know: the system's font folders, by their name tables.
+  const installed = (await systemFonts()).get(postscript.toLowerCase());
+  if (installed) return { requested: postscript, file: installed.file, family: installed.family, exact: true };
   const family = postscript.split('-')[0].replace(/(MT|PS|Std|Pro)$/, '');
   const near = await fcMatch(`${esc(family)}${styleOf(postscript)}`, signal);
   if (near) return { requested: postscript, file: near.file, family: near.family, exact: false };
