@@ -47,6 +47,7 @@ const solidItem = (id: number, name: string, w: number, h: number, color: [numbe
  * alpha matte of a 30x50 white solid above it (x 0..30); the text "HI" (DejaVu Sans Bold, 30 px, white) at (70,95).
  * "Logo" (64x32): the footage logo.png, which the project says is in a folder of the author's machine.
  * "Long" (200x100, 60 s): a solid crossing the frame, for jobs long enough to cancel.
+ * "Expr" (100x32): a 10x10 red solid at (20,16) whose position expression adds 50 px to x.
  * "Clip" (64x32, 2 s): the video clip.mp4 (a Windows path of the author's machine), its layer starting at 0.5 s.
  */
 export function project(o: { logoPath?: string } = {}): Buffer {
@@ -169,6 +170,18 @@ export function project(o: { logoPath?: string } = {}): Buffer {
       ]),
     ),
   );
+  const expr = list(
+    'Item',
+    idta(4, 16),
+    utf8('Expr'),
+    cdta({ width: 100, height: 32, fps: FPS, duration: 1 }),
+    list(
+      'Layr',
+      ldta({ id: 701, source: 27, flags39: ON }),
+      utf8('Shifted'),
+      tdgp(['ADBE Transform Group', tdgp(['ADBE Position', valueTdbs([20, 16, 0], '[value[0] + 50, value[1]]')])]),
+    ),
+  );
   const clip = list(
     'Item',
     idta(7, 26),
@@ -195,12 +208,14 @@ export function project(o: { logoPath?: string } = {}): Buffer {
       clipComp,
       clip,
       fonts,
+      expr,
       logo,
       solidItem(21, 'Red', 20, 20, [1, 0, 0]),
       solidItem(22, 'Green', 10, 10, [0, 1, 0]),
       solidItem(23, 'White', 30, 50, [1, 1, 1]),
       solidItem(24, 'Red wide', 60, 50, [1, 0, 0]),
       solidItem(25, 'Blue', 40, 40, [0, 0, 1]),
+      solidItem(27, 'Red small', 10, 10, [1, 0, 0]),
     ),
   );
 }

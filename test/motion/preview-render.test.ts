@@ -191,6 +191,15 @@ describe('motion preview: drawing compositions', () => {
     assert.match(note.detail, /NoSuchFont-Bold.*drawn with \S/);
   });
 
+  it('draws a property at the value of its expression, evaluated in the sandbox', async () => {
+    const res = await preview({ composition: 'Expr' });
+    assert.equal(res.status, 200, res.text);
+    const { at } = await pixels(res.body.url);
+    near(at(70, 16), [255, 0, 0], 'where the expression puts the solid');
+    near(at(20, 16), [0, 0, 0], "where the property's own value would");
+    assert.ok(!res.body.approximations.some((a: { feature: string }) => a.feature === 'expression'), res.text);
+  });
+
   it('renders mp4 and webm videos of the frames asked for', async () => {
     const dir = await tempDir();
     try {

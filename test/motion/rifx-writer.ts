@@ -211,12 +211,18 @@ function tdb4(dims: number): Part {
 
 /**
  * A leaf property with a static value (`cdat` doubles), in the file's units: opacity and scale as fractions
- * (1 = 100 %), positions in pixels.
+ * (1 = 100 %), positions in pixels; with an expression when given.
  */
-export function valueTdbs(value: number[]): Part {
+export function valueTdbs(value: number[], expression?: string): Part {
   const cdat = Buffer.alloc(8 * value.length);
   value.forEach((v, k) => cdat.writeDoubleBE(v, 8 * k));
-  return list('tdbs', chunk('tdsb', Buffer.alloc(4)), tdb4(value.length), chunk('cdat', cdat));
+  return list(
+    'tdbs',
+    chunk('tdsb', Buffer.alloc(4)),
+    tdb4(value.length),
+    chunk('cdat', cdat),
+    ...(expression !== undefined ? [utf8(expression)] : []),
+  );
 }
 
 /**

@@ -104,6 +104,7 @@ export async function prepareFrames(
       start: p.start,
       duration: p.duration,
       text: p.text,
+      expressions: p.expressions,
       media: await editedFootage(run, p),
     },
     work,

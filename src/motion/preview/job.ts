@@ -31,6 +31,8 @@ export interface PreviewParams {
   text: { layer: number; text: string }[];
   /** Media edits: a board file replaces the layer's source. */
   media: { layer: number; url: string }[];
+  /** Whether the composition or a precomp it shows has expressions (evaluated in a sandbox, off the event loop). */
+  expressions?: boolean;
   /** The project's footage files found (by item id). */
   footage: { id: number; url: string }[];
   addToBoard: boolean;

@@ -128,6 +128,8 @@ export async function checkPreview(
     'skip',
   );
   const footage = await footageUrls(ctx, project, comp, plan.footage, body.board_id, file.url);
+  const shown = compositionsShown(project, comp);
+  const expressions = project.compositions.some((c) => shown.has(c.id) && c.layers.some((l) => l.expressions.length));
   return {
     boardId: body.board_id,
     project: { url: file.url, name: file.name },
@@ -138,6 +140,7 @@ export async function checkPreview(
     ...(video ? { start, ...(body.duration !== undefined ? { duration: body.duration } : {}) } : { time }),
     text: plan.text,
     media: plan.media,
+    expressions,
     footage,
     addToBoard: body.add_to_board ?? false,
     timeoutMs,

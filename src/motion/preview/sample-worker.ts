@@ -2,7 +2,7 @@ import fsp from 'node:fs/promises';
 import { parentPort } from 'node:worker_threads';
 import { decodeScene } from '../scene/decode.js';
 import type { SceneProject } from '../scene/model.js';
-import { sampleFrames, type SampleInput } from './sample.js';
+import { sampleFrames, withExpressions, type SampleInput } from './sample.js';
 
 /** Decoded projects this thread keeps, by path, size and modification time: previews of one template follow each other. */
 const KEEP = 2;
@@ -29,12 +29,16 @@ parentPort!.on(
   async (m: { id: number; file: string; input: SampleInput; work: string; cancel: SharedArrayBuffer }) => {
     const flag = new Int32Array(m.cancel);
     try {
-      const sampled = sampleFrames(
-        await scene(m.file),
-        m.input,
-        m.work,
-        (progress) => parentPort!.postMessage({ id: m.id, progress }),
-        () => Atomics.load(flag, 0) === 1,
+      const decoded = await scene(m.file);
+      const sampled = await withExpressions((expressions) =>
+        sampleFrames(
+          decoded,
+          m.input,
+          m.work,
+          (progress) => parentPort!.postMessage({ id: m.id, progress }),
+          () => Atomics.load(flag, 0) === 1,
+          expressions,
+        ),
       );
       parentPort!.postMessage({ id: m.id, sampled });
     } catch (err) {

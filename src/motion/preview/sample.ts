@@ -3,12 +3,16 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Approximation, DisplayGroup, DisplayList, DisplayNode } from '../scene/display.js';
 import { evaluate } from '../scene/evaluate.js';
+import { createExpressionEvaluator, type ExpressionEvaluator } from '../scene/expressions.js';
 import type { Composition, Footage, Layer, SceneProject } from '../scene/model.js';
 import type { PreviewParams } from './job.js';
 import { PREVIEW_LIMITS as L } from './limits.js';
 
 /** What sampling needs (the project's bytes are read by whoever runs it, here or in a worker thread). */
-export type SampleInput = Pick<PreviewParams, 'format' | 'fps' | 'time' | 'start' | 'duration' | 'text'> & {
+export type SampleInput = Pick<
+  PreviewParams,
+  'format' | 'fps' | 'time' | 'start' | 'duration' | 'text' | 'expressions'
+> & {
   compositionId: number;
   /** Media edits: the footage item (probed on the service side) that replaces each layer's source. */
   media: { layer: number; footage: Footage }[];
@@ -106,8 +110,9 @@ function edited(decoded: SceneProject, input: SampleInput): { scene: SceneProjec
 /**
  * Applies the text and media edits to a decoded project and samples the display list of every output frame into JSON
  * files in `work` (`L.framesPerChunk` lists each); identical lists are kept once (a still composition is drawn once),
- * known by a hash, so memory holds one chunk of lists at a time however long the preview. Synchronous: run on the
- * event loop only for small work (sampling.ts decides), else on a sampling thread.
+ * known by a hash, so memory holds one chunk of lists at a time however long the preview. Expressions are evaluated
+ * by `expressions` (one sandbox per preview); those it cannot evaluate are listed. Synchronous: run on the event loop
+ * only for small work (sampling.ts decides), else on a sampling thread.
  */
 export function sampleFrames(
   decoded: SceneProject,
@@ -115,6 +120,7 @@ export function sampleFrames(
   work: string,
   progress?: (fraction: number) => void,
   cancelled?: () => boolean,
+  expressions?: ExpressionEvaluator,
 ): Sampled {
   const { scene, comp } = edited(decoded, input);
   const times = frameTimes(input, comp);
@@ -142,7 +148,7 @@ export function sampleFrames(
   };
   for (const [f, t] of times.entries()) {
     if (cancelled?.()) throw new Error('cancelled');
-    const list = evaluate(scene, comp.id, t);
+    const list = evaluate(scene, comp.id, t, { expressions });
     for (const a of list.approximations) notes.set(`${a.layer_index}|${a.layer}|${a.feature}|${a.detail}`, a);
     const json = JSON.stringify(list);
     const hash = crypto.createHash('sha1').update(JSON.stringify(list.root)).digest('base64');
@@ -177,4 +183,14 @@ export function sampleFrames(
   for (const [id, set] of sourceTimes) out.uses[id].sourceTimes = [...set];
   out.approximations = [...notes.values()];
   return out;
+}
+
+/** Runs `fn` with an expression sandbox of its own (one per preview), freed afterwards. */
+export async function withExpressions<T>(fn: (expressions: ExpressionEvaluator) => T): Promise<T> {
+  const expressions = await createExpressionEvaluator();
+  try {
+    return fn(expressions);
+  } finally {
+    expressions.dispose();
+  }
 }

@@ -3,9 +3,12 @@ import type { Worker } from 'node:worker_threads';
 import { Unprocessable } from '../../errors.js';
 import { startModuleWorker } from '../inspect.js';
 import { decodeScene } from '../scene/decode.js';
-import { sampleFrames, type SampleInput, type Sampled } from './sample.js';
+import { sampleFrames, withExpressions, type SampleInput, type Sampled } from './sample.js';
 
-/** Projects up to this size with up to this many frames are sampled on the event loop (tens of ms at most). */
+/**
+ * Projects up to this size with up to this many frames and no expressions are sampled on the event loop (tens of ms
+ * at most).
+ */
 const INLINE_BYTES = 256 * 1024;
 const INLINE_FRAMES = 30;
 /** Sampling threads at most (the machines this runs on have a few cores; Chromium and ffmpeg need them too). */
@@ -131,8 +134,13 @@ export async function sample(
   const { size } = await fsp.stat(file);
   const frames = input.format === 'png' ? 1 : Math.round((input.duration ?? 60) * input.fps);
   try {
-    if (size <= INLINE_BYTES && frames <= INLINE_FRAMES)
-      return sampleFrames(decodeScene(await fsp.readFile(file, { signal })), input, work);
+    // Expressions run in a sandbox whose time limit is per evaluation: never on the event loop.
+    const inline = size <= INLINE_BYTES && frames <= INLINE_FRAMES && !input.expressions;
+    const bytes = inline ? await fsp.readFile(file, { signal }) : undefined;
+    if (bytes)
+      return await withExpressions((expressions) =>
+        sampleFrames(decodeScene(bytes), input, work, undefined, undefined, expressions),
+      );
     return await inThread(file, input, work, signal, progress);
   } catch (err) {
     if (signal.aborted) throw signal.reason;
