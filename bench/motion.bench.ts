@@ -14,6 +14,7 @@ import { performance } from 'node:perf_hooks';
 import { inspectFile } from '../src/motion/inspect.js';
 import { parseProject } from '../src/motion/read.js';
 import { startService } from '../test/helpers/service.js';
+import { descendsFrom, processTable } from './proc.js';
 import { chunk } from '../test/motion/rifx-writer.js';
 import { sampleProject } from '../test/motion/project-builder.js';
 
@@ -100,3 +101,113 @@ console.log(
     .join(' ')} on ${os.cpus().length} cores`,
 );
 fs.rmSync(path.dirname(tmp), { recursive: true, force: true });
+
+// ---- previews (issue 25): the service draws compositions itself, on the HTML renderer ----
+//
+// A 1080p still (target under 1 s) and a 1080p30 video (target at least 10 frames/s) of the corpus compositions with
+// the most layers, over HTTP (POST /api/motion/projects/preview), wall time; beside what aerender costs before its
+// first frame. CPU: of the service and everything under it (Chromium, ffmpeg), which a loaded machine does not change.
+const CORPUS = path.join(FIXTURES, 'corpus');
+function corpusFiles(dir: string): string[] {
+  return fs
+    .readdirSync(dir, { withFileTypes: true })
+    .flatMap((e) =>
+      e.isDirectory() ? corpusFiles(path.join(dir, e.name)) : /\.aepx?$/i.test(e.name) ? [path.join(dir, e.name)] : [],
+    );
+}
+if (!fs.existsSync(CORPUS)) console.log(`\n${CORPUS} is absent: previews are not measured`);
+else {
+  const comps = corpusFiles(CORPUS)
+    .flatMap((file) => {
+      try {
+        return parseProject(fs.readFileSync(file)).compositions.map((c) => ({ file, comp: c }));
+      } catch {
+        return [];
+      }
+    })
+    .sort((a, b) => b.comp.layers.length - a.comp.layers.length);
+  const pt = await startService({ AERENDER_PATH: '/nonexistent' });
+  const pboard = await pt.createBoard('preview bench');
+  const uploaded = new Map<string, string>();
+  const urlOf = async (file: string) => {
+    if (!uploaded.has(file)) {
+      const up = await pt.upload(pboard, { name: path.basename(file), data: fs.readFileSync(file) });
+      uploaded.set(file, up.body.url);
+    }
+    return uploaded.get(file)!;
+  };
+  // CPU seconds of this process (the service runs in it) and every process under it (Chromium, ffmpeg), with the
+  // children they reaped: what a preview costs whatever share of the machine it got.
+  const treeCpu = () => {
+    const procs = processTable();
+    const f = (p: string[] | undefined, from: number, to: number) =>
+      p ? p.slice(from, to + 1).reduce((a, x) => a + Number(x), 0) : 0;
+    let ticks = f(procs.get(String(process.pid)), 11, 14);
+    for (const [pid, p] of procs) if (descendsFrom(procs, pid, String(process.pid))) ticks += f(p, 11, 14);
+    return ticks / 100;
+  };
+  const preview = async (file: string, id: number, extra: Record<string, unknown>) => {
+    const c0 = treeCpu();
+    const t0 = performance.now();
+    const res = await pt.api('POST', '/api/motion/projects/preview', {
+      board_id: pboard,
+      url: await urlOf(file),
+      composition: id,
+      width: 1920,
+      height: 1080,
+      ...extra,
+    });
+    if (res.status !== 200) throw new Error(`${path.basename(file)} ${id}: ${res.status} ${res.text}`);
+    return { ms: performance.now() - t0, cpu: treeCpu() - c0, body: res.body };
+  };
+  console.log(
+    '\npreview'.padEnd(52),
+    'layers'.padStart(7),
+    'wall: first, then'.padStart(22),
+    'CPU: first, then'.padStart(16),
+    ' target',
+  );
+  // Warm-up on another project (the one with the fewest layers): the browser pool and a sampling thread start on
+  // first use. Then each still's first preview (its project read and decoded) and the next three (kept).
+  const last = comps[comps.length - 1];
+  await preview(last.file, last.comp.id, { width: 64, height: undefined });
+  for (const { file, comp } of comps.slice(0, 4)) {
+    const first = await preview(file, comp.id, {});
+    const runs: { ms: number; cpu: number }[] = [];
+    for (let i = 0; i < 3; i++) runs.push(await preview(file, comp.id, {}));
+    const m = median(runs.map((r) => r.ms));
+    console.log(
+      `1080p still  ${path.basename(file).slice(-24)} "${comp.name.slice(0, 12)}"`.padEnd(52),
+      String(comp.layers.length).padStart(7),
+      `${ms(first.ms)}, then ${ms(m)}`.padStart(22),
+      `${ms(first.cpu * 1000)}, ${ms(median(runs.map((r) => r.cpu * 1000)))}`.padStart(16),
+      first.ms < 1000 && m < 1000 ? ' ok (< 1 s)' : ' OVER 1 s',
+    );
+  }
+  for (const { file, comp } of comps.slice(0, 2)) {
+    const duration = Math.min(4, comp.duration);
+    const { ms: took, cpu, body } = await preview(file, comp.id, { format: 'mp4', fps: 30, duration });
+    const frames = Math.round(duration * 30);
+    const fps = (frames / took) * 1000;
+    console.log(
+      `1080p30 mp4 ${duration} s ${path.basename(file).slice(-18)} "${comp.name.slice(0, 12)}"`.padEnd(52),
+      String(comp.layers.length).padStart(7),
+      `${fps.toFixed(1)} frames/s`.padStart(22),
+      `${ms((cpu * 1000) / frames)}/frame`.padStart(16),
+      fps >= 10 ? ' ok (>= 10)' : ' UNDER 10 frames/s',
+      `(${body.approximations.length} approximations)`,
+    );
+  }
+  console.log(
+    'aerender, for comparison: "By default, aerender starts a new instance of After Effects, even if one is already\n' +
+      'running" (Adobe, Automated rendering and network rendering); its log shows "Launching After Effects..." before\n' +
+      'any frame. Adobe publishes no figure for that start; issue 25 puts it at tens of seconds.',
+  );
+  console.log(
+    `load average: ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')} on ${os.cpus().length} cores`,
+  );
+  await pt.close();
+}

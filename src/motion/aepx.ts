@@ -2,8 +2,11 @@ import { SaxesParser } from 'saxes';
 import { ProjectFormatError, type Chunk } from './chunks.js';
 
 const MAX_DEPTH = 200;
-/** Chunks whose bytes the project reader uses; the others (colour profiles, keyframes, UI state) stay undecoded. */
-const READ_CHUNKS = new Set(['svap', 'head', 'idta', 'cdta', 'ldta', 'opti', 'sspc', 'tdmn', 'btdk']);
+/**
+ * Chunks whose bytes the project reader uses; the others (colour profiles, keyframes, UI state) stay undecoded unless
+ * `allChunks` is asked (the scene decoder reads keyframes, shapes and masks).
+ */
+const READ_CHUNKS = new Set(['svap', 'head', 'idta', 'cdta', 'ldta', 'opti', 'sspc', 'tdmn', 'btdk', 'expr']);
 
 /**
  * Reads an .aepx (the XML form of a project) into the same chunk tree as an .aep: an element with `bdata` is a chunk
@@ -11,7 +14,7 @@ const READ_CHUNKS = new Set(['svap', 'head', 'idta', 'cdta', 'ldta', 'opti', 'ss
  * LIST named by the element. Comments people add to these files are ignored. A streaming parser (saxes) builds only
  * this tree: a DOM of a large project would cost several times the time and memory.
  */
-export function readAepx(text: string): Chunk {
+export function readAepx(text: string, opts: { allChunks?: boolean } = {}): Chunk {
   const parser = new SaxesParser({ xmlns: false, position: true });
   const root: Chunk = { id: 'Egg!', children: [] };
   const stack: Chunk[] = [];
@@ -39,9 +42,10 @@ export function readAepx(text: string): Chunk {
       strings = [];
     } else if (tag.name === 'fileReference') node = { id: 'alas', fields: { ...attrs } };
     else if (typeof attrs.bdata === 'string')
-      node = READ_CHUNKS.has(tag.name)
-        ? { id: tag.name, data: hexBytes(attrs.bdata, tag.name, parser.line) }
-        : { id: tag.name };
+      node =
+        opts.allChunks || READ_CHUNKS.has(tag.name)
+          ? { id: tag.name, data: hexBytes(attrs.bdata, tag.name, parser.line) }
+          : { id: tag.name };
     else node = { id: tag.name, children: [] };
     stack[stack.length - 1].children!.push(node);
     stack.push(node);

@@ -20,7 +20,7 @@ export class ProjectFormatError extends Error {
   override name = 'ProjectFormatError';
 }
 
-/** Chunks that are not LISTs but hold child chunks (normally one Utf8). */
+/** Chunks that are not LISTs but hold child chunks (normally one Utf8); see holdsChunks for older projects. */
 const NESTING = new Set(['tdsn', 'fnam', 'pdnm', 'RCom']);
 /** Deeper nesting than this is not a real project (AE's trees are a few dozen levels); it also bounds recursion. */
 const MAX_DEPTH = 200;
@@ -99,8 +99,19 @@ function readChunk(buf: Uint8Array, rawId: string, body: number, size: number, d
       return { id, data }; // older versions stored a binary alias record; the path is then unknown
     }
   }
-  if (NESTING.has(id)) return { id, children: readChunks(buf, body, body + size, depth + 1) };
+  if (NESTING.has(id) && holdsChunks(buf, body, size))
+    return { id, children: readChunks(buf, body, body + size, depth + 1) };
   return { id, data };
+}
+
+/**
+ * Whether a nesting chunk's body starts with a chunk header that fits in it. Projects saved by AE 11 to 13 put the
+ * string itself there, NUL-terminated (an empty `tdsn` is one or two zero bytes); those keep their bytes in `data`.
+ */
+function holdsChunks(buf: Uint8Array, body: number, size: number): boolean {
+  if (size < 8) return false;
+  for (let i = body; i < body + 4; i++) if (buf[i] < 0x20 || buf[i] > 0x7e) return false;
+  return u32(buf, body + 4) <= size - 8;
 }
 
 /** The first direct child with this id. */

@@ -75,12 +75,17 @@ export async function inspectFile(file: { path: string; name: string; size: numb
 const FROM_SOURCE = import.meta.url.endsWith('.ts');
 const WORKER_URL = new URL(`./inspect-worker${FROM_SOURCE ? '.ts' : '.js'}`, import.meta.url);
 
-/** The built .js worker runs as is; under tsx (dev, tests) Node 20 workers skip `--import` hooks, so register tsx first. */
-function startWorker(file: string): Worker {
-  if (!FROM_SOURCE) return new Worker(WORKER_URL, { workerData: { file } });
-  const boot = `import('tsx/esm/api').then((m) => { m.register(); return import(${JSON.stringify(WORKER_URL.href)}); })`;
-  return new Worker(boot, { eval: true, workerData: { file } });
+/**
+ * Starts a worker module given by its URL (`.ts` under tsx, `.js` when built). The built .js worker runs as is; under
+ * tsx (dev, tests) Node 20 workers skip `--import` hooks, so register tsx first.
+ */
+export function startModuleWorker(url: URL, workerData: unknown): Worker {
+  if (!url.pathname.endsWith('.ts')) return new Worker(url, { workerData });
+  const boot = `import('tsx/esm/api').then((m) => { m.register(); return import(${JSON.stringify(url.href)}); })`;
+  return new Worker(boot, { eval: true, workerData });
 }
+
+const startWorker = (file: string) => startModuleWorker(WORKER_URL, { file });
 
 function parseInWorker(file: string): Promise<InspectedProject> {
   return new Promise((resolve, reject) => {

@@ -143,7 +143,7 @@ async function boardMedia(
 }
 
 /** Composition ids reachable from `comp` through precomp layers, `comp` included. */
-function compositionsShown(project: InspectedProject, comp: InspectedComposition): Set<number> {
+export function compositionsShown(project: InspectedProject, comp: InspectedComposition): Set<number> {
   const seen = new Set<number>([comp.id]);
   const todo = [comp];
   for (let c = todo.pop(); c; c = todo.pop()) {
@@ -210,6 +210,8 @@ export async function buildPlan(
   project: InspectedProject,
   body: RenderBody,
   preset?: { composition: string; inputs: PresetInputs },
+  /** `skip`: footage outside the media root is left out of `footage` (a preview draws it missing) instead of refused. */
+  outside: 'refuse' | 'skip' = 'refuse',
 ): Promise<RenderPlan> {
   const comp = pickComposition(project, body.composition ?? preset?.composition);
   const inputs = mergeInputs(comp, preset && preset.composition === comp.name ? preset.inputs : {}, body);
@@ -294,7 +296,10 @@ export async function buildPlan(
   );
   for (const f of project.footage) {
     if (f.kind !== 'file' || !f.path || !used.has(f.id)) continue;
-    const url = await footageUrl(ctx, body.board_id, f.path, 'project');
+    const url = await footageUrl(ctx, body.board_id, f.path, 'project').catch((err: unknown) => {
+      if (outside === 'skip' && err instanceof InvalidInput) return undefined;
+      throw err;
+    });
     if (url) plan.footage.push({ id: f.id, path: f.path, url });
   }
   return plan;

@@ -31,14 +31,21 @@ function need(node: Chunk | undefined, id: string, min: number, where: string): 
 
 const cp1252 = new TextDecoder('windows-1252');
 
-/** A NUL-terminated windows-1252 string inside a chunk (junk after the NUL is left over from renames). */
-function cString(d: DataView, at: number, max: number): string {
+/**
+ * A NUL-terminated string inside a chunk, windows-1252 unless told (junk after the NUL is left over from renames);
+ * '' where the chunk is shorter.
+ */
+function cString(d: DataView, at: number, max: number, decoder = cp1252): string {
   const start = Math.min(d.byteLength, at);
   let end = start;
   const limit = Math.min(d.byteLength, at + max);
   while (end < limit && d.getUint8(end) !== 0) end++;
-  return cp1252.decode(new Uint8Array(d.buffer, d.byteOffset + start, end - start));
+  return decoder.decode(new Uint8Array(d.buffer, d.byteOffset + start, end - start));
 }
+
+/** Where the `opti` of one layer of a Photoshop file (asset type `8BPS`) keeps the layer's name, UTF-8. */
+const PSD_LAYER_NAME_AT = 344;
+const utf8 = new TextDecoder('utf-8');
 
 const textOf = (node: Chunk | undefined) => child(node, 'Utf8')?.text ?? '';
 const basename = (p: string) => p.split(/[\\/]/).filter(Boolean).pop() ?? p;
@@ -78,13 +85,15 @@ function readFootage(item: Item): Footage | undefined {
   const where = `footage item ${item.id}`;
   const opti = need(pin, 'opti', 6, where);
   const optiType = opti.getUint16(4);
+  const asset = cString(opti, 0, 4);
   const sspc = child(pin, 'sspc')?.data;
   const size = sspc && sspc.length >= 38 ? { width: view(sspc).getUint16(32), height: view(sspc).getUint16(36) } : {};
   const alas = child(child(pin, 'Als2'), 'alas')?.fields;
   const path = typeof alas?.fullpath === 'string' && alas.fullpath ? alas.fullpath : undefined;
   let kind: Footage['kind'];
   let fallback: string;
-  if (optiType === 9) {
+  // Solids say so by their asset type (their opti type is 9, and 8 in AE 11)
+  if (asset === 'Soli') {
     kind = 'solid';
     fallback = cString(opti, 26, 256);
   } else if (optiType === 2 && !path) {
@@ -93,6 +102,9 @@ function readFootage(item: Item): Footage | undefined {
   } else {
     kind = path ? 'file' : 'placeholder';
     fallback = path ? basename(path) : cString(opti, 10, 256);
+    // One layer of a Photoshop file: AE shows "<PSD layer name>/<file name>"
+    const psdLayer = path && asset === '8BPS' ? cString(opti, PSD_LAYER_NAME_AT, 256, utf8) : '';
+    if (psdLayer) fallback = `${psdLayer}/${fallback}`;
   }
   const name = item.rawName || fallback;
   const f: Footage = { id: item.id, name, kind, itemName: name };
@@ -131,11 +143,29 @@ function matchChild(group: Chunk | undefined, name: string): Chunk | undefined {
   return undefined;
 }
 
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * A leaf property's expression: a Utf8 child from AE 15 on; AE 12 writes an `expr` chunk holding the text itself,
+ * NUL-terminated (UTF-8 where it decodes as such, else taken as windows-1252 like the other strings of that era).
+ */
+export function expressionOf(tdbs: Chunk): string | undefined {
+  const text = child(tdbs, 'Utf8')?.text;
+  if (text !== undefined) return text;
+  const legacy = child(tdbs, 'expr')?.data;
+  if (!legacy) return undefined;
+  try {
+    return strictUtf8.decode(legacy);
+  } catch {
+    return cp1252.decode(legacy);
+  }
+}
+
 /** Every expression under a layer's property tree, with the match-name path that leads to it. */
-function collectExpressions(node: Chunk, path: string[], out: InspectedLayer['expressions'], depth = 0): void {
+export function collectExpressions(node: Chunk, path: string[], out: InspectedLayer['expressions'], depth = 0): void {
   if (depth > 100 || !node.children) return;
   if (node.id === 'tdbs') {
-    const expr = child(node, 'Utf8')?.text;
+    const expr = expressionOf(node);
     if (expr !== undefined) {
       const cut = expr.split('\u0000')[0];
       if (cut.trim()) out.push({ property: path.join('>'), expression: cut });

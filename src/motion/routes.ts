@@ -12,6 +12,10 @@ import {
   PresetList,
   PresetParams,
   PresetQuery,
+  PreviewBody,
+  PreviewQueued,
+  PreviewResult,
+  previewErrors,
   ProjectRef,
   RenderBody,
   RenderJobAnswer,
@@ -19,6 +23,8 @@ import {
   renderErrors,
 } from './schemas.js';
 import { MotionService } from './service.js';
+import { answerNowOrQueued } from '../http/now-or-queued.js';
+import { MOTION_PREVIEW_JOB } from './preview/job.js';
 
 /** The motion editor (After Effects): detect aerender, inspect projects without it, render them with edits, presets. */
 export const registerMotion: Feature = (app, ctx) => {
@@ -49,6 +55,30 @@ export const registerMotion: Feature = (app, ctx) => {
       },
     },
     async (req) => motion.inspect(req.body),
+  );
+
+  app.post(
+    '/api/motion/projects/preview',
+    {
+      schema: {
+        tags,
+        summary:
+          'Draw a composition (one PNG frame, or an mp4/webm video) with text and media edits, without After Effects; the file lands in the board folder',
+        body: PreviewBody,
+        response: { 200: PreviewResult, 202: PreviewQueued, ...previewErrors },
+      },
+    },
+    async (req, reply) => {
+      // The checks run first either way (project, composition, times, sizes, edits): a bad request queues nothing.
+      const params = await motion.previews.check(req.body);
+      return answerNowOrQueued(ctx.jobs, reply, req.body.async, {
+        kind: MOTION_PREVIEW_JOB,
+        params,
+        boardId: params.boardId,
+        check: () => undefined,
+        run: (signal) => motion.previews.preview(params, signal),
+      });
+    },
   );
 
   app.post(

@@ -1,5 +1,7 @@
 import { Type, type Static } from 'typebox';
 import { ErrorBody, errorResponses, Id, Queued } from '../http/schemas.js';
+import { ElementSchema } from '../boards/schemas.js';
+import { PREVIEW_LIMITS as PL } from './preview/limits.js';
 
 /** Request and response schemas of the motion editor (After Effects) endpoints; types derive from them. */
 
@@ -197,7 +199,7 @@ export type MediaEdit = Static<typeof MediaEdit>;
 export type ExpressionEdit = Static<typeof ExpressionEdit>;
 type AddLayer = Static<typeof AddLayer>;
 
-const MAX_EDITS = 500;
+export const MAX_EDITS = 500;
 const EditInputs = {
   textEdits: Type.Optional(Type.Array(TextEdit, { maxItems: MAX_EDITS })),
   mediaEdits: Type.Optional(Type.Array(MediaEdit, { maxItems: MAX_EDITS })),
@@ -285,3 +287,106 @@ export const MotionQueued = Type.Object({ id: Type.String(), status: Queued.prop
 export const MotionJobParams = Type.Object({ job_id: Type.String({ minLength: 1, maxLength: 64 }) });
 export const PresetList = Type.Array(Preset);
 export const PresetParams = Type.Object({ preset_id: Type.String({ minLength: 1, maxLength: 64 }) });
+
+// ---- preview ----
+
+export const PreviewBody = Type.Object(
+  {
+    ...ProjectRef.properties,
+    // Integer first: while query-style coercion applies to a body, an id must not become a name.
+    composition: Type.Union(
+      [Type.Integer({ minimum: 0, maximum: 2 ** 32 }), Type.String({ minLength: 1, maxLength: 255 })],
+      { description: "a composition's name, or its `id` exactly as inspect gives it" },
+    ),
+    format: Type.Optional(
+      Type.Enum(['png', 'mp4', 'webm'], {
+        description: 'png (default): one frame at `time`; mp4/webm: a video from `start` for `duration`',
+      }),
+    ),
+    time: Type.Optional(
+      Type.Number({
+        minimum: 0,
+        maximum: PL.maxSeconds,
+        description:
+          'png: seconds of composition time from its first frame, 0 <= time < duration (default 0); the frame drawn is floor(time x fps)',
+      }),
+    ),
+    width: Type.Optional(
+      Type.Integer({
+        minimum: PL.minSize,
+        maximum: PL.maxSize,
+        description: 'pixels; alone it scales the output keeping the aspect (even for videos). Default the composition',
+      }),
+    ),
+    height: Type.Optional(
+      Type.Integer({
+        minimum: PL.minSize,
+        maximum: PL.maxSize,
+        description: 'pixels; with width: that exact size, the composition fitted inside on its background colour',
+      }),
+    ),
+    fps: Type.Optional(
+      Type.Number({
+        minimum: PL.minFps,
+        maximum: PL.maxFps,
+        description: "output frame rate; default the composition's",
+      }),
+    ),
+    start: Type.Optional(
+      Type.Number({
+        minimum: 0,
+        maximum: PL.maxSeconds,
+        description: 'videos: first second (composition time), default 0',
+      }),
+    ),
+    duration: Type.Optional(
+      Type.Number({
+        exclusiveMinimum: 0,
+        maximum: PL.maxSeconds,
+        description: "videos: seconds; default the composition's work area, at most 60 s",
+      }),
+    ),
+    textEdits: Type.Optional(Type.Array(TextEdit, { maxItems: MAX_EDITS })),
+    mediaEdits: Type.Optional(Type.Array(MediaEdit, { maxItems: MAX_EDITS })),
+    add_to_board: Type.Optional(
+      Type.Boolean({
+        description: 'add the file to the board as an element (default false: only the file is written)',
+      }),
+    ),
+    async: Type.Optional(
+      Type.Boolean({
+        description:
+          'answer 202 {job_id} at once and draw as a `motion.preview` job (GET /api/jobs/{job_id}: progress, eta, cancel; the result is the synchronous answer)',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type PreviewBody = Static<typeof PreviewBody>;
+
+export const Approximation = Type.Object({
+  layer_index: Type.Optional(Type.Integer({ description: 'the layer, 1-based in its composition' })),
+  layer: Type.Optional(Type.String({ description: "the layer's name (inside a precomp: the path of names)" })),
+  feature: Type.String({ description: 'what is not drawn as After Effects draws it (effect, expression, font, ...)' }),
+  detail: Type.String(),
+});
+export type Approximation = Static<typeof Approximation>;
+
+export const PreviewResult = Type.Object({
+  type: Type.Enum(['image', 'video']),
+  filename: Type.String({ description: 'the unique name the file got in the board folder' }),
+  url: Type.String({ description: '/media/<board_id>/<file>' }),
+  width: Type.Integer(),
+  height: Type.Integer(),
+  time: Type.Optional(Type.Number({ description: 'png: the time of the frame drawn (floor(time x fps) / fps)' })),
+  duration: Type.Optional(Type.Number({ description: 'videos: seconds' })),
+  fps: Type.Number(),
+  approximations: Type.Array(Approximation, {
+    description: 'what the picture does not show as After Effects would; empty: drawn as After Effects draws it',
+  }),
+  element: Type.Optional(ElementSchema),
+});
+export type PreviewResult = Static<typeof PreviewResult>;
+
+export const previewErrors = { ...errorResponses, 422: ErrorBody, 503: ErrorBody, 504: ErrorBody };
+export const PreviewQueued = Queued;

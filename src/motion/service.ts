@@ -15,15 +15,19 @@ import {
 import type { PresetBody, RenderBody } from './schemas.js';
 import type { Static } from 'typebox';
 import { Conflict } from '../errors.js';
+import { MotionPreviews } from './preview/service.js';
 
 /** The motion editor's logic behind its routes: detect, inspect, validate-and-enqueue renders, presets. */
 export class MotionService {
   readonly aerender: AerenderLocator;
   readonly presets: MotionPresetStore;
+  /** Previews drawn by the service itself (docs/motion.md, "Preview"). */
+  readonly previews: MotionPreviews;
 
   constructor(private readonly ctx: AppContext) {
     this.aerender = new AerenderLocator(ctx.tools);
     this.presets = new MotionPresetStore(ctx.db);
+    this.previews = new MotionPreviews(ctx);
     ctx.jobs.define(MOTION_RENDER_JOB, renderMotion, {
       inputs: motionRenderInputs,
       portable: true,

@@ -3,6 +3,7 @@ import type { JobHandler } from '../jobs/runner.js';
 import { concatVideosJob, convertVideoJob } from '../media/jobs.js';
 import { renderMockup } from '../mockups/render.js';
 import { renderMotion } from '../motion/render.js';
+import { renderPreviewJob } from '../motion/preview/job.js';
 import { renderProject } from '../timeline/render.js';
 
 /**
@@ -17,4 +18,5 @@ export const PORTABLE_HANDLERS: Record<string, JobHandler<never>> = {
   'html.render-frame': renderHtmlFrameJob,
   'mockups.render': renderMockup,
   'motion.render': renderMotion,
+  'motion.preview': renderPreviewJob,
 };

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { startService, type TestService } from '../helpers/service.js';
-import { chunk, list, utf8 } from './rifx-writer.js';
+import { cdta, chunk, idta, ldta, list, rifx, svap, tdgp, utf8 } from './rifx-writer.js';
 import { sampleProject } from './project-builder.js';
 
 const FIXTURES = path.resolve('../shared/fixtures/after-effects');
@@ -145,6 +145,15 @@ describe('motion project inspect', () => {
         // a writer that leaves out the pad byte of the last odd chunk of a LIST
         list('Qqqr', chunk('abc2', Buffer.alloc(2)), chunk('abc3', Buffer.alloc(5, 2), { pad: false })),
         chunk('fvdv', Buffer.alloc(0)),
+        // property user names as AE 11 to 13 write them (the string itself, an empty one as one or two zero bytes)
+        // next to the later form (a Utf8 chunk inside)
+        list(
+          'tdgp',
+          chunk('tdsn', Buffer.alloc(1)),
+          chunk('tdsn', Buffer.alloc(2)),
+          chunk('tdsn', Buffer.from('Compositing Options\0')),
+          chunk('tdsn', utf8('Mine')),
+        ),
       ];
       for (const ldtaSize of [160, 164]) {
         const el = await uploadElement(`built-${ldtaSize}.aep`, sampleProject({ ldtaSize, extra: unknown }));
@@ -205,6 +214,34 @@ describe('motion project inspect', () => {
         assert.deepEqual(
           p.editable.media.map((m: any) => [m.composition, m.layer_index, m.source_id]),
           [['Main', 2, 20]],
+        );
+      }
+    });
+
+    it('reads expressions as AE 12 stores them (an expr chunk, NUL-terminated), in .aep and .aepx', async () => {
+      const binary = ae12Project();
+      const xml = aepxOf(binary);
+      assert.match(xml, /<expr bdata="[0-9a-f]+00"\/>/);
+      for (const [name, data] of [
+        ['ae12.aep', binary],
+        ['ae12.aepx', Buffer.from(xml)],
+      ] as const) {
+        const el = await uploadElement(name, data);
+        const res = await inspect({ element_id: el.id });
+        assert.equal(res.status, 200, `${name}: ${res.text}`);
+        assert.equal(res.body.ae_version, '12.1x168', name);
+        assert.deepEqual(
+          res.body.compositions[0].layers.map((l: any) => [l.name, l.expressions]),
+          [
+            [
+              'Bar',
+              [
+                { property: 'ADBE Transform Group>ADBE Position', expression: 'wiggle(2, 10) // “AE 12”' },
+                { property: 'ADBE Transform Group>ADBE Opacity', expression: 'time * 10 // caf\u00e9' },
+              ],
+            ],
+          ],
+          name,
         );
       }
     });
@@ -301,6 +338,62 @@ describe('motion project inspect', () => {
     assert.deepEqual(res.body, { installed: false, binaryPath: '', version: '' });
   });
 });
+
+/**
+ * A project as AE 12 writes one: property names (tdsn) hold their string itself, and an expression is an `expr`
+ * chunk with the NUL-terminated text (UTF-8; one in windows-1252, as older strings are) after the value (cdat).
+ */
+function ae12Project(): Buffer {
+  const leaf = (expr: Buffer) =>
+    list(
+      'tdbs',
+      chunk('tdsb', Buffer.alloc(4)),
+      chunk('tdsn', Buffer.alloc(2)),
+      chunk('tdb4', Buffer.alloc(124)),
+      chunk('cdat', Buffer.alloc(24)),
+      chunk('expr', Buffer.concat([expr, Buffer.alloc(1)])),
+    );
+  const comp = list(
+    'Item',
+    idta(4, 1),
+    utf8('main'),
+    cdta({ width: 1280, height: 720, fps: 60, duration: 10 }),
+    list(
+      'Layr',
+      ldta({ id: 20, type: 4 }),
+      utf8('Bar'),
+      tdgp([
+        'ADBE Transform Group',
+        tdgp(
+          ['ADBE Position', leaf(Buffer.from('wiggle(2, 10) // “AE 12”'))],
+          ['ADBE Opacity', leaf(Buffer.from('time * 10 // caf\xe9', 'latin1'))],
+        ),
+      ]),
+    ),
+  );
+  return rifx(svap(12, 1, 168), list('Fold', comp));
+}
+
+/** The .aepx form of a RIFX project (chunks as elements with hex bdata, LISTs as elements, Utf8 as <string>). */
+function aepxOf(aep: Buffer): string {
+  const element = (buf: Buffer, at: number, end: number): string => {
+    let out = '';
+    while (at + 8 <= end) {
+      const id = buf.toString('latin1', at, at + 4).trim();
+      const size = buf.readUInt32BE(at + 4);
+      const body = buf.subarray(at + 8, at + 8 + size);
+      if (id === 'LIST') {
+        const type = body.toString('latin1', 0, 4).trim();
+        out += `<${type}>${element(buf, at + 12, at + 8 + size)}</${type}>`;
+      } else if (id === 'Utf8') out += `<string>${body.toString('utf8')}</string>`;
+      else out += `<${id} bdata="${body.toString('hex')}"/>`;
+      at += 8 + size + (size % 2);
+    }
+    return out;
+  };
+  const body = element(aep, 12, aep.length);
+  return `<?xml version="1.0" encoding="UTF-8"?>\n<AfterEffectsProject>${body}</AfterEffectsProject>`;
+}
 
 /** A RIFX project with a folder but no svap/head chunk. */
 function require_rifx(): Buffer {

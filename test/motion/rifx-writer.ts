@@ -74,14 +74,27 @@ export function ldta(o: {
   flags38?: number;
   size?: number;
   duration?: number;
+  /** Byte 39: bit 0 the layer is enabled (shown). */
+  flags39?: number;
+  /** Start time in thousandths of a second. */
+  startMs?: number;
+  /** Blending mode code (byte 99) and track matte mode (byte 107: 1 alpha, 2 alpha inverted, 3 luma, 4 luma inverted). */
+  blend?: number;
+  matte?: number;
 }): Part {
   const b = Buffer.alloc(o.size ?? 160);
   b.writeUInt32BE(o.id, 0);
-  b.writeUInt32BE(1, 16);
+  if (o.startMs !== undefined) {
+    b.writeInt32BE(o.startMs, 12);
+    b.writeUInt32BE(1000, 16);
+  } else b.writeUInt32BE(1, 16);
   b.writeUInt32BE(1, 24);
   b.writeUInt32BE(o.duration ?? 10, 28);
   b.writeUInt32BE(1, 32);
   b.writeUInt8(o.flags38 ?? 0, 38);
+  b.writeUInt8(o.flags39 ?? 0, 39);
+  b.writeUInt8(o.blend ?? 0, 99);
+  b.writeUInt8(o.matte ?? 0, 107);
   b.writeUInt32BE(o.source ?? 0, 40);
   b.writeUInt8(o.type ?? 0, 131);
   b.writeUInt32BE(o.parent ?? 0, 132);
@@ -115,7 +128,13 @@ export function tdbs(expression?: string): Part {
 }
 
 /** A text document: COS text with the font list and the first document's text (UTF-16BE strings). */
-export function textDocument(text: string, font: string, expression?: string): Part {
+export function textDocument(
+  text: string,
+  font: string,
+  expression?: string,
+  /** The first run's style: font size and fill colour (RGB 0..1). */
+  style?: { size: number; fill?: [number, number, number] },
+): Part {
   const cosString = (s: string) => {
     const u = Buffer.from(s, 'utf16le').swap16();
     const escaped = Buffer.from(
@@ -130,16 +149,35 @@ export function textDocument(text: string, font: string, expression?: string): P
     cosString(font),
     Buffer.from(' /2 1 >> >> >> ] >> >> /1 << /1 [ << /0 << /0 '),
     cosString(text),
-    Buffer.from(' /5 << /0 1.5 /1 true >> >> >> ] >> '),
+    Buffer.from(' /5 << /0 1.5 /1 true >>'),
+    Buffer.from(
+      style
+        ? ` /6 << /0 [ << /0 << /0 << /6 << /1 ${style.size.toFixed(1)}` +
+            (style.fill ? ` /53 << /0 << /1 [ 1.0 ${style.fill.map((c) => c.toFixed(4)).join(' ')} ] >> >>` : '') +
+            ' >> >> >> >> ] >>'
+        : '',
+    ),
+    Buffer.from(' >> >> ] >> '),
   ]);
   return list('btds', tdbs(expression), list('btdk', cos));
 }
 
-export function footagePin(o: { solidName?: string; path?: string; width: number; height: number }): Part {
+export function footagePin(o: {
+  solidName?: string;
+  path?: string;
+  width: number;
+  height: number;
+  /** Solids: RGB 0..1 (stored ARGB float32 at 10). */
+  color?: [number, number, number];
+  /** Video footage: seconds (sspc 38/42) and frame rate (sspc 56, integer part). */
+  duration?: number;
+  fps?: number;
+}): Part {
   const opti = Buffer.alloc(o.solidName !== undefined ? 282 : 16);
   if (o.solidName !== undefined) {
     opti.write('Soli', 0, 'latin1');
     opti.writeUInt16BE(9, 4);
+    [1, ...(o.color ?? [0, 0, 0])].forEach((v, k) => opti.writeFloatBE(v, 10 + 4 * k));
     opti.write(o.solidName, 26, 'latin1');
   } else {
     opti.write('png!', 0, 'latin1');
@@ -148,6 +186,11 @@ export function footagePin(o: { solidName?: string; path?: string; width: number
   const sspc = Buffer.alloc(100);
   sspc.writeUInt16BE(o.width, 32);
   sspc.writeUInt16BE(o.height, 36);
+  if (o.duration !== undefined) {
+    sspc.writeUInt32BE(Math.round(o.duration * 1000), 38);
+    sspc.writeUInt32BE(1000, 42);
+  }
+  if (o.fps !== undefined) sspc.writeUInt32BE(o.fps, 56);
   const alas = o.path
     ? [
         list(
@@ -157,4 +200,60 @@ export function footagePin(o: { solidName?: string; path?: string; width: number
       ]
     : [];
   return list('Pin ', chunk('sspc', sspc), chunk('opti', opti), ...alas);
+}
+
+/** tdb4 of a numeric leaf property with `dims` dimensions. */
+function tdb4(dims: number): Part {
+  const b = Buffer.alloc(124);
+  b.writeUInt16BE(dims, 2);
+  return chunk('tdb4', b);
+}
+
+/**
+ * A leaf property with a static value (`cdat` doubles), in the file's units: opacity and scale as fractions
+ * (1 = 100 %), positions in pixels; with an expression when given.
+ */
+export function valueTdbs(value: number[], expression?: string): Part {
+  const cdat = Buffer.alloc(8 * value.length);
+  value.forEach((v, k) => cdat.writeDoubleBE(v, 8 * k));
+  return list(
+    'tdbs',
+    chunk('tdsb', Buffer.alloc(4)),
+    tdb4(value.length),
+    chunk('cdat', cdat),
+    ...(expression !== undefined ? [utf8(expression)] : []),
+  );
+}
+
+/**
+ * A keyframed leaf property, not spatial (one value and ease per dimension: records of 8 + 40 x dims bytes). `time`
+ * is in the composition's time units (seconds x fps x 256 with `cdta`'s time scale of 1); eases are linear (speed 0,
+ * influence 1/6 as After Effects writes them for linear keys).
+ */
+export function keyedTdbs(keys: { time: number; value: number[]; interpolation?: 'linear' | 'hold' }[]): Part {
+  const dims = keys[0].value.length;
+  const size = 8 + 40 * dims;
+  const head = Buffer.alloc(20);
+  head.writeUInt16BE(keys.length, 10);
+  head.writeUInt16BE(size, 18);
+  const body = Buffer.alloc(size * keys.length);
+  keys.forEach((k, i) => {
+    const at = i * size;
+    const code = k.interpolation === 'hold' ? 3 : 1;
+    body.writeInt32BE(Math.round(k.time), at);
+    body.writeUInt8(code, at + 4);
+    body.writeUInt8(code, at + 5);
+    k.value.forEach((v, j) => {
+      body.writeDoubleBE(v, at + 8 + 8 * j);
+      body.writeDoubleBE(1 / 6, at + 8 + 16 * dims + 8 * j);
+      body.writeDoubleBE(1 / 6, at + 8 + 32 * dims + 8 * j);
+    });
+  });
+  return list(
+    'tdbs',
+    chunk('tdsb', Buffer.alloc(4)),
+    tdb4(dims),
+    chunk('cdat', Buffer.alloc(8 * dims)),
+    list('list', chunk('lhd3', head), chunk('ldat', body)),
+  );
 }

@@ -1,0 +1,192 @@
+/**
+ * The display list: what a composition looks like at one instant, as plain JSON for the preview page to draw on a
+ * Canvas 2D (evaluate.ts makes it from the scene model). Everything is already sampled at that instant: the page does
+ * no animation, no parenting, no timing. Additive changes only: the preview page is built against these types.
+ *
+ * Coordinates: composition pixels, y down. A `matrix` is Canvas' `setTransform(a, b, c, d, e, f)` order
+ * (x' = a*x + c*y + e, y' = b*x + d*y + f), applied on top of the enclosing group's. Colours are RGBA 0..1.
+ * Children are in PAINT order: the first child is drawn first (bottom), the last on top (the reverse of the Timeline).
+ */
+import type {
+  BezierPath,
+  BlendMode,
+  Composition,
+  Justification,
+  LineCap,
+  LineJoin,
+  MaskMode,
+  MatteMode,
+} from './model.js';
+
+export type { BezierPath, BlendMode, Justification, LineCap, LineJoin, MaskMode, MatteMode } from './model.js';
+
+export type Matrix = [number, number, number, number, number, number];
+export type Color = [number, number, number, number];
+
+export interface DisplayList {
+  /** The composition drawn (its background is painted by the page unless the output is transparent). */
+  composition: Pick<Composition, 'id' | 'name' | 'width' | 'height' | 'pixelAspect' | 'frameRate' | 'background'>;
+  /** Seconds from the composition's first frame. */
+  time: number;
+  /** The composition's layers, bottom first. */
+  root: DisplayGroup;
+  /** What is not drawn as After Effects draws it; empty when nothing is known to differ. */
+  approximations: Approximation[];
+}
+
+export interface Approximation {
+  /** The layer (1-based index and name) in its composition; absent for composition-wide notes. */
+  layer_index?: number;
+  layer?: string;
+  /** A short stable key: `effect`, `expression`, `3d`, `camera`, `light`, `shape-operator`, `layer-style`,
+   * `text-animator`, `mask-mode`, `blend-mode`, `time-remap`, `motion-blur`, `precomp-depth`... */
+  feature: string;
+  /** Human text: the effect's match name, the expression's property and text, the operator... */
+  detail: string;
+}
+
+export type DisplayNode = DisplayGroup | DisplaySolid | DisplayFootage | DisplayText | DisplayShape;
+
+/** A layer, a precomp's contents or a shape group: children drawn into one surface, then composited. */
+export interface DisplayGroup {
+  kind: 'group';
+  /** The layer this group draws (absent for shape groups and the root). */
+  layer_index?: number;
+  layer?: string;
+  /** The composition the layer is in (precomp contents carry the inner composition's id). */
+  composition_id?: number;
+  matrix: Matrix;
+  /** 0..1, multiplied into the group's composite (not inherited from parent layers: After Effects does not). */
+  opacity: number;
+  blend: BlendMode;
+  /** Clip rectangle in the group's own coordinates (a precomp's frame, 0,0 to its size). */
+  clip?: { width: number; height: number };
+  /** Masks in the group's own coordinates, applied in order (After Effects' mask stack) before the matte. */
+  masks?: DisplayMask[];
+  /**
+   * Track matte: `node` is drawn in the SAME coordinates as this group's parent (its own matrix is not multiplied by
+   * this group's), and this group's pixels are kept by its alpha or luma.
+   */
+  matte?: { mode: MatteMode; node: DisplayGroup };
+  children: DisplayNode[];
+}
+
+export interface DisplayMask {
+  mode: MaskMode;
+  inverted: boolean;
+  /** 0..1. */
+  opacity: number;
+  /** Pixels [x, y]; 0 = hard edge (a blur approximates it). */
+  feather: [number, number];
+  /** Pixels; positive grows the mask (drawn by stroking when non-zero). */
+  expansion: number;
+  path: BezierPath;
+}
+
+/** A solid layer's rectangle, from 0,0 to its size. */
+export interface DisplaySolid {
+  kind: 'solid';
+  width: number;
+  height: number;
+  color: Color;
+}
+
+/** Image or video footage, drawn from 0,0 at its own size; the page resolves the file by `footage_id`. */
+export interface DisplayFootage {
+  kind: 'footage';
+  footage_id: number;
+  name: string;
+  /** As the project stores it (absolute, from the author's machine). */
+  path?: string;
+  width: number;
+  height: number;
+  media: 'image' | 'video' | 'placeholder';
+  /** Video: seconds of source time to show (after stretch and time remapping). */
+  source_time?: number;
+}
+
+/**
+ * A text layer's text document at this instant, in the layer's coordinates. The origin is on the first baseline: for
+ * point text at the line's start, middle or end by its justification (left, center, right); box text is laid out in
+ * its box.
+ */
+export interface DisplayText {
+  kind: 'text';
+  /** Lines separated by '\n' (paragraph breaks); box text is wrapped by the page. */
+  text: string;
+  /** PostScript name as the project asks for it. */
+  font: string;
+  size: number;
+  fill?: Color;
+  stroke?: Color;
+  stroke_width: number;
+  stroke_over_fill: boolean;
+  /** Thousandths of an em. */
+  tracking: number;
+  /** Line distance in pixels (auto leading resolved to 120% of the size). */
+  leading: number;
+  justification: Justification;
+  all_caps: boolean;
+  small_caps: boolean;
+  faux_bold: boolean;
+  faux_italic: boolean;
+  baseline_shift: number;
+  /** Percent. */
+  horizontal_scale: number;
+  vertical_scale: number;
+  /**
+   * Box (paragraph) text: the box in layer coordinates; lines wrap at its width. The first baseline is still at y = 0
+   * (the box's top is above it by the first line's ascent), as After Effects lays it out.
+   */
+  box?: { x: number; y: number; width: number; height: number };
+}
+
+export interface GradientPaint {
+  type: 'linear' | 'radial';
+  start: [number, number];
+  end: [number, number];
+  /** Radial: the highlight's offset as a fraction -1..1 of the radius and its angle in degrees. */
+  highlight_length: number;
+  highlight_angle: number;
+  /** Colour stops merged with the opacity stops, offsets 0..1. */
+  stops: { offset: number; color: Color }[];
+}
+
+export interface DisplayFill {
+  color: Color;
+  gradient?: GradientPaint;
+  /** 0..1. */
+  opacity: number;
+  rule: 'nonzero' | 'evenodd';
+  blend: BlendMode;
+}
+
+export interface DisplayStroke {
+  color: Color;
+  gradient?: GradientPaint;
+  opacity: number;
+  width: number;
+  cap: LineCap;
+  join: LineJoin;
+  miter_limit: number;
+  /** Canvas setLineDash lengths (empty: solid) and lineDashOffset. */
+  dashes: number[];
+  dash_offset: number;
+  blend: BlendMode;
+}
+
+/**
+ * One fill or stroke of a shape layer with the paths it paints, already in this node's coordinates (the transforms of
+ * nested shape groups are applied to the points; the stroke width is in the coordinates of the group holding it).
+ */
+export interface DisplayShape {
+  kind: 'shape';
+  paths: BezierPath[];
+  fill?: DisplayFill;
+  stroke?: DisplayStroke;
+  /**
+   * Trim paths, when not already applied to `paths`: keep the part from `start` to `end` (0..1 of the length),
+   * shifted by `offset` turns; `individually` trims each path on its own, else all of them as one length.
+   */
+  trim?: { start: number; end: number; offset: number; individually: boolean };
+}

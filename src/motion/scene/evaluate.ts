@@ -1,0 +1,663 @@
+import type {
+  Approximation,
+  Color,
+  DisplayFill,
+  DisplayGroup,
+  DisplayList,
+  DisplayMask,
+  DisplayNode,
+  DisplayShape,
+  DisplayStroke,
+  DisplayText,
+  GradientPaint,
+  Matrix,
+} from './display.js';
+import {
+  applyToPath,
+  ellipsePath,
+  IDENTITY,
+  invert,
+  multiply,
+  rectPath,
+  reversePath,
+  starPath,
+  transformMatrix,
+  trimPaths,
+} from './geometry.js';
+import type {
+  BezierPath,
+  Composition,
+  Dash,
+  Layer,
+  NumProperty,
+  SceneProject,
+  ShapeGroup,
+  ShapeItem,
+  TextDocument,
+} from './model.js';
+import type { ExpressionContext, ExpressionEvaluator, ExpressionLayer } from './expressions.js';
+import { sampleHeld, sampleNum, samplePath, sampleStops } from './sample.js';
+
+export interface EvaluateOptions {
+  /** Precomps nested deeper than this are not drawn (listed); guards against absurd nesting. Default 16. */
+  maxDepth?: number;
+  /**
+   * Layers drawn in one instant, all precomps counted; past it the rest is left out (listed). Default 20,000: a
+   * real project stays far below, a file whose precomps multiply each other (100 x 100 x ...) stops here.
+   */
+  maxLayers?: number;
+  /**
+   * Evaluates numeric properties' expressions (expressions.ts, one sandbox per preview). Without it, or when an
+   * expression fails, the property's own value is drawn and the expression listed (with the reason it failed).
+   */
+  expressions?: ExpressionEvaluator;
+}
+
+/** Evaluation fails only for a composition id the project does not have (the caller checks names first). */
+export class UnknownCompositionError extends Error {
+  override name = 'UnknownCompositionError';
+}
+
+/**
+ * The display list of composition `compId` at `time` (seconds from its first frame). Pure and cheap: it samples the
+ * decoded model; nothing is decoded here. Layers that draw nothing at this instant (outside in/out, switched off,
+ * guides, nulls, cameras, lights, adjustment layers) are left out; what is not drawn as After Effects draws it is
+ * listed in `approximations`, each once per layer and feature.
+ */
+export function evaluate(
+  project: SceneProject,
+  compId: number,
+  time: number,
+  options: EvaluateOptions = {},
+): DisplayList {
+  const comp = project.compositions.find((c) => c.id === compId);
+  if (!comp) throw new UnknownCompositionError(`no composition with id ${compId}`);
+  const ev = new Evaluator(project, comp.id, options.maxDepth ?? 16, options.maxLayers ?? 20_000, options.expressions);
+  const root: DisplayGroup = { kind: 'group', matrix: IDENTITY, opacity: 1, blend: 'normal', children: [] };
+  root.children = ev.composition(comp, time, [comp.id]);
+  ev.expressionNotes();
+  return {
+    composition: {
+      id: comp.id,
+      name: comp.name,
+      width: comp.width,
+      height: comp.height,
+      pixelAspect: comp.pixelAspect,
+      frameRate: comp.frameRate,
+      background: comp.background,
+    },
+    time,
+    root,
+    approximations: ev.approximations,
+  };
+}
+
+const clamp01 = (x: number) => Math.min(1, Math.max(0, x));
+
+/** A shape item's paths (changed in place by modifiers) and the matrix from its group into the current one. */
+interface ShapeRef {
+  entry: { paths: BezierPath[] };
+  m: Matrix;
+}
+
+/** Lookups of a project, made once per project (evaluate runs per frame). */
+interface Index {
+  comps: Map<number, Composition>;
+  footage: Map<number, SceneProject['footage'][number]>;
+  /** The composition each layer is in. */
+  owner: Map<Layer, Composition>;
+}
+const indexes = new WeakMap<SceneProject, Index>();
+
+function indexOf(project: SceneProject): Index {
+  let ix = indexes.get(project);
+  if (!ix) {
+    ix = {
+      comps: new Map(project.compositions.map((c) => [c.id, c])),
+      footage: new Map(project.footage.map((f) => [f.id, f])),
+      owner: new Map(project.compositions.flatMap((c) => c.layers.map((l) => [l, c] as const))),
+    };
+    indexes.set(project, ix);
+  }
+  return ix;
+}
+
+class Evaluator {
+  readonly approximations: Approximation[] = [];
+  private readonly seen = new Set<string>();
+  private readonly comps: Map<number, Composition>;
+  private readonly footage: Map<number, SceneProject['footage'][number]>;
+  private readonly owner: Map<Layer, Composition>;
+  /** Layers drawn or used (parents, mattes) at this instant, whose expressions are listed unless evaluated. */
+  private readonly touched = new Set<Layer>();
+  /** Layer groups made so far at this instant (bounded by maxLayers). */
+  private drawn = 0;
+  /** Per layer, each expression's outcome at this instant by property path: true, or why it failed. */
+  private readonly outcomes = new Map<Layer, Map<string, true | string>>();
+
+  constructor(
+    project: SceneProject,
+    private readonly rootId: number,
+    private readonly maxDepth: number,
+    private readonly maxLayers: number,
+    private readonly expressions: ExpressionEvaluator | undefined,
+  ) {
+    ({ comps: this.comps, footage: this.footage, owner: this.owner } = indexOf(project));
+  }
+
+  /** One approximation per layer, feature and detail; a precomposition's layers say which composition they are in. */
+  private note(layer: Layer | undefined, feature: string, detail: string): void {
+    const comp = layer ? this.owner.get(layer) : undefined;
+    const text = comp && comp.id !== this.rootId ? `${detail} (in precomposition "${comp.name}")` : detail;
+    const key = `${layer?.index ?? ''}|${layer?.name ?? ''}|${feature}|${text}`;
+    if (this.seen.has(key)) return;
+    this.seen.add(key);
+    const a: Approximation = { feature, detail: text };
+    if (layer) {
+      a.layer_index = layer.index;
+      a.layer = layer.name;
+    }
+    this.approximations.push(a);
+  }
+
+  /** A numeric property of `l` at layer time `lt`: its expression's value when it evaluates, else its own. */
+  private num(l: Layer, p: NumProperty, lt: number): number[] {
+    const own = sampleNum(p, lt);
+    if (!p.expression || !this.expressions) return own;
+    const t = l.startTime + lt * l.stretch;
+    const r = this.expressions.evaluate(p.expression, this.context(l, p, t, own));
+    let outcomes = this.outcomes.get(l);
+    if (!outcomes) this.outcomes.set(l, (outcomes = new Map()));
+    // one failure at any sample of this instant (auto-orient samples around it) is what gets listed
+    if (outcomes.get(p.path) === undefined || !r.ok) outcomes.set(p.path, r.ok ? true : r.reason);
+    return r.ok ? r.value : own;
+  }
+
+  /** What an expression on `p` of layer `l` reads at composition time `t`. */
+  private context(l: Layer, p: NumProperty, t: number, own: number[]): ExpressionContext {
+    const comp = this.owner.get(l)!;
+    return {
+      time: t,
+      value: own,
+      sampleOwn: (at) => sampleNum(p, this.layerTime(l, at)),
+      keyframeTimes: (p.keyframes ?? []).map((k) => l.startTime + k.time * l.stretch),
+      propertyPath: p.path,
+      layerIndex: l.index,
+      layer: (ref) => {
+        const x = typeof ref === 'number' ? comp.layers[ref - 1] : comp.layers.find((y) => y.name === ref);
+        return x && this.expressionLayer(x);
+      },
+      comp: {
+        name: comp.name,
+        width: comp.width,
+        height: comp.height,
+        pixelAspect: comp.pixelAspect,
+        duration: comp.duration,
+        frameDuration: 1 / comp.frameRate,
+        displayStartTime: comp.displayStartTime,
+        numLayers: comp.layers.length,
+      },
+    };
+  }
+
+  private expressionLayer(x: Layer): ExpressionLayer {
+    const source = x.sourceId === undefined ? undefined : (this.footage.get(x.sourceId) ?? this.comps.get(x.sourceId));
+    return {
+      index: x.index,
+      name: x.name,
+      inPoint: x.inPoint,
+      outPoint: x.outPoint,
+      startTime: x.startTime,
+      ...(source && source.width && source.height ? { width: source.width, height: source.height } : {}),
+      transform: (name, time) => {
+        const lt = this.layerTime(x, time);
+        const tr = x.transform;
+        if (name === 'position') return this.position(x, lt);
+        const prop = { anchorPoint: tr.anchor, scale: tr.scale, rotation: tr.rotation, opacity: tr.opacity }[name];
+        return this.num(x, prop, lt);
+      },
+    };
+  }
+
+  private position(l: Layer, lt: number): number[] {
+    const tr = l.transform;
+    return tr.position
+      ? this.num(l, tr.position, lt)
+      : [this.num(l, tr.positionX!, lt)[0], this.num(l, tr.positionY!, lt)[0]];
+  }
+
+  /** Lists the expressions of every layer drawn or used that did not give this instant's value. */
+  expressionNotes(): void {
+    for (const l of this.touched) {
+      const outcomes = this.outcomes.get(l);
+      for (const e of l.expressions) {
+        const outcome = outcomes?.get(e.property);
+        if (outcome === true) continue;
+        const why = outcome ?? 'expression not evaluated';
+        this.note(l, 'expression', `${e.property}: ${why}; its own value is drawn: ${e.expression}`);
+      }
+    }
+  }
+
+  /** Layer time of a composition time (keyframes are stored in layer time). */
+  private layerTime(l: Layer, t: number): number {
+    return (t - l.startTime) / l.stretch;
+  }
+
+  /** A layer's matrix into its composition, through the whole parent chain (parents' opacity is not inherited). */
+  private matrix(l: Layer, comp: Composition, t: number, chain = 0): Matrix {
+    const lt = this.layerTime(l, t);
+    const tr = l.transform;
+    this.touched.add(l);
+    const position = (at: number) => this.position(l, at);
+    const pos = position(lt);
+    let rotation = this.num(l, tr.rotation, lt)[0];
+    if (l.autoOrient) rotation += this.pathAngle(position, lt);
+    let m = transformMatrix(this.num(l, tr.anchor, lt), pos, this.num(l, tr.scale, lt), rotation);
+    if (l.parentId !== undefined && chain < comp.layers.length) {
+      const parent = comp.layers.find((p) => p.id === l.parentId);
+      if (parent) m = multiply(this.matrix(parent, comp, t, chain + 1), m);
+    }
+    return m;
+  }
+
+  /** The direction of motion at `lt` in degrees (auto-orient): from a small step either side, wider at rest. */
+  private pathAngle(position: (t: number) => number[], lt: number): number {
+    for (const h of [1 / 100, 1 / 10, 1]) {
+      const a = position(lt - h);
+      const b = position(lt + h);
+      if (Math.hypot(b[0] - a[0], b[1] - a[1]) > 1e-9) return (Math.atan2(b[1] - a[1], b[0] - a[0]) * 180) / Math.PI;
+    }
+    return 0;
+  }
+
+  /** The composition's layers at `t`, bottom first. */
+  composition(comp: Composition, t: number, stack: number[]): DisplayNode[] {
+    const solo = comp.layers.some((l) => l.solo && l.enabled);
+    if (comp.layers.some((l) => l.type === 'camera' && l.enabled) && comp.layers.some((l) => l.threeD))
+      this.note(undefined, 'camera', `composition "${comp.name}": its 3D camera is not used; 3D layers are drawn flat`);
+    const out: DisplayNode[] = [];
+    for (let i = comp.layers.length - 1; i >= 0; i--) {
+      const l = comp.layers[i];
+      if (!l.enabled || l.guide || (solo && !l.solo)) continue;
+      if (t < l.inPoint || t >= l.outPoint) continue;
+      if (this.drawn >= this.maxLayers) {
+        this.note(
+          undefined,
+          'layer-limit',
+          `more than ${this.maxLayers} layers at this instant: the rest is not drawn`,
+        );
+        break;
+      }
+      if (l.motionBlur && comp.motionBlur) this.note(l, 'motion-blur', 'motion blur is not drawn');
+      const g = this.layer(l, comp, t, stack);
+      if (g) out.push(g);
+    }
+    return out;
+  }
+
+  /** One layer as a group, or nothing when it draws nothing. */
+  private layer(l: Layer, comp: Composition, t: number, stack: number[], asMatte = false): DisplayGroup | undefined {
+    if (l.type === 'null' || l.type === 'camera' || l.type === 'light') return undefined;
+    const lt = this.layerTime(l, t);
+    this.notes(l, lt);
+    if (l.type === 'adjustment') return undefined;
+    this.drawn++;
+    const children = this.content(l, comp, t, lt, stack);
+    if (!children) return undefined;
+    const g: DisplayGroup = {
+      kind: 'group',
+      layer_index: l.index,
+      layer: l.name,
+      composition_id: comp.id,
+      matrix: this.matrix(l, comp, t),
+      opacity: clamp01(this.num(l, l.transform.opacity, lt)[0] / 100),
+      blend: l.blendMode === 'unknown' ? 'normal' : l.blendMode,
+      children,
+    };
+    if (l.type === 'precomp' && !l.collapse) {
+      const src = this.comps.get(l.sourceId!);
+      if (src) g.clip = { width: src.width, height: src.height };
+    }
+    const masks = this.masks(l, lt);
+    if (masks.length) g.masks = masks;
+    if (l.trackMatte && !asMatte) {
+      const m = comp.layers.find((x) => x.id === l.trackMatte!.layerId);
+      const live = m && t >= m.inPoint && t < m.outPoint;
+      const node = live ? this.layer(m, comp, t, stack, true) : undefined;
+      // a matte that draws nothing at this instant (or is past its out point) hides the layer (alpha, luma) or
+      // leaves it whole (inverted)
+      if (node) g.matte = { mode: l.trackMatte.mode, node };
+      else if (l.trackMatte.mode === 'alpha' || l.trackMatte.mode === 'luma') return undefined;
+    }
+    if (l.blendMode !== 'normal' && !CANVAS_BLENDS.has(l.blendMode))
+      this.note(l, 'blend-mode', `blending mode ${l.blendMode} is drawn as normal`);
+    return g;
+  }
+
+  /** What the layer draws in its own coordinates, or undefined for nothing. */
+  private content(l: Layer, comp: Composition, t: number, lt: number, stack: number[]): DisplayNode[] | undefined {
+    switch (l.type) {
+      case 'solid': {
+        const f = this.footage.get(l.sourceId!);
+        if (!f) return undefined;
+        return [{ kind: 'solid', width: f.width, height: f.height, color: (f.color ?? [0, 0, 0, 1]) as Color }];
+      }
+      case 'footage': {
+        const f = l.sourceId !== undefined ? this.footage.get(l.sourceId) : undefined;
+        // sound-only footage has no picture
+        if (!f || !f.width || !f.height) return undefined;
+        const source = l.timeRemap ? this.num(l, l.timeRemap, lt)[0] : lt;
+        const media = f.kind === 'placeholder' ? 'placeholder' : f.still ? 'image' : 'video';
+        const node: DisplayNode = {
+          kind: 'footage',
+          footage_id: f.id,
+          name: f.name,
+          width: f.width,
+          height: f.height,
+          media,
+        };
+        if (f.path) node.path = f.path;
+        if (media === 'video') node.source_time = Math.max(0, source);
+        return [node];
+      }
+      case 'precomp': {
+        const src = this.comps.get(l.sourceId!);
+        if (!src) return undefined;
+        if (stack.includes(src.id) || stack.length >= this.maxDepth) {
+          this.note(l, 'precomp-depth', `precomposition "${src.name}" nested too deep or in itself: not drawn`);
+          return undefined;
+        }
+        const inner = l.timeRemap ? this.num(l, l.timeRemap, lt)[0] : lt;
+        return this.composition(src, inner, [...stack, src.id]);
+      }
+      case 'text': {
+        if (!l.text) return undefined;
+        return [textNode(sampleHeld(l.text, lt))];
+      }
+      case 'shape': {
+        const resolve: (() => void)[] = [];
+        const { nodes } = this.shapes(l, l.shapes ?? [], lt, resolve);
+        for (const r of resolve) r();
+        return nodes.reverse();
+      }
+      default:
+        return undefined;
+    }
+  }
+
+  /** Approximations of a drawn layer: effects, 3D, layer styles, text animators (expressions: expressionNotes). */
+  private notes(l: Layer, lt: number): void {
+    this.touched.add(l);
+    for (const e of l.effects) if (e.enabled) this.note(l, 'effect', `${e.matchName} (${e.name}) is not drawn`);
+    for (const s of l.layerStyles) this.note(l, 'layer-style', `${s} is not drawn`);
+    if (l.textAnimators) this.note(l, 'text-animator', 'text animators are not drawn');
+    if (l.preserveTransparency)
+      this.note(l, 'preserve-transparency', 'drawn over everything below, not only where it is opaque');
+    if (l.threeD) {
+      const tr = l.transform;
+      const tilted = [tr.orientation, tr.rotationX, tr.rotationY].some(
+        (p) => p && sampleNum(p, lt).some((v) => v !== 0),
+      );
+      const depth = tr.position && (sampleNum(tr.position, lt)[2] ?? 0) !== 0;
+      this.note(
+        l,
+        '3d',
+        tilted || depth
+          ? '3D layer drawn flat (its X/Y rotation, orientation and depth are ignored)'
+          : '3D layer drawn flat',
+      );
+    }
+  }
+
+  private masks(l: Layer, lt: number): DisplayMask[] {
+    const out: DisplayMask[] = [];
+    for (const m of l.masks) {
+      if (m.mode === 'none') continue;
+      const feather = this.num(l, m.feather, lt);
+      const expansion = this.num(l, m.expansion, lt)[0];
+      if (feather[0] || feather[1]) this.note(l, 'mask-feather', `mask "${m.name}": feather is approximated by a blur`);
+      out.push({
+        mode: m.mode,
+        inverted: m.inverted,
+        opacity: clamp01(this.num(l, m.opacity, lt)[0] / 100),
+        feather: [feather[0] ?? 0, feather[1] ?? feather[0] ?? 0],
+        expansion,
+        path: samplePath(m.path, lt),
+      });
+    }
+    return out;
+  }
+
+  /**
+   * A shape group's items in After Effects' order: returns the nodes in that order (first = on top) and the shapes the
+   * group holds, each with the matrix into the group's coordinates. As in After Effects, a modifier (trim paths)
+   * changes every shape above it, in this group and in the groups above it, and a fill or stroke paints the shapes
+   * above it as every modifier of their groups leaves them, including modifiers further down: so fills and strokes
+   * get their paths in `resolve`, once the whole layer has been gone through.
+   */
+  private shapes(
+    l: Layer,
+    items: ShapeItem[],
+    lt: number,
+    resolve: (() => void)[],
+    depth = 0,
+  ): { nodes: DisplayNode[]; refs: ShapeRef[] } {
+    const refs: ShapeRef[] = [];
+    const nodes: DisplayNode[] = [];
+    const num = (p: NumProperty) => this.num(l, p, lt);
+    // `nodes` is in After Effects' order (first on top); a paint composited above previous goes over all before it
+    const painted = (shape: DisplayShape, above: boolean) => {
+      const shapes = [...refs];
+      resolve.push(() => {
+        shape.paths = shapes.flatMap((r) => r.entry.paths.map((p) => applyToPath(r.m, p)));
+      });
+      if (above) nodes.unshift(shape);
+      else nodes.push(shape);
+    };
+    for (const item of items) {
+      if (!item.enabled) continue;
+      switch (item.kind) {
+        case 'group': {
+          if (depth > 50) break;
+          const inner = this.shapes(l, item.items, lt, resolve, depth + 1);
+          const m = groupMatrix(item, num);
+          for (const r of inner.refs) refs.push({ entry: r.entry, m: multiply(m, r.m) });
+          if (inner.nodes.length) {
+            nodes.push({
+              kind: 'group',
+              matrix: m,
+              opacity: clamp01(num(item.transform.opacity)[0] / 100),
+              blend: item.blendMode === 'unknown' ? 'normal' : item.blendMode,
+              children: inner.nodes.reverse(),
+            });
+          }
+          if (item.blendMode === 'unknown')
+            this.note(l, 'blend-mode', `shape group "${item.name}": blending mode drawn as normal`);
+          break;
+        }
+        case 'rect':
+        case 'ellipse':
+        case 'star':
+        case 'path': {
+          let p: BezierPath;
+          if (item.kind === 'rect') p = rectPath(num(item.position), num(item.size), num(item.roundness)[0]);
+          else if (item.kind === 'ellipse') p = ellipsePath(num(item.position), num(item.size));
+          else if (item.kind === 'star')
+            p = starPath(
+              item.starType === 'star',
+              num(item.position),
+              num(item.points)[0],
+              num(item.rotation)[0],
+              num(item.outerRadius)[0],
+              num(item.innerRadius)[0],
+              num(item.outerRoundness)[0],
+              num(item.innerRoundness)[0],
+            );
+          else p = samplePath(item.path, lt);
+          refs.push({ entry: { paths: [item.reversed ? reversePath(p) : p] }, m: IDENTITY });
+          break;
+        }
+        case 'trim': {
+          // trimmed in this group's coordinates, each piece taken back to its shape's own
+          const flat = refs.flatMap((r) => r.entry.paths.map((p) => applyToPath(r.m, p)));
+          const cut = trimPaths(flat, num(item.start)[0], num(item.end)[0], num(item.offset)[0], item.individually);
+          let k = 0;
+          for (const r of refs) {
+            const back = invert(r.m);
+            const mine = cut.slice(k, k + r.entry.paths.length).flat();
+            k += r.entry.paths.length;
+            r.entry.paths = back ? mine.map((p) => applyToPath(back, p)) : [];
+          }
+          break;
+        }
+        case 'fill':
+        case 'gradient-fill': {
+          const fill: DisplayFill = {
+            color: item.kind === 'fill' ? (num(item.color) as Color) : [0, 0, 0, 1],
+            opacity: clamp01(num(item.opacity)[0] / 100),
+            rule: item.rule,
+            blend: item.blendMode === 'unknown' ? 'normal' : item.blendMode,
+          };
+          if (item.kind === 'gradient-fill') fill.gradient = this.gradient(l, item, lt);
+          painted({ kind: 'shape', paths: [], fill }, item.above);
+          break;
+        }
+        case 'stroke':
+        case 'gradient-stroke': {
+          const { dashes, offset } = dashPattern(item.dashes, num);
+          const stroke: DisplayStroke = {
+            color: item.kind === 'stroke' ? (num(item.color) as Color) : [0, 0, 0, 1],
+            opacity: clamp01(num(item.opacity)[0] / 100),
+            width: num(item.width)[0],
+            cap: item.cap,
+            join: item.join,
+            miter_limit: num(item.miterLimit)[0],
+            dashes,
+            dash_offset: offset,
+            blend: item.blendMode === 'unknown' ? 'normal' : item.blendMode,
+          };
+          if (item.kind === 'gradient-stroke') stroke.gradient = this.gradient(l, item, lt);
+          painted({ kind: 'shape', paths: [], stroke }, item.above);
+          break;
+        }
+        case 'unsupported':
+          this.note(l, 'shape-operator', `${item.matchName} ("${item.name}") is not applied`);
+          break;
+      }
+    }
+    return { nodes, refs };
+  }
+
+  private gradient(
+    l: Layer,
+    item: Extract<ShapeItem, { kind: 'gradient-fill' | 'gradient-stroke' }>,
+    lt: number,
+  ): GradientPaint {
+    const stops = sampleStops(item.stops, lt);
+    return {
+      type: item.gradientType,
+      start: this.num(l, item.start, lt).slice(0, 2) as [number, number],
+      end: this.num(l, item.end, lt).slice(0, 2) as [number, number],
+      highlight_length: this.num(l, item.highlightLength, lt)[0] / 100,
+      highlight_angle: this.num(l, item.highlightAngle, lt)[0],
+      stops: mergeStops(stops.colors, stops.opacities),
+    };
+  }
+}
+
+/** Blend modes Canvas 2D has (globalCompositeOperation); the others are drawn as normal and listed. */
+const CANVAS_BLENDS = new Set([
+  'normal',
+  'add',
+  'multiply',
+  'screen',
+  'overlay',
+  'darken',
+  'lighten',
+  'color-dodge',
+  'color-burn',
+  'hard-light',
+  'soft-light',
+  'difference',
+  'exclusion',
+  'hue',
+  'saturation',
+  'color',
+  'luminosity',
+  'classic-difference',
+  'linear-dodge',
+]);
+
+function groupMatrix(g: ShapeGroup, num: (p: NumProperty) => number[]): Matrix {
+  const tr = g.transform;
+  return transformMatrix(
+    num(tr.anchor),
+    num(tr.position),
+    num(tr.scale),
+    num(tr.rotation)[0],
+    num(tr.skew)[0],
+    num(tr.skewAxis)[0],
+  );
+}
+
+/** Canvas setLineDash from After Effects' dash/gap list (a lone dash repeats as dash, gap of the same length). */
+function dashPattern(list: Dash[], num: (p: NumProperty) => number[]): { dashes: number[]; offset: number } {
+  let offset = 0;
+  const dashes: number[] = [];
+  for (const d of list) {
+    const v = Math.max(0, num(d.length)[0]);
+    if (d.kind === 'offset') offset = v;
+    else dashes.push(v);
+  }
+  if (dashes.length % 2 === 1) dashes.push(dashes[dashes.length - 1]);
+  return { dashes: dashes.some((x) => x > 0) ? dashes : [], offset };
+}
+
+/** Colour stops and opacity stops merged: every offset of either list, colour and alpha interpolated there. */
+function mergeStops(colors: [number, number, number, number][], opacities: [number, number][]): GradientPaint['stops'] {
+  const at = <T extends number[]>(list: T[], x: number): number[] => {
+    if (!list.length) return [];
+    if (x <= list[0][0]) return list[0].slice(1);
+    for (let k = 1; k < list.length; k++) {
+      if (x <= list[k][0]) {
+        const [a, b] = [list[k - 1], list[k]];
+        const f = b[0] > a[0] ? (x - a[0]) / (b[0] - a[0]) : 0;
+        return a.slice(1).map((v, j) => v + (b[j + 1] - v) * f);
+      }
+    }
+    return list[list.length - 1].slice(1);
+  };
+  const offsets = [...new Set([...colors.map((c) => c[0]), ...opacities.map((o) => o[0])])].sort((a, b) => a - b);
+  return offsets.map((offset) => {
+    const [r, g, b] = colors.length ? at(colors, offset) : [0, 0, 0];
+    const a = opacities.length ? at(opacities, offset)[0] : 1;
+    return { offset: clamp01(offset), color: [r, g, b, a] as Color };
+  });
+}
+
+function textNode(doc: TextDocument): DisplayText {
+  const t: DisplayText = {
+    kind: 'text',
+    text: doc.text.replace(/\r\n?|\u0003/g, '\n'),
+    font: doc.font,
+    size: doc.fontSize,
+    stroke_width: doc.strokeWidth,
+    stroke_over_fill: doc.strokeOverFill,
+    tracking: doc.tracking,
+    leading: doc.leading ?? doc.fontSize * 1.2,
+    justification: doc.justification,
+    all_caps: doc.allCaps,
+    small_caps: doc.smallCaps,
+    faux_bold: doc.fauxBold,
+    faux_italic: doc.fauxItalic,
+    baseline_shift: doc.baselineShift,
+    horizontal_scale: doc.horizontalScale,
+    vertical_scale: doc.verticalScale,
+  };
+  if (doc.fillColor) t.fill = doc.fillColor;
+  if (doc.strokeColor) t.stroke = doc.strokeColor;
+  if (doc.box)
+    t.box = { x: doc.box.position[0], y: doc.box.position[1], width: doc.box.size[0], height: doc.box.size[1] };
+  return t;
+}

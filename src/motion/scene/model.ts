@@ -1,0 +1,434 @@
+/**
+ * The scene model: an After Effects project decoded for drawing (not for inspect's answer). Plain data, built once per
+ * project file (decode.ts, off the event loop in a worker), then sampled at any time by evaluate.ts.
+ *
+ * Conventions:
+ * - Times are seconds. Keyframe times are LAYER time: seconds from the layer's start time, before its time stretch
+ *   (After Effects stores them so; comp time = startTime + layerTime x stretch).
+ * - Numeric property values are arrays (a scalar is `[v]`), in After Effects' own units: pixels, degrees, percent for
+ *   scale and opacity (0..100), colours as RGBA 0..1.
+ * - Every property keeps its match-name path (`ADBE Transform Group>ADBE Position`) so approximations can name it.
+ */
+
+/** A cubic bezier path in After Effects' form: vertices with tangents relative to their vertex. */
+export interface BezierPath {
+  closed: boolean;
+  /** Vertices [x, y]. */
+  v: [number, number][];
+  /** In tangents, relative to their vertex. */
+  i: [number, number][];
+  /** Out tangents, relative to their vertex. */
+  o: [number, number][];
+}
+
+/** How a keyframe is left or entered. */
+export type Interpolation = 'linear' | 'bezier' | 'hold';
+
+/** Temporal ease of one dimension on one side of a keyframe: speed in units per second, influence 0..1. */
+export interface Ease {
+  speed: number;
+  influence: number;
+}
+
+export interface Keyframe<V> {
+  /** Layer time in seconds (see the conventions above). */
+  time: number;
+  value: V;
+  inInterpolation: Interpolation;
+  outInterpolation: Interpolation;
+  /** Temporal eases, one per dimension, or a single one for a spatial (position-like) property. */
+  inEase?: Ease[];
+  outEase?: Ease[];
+  /** Spatial tangents of a position-like property, relative to the value (the motion path is a bezier). */
+  inTangent?: number[];
+  outTangent?: number[];
+  /** A roving key: its time is recomputed so the speed along the path is constant between its neighbours. */
+  roving?: boolean;
+}
+
+export interface Property<V> {
+  /** Match-name path from the layer's root group, joined with '>'. */
+  path: string;
+  /** The static value, or the value at the first keyframe when animated. */
+  value: V;
+  /** Sorted by time; absent or empty when the property is not animated. */
+  keyframes?: Keyframe<V>[];
+  /** Not evaluated: the value above is drawn and the expression listed in approximations. */
+  expression?: string;
+  /** True for position-like properties whose keyframes carry spatial tangents. */
+  spatial?: boolean;
+}
+
+export type NumProperty = Property<number[]>;
+
+/** Paragraph justification (full justifications name where their last line goes). */
+export type Justification =
+  | 'left'
+  | 'right'
+  | 'center'
+  | 'justify-last-left'
+  | 'justify-last-right'
+  | 'justify-last-center'
+  | 'justify-all';
+
+/** A text document (one per Source Text keyframe), from the COS text of `btdk` (cos.ts). */
+export interface TextDocument {
+  /** The text; paragraphs are separated by '\r' as After Effects stores them (the final '\r' removed). */
+  text: string;
+  /** PostScript font name. */
+  font: string;
+  fontSize: number;
+  /** RGBA 0..1; absent: no fill. */
+  fillColor?: [number, number, number, number];
+  /** RGBA 0..1; absent: no stroke. */
+  strokeColor?: [number, number, number, number];
+  strokeWidth: number;
+  strokeOverFill: boolean;
+  /** Thousandths of an em, as After Effects' Tracking field. */
+  tracking: number;
+  /** Line distance in pixels; absent: auto leading (120% of the size). */
+  leading?: number;
+  justification: Justification;
+  allCaps: boolean;
+  smallCaps: boolean;
+  fauxBold: boolean;
+  fauxItalic: boolean;
+  baselineShift: number;
+  horizontalScale: number;
+  verticalScale: number;
+  /** Box (paragraph) text: the box's top-left corner relative to the layer origin and its size. Absent: point text. */
+  box?: { position: [number, number]; size: [number, number] };
+}
+
+export type BlendMode =
+  | 'normal'
+  | 'dissolve'
+  | 'add'
+  | 'multiply'
+  | 'screen'
+  | 'overlay'
+  | 'soft-light'
+  | 'hard-light'
+  | 'darken'
+  | 'lighten'
+  | 'difference'
+  | 'exclusion'
+  | 'hue'
+  | 'saturation'
+  | 'color'
+  | 'luminosity'
+  | 'color-dodge'
+  | 'color-burn'
+  | 'linear-burn'
+  | 'linear-dodge'
+  | 'linear-light'
+  | 'vivid-light'
+  | 'pin-light'
+  | 'hard-mix'
+  | 'lighter-color'
+  | 'darker-color'
+  | 'subtract'
+  | 'divide'
+  | 'classic-color-dodge'
+  | 'classic-color-burn'
+  | 'classic-difference'
+  | 'stencil-alpha'
+  | 'stencil-luma'
+  | 'silhouette-alpha'
+  | 'silhouette-luma'
+  | 'alpha-add'
+  | 'luminescent-premul'
+  | 'unknown';
+
+export type MatteMode = 'alpha' | 'alpha-inverted' | 'luma' | 'luma-inverted';
+
+export type MaskMode = 'none' | 'add' | 'subtract' | 'intersect' | 'lighten' | 'darken' | 'difference';
+
+export interface Mask {
+  name: string;
+  mode: MaskMode;
+  inverted: boolean;
+  path: Property<BezierPath>;
+  /** 0..100. */
+  opacity: NumProperty;
+  /** [x, y] pixels. */
+  feather: NumProperty;
+  /** Pixels. */
+  expansion: NumProperty;
+}
+
+export interface Transform {
+  anchor: NumProperty;
+  /** Absent when the dimensions are separated: then positionX/positionY (and positionZ). */
+  position?: NumProperty;
+  positionX?: NumProperty;
+  positionY?: NumProperty;
+  /** Percent, [x, y] (z ignored: drawn flat). */
+  scale: NumProperty;
+  /** Degrees; the Z rotation of a 3D layer. */
+  rotation: NumProperty;
+  /** 0..100. */
+  opacity: NumProperty;
+  /** 3D only, listed as approximations when not neutral (orientation: its static value). */
+  orientation?: NumProperty;
+  rotationX?: NumProperty;
+  rotationY?: NumProperty;
+}
+
+/** Shape layer contents, in After Effects' order (the first item is drawn on top). */
+export type ShapeItem =
+  | ShapeGroup
+  | ShapeRect
+  | ShapeEllipse
+  | ShapeStar
+  | ShapePathItem
+  | ShapeFill
+  | ShapeStroke
+  | ShapeGradientFill
+  | ShapeGradientStroke
+  | ShapeTrim
+  | ShapeUnsupported;
+
+interface ShapeBase {
+  name: string;
+  matchName: string;
+  enabled: boolean;
+}
+
+export interface ShapeTransform {
+  anchor: NumProperty;
+  position: NumProperty;
+  scale: NumProperty;
+  skew: NumProperty;
+  skewAxis: NumProperty;
+  rotation: NumProperty;
+  opacity: NumProperty;
+}
+
+export interface ShapeGroup extends ShapeBase {
+  kind: 'group';
+  blendMode: BlendMode;
+  items: ShapeItem[];
+  transform: ShapeTransform;
+}
+
+/** Paths run clockwise (1, After Effects' default) or reversed (3). */
+interface PathShapeBase extends ShapeBase {
+  reversed: boolean;
+}
+
+export interface ShapeRect extends PathShapeBase {
+  kind: 'rect';
+  size: NumProperty;
+  position: NumProperty;
+  roundness: NumProperty;
+}
+
+export interface ShapeEllipse extends PathShapeBase {
+  kind: 'ellipse';
+  size: NumProperty;
+  position: NumProperty;
+}
+
+export interface ShapeStar extends PathShapeBase {
+  kind: 'star';
+  starType: 'star' | 'polygon';
+  points: NumProperty;
+  position: NumProperty;
+  rotation: NumProperty;
+  innerRadius: NumProperty;
+  outerRadius: NumProperty;
+  /** Percent. */
+  innerRoundness: NumProperty;
+  outerRoundness: NumProperty;
+}
+
+export interface ShapePathItem extends PathShapeBase {
+  kind: 'path';
+  path: Property<BezierPath>;
+}
+
+export interface ShapeFill extends ShapeBase {
+  kind: 'fill';
+  blendMode: BlendMode;
+  /** Composite "above previous in same group" (2): painted over the items before it, not under. */
+  above: boolean;
+  color: NumProperty;
+  opacity: NumProperty;
+  rule: 'nonzero' | 'evenodd';
+}
+
+export type LineCap = 'butt' | 'round' | 'square';
+export type LineJoin = 'miter' | 'round' | 'bevel';
+
+export interface Dash {
+  kind: 'dash' | 'gap' | 'offset';
+  length: NumProperty;
+}
+
+export interface ShapeStroke extends ShapeBase {
+  kind: 'stroke';
+  blendMode: BlendMode;
+  /** Composite "above previous in same group" (2): painted over the items before it, not under. */
+  above: boolean;
+  color: NumProperty;
+  opacity: NumProperty;
+  width: NumProperty;
+  cap: LineCap;
+  join: LineJoin;
+  miterLimit: NumProperty;
+  dashes: Dash[];
+}
+
+/** Colour stops `[offset, r, g, b]` and opacity stops `[offset, a]`, offsets 0..1. */
+export interface GradientStops {
+  colors: [number, number, number, number][];
+  opacities: [number, number][];
+}
+
+interface GradientBase extends ShapeBase {
+  blendMode: BlendMode;
+  /** Composite "above previous in same group" (2): painted over the items before it, not under. */
+  above: boolean;
+  gradientType: 'linear' | 'radial';
+  start: NumProperty;
+  end: NumProperty;
+  /** Radial: percent, and degrees. */
+  highlightLength: NumProperty;
+  highlightAngle: NumProperty;
+  opacity: NumProperty;
+  stops: Property<GradientStops>;
+}
+
+export interface ShapeGradientFill extends GradientBase {
+  kind: 'gradient-fill';
+  rule: 'nonzero' | 'evenodd';
+}
+
+export interface ShapeGradientStroke extends GradientBase {
+  kind: 'gradient-stroke';
+  width: NumProperty;
+  cap: LineCap;
+  join: LineJoin;
+  miterLimit: NumProperty;
+  dashes: Dash[];
+}
+
+export interface ShapeTrim extends ShapeBase {
+  kind: 'trim';
+  /** Percent. */
+  start: NumProperty;
+  end: NumProperty;
+  /** Degrees (360 = one turn). */
+  offset: NumProperty;
+  /** Trim each path on its own, or all of them as one. */
+  individually: boolean;
+}
+
+/** Merge paths, repeater, offset paths, pucker, wiggle, zig zag, twist, round corners...: listed, not drawn. */
+export interface ShapeUnsupported extends ShapeBase {
+  kind: 'unsupported';
+}
+
+export interface Effect {
+  matchName: string;
+  name: string;
+  enabled: boolean;
+}
+
+export type LayerType = 'footage' | 'solid' | 'precomp' | 'text' | 'shape' | 'null' | 'adjustment' | 'camera' | 'light';
+
+export interface Layer {
+  /** 1-based, as `comp.layer(i)`. */
+  index: number;
+  id: number;
+  name: string;
+  type: LayerType;
+  /** Footage or composition item id; absent for text, shape, camera, light. */
+  sourceId?: number;
+  /** Comp seconds. */
+  startTime: number;
+  inPoint: number;
+  outPoint: number;
+  /** 1 = 100 %; negative plays backwards. */
+  stretch: number;
+  enabled: boolean;
+  solo: boolean;
+  shy: boolean;
+  guide: boolean;
+  threeD: boolean;
+  adjustment: boolean;
+  /** Collapse transformations (precomp) / continuous rasterisation (vector). */
+  collapse: boolean;
+  /** Auto-orient along its motion path: turned to the direction it moves in (ldta byte 38 bit 0). */
+  autoOrient: boolean;
+  /** The layer's motion blur switch (drawn without blur, listed when the composition's switch is on too). */
+  motionBlur: boolean;
+  /** Parent layer id (the whole chain is followed through the composition's layers). */
+  parentId?: number;
+  blendMode: BlendMode;
+  preserveTransparency: boolean;
+  /** This layer is matted by another: the layer above (older files) or `layerId` (AE 23+). */
+  trackMatte?: { mode: MatteMode; layerId?: number };
+  /** True when another layer uses this one as its matte (a matte is not drawn itself). */
+  isMatte: boolean;
+  transform: Transform;
+  masks: Mask[];
+  effects: Effect[];
+  /** Layer styles present (drop shadow...): listed, not drawn. */
+  layerStyles: string[];
+  /** Seconds of source time at layer time, when time remapping is on. */
+  timeRemap?: NumProperty;
+  /** Source Text keyframes of a text layer. */
+  text?: Property<TextDocument>;
+  /** True when the text layer has animators (per-character properties, not drawn). */
+  textAnimators?: boolean;
+  /** Shape contents of a shape layer. */
+  shapes?: ShapeItem[];
+  /** Every expression under the layer, with the property path; the ones on drawn properties are also on them. */
+  expressions: { property: string; expression: string }[];
+}
+
+export interface Composition {
+  id: number;
+  name: string;
+  width: number;
+  height: number;
+  pixelAspect: number;
+  frameRate: number;
+  /** Seconds. */
+  duration: number;
+  /** RGB 0..1. */
+  background: [number, number, number];
+  /** Comp seconds from the first frame. */
+  workArea: { start: number; end: number };
+  /** What the timeline shows for the first frame (seconds); times in this model are from the first frame. */
+  displayStartTime: number;
+  hideShyLayers: boolean;
+  /** The composition's motion blur switch (cdta byte 139 bit 3). */
+  motionBlur: boolean;
+  layers: Layer[];
+}
+
+export interface Footage {
+  id: number;
+  name: string;
+  kind: 'solid' | 'file' | 'placeholder';
+  /** The path as the project stores it (resolved by the preview, not here). */
+  path?: string;
+  width: number;
+  height: number;
+  /** Solid colour RGBA 0..1. */
+  color?: [number, number, number, number];
+  /** Seconds; 0 for a still. */
+  duration: number;
+  frameRate: number;
+  /** An image (or image sequence of one frame): no source time needed. */
+  still: boolean;
+}
+
+export interface SceneProject {
+  aeVersion: string;
+  compositions: Composition[];
+  footage: Footage[];
+}
