@@ -6149,6 +6149,229 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/motion/projects/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Draw a composition (one PNG frame, or an mp4/webm video) with text and media edits, without After Effects; the file lands in the board folder */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        board_id: string;
+                        element_id?: string;
+                        /** @description a /media URL of an .aep/.aepx file, instead of element_id */
+                        url?: string;
+                        /** @description a composition's name, or its `id` exactly as inspect gives it */
+                        composition: number | string;
+                        /**
+                         * @description png (default): one frame at `time`; mp4/webm: a video from `start` for `duration`
+                         * @enum {unknown}
+                         */
+                        format?: "png" | "mp4" | "webm";
+                        /** @description png: seconds of composition time from its first frame, 0 <= time < duration (default 0); the frame drawn is floor(time x fps) */
+                        time?: number;
+                        /** @description pixels; alone it scales the output keeping the aspect (even for videos). Default the composition */
+                        width?: number;
+                        /** @description pixels; with width: that exact size, the composition fitted inside on its background colour */
+                        height?: number;
+                        /** @description output frame rate; default the composition's */
+                        fps?: number;
+                        /** @description videos: first second (composition time), default 0 */
+                        start?: number;
+                        /** @description videos: seconds; default the composition's work area, at most 60 s */
+                        duration?: number;
+                        textEdits?: {
+                            /** @description a layer name (the first layer with that name, as After Effects resolves comp.layer(name)) or a 1-based index in the composition */
+                            layer: number | string;
+                            /** @description new source text; use \r for a new paragraph as AE does */
+                            text: string;
+                        }[];
+                        mediaEdits?: {
+                            /** @description a layer name (the first layer with that name, as After Effects resolves comp.layer(name)) or a 1-based index in the composition */
+                            layer: number | string;
+                            /** @description an image/video/audio element of the board */
+                            element_id?: string;
+                            /** @description a /media URL; give element_id or url */
+                            url?: string;
+                        }[];
+                        /** @description add the file to the board as an element (default false: only the file is written) */
+                        add_to_board?: boolean;
+                        /** @description answer 202 {job_id} at once and draw as a `motion.preview` job (GET /api/jobs/{job_id}: progress, eta, cancel; the result is the synchronous answer) */
+                        async?: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {unknown} */
+                            type: "image" | "video";
+                            /** @description the unique name the file got in the board folder */
+                            filename: string;
+                            /** @description /media/<board_id>/<file> */
+                            url: string;
+                            width: number;
+                            height: number;
+                            /** @description png: the time of the frame drawn (floor(time x fps) / fps) */
+                            time?: number;
+                            /** @description videos: seconds */
+                            duration?: number;
+                            fps: number;
+                            /** @description what the picture does not show as After Effects would; empty: drawn as After Effects draws it */
+                            approximations: {
+                                /** @description the layer, 1-based in its composition */
+                                layer_index?: number;
+                                /** @description the layer's name (inside a precomp: the path of names) */
+                                layer?: string;
+                                /** @description what is not drawn as After Effects draws it (effect, expression, font, ...) */
+                                feature: string;
+                                detail: string;
+                            }[];
+                            element?: {
+                                id: string;
+                                board_id: string;
+                                /** @enum {unknown} */
+                                type: "image" | "video" | "audio" | "html" | "text" | "file";
+                                /** @description /media/<board_id>/<filename>, or null for text elements */
+                                url: string | null;
+                                name: string | null;
+                                /** @description free-form; the service adds width, height, duration, codec, thumbnail_url (probe), htmlUrl/htmlVersion (html cards), bridge_origin */
+                                data: {
+                                    [key: string]: unknown;
+                                };
+                                x: number;
+                                y: number;
+                                width: number | null;
+                                height: number | null;
+                                created_at: string;
+                                updated_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description The request became a job; when it completes, its result holds the body the request would have answered. */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            job_id: string;
+                            /** @enum {string} */
+                            status: "queued";
+                        };
+                    };
+                };
+                /** @description The body of every 4xx and 5xx answer */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description stable machine-readable code, for example `not_found` */
+                                code: string;
+                                /** @description human-readable explanation */
+                                message: string;
+                                details?: unknown;
+                            };
+                        };
+                    };
+                };
+                /** @description The body of every 4xx and 5xx answer */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description stable machine-readable code, for example `not_found` */
+                                code: string;
+                                /** @description human-readable explanation */
+                                message: string;
+                                details?: unknown;
+                            };
+                        };
+                    };
+                };
+                /** @description The body of every 4xx and 5xx answer */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description stable machine-readable code, for example `not_found` */
+                                code: string;
+                                /** @description human-readable explanation */
+                                message: string;
+                                details?: unknown;
+                            };
+                        };
+                    };
+                };
+                /** @description The body of every 4xx and 5xx answer */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description stable machine-readable code, for example `not_found` */
+                                code: string;
+                                /** @description human-readable explanation */
+                                message: string;
+                                details?: unknown;
+                            };
+                        };
+                    };
+                };
+                /** @description The body of every 4xx and 5xx answer */
+                504: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description stable machine-readable code, for example `not_found` */
+                                code: string;
+                                /** @description human-readable explanation */
+                                message: string;
+                                details?: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/motion/projects/render": {
         parameters: {
             query?: never;
