@@ -13,7 +13,7 @@ import { isTempName } from './files/atomic.js';
 import { MediaRoot } from './files/media-root.js';
 import { installErrorHandling } from './http/errors.js';
 import { installGuard } from './http/guard.js';
-import { installJsonParser } from './http/json-body.js';
+import { DEFAULT_BODY_LIMIT, installJsonParser } from './http/json-body.js';
 import { perPartValidation } from './http/validation.js';
 import { JobRunner } from './jobs/runner.js';
 import { OutboundHttp } from './net/outbound.js';
@@ -199,7 +199,8 @@ export async function buildService(config: Config, opts: BuildOptions = {}): Pro
     frameworkErrors: (err, _req, reply) => {
       void (reply as FastifyReply).status(400).send({ error: { code: 'bad_url', message: err.message } });
     },
-    bodyLimit: 32 * 1024 * 1024,
+    // Routes that take more (an HTML card, a video project) raise it for themselves.
+    bodyLimit: DEFAULT_BODY_LIMIT,
     ajv: {
       customOptions: { removeAdditional: false, allErrors: false, strictNumbers: true },
       plugins: [addFormats as never],

@@ -82,10 +82,33 @@ function boardElement(env: AgentEnv, session: Session, id: string, kinds?: Eleme
   return el;
 }
 
-const FULL_DOCUMENT = /^\s*(<!doctype html[^>]*>\s*)?(<!--[\s\S]*?-->\s*)*<html[\s>]/i;
+const SPACE = /\s/;
+const skipSpace = (text: string, at: number) => {
+  while (at < text.length && SPACE.test(text[at])) at++;
+  return at;
+};
+
+/**
+ * Whether the html opens with `<html` after white space, an optional doctype and comments. A scan rather than one
+ * regex: a repeated lazy comment group backtracks exponentially over a page of many comments (30 took seconds).
+ */
+function isFullDocument(html: string): boolean {
+  let at = skipSpace(html, 0);
+  if (html.slice(at, at + 14).toLowerCase() === '<!doctype html') {
+    const end = html.indexOf('>', at);
+    if (end < 0) return false;
+    at = skipSpace(html, end + 1);
+  }
+  while (html.startsWith('<!--', at)) {
+    const end = html.indexOf('-->', at + 4);
+    if (end < 0) return false;
+    at = skipSpace(html, end + 3);
+  }
+  return /^<html[\s>]/i.test(html.slice(at, at + 6));
+}
 
 function requireDocument(html: string): void {
-  if (!FULL_DOCUMENT.test(html))
+  if (!isFullDocument(html))
     throw new Error('html must be a full HTML document: <!doctype html><html><head>...</head><body>...</body></html>');
 }
 

@@ -14,6 +14,10 @@ import type { AgentService, Card, Session } from './sessions.js';
 export const MAX_STEPS = 8;
 /** Messages a session keeps; older turns are dropped whole (a history never starts with a tool result). */
 const MAX_HISTORY = 200;
+/** Characters of content a session keeps, older turns dropped first (200 messages could hold 20 million). */
+export const MAX_HISTORY_CHARS = 1_000_000;
+
+const sizeOf = (m: ModelMessage) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content)).length;
 
 const validators = Object.fromEntries(
   Object.entries(ACTION_PARAMS).map(([type, schema]) => [type, Compile(schema)]),
@@ -188,6 +192,8 @@ function remember(session: Session, messages: ModelMessage[]): void {
   if (session.closed) return;
   const history = [...session.history, ...messages];
   let start = Math.max(0, history.length - MAX_HISTORY);
+  let chars = history.slice(start).reduce((n, m) => n + sizeOf(m), 0);
+  for (; chars > MAX_HISTORY_CHARS && start < history.length - 1; start++) chars -= sizeOf(history[start]);
   while (start < history.length && history[start].role !== 'user') start++;
   session.history = history.slice(start);
 }

@@ -33,6 +33,12 @@ export interface Session {
   closed: boolean;
 }
 
+/**
+ * Open sessions at once: a desktop user has a few; each may keep up to 2 MB of conversation (MAX_HISTORY_CHARS), so
+ * this bounds what sessions hold in memory. Idle ones expire and free their place.
+ */
+export const MAX_LIVE_SESSIONS = 100;
+
 /** Ids of closed sessions remembered, so a late call learns "expired" rather than "not found"; oldest dropped first. */
 const MAX_CLOSED = 10_000;
 
@@ -58,6 +64,12 @@ export class AgentService {
   }
 
   create(input: { boardId: string; agentType: AgentType; model: string }): Session {
+    if (this.live.size >= MAX_LIVE_SESSIONS)
+      throw new Conflict(
+        `${MAX_LIVE_SESSIONS} agent sessions are open, the most at once; end one (or let one expire) first`,
+        undefined,
+        'too_many_sessions',
+      );
     const session: Session = {
       id: newId('ags_'),
       ...input,

@@ -49,7 +49,9 @@ export const BoardSchema = Type.Object({
 export const BoardParams = Type.Object({ id: Id });
 export const ElementParams = Type.Object({ id: Id, eid: Id });
 const ElementTypeSchema = Type.Enum(ELEMENT_TYPES);
-const Data = Type.Record(Type.String(), Type.Unknown());
+const Data = Type.Record(Type.String(), Type.Unknown(), {
+  description: 'merged into the stored data, which may hold at most 1 MiB of JSON (a larger result is a 400)',
+});
 const Coord = Type.Number({ minimum: -1e7, maximum: 1e7 });
 const Size = Type.Union([Type.Number({ minimum: 0, maximum: 1e7 }), Type.Null()]);
 

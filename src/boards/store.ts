@@ -1,8 +1,12 @@
 import type { Db } from '../db/database.js';
 import { migrate } from '../db/database.js';
 import { notFound } from '../http/errors.js';
+import { storedJson } from '../http/json-body.js';
 import { nowIso } from '../ids.js';
 import type { Board, BoardSummary, Element, ElementType } from './schemas.js';
+
+/** An element's `data` as stored JSON: a client merges keys into it one PATCH at a time, so it is bounded here. */
+export const MAX_ELEMENT_DATA_BYTES = 1024 * 1024;
 
 const MIGRATIONS = [
   `CREATE TABLE boards (
@@ -147,7 +151,7 @@ export class BoardStore {
         `INSERT INTO elements (id, board_id, type, url, name, data, x, y, width, height, created_at, updated_at)
          VALUES (@id, @board_id, @type, @url, @name, @data, @x, @y, @width, @height, @created_at, @updated_at)`,
       )
-      .run({ ...e, data: JSON.stringify(e.data) });
+      .run({ ...e, data: storedJson(e.data, 'data', MAX_ELEMENT_DATA_BYTES) });
   }
 
   /** Rewrites an element's data in one transaction (the prober stores its facts here; features via BoardService). */
@@ -170,7 +174,7 @@ export class BoardStore {
         `UPDATE elements SET url = @url, name = @name, data = @data, x = @x, y = @y, width = @width, height = @height,
          updated_at = @updated_at WHERE id = @id`,
       )
-      .run({ ...e, data: JSON.stringify(e.data) });
+      .run({ ...e, data: storedJson(e.data, 'data', MAX_ELEMENT_DATA_BYTES) });
   }
 
   deleteElement(id: string): void {

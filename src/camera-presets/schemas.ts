@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { RecordOf } from '../http/schemas.js';
 import { PRESET_EASINGS, PRESET_ID } from './store.js';
 
 const Keyframe = Type.Object({
@@ -6,9 +7,13 @@ const Keyframe = Type.Object({
   easing: Type.Optional(
     Type.Enum(PRESET_EASINGS, { description: 'shapes the segment starting at this key; Linear when left out' }),
   ),
-  properties: Type.Record(Type.String(), Type.String(), { description: 'camera property -> value as a string' }),
+  properties: RecordOf({ maxLength: 100 }, Type.String({ maxLength: 1000 }), {
+    maxProperties: 200,
+    description: 'camera property -> value as a string',
+  }),
 });
-const Base = Type.Record(Type.String(), Type.Number({ minimum: -1e9, maximum: 1e9 }), {
+const Base = RecordOf({ maxLength: 100 }, Type.Number({ minimum: -1e9, maximum: 1e9 }), {
+  maxProperties: 200,
   description: 'un-keyframed camera settings, e.g. camDofEnabled, camAperture',
 });
 

@@ -3,6 +3,7 @@ import path from 'node:path';
 const WINDOWS_RESERVED = /^(con|prn|aux|nul|conin\$|conout\$|com[0-9\u00b9\u00b2\u00b3]|lpt[0-9\u00b9\u00b2\u00b3])$/i;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 const MAX_NAME_BYTES = 180;
+const TRAILING = /[.\s]/;
 
 /**
  * Turns a client-supplied name into a safe single path segment: no separators, no control characters, no leading
@@ -15,17 +16,34 @@ export function sanitizeFilename(input: string, fallback = 'file'): string {
     .normalize('NFC')
     .replace(LONE_SURROGATE, '_')
     .replace(/[\u0000-\u001f\u007f-\u009f<>:"|?*/\\%]/g, '_')
-    .replace(/^[.\s]+/, '')
-    .replace(/[.\s]+$/, '')
-    .replace(/\s+/g, ' ');
+    .replace(/^[.\s]+/, '');
+  name = withoutTrailingDotsAndSpaces(name).replace(/\s+/g, ' ');
   let { name: stem, ext } = path.parse(name);
   // Windows opens a device for `con.tar.gz` or `aux .png` too: the part before the first dot, trimmed, decides.
-  if (WINDOWS_RESERVED.test(name.split('.')[0].trim())) stem = `_${stem}`;
+  const dot = name.indexOf('.');
+  if (WINDOWS_RESERVED.test((dot < 0 ? name : name.slice(0, dot)).trim())) stem = `_${stem}`;
   if (!stem) stem = fallback;
   ext = ext.slice(0, 16);
-  const chars = Array.from(stem);
-  while (chars.length > 1 && Buffer.byteLength(chars.join('') + ext) > MAX_NAME_BYTES) chars.pop();
-  return chars.join('') + ext;
+  return cutToBytes(stem, MAX_NAME_BYTES - Buffer.byteLength(ext)) + ext;
+}
+
+/** `/[.\s]+$/` would retry from every dot or space of a long run that is not at the end: quadratic. */
+function withoutTrailingDotsAndSpaces(name: string): string {
+  let end = name.length;
+  while (end > 0 && TRAILING.test(name[end - 1])) end--;
+  return name.slice(0, end);
+}
+
+/** The longest prefix of whole characters within `budget` UTF-8 bytes (at least one character): one pass. */
+function cutToBytes(stem: string, budget: number): string {
+  let kept = '';
+  let bytes = 0;
+  for (const char of stem) {
+    bytes += Buffer.byteLength(char);
+    if (bytes > budget && kept) break;
+    kept += char;
+  }
+  return kept;
 }
 
 /** A readable filename stem from a title: `My Card!` -> `My Card`. */

@@ -4,6 +4,7 @@ import { Cancelled, DomainError, Unprocessable, UpstreamFailed } from '../errors
 import { filenameFromTitle } from '../files/names.js';
 import { extensionForMime } from '../files/media-types.js';
 import { badRequest } from '../http/errors.js';
+import { storedJson } from '../http/json-body.js';
 import { produceElement } from '../media/new-element.js';
 import { sniff } from '../media/sniff.js';
 import { OPENAI_IMAGE_SIZES, type CatalogueEntry } from './catalogue.js';
@@ -14,7 +15,7 @@ import type { HistoryEntry } from './history.js';
 import { isQueued, resolveModel } from './models.js';
 import { queueClient } from './queue-clients/index.js';
 import type { ProviderSettings } from './providers.js';
-import type { GenerateBody } from './schemas.js';
+import { MAX_PARAMS_BYTES, type GenerateBody } from './schemas.js';
 import { imageModel } from './sdk.js';
 
 export const POLL_JOB = 'generation.poll';
@@ -110,6 +111,8 @@ function checkRequest(entry: CatalogueEntry, body: GenerateBody): void {
  * started at the provider and handed to a poll job. Every request leaves a history entry, failures included.
  */
 export async function generate(g: GenerationContext, body: GenerateBody, signal: AbortSignal): Promise<GenerateAnswer> {
+  // Kept with the history entry: a model's inputs are numbers and short strings.
+  storedJson(body.params ?? {}, 'body.params', MAX_PARAMS_BYTES);
   g.boards.requireBoard(body.board_id);
   const { entry, settings } = await resolveModel(g, body.model, ['image', 'video']);
   checkRequest(entry, body);

@@ -74,6 +74,9 @@ const MediaOrHttpUrl = Type.String({
   description: 'a board file (`/media/<board_id>/<file>`) or an http(s) URL',
 });
 
+/** Bytes of JSON of a generation's `params`, stored with its history entry. */
+export const MAX_PARAMS_BYTES = 64 * 1024;
+
 export const GenerateBody = Type.Object(
   {
     board_id: Id,
@@ -89,7 +92,8 @@ export const GenerateBody = Type.Object(
       RecordOf({ maxLength: 100 }, Type.Unknown(), {
         maxProperties: 50,
         description:
-          'model-specific inputs passed to the provider (`seed` integer; `duration` seconds for per-second video prices)',
+          'model-specific inputs passed to the provider (`seed` integer; `duration` seconds for per-second video prices); ' +
+          `at most ${MAX_PARAMS_BYTES} bytes of JSON`,
       }),
     ),
   },

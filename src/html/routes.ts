@@ -84,6 +84,7 @@ export const registerHtml = (app: App, ctx: AppContext): HtmlParts => {
   app.post(
     '/api/html/render',
     {
+      bodyLimit: L.maxBodyBytes,
       schema: {
         tags,
         summary: 'Render an HTML card to a video on virtual time',
@@ -120,6 +121,7 @@ export const registerHtml = (app: App, ctx: AppContext): HtmlParts => {
   app.post(
     '/api/html/render-frame',
     {
+      bodyLimit: L.maxBodyBytes,
       schema: {
         tags,
         summary: 'Render one frame of an HTML card to a PNG',
@@ -165,6 +167,7 @@ export const registerHtml = (app: App, ctx: AppContext): HtmlParts => {
   app.put(
     '/api/moodboards/:board_id/elements/:element_id/html',
     {
+      bodyLimit: L.maxBodyBytes,
       schema: {
         tags,
         summary: "Write an html card's HTML as its next version",

@@ -77,6 +77,17 @@ export function installErrorHandling(app: FastifyInstance): void {
       return reply.status(400).send({ error: { code: 'invalid_request', message, details } });
     }
     const status = typeof fe.statusCode === 'number' ? fe.statusCode : 500;
+    if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      // Decided from Content-Length (or the bytes so far) before the body is parsed.
+      const limit = req.routeOptions.bodyLimit;
+      return reply.status(413).send({
+        error: {
+          code: 'payload_too_large',
+          message: `body is larger than ${limit} bytes, the limit of ${req.method} ${req.routeOptions.url}`,
+          details: [{ field: 'body', message: `must be at most ${limit} bytes` }],
+        },
+      });
+    }
     if (status >= 400 && status < 500) {
       const code =
         fe.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err instanceof SyntaxError

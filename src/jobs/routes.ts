@@ -1,10 +1,10 @@
 import type { App, AppContext } from '../context.js';
 import { errorResponses, JobSchema } from '../http/schemas.js';
 import { JobList, JobListQuery, JobParams } from './schemas.js';
-import type { JobRecord } from './store.js';
+import type { JobSummary } from './store.js';
 
 /** The public view of a job (its params and the error's kind and details stay internal). */
-export const jobView = (job: JobRecord) => {
+export const jobView = (job: JobSummary & { params?: unknown }) => {
   const { params: _params, error_kind: _kind, error_details: _details, ...rest } = job;
   return rest;
 };

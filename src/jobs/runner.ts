@@ -8,7 +8,7 @@ import type { Db } from '../db/database.js';
 import type { BoardOutputs, CommittedOutput, OutputElement, PendingOutput } from '../boards/outputs.js';
 import type { BrowserPool } from '../tools/browser.js';
 import type { JobKind, JobKinds } from './kinds.js';
-import { JobStore, type JobRecord } from './store.js';
+import { JobStore, type JobRecord, type JobSummary } from './store.js';
 import type { ToolName, Tools } from '../tools/locate.js';
 import { KeyedQueue } from './keyed-queue.js';
 
@@ -251,7 +251,7 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord] }> {
     return job;
   }
 
-  list(filter: { kind?: string; board_id?: string; limit?: number } = {}): JobRecord[] {
+  list(filter: { kind?: string; board_id?: string; limit?: number } = {}): JobSummary[] {
     return this.store.list({ ...filter, limit: filter.limit ?? 100 });
   }
 

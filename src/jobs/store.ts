@@ -47,17 +47,28 @@ interface Row extends Omit<JobRecord, 'params' | 'result' | 'error_details'> {
 
 const JSON_COLUMNS = new Set(['result', 'error_details']);
 
-const fromRow = (r: Row): JobRecord => ({
+/** A job without its params, as lists show it. */
+export type JobSummary = Omit<JobRecord, 'params'>;
+
+const summaryFromRow = (r: Omit<Row, 'params'>): JobSummary => ({
   ...r,
-  params: JSON.parse(r.params),
   result: r.result ? JSON.parse(r.result) : null,
   error_details: r.error_details ? JSON.parse(r.error_details) : null,
 });
 
+const fromRow = (r: Row): JobRecord => ({ ...summaryFromRow(r), params: JSON.parse(r.params) });
+
 /** SQL for the jobs table; the runner is its only user. */
 export class JobStore {
+  /** Every column but params: a job's params may hold a whole project (a render's snapshot, up to 8 MiB). */
+  private readonly summaryColumns: string;
+
   constructor(private readonly db: Db) {
     migrate(db, 'jobs', MIGRATIONS);
+    this.summaryColumns = (db.prepare('PRAGMA table_info(jobs)').all() as { name: string }[])
+      .map((c) => c.name)
+      .filter((name) => name !== 'params')
+      .join(', ');
   }
 
   insert(job: Pick<JobRecord, 'id' | 'kind' | 'board_id' | 'params' | 'created_at'>): void {
@@ -86,17 +97,18 @@ export class JobStore {
     );
   }
 
-  list(filter: { kind?: string; board_id?: string; limit: number }): JobRecord[] {
+  /** The newest jobs, without their params: no list shows them, and 500 renders could hold 500 projects. */
+  list(filter: { kind?: string; board_id?: string; limit: number }): JobSummary[] {
     const rows = this.db
       .prepare(
-        `SELECT * FROM jobs WHERE (@kind IS NULL OR kind = @kind) AND (@board IS NULL OR board_id = @board)
+        `SELECT ${this.summaryColumns} FROM jobs WHERE (@kind IS NULL OR kind = @kind) AND (@board IS NULL OR board_id = @board)
          ORDER BY created_at DESC LIMIT @limit`,
       )
       .all({
         kind: filter.kind ?? null,
         board: filter.board_id ?? null,
         limit: Number.isSafeInteger(filter.limit) ? filter.limit : 100,
-      }) as Row[];
-    return rows.map(fromRow);
+      }) as Omit<Row, 'params'>[];
+    return rows.map(summaryFromRow);
   }
 }

@@ -1,9 +1,10 @@
 import type { BoardService } from '../boards/service.js';
 import type { Db } from '../db/database.js';
 import { badRequest, notFound } from '../http/errors.js';
+import { storedJson } from '../http/json-body.js';
 import { newId, nowIso } from '../ids.js';
 import { laterThan } from '../timeline/service.js';
-import type { Device, ProjectStateT, ProjectT, SummaryT } from './schemas.js';
+import { MAX_PROJECT_BYTES, type Device, type ProjectStateT, type ProjectT, type SummaryT } from './schemas.js';
 import { MockupStore, type MockupRow } from './store.js';
 
 /** Fields the service owns: a PUT cannot set them (they are dropped from the saved state). */
@@ -92,12 +93,14 @@ export class MockupService {
     if (!name) throw badRequest('name must not be empty', { field: 'body.name' });
     const state: Record<string, unknown> = { ...body, name, screen_source_url: body.screen_source_url ?? null };
     for (const key of OWNED) delete state[key];
+    // Unknown fields are kept as sent, so the schema's own bounds do not bound the whole.
+    const data = storedJson(state, 'body', MAX_PROJECT_BYTES);
     this.store.replace({
       id,
       board_id: boardId,
       name,
       device: body.device,
-      data: JSON.stringify(state),
+      data,
       duration_seconds: body.duration_seconds,
       updated_at: laterThan(current.updated_at),
     });

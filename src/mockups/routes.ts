@@ -10,6 +10,7 @@ import {
   BoardParams,
   CreateBody,
   JobParams,
+  MAX_PROJECT_BYTES,
   Project,
   ProjectParams,
   PutBody,
@@ -70,7 +71,8 @@ export const registerMockups = (app: App, ctx: AppContext): void => {
         tags,
         summary: 'Replace the whole project state; answers the saved project',
         description:
-          "Every field is type-checked (400 naming the field); fields the service does not know are kept as sent. id, created_at and updated_at are the service's.",
+          "Every field is type-checked (400 naming the field); fields the service does not know are kept as sent. id, created_at and updated_at are the service's. " +
+          `The state stored may be at most ${MAX_PROJECT_BYTES} bytes of JSON (400).`,
         params: ProjectParams,
         body: PutBody,
         response: { 200: Project, ...errorResponses },

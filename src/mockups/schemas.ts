@@ -29,6 +29,8 @@ export const SIZE_PRESETS = ['1080p', 'square', 'vertical', '4k'] as const;
 /** Longest mockup, as for HTML renders. */
 export const MAX_DURATION_SECONDS = 120;
 export const MAX_KEYFRAMES = 500;
+/** A saved project's state as JSON, unknown fields included (a larger PUT is a 400). */
+export const MAX_PROJECT_BYTES = 512 * 1024;
 /** Positions stay in front of the camera, which sits CAMERA_DISTANCE units in front of the z = 0 plane. */
 export const MAX_Z = 1500;
 

@@ -95,6 +95,30 @@ export function migrateProjectData(data: ProjectData): ProjectData {
   return out;
 }
 
+/**
+ * Sizes no real project reaches, refused on save with a 400 that names the field and the limit (docs/timeline.md):
+ * counted before anything else is checked, so an absurd project costs one pass over its lists.
+ */
+export const PROJECT_LIMITS = {
+  channels: 1_000,
+  clips: 10_000,
+  /** Items of all channels together. */
+  items: 10_000,
+  /** Keyframes of all items and properties together. */
+  keyframes: 100_000,
+  /** Where the latest item, visible or not, may end: 12 hours. */
+  durationSeconds: 12 * 3600,
+  /**
+   * Items of visible channels one render composes: each is an ffmpeg input decoded at once, and the filter graph
+   * travels as one argument, which Linux caps at 128 KiB (10,000 layers took 0.5 s to compile into 1.4 MiB).
+   */
+  renderLayers: 500,
+  /** Values of the PUT body's JSON (objects, arrays, numbers, strings), counted before it is parsed. */
+  jsonValues: 500_000,
+  /** The project's `data` as stored JSON; the PUT body may be this plus its name. */
+  jsonBytes: 8 * 1024 * 1024,
+} as const;
+
 type Check = (value: unknown) => boolean;
 const isNumber: Check = (v) => typeof v === 'number' && Number.isFinite(v);
 const isString: Check = (v) => typeof v === 'string';
@@ -125,7 +149,23 @@ function list(obj: Record<string, unknown>, key: string, where: string): Record<
   });
 }
 
-function validateItem(item: Record<string, unknown>, where: string): void {
+function tooMany(where: string, count: number, limit: number, what = 'entries'): never {
+  throw badRequest(`${where} has ${count} ${what}; a project may have at most ${limit}`, { field: where });
+}
+
+/** Counts each list against its limit before any entry is looked at. */
+function countLists(data: Record<string, unknown>): void {
+  const length = (v: unknown) => (Array.isArray(v) ? v.length : 0);
+  if (length(data.clips) > PROJECT_LIMITS.clips) tooMany('data.clips', length(data.clips), PROJECT_LIMITS.clips);
+  if (length(data.channels) > PROJECT_LIMITS.channels)
+    tooMany('data.channels', length(data.channels), PROJECT_LIMITS.channels);
+  let items = 0;
+  for (const channel of Array.isArray(data.channels) ? data.channels : [])
+    items += isObject(channel) ? length(channel.items) : 0;
+  if (items > PROJECT_LIMITS.items) tooMany('data.channels[].items', items, PROJECT_LIMITS.items, 'items in all');
+}
+
+function validateItem(item: Record<string, unknown>, where: string, keyframes: { count: number }): void {
   for (const key of ['id', 'clipId', 'keyframeTransformOrigin']) field(item, key, isString, where);
   for (const key of ['trimStart', 'trimEnd', 'start', 'zoom', 'panX', 'panY', 'opacity'])
     field(item, key, isNumber, where);
@@ -135,6 +175,14 @@ function validateItem(item: Record<string, unknown>, where: string): void {
     throw badRequest(`${where}.propertyKeyframes must be an object`, { field: `${where}.propertyKeyframes` });
   for (const property of Object.keys(pk)) {
     const keys = list(pk, property, `${where}.propertyKeyframes`);
+    keyframes.count += keys.length;
+    if (keyframes.count > PROJECT_LIMITS.keyframes)
+      tooMany(
+        'data.channels[].items[].propertyKeyframes',
+        keyframes.count,
+        PROJECT_LIMITS.keyframes,
+        'keyframes in all',
+      );
     keys.forEach((key, k) => {
       const at = `${where}.propertyKeyframes.${property}[${k}]`;
       if (!isNumber(key.position)) throw badRequest(`${at}.position must be a number`, { field: `${at}.position` });
@@ -152,6 +200,7 @@ function validateItem(item: Record<string, unknown>, where: string): void {
  */
 export function validateProjectData(data: unknown): ProjectData {
   if (!isObject(data)) throw badRequest('data must be an object', { field: 'data' });
+  countLists(data);
   if (data.version !== undefined && !Number.isInteger(data.version))
     throw badRequest('data.version must be an integer', { field: 'data.version' });
   if (data.videoSize !== undefined && data.videoSize !== null) {
@@ -175,12 +224,13 @@ export function validateProjectData(data: unknown): ProjectData {
     for (const key of ['id', 'source', 'mediaType', 'url', 'name']) field(clip, key, isString, where);
     field(clip, 'duration', isNumber, where);
   });
+  const keyframes = { count: 0 };
   list(data, 'channels', 'data').forEach((channel, c) => {
     const where = `data.channels[${c}]`;
     field(channel, 'id', isString, where);
     field(channel, 'name', isString, where);
     field(channel, 'visible', isBoolean, where);
-    list(channel, 'items', where).forEach((item, i) => validateItem(item, `${where}.items[${i}]`));
+    list(channel, 'items', where).forEach((item, i) => validateItem(item, `${where}.items[${i}]`, keyframes));
   });
   return data as ProjectData;
 }

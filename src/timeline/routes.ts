@@ -17,7 +17,8 @@ import {
   RenderStatus,
   toRenderStatus,
 } from './schemas.js';
-import { timelineDuration } from './timeline.js';
+import { timelineDuration, visibleItemCount } from './timeline.js';
+import { PROJECT_LIMITS } from './project.js';
 
 /** Video timeline projects of a board and their render jobs. */
 export const registerTimeline: Feature = async (app, ctx) => {
@@ -69,9 +70,12 @@ export const registerTimeline: Feature = async (app, ctx) => {
   app.put(
     `${base}/:pid`,
     {
+      bodyLimit: PROJECT_LIMITS.jsonBytes + 64 * 1024,
+      config: { maxJsonValues: PROJECT_LIMITS.jsonValues },
       schema: {
         tags,
         summary: 'Replace the whole project state; answers the saved project',
+        description: `Limits (400 naming the field): ${PROJECT_LIMITS.channels} channels, ${PROJECT_LIMITS.clips} clips, ${PROJECT_LIMITS.items} items, ${PROJECT_LIMITS.keyframes} keyframes, items ending by ${PROJECT_LIMITS.durationSeconds} s, ${PROJECT_LIMITS.jsonBytes} bytes of data JSON; a larger body is a 413, one of more than ${PROJECT_LIMITS.jsonValues} JSON values a 400.`,
         params: ProjectParams,
         body: ProjectReplaceBody,
         response: { 200: ProjectSchema, ...errorResponses },
@@ -103,6 +107,7 @@ export const registerTimeline: Feature = async (app, ctx) => {
       schema: {
         tags,
         summary: 'Render the project to a video file in the board folder (a job)',
+        description: `At most ${PROJECT_LIMITS.renderLayers} items on visible channels and ${PROJECT_LIMITS.durationSeconds} s of output (400).`,
         params: ProjectParams,
         body: RenderBody,
         response: { 202: Queued, ...errorResponses },
@@ -111,9 +116,20 @@ export const registerTimeline: Feature = async (app, ctx) => {
     async (req, reply) => {
       const project = projects.get(req.params.id, req.params.pid);
       const settings = renderSettings(req.body ?? {});
+      const layers = visibleItemCount(project.data);
+      if (layers > PROJECT_LIMITS.renderLayers)
+        throw badRequest(
+          `The project has ${layers} items on visible channels; a render composes at most ${PROJECT_LIMITS.renderLayers}`,
+          { field: 'data.channels' },
+        );
       const duration = timelineDuration(project.data);
       if (duration <= 0) throw badRequest('The project has no visible items to render');
-      if (!Number.isFinite(duration)) throw badRequest('The project ends past any representable time');
+      // A row saved before saves were limited may end past any finite time, or past the longest timeline.
+      if (!(duration <= PROJECT_LIMITS.durationSeconds))
+        throw badRequest(
+          `The project lasts ${duration} s; a render may last at most ${PROJECT_LIMITS.durationSeconds} s (12 hours)`,
+          { field: 'data.channels' },
+        );
       const params: RenderParams = {
         ...settings,
         boardId: req.params.id,

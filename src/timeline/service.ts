@@ -1,11 +1,18 @@
 import type { BoardService } from '../boards/service.js';
 import type { Db } from '../db/database.js';
 import { badRequest, notFound } from '../http/errors.js';
+import { storedJson } from '../http/json-body.js';
 import { newId, nowIso } from '../ids.js';
-import { migrateProjectData, newProjectData, validateProjectData, type ProjectData } from './project.js';
+import {
+  migrateProjectData,
+  newProjectData,
+  PROJECT_LIMITS,
+  validateProjectData,
+  type ProjectData,
+} from './project.js';
 import type { ProjectSummary } from './schemas.js';
 import { ProjectStore, type ProjectRow } from './store.js';
-import { timelineDuration } from './timeline.js';
+import { latestItem, timelineDuration } from './timeline.js';
 
 export interface Project extends ProjectSummary {
   data: ProjectData;
@@ -29,8 +36,8 @@ export class TimelineService {
     this.store = new ProjectStore(db);
   }
 
-  private view(row: ProjectRow): Project {
-    const data = migrateProjectData(JSON.parse(row.data) as ProjectData);
+  private view(row: Pick<ProjectRow, 'id' | 'name' | 'last_modified'>, stored: ProjectData): Project {
+    const data = migrateProjectData(stored);
     const duration = timelineDuration(data);
     // A row saved before saves were checked may end at Infinity: reported as the largest number, never a 500.
     return {
@@ -45,7 +52,9 @@ export class TimelineService {
   list(boardId: string): ProjectSummary[] {
     this.boards.requireBoard(boardId);
     return this.store.list(boardId).map((row) => {
-      const { data: _data, ...summary } = this.view(row);
+      if (row.duration !== null)
+        return { id: row.id, name: row.name, last_modified: row.last_modified, duration: row.duration };
+      const { data: _data, ...summary } = this.get(boardId, row.id);
       return summary;
     });
   }
@@ -54,7 +63,7 @@ export class TimelineService {
     this.boards.requireBoard(boardId);
     const row = this.store.get(boardId, id);
     if (!row) throw notFound(`Video project ${id} not found on board ${boardId}`);
-    return this.view(row);
+    return this.view(row, JSON.parse(row.data) as ProjectData);
   }
 
   create(boardId: string, name: string): Project {
@@ -67,11 +76,12 @@ export class TimelineService {
       board_id: boardId,
       name: trimmed,
       data: JSON.stringify(newProjectData(newId('ch_'))),
+      duration: 0,
       created_at: at,
       last_modified: at,
     };
     this.store.insert(row);
-    return this.view(row);
+    return this.view(row, JSON.parse(row.data) as ProjectData);
   }
 
   /** Replaces the whole project state; `name` may be left out to keep the current one. */
@@ -82,12 +92,21 @@ export class TimelineService {
     const name = body.name === undefined ? current.name : body.name.trim();
     if (!name) throw badRequest('name must not be empty', { field: 'name' });
     const data = validateProjectData(body.data);
-    // Numbers are finite (the JSON parser refuses 1e400), but a start and a length near 1e308 add up to Infinity,
-    // which no answer could carry as the project's duration.
-    if (!Number.isFinite(timelineDuration(data)))
-      throw badRequest('data: the timeline ends past any representable time', { field: 'data.channels' });
-    this.store.replace(boardId, id, name, JSON.stringify(data), laterThan(current.last_modified));
-    return this.get(boardId, id);
+    // An hour-long still image is a real item; `trimEnd: 1e6` (11.6 days) or a start and a length near 1e308 (whose
+    // sum no answer could carry) are not.
+    const latest = latestItem(data);
+    const max = PROJECT_LIMITS.durationSeconds;
+    if (latest && !(latest.end <= max))
+      throw badRequest(`${latest.field} ends at ${latest.end} s; a timeline may last at most ${max} s (12 hours)`, {
+        field: latest.field,
+      });
+    const text = storedJson(data, 'data', PROJECT_LIMITS.jsonBytes);
+    const lastModified = laterThan(current.last_modified);
+    // The answer is built from what was just stored, not parsed back from it.
+    const saved = this.view({ id, name, last_modified: lastModified }, data);
+    if (!this.store.replace(boardId, id, name, text, saved.duration, lastModified))
+      throw notFound(`Video project ${id} not found on board ${boardId}`);
+    return saved;
   }
 
   delete(boardId: string, id: string): void {

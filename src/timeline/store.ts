@@ -6,6 +6,8 @@ export interface ProjectRow {
   name: string;
   /** JSON text of the project data, stored as given. */
   data: string;
+  /** The summary's duration, kept at each save so a listing never parses the projects; null in older rows. */
+  duration: number | null;
   created_at: string;
   last_modified: string;
 }
@@ -20,6 +22,7 @@ const MIGRATIONS = [
     last_modified TEXT NOT NULL
   );
   CREATE INDEX video_projects_board ON video_projects(board_id, last_modified);`,
+  `ALTER TABLE video_projects ADD COLUMN duration REAL;`,
 ];
 
 /** SQL of the video projects: one row per project, its data a JSON blob replaced whole on each save. */
@@ -28,10 +31,13 @@ export class ProjectStore {
     migrate(db, 'timeline', MIGRATIONS);
   }
 
-  list(boardId: string): ProjectRow[] {
+  /** The projects of a board without their data, most recently saved first. */
+  list(boardId: string): Omit<ProjectRow, 'data'>[] {
     return this.db
-      .prepare('SELECT * FROM video_projects WHERE board_id = ? ORDER BY last_modified DESC, id')
-      .all(boardId) as ProjectRow[];
+      .prepare(
+        'SELECT id, board_id, name, duration, created_at, last_modified FROM video_projects WHERE board_id = ? ORDER BY last_modified DESC, id',
+      )
+      .all(boardId) as Omit<ProjectRow, 'data'>[];
   }
 
   /** A project of that board; a project of another board is not found. */
@@ -44,16 +50,18 @@ export class ProjectStore {
   insert(row: ProjectRow): void {
     this.db
       .prepare(
-        'INSERT INTO video_projects (id, board_id, name, data, created_at, last_modified) VALUES (@id, @board_id, @name, @data, @created_at, @last_modified)',
+        'INSERT INTO video_projects (id, board_id, name, data, duration, created_at, last_modified) VALUES (@id, @board_id, @name, @data, @duration, @created_at, @last_modified)',
       )
       .run(row);
   }
 
   /** Replaces name and data in one statement (atomic: a reader sees the old or the new project, never a mix). */
-  replace(boardId: string, id: string, name: string, data: string, lastModified: string): boolean {
+  replace(boardId: string, id: string, name: string, data: string, duration: number, lastModified: string): boolean {
     const r = this.db
-      .prepare('UPDATE video_projects SET name = ?, data = ?, last_modified = ? WHERE id = ? AND board_id = ?')
-      .run(name, data, lastModified, id, boardId);
+      .prepare(
+        'UPDATE video_projects SET name = ?, data = ?, duration = ?, last_modified = ? WHERE id = ? AND board_id = ?',
+      )
+      .run(name, data, duration, lastModified, id, boardId);
     return r.changes > 0;
   }
 

@@ -51,6 +51,25 @@ export function timelineDuration(data: ProjectData): number {
   return Number.isFinite(rounded) ? rounded : end;
 }
 
+/** How many items the visible channels hold: the layers a render would compose. */
+export function visibleItemCount(data: ProjectData): number {
+  return (data.channels ?? []).reduce((n, c) => n + (isVisible(c) ? (c.items?.length ?? 0) : 0), 0);
+}
+
+/** The item that ends latest, visible or not, as the path of its field (undefined when there are no items). */
+export function latestItem(data: ProjectData): { field: string; end: number } | undefined {
+  const clips = clipMap(data);
+  let latest: { field: string; end: number } | undefined;
+  (data.channels ?? []).forEach((channel, c) => {
+    for (const p of placeChannel(channel, c, clips)) {
+      const end = p.start + p.duration;
+      // `!(<=)`: a sum that overflowed to Infinity is the latest too.
+      if (!latest || !(end <= latest.end)) latest = { field: `data.channels[${c}].items[${p.itemIndex}]`, end };
+    }
+  });
+  return latest;
+}
+
 /** Where an item's scale and rotation pivot, as fractions of the item's frame. */
 export interface Origin {
   x: number;

@@ -17,6 +17,9 @@ import { UploadResponse } from './schemas.js';
 const MALFORMED_MULTIPART =
   /unexpected end of (form|multipart data)|boundary not found|malformed (part )?header|multipart: /i;
 
+/** No file system names a file longer than 255 characters; longer names are refused before the file is read. */
+const MAX_FILENAME_LENGTH = 1024;
+
 function parseDataField(value: string): Record<string, unknown> {
   let parsed: unknown;
   try {
@@ -50,7 +53,8 @@ export async function registerUploads(app: App, ctx: AppContext): Promise<void> 
         summary: 'Upload a file to a board',
         description:
           'multipart/form-data with `board_id` and `file`; optional `add_to_board=true` also adds it as an element ' +
-          '(returned as `element`) and optional `data` (a JSON object) is stored in that element.',
+          '(returned as `element`) and optional `data` (a JSON object) is stored in that element. A filename longer ' +
+          `than ${MAX_FILENAME_LENGTH} characters is a 400.`,
         consumes: ['multipart/form-data'],
         response: { 200: UploadResponse, ...errorResponses, 413: ErrorBody },
       },
@@ -66,6 +70,12 @@ export async function registerUploads(app: App, ctx: AppContext): Promise<void> 
             if (part.fieldname !== 'file') {
               part.file.resume();
               throw badRequest(`unexpected file field "${part.fieldname}"; the file goes in "file"`);
+            }
+            if (part.filename.length > MAX_FILENAME_LENGTH) {
+              part.file.resume();
+              throw badRequest(`file's filename is longer than ${MAX_FILENAME_LENGTH} characters`, [
+                { field: 'file.filename', message: `must be at most ${MAX_FILENAME_LENGTH} characters` },
+              ]);
             }
             const temp = tempPathIn(tmpDir, 'upload');
             upload = {

@@ -28,3 +28,10 @@ test('long names are cut between characters to at most 180 bytes of valid UTF-8'
   const lone = sanitizeFilename('x\uD800y.png');
   assert.doesNotThrow(() => encodeURIComponent(lone));
 });
+
+test('names of any length are cut to their first 180 bytes, dots and spaces anywhere', () => {
+  assert.equal(sanitizeFilename(`${'A'.repeat(102_400)}.png`), `${'A'.repeat(176)}.png`);
+  assert.equal(sanitizeFilename(`${' '.repeat(102_400)}x`), 'x');
+  assert.equal(sanitizeFilename(`a${' .'.repeat(51_200)}`), 'a');
+  assert.equal(sanitizeFilename(`con${' '.repeat(102_400)}.txt`), '_con .txt');
+});
