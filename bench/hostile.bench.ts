@@ -140,6 +140,30 @@ await measure(`GET video project, ${PROJECT_LIMITS.items} items`, async () => {
   return { status: res.status, ms: performance.now() - t };
 });
 
+// A render's job row holds its project: what reading the row costs (after every progress write, on every poll), and
+// what its params cost once read. The project here is the costliest one accepted (500,000 values in one channel).
+const renderable = arrays(Math.floor(PROJECT_LIMITS.jsonValues / 2) - 1000).toString();
+await send(
+  'PUT',
+  projectPath,
+  Buffer.from(
+    `{"data":{"clips":${JSON.stringify(clips)},"channels":[{"items":[{"clipId":"c"}]}],${renderable.slice(9)}`,
+  ),
+  'application/json',
+);
+const render = await svc.api('POST', `${projectPath}/render`, {});
+const jobs = svc.service.ctx.jobs;
+for (const [label, read] of [
+  ['read the job row', () => jobs.get(render.body.job_id)],
+  ['read the job row and its params', () => jobs.get(render.body.job_id)?.params],
+] as const) {
+  const t = performance.now();
+  for (let i = 0; i < 10; i++) read();
+  console.log(
+    `${label} (render of ${PROJECT_LIMITS.jsonValues / 1000}k values): ${((performance.now() - t) / 10).toFixed(1)} ms`,
+  );
+}
+
 // What a render job does on the loop before ffmpeg starts, for the most layers a render accepts and for the most
 // items a project holds: the plan and the one ffmpeg command.
 for (const n of [PROJECT_LIMITS.renderLayers, PROJECT_LIMITS.items]) compile(n);

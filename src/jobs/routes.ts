@@ -1,13 +1,17 @@
+import type { Static } from 'typebox';
 import type { App, AppContext } from '../context.js';
 import { errorResponses, JobSchema } from '../http/schemas.js';
 import { JobList, JobListQuery, JobParams } from './schemas.js';
 import type { JobSummary } from './store.js';
 
-/** The public view of a job (its params and the error's kind and details stay internal). */
-export const jobView = (job: JobSummary & { params?: unknown }) => {
-  const { params: _params, error_kind: _kind, error_details: _details, ...rest } = job;
-  return rest;
-};
+const PUBLIC_FIELDS = Object.keys(JobSchema.properties) as (keyof typeof JobSchema.properties)[];
+
+/**
+ * The public view of a job: the fields of JobSchema (its params and the error's kind and details stay internal, and
+ * params are not even read: they are parsed on first read).
+ */
+export const jobView = (job: JobSummary): Static<typeof JobSchema> =>
+  Object.fromEntries(PUBLIC_FIELDS.map((field) => [field, job[field]])) as Static<typeof JobSchema>;
 
 /** Generic job endpoints: every job of every feature can be polled and cancelled here too. */
 export function registerJobs(app: App, ctx: AppContext): void {

@@ -56,7 +56,20 @@ const summaryFromRow = (r: Omit<Row, 'params'>): JobSummary => ({
   error_details: r.error_details ? JSON.parse(r.error_details) : null,
 });
 
-const fromRow = (r: Row): JobRecord => ({ ...summaryFromRow(r), params: JSON.parse(r.params) });
+/**
+ * params are parsed when first read: a render's hold its whole project (up to 8 MiB), and most readers never look at
+ * them (the update event after every progress write, a poll of the status).
+ */
+const fromRow = (r: Row): JobRecord => {
+  const job = summaryFromRow(r) as JobRecord;
+  let params: unknown;
+  Object.defineProperty(job, 'params', {
+    enumerable: true,
+    configurable: true,
+    get: () => (params ??= JSON.parse(r.params)),
+  });
+  return job;
+};
 
 /** SQL for the jobs table; the runner is its only user. */
 export class JobStore {

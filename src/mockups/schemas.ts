@@ -152,7 +152,7 @@ const stateProps = {
 export const ProjectState = Type.Object(stateProps, OPEN);
 
 export const PutBody = Type.Object(
-  { ...stateProps, id: Type.Optional(Type.String({ description: 'must match the path when given' })) },
+  { ...stateProps, id: Type.Optional(Type.String({ maxLength: 64, description: 'must match the path when given' })) },
   OPEN,
 );
 

@@ -11,6 +11,7 @@ import { DomainError, InvalidInput, TooLarge, UpstreamFailed } from '../errors.j
 import { moveIntoUnique } from '../files/atomic.js';
 import { sanitizeFilename, withExtension } from '../files/names.js';
 import { badRequest } from '../http/errors.js';
+import { jsonValueCount } from '../http/json-body.js';
 import { parseHttpUrl } from '../media/download.js';
 import { ARCHIVE_LIMITS, extractArchive, type ArchiveLimits } from './archive-reader.js';
 import { publicData, sha256File } from './page.js';
@@ -25,6 +26,8 @@ import type { Progress } from './service.js';
 
 /** board.json is read whole into memory: it must stay small. */
 const MAX_BOARD_JSON_BYTES = 32 * 1024 * 1024;
+/** 10,000 elements and 100,000 generations (the format's own limits) take about 1.5 million. */
+const MAX_BOARD_JSON_VALUES = 2_000_000;
 const checkBoardJson = Compile(BoardJsonSchema);
 
 const invalid = (message: string) => new InvalidInput(message, undefined, 'bad_share');
@@ -164,9 +167,14 @@ export class Importer {
   private async readBoardJson(file: string): Promise<BoardJson> {
     const st = await fsp.stat(file);
     if (st.size > MAX_BOARD_JSON_BYTES) throw invalid(`board.json is larger than ${MAX_BOARD_JSON_BYTES} bytes`);
+    const text = await fsp.readFile(file, 'utf8');
+    // Parsing costs by values, not bytes: 32 MiB of `[0]` would be 16 million of them, parsed on the event loop.
+    const values = jsonValueCount(text);
+    if (values > MAX_BOARD_JSON_VALUES)
+      throw invalid(`board.json holds ${values} JSON values, over the limit of ${MAX_BOARD_JSON_VALUES}`);
     let value: unknown;
     try {
-      value = JSON.parse(await fsp.readFile(file, 'utf8'));
+      value = JSON.parse(text);
     } catch (err) {
       throw invalid(`board.json is not JSON: ${(err as Error).message}`);
     }

@@ -42,7 +42,7 @@ export type ProjectSummary = Static<typeof ProjectSummarySchema>;
 export const NewProjectBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) });
 
 export const ProjectReplaceBody = Type.Object({
-  id: Type.Optional(Type.String({ description: 'must match the path when given' })),
+  id: Type.Optional(Type.String({ maxLength: 64, description: 'must match the path when given' })),
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'kept when left out' })),
   data: Type.Unknown({ description: 'the full project data; unknown fields are kept' }),
 });
