@@ -20,6 +20,10 @@ before(async () => {
 });
 after(async () => {
   loop.disable();
+  // For the reader, not asserted (timings go to bench/hostile.bench.ts): the loop's delay over this whole file.
+  console.log(
+    `event-loop delay over the file: max ${(loop.max / 1e6).toFixed(0)} ms, p99 ${(loop.percentile(99) / 1e6).toFixed(0)} ms`,
+  );
   await svc.close();
 });
 
