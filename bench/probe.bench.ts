@@ -2,18 +2,23 @@
  * Hostile-input probe: run with `npm run bench -- probe` (issue 24). Walks docs/openapi.json and sends every operation,
  * for every field of its body, query and path, values of the right type but hostile meaning (100 KB strings, names
  * with control characters, `..`, `%`, NUL or Windows device names, numbers from -1e308 to 1e308, arrays of 100,000
- * entries, objects nested near the depth limit, URLs to link-local and metadata addresses, file:// and a loopback
- * server that redirects there, ids of another board), then a few whole-body attacks (32 MB JSON, 100,000-item and
- * 100,000-channel projects, a still image trimmed to 1e6 s). Loopback only, bounded in count (PROBE_MAX_REQUESTS,
- * default 12,000) and time (PROBE_BUDGET_S for the walk, default 200 s).
+ * entries, objects of 100,000 fields or nested near the depth limit, URLs to link-local and metadata addresses in
+ * many spellings, file://, data: and a loopback server that redirects there, pages that open dialogs or load from
+ * those addresses, ids of another board), then whole-body attacks (32 MB JSON, projects of 100,000 items, channels or
+ * clips, a still trimmed to 1e6 s). Work that can be a job is asked as one (URLs also in place), looked at, and
+ * cancelled at once, except a job given a URL, which runs to its end so that its fetches meet the guard. Loopback
+ * only, bounded in count (PROBE_MAX_REQUESTS, default 12,000) and time (PROBE_BUDGET_S for the walk, default 200 s).
  * The service runs in a child process of its own (so the probe's work is not counted), with a resolver stand-in (names
- * under .probe.invalid resolve to 169.254.169.254, loopback names to loopback, others fail) and a guard on every socket
- * it opens: a connection to a link-local or metadata address is noted and never made, one leaving loopback is refused.
- * The child reports its event-loop delay (monitorEventLoopDelay over the run) and its RSS (start, peak, end after a
- * full collection).
- * A defect, which makes the run exit 1: a 5xx, an answer slower than SLOW_MS, an accepted job or stored state built
- * from absurd values (a number of magnitude 1e6 or more, an array of 100,000), an answer holding a duration over
- * 12 h, a connection to a forbidden address, health checks slower than SLOW_MS, or memory not back near its start.
+ * under .probe.invalid resolve to 169.254.169.254, `localhost` to loopback, others fail) and a guard on every socket
+ * it opens: a connection to a link-local or metadata address is noted and never made (checked at start), one leaving
+ * loopback is refused. The child reports its event-loop delay (monitorEventLoopDelay), the times its loop stood still
+ * 200 ms or more (each matched to the requests in flight), and its RSS (start, peak, end after a full collection).
+ * A defect, which makes the run exit 1: a 5xx (except those documented: a feature left unconfigured, an import that
+ * meets the probe's redirecting server) or no answer, an answer slower than SLOW_MS, a loop stall longer than SLOW_MS,
+ * a job accepted with an absurd value (a number of magnitude 1e6 or more, 100,000 entries or fields), stored state
+ * with 100,000 entries or a duration over 12 h, a job given a file:, ftp: or data: URL that completed, a connection
+ * to a forbidden address or off loopback, health checks slower than SLOW_MS, or RSS not back within RSS_SLACK of its
+ * start.
  */
 import { fork } from 'node:child_process';
 import dns from 'node:dns';
