@@ -878,6 +878,16 @@ async function main(): Promise<void> {
   }
   // A render of whatever the last accepted state is: it must not be an absurd one.
   await probe(`POST ${projectUrl}/render`, 'render after the attacks', undefined, 'POST', `${projectUrl}/render`, {});
+  // A project keeps its clips' URLs as given: a render of one whose clip is a hostile URL, run to its end.
+  for (const h of urls) {
+    const data = {
+      clips: [{ id: 'u', mediaType: 'video', url: h.value, duration: 1 }],
+      channels: [{ id: 'ch', items: [{ id: 'i', clipId: 'u', trimEnd: 1 }] }],
+    };
+    if ((await send('PUT', projectUrl, { data })).status !== 200) continue;
+    const op = 'POST /api/moodboards/{id}/video-projects/{pid}/render';
+    await probe(op, `clip url=${h.label}`, h, 'POST', `${projectUrl}/render`, {});
+  }
 
   for (const j of jobs.filter((x) => x.absurd)) note('absurd job', j.op, `${j.label} queued job ${j.id} (${j.status})`);
 
