@@ -76,10 +76,15 @@ export function widestObject(text: string, limit: number): { at: Segment[]; fiel
         top.keyStart = start;
         top.keyEnd = end;
         if (++top.n > limit) {
-          const at = frames
-            .slice(0, -1)
-            .map((f): Segment => (f.object ? (JSON.parse(text.slice(f.keyStart, f.keyEnd)) as string) : f.n));
-          return { at, fields: top.n };
+          try {
+            const at = frames
+              .slice(0, -1)
+              .map((f): Segment => (f.object ? (JSON.parse(text.slice(f.keyStart, f.keyEnd)) as string) : f.n));
+            return { at, fields: top.n };
+          } catch {
+            // A key that is not a JSON string: the text is malformed, which its parse refuses.
+            return undefined;
+          }
         }
       } else if (c === 0x2c && !top.object) top.n++;
     }

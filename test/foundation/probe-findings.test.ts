@@ -44,6 +44,9 @@ test('an object of more than MAX_OBJECT_KEYS fields is a 400 naming it, in any b
   });
   assert.equal(patch.status, 400, patch.text.slice(0, 300));
   assert.equal(patch.body.error.details[0].field, 'body.data.say "hi".1');
+  // Malformed text that looks wide (keys that are not strings) is refused as malformed, never a 500.
+  const malformed = await svc.api('POST', '/api/moodboards', `{1:{${'1:2,'.repeat(MAX_OBJECT_KEYS + 1)}"a":1}}`);
+  assert.equal(malformed.status, 400, malformed.text.slice(0, 300));
   // At the limit, the object is an ordinary one.
   const atLimit = await svc.api('PATCH', `/api/moodboards/${board}`, { name: 'Board', extra: wide(MAX_OBJECT_KEYS) });
   assert.notEqual(atLimit.body?.error?.code, 'too_many_fields', atLimit.text.slice(0, 300));
