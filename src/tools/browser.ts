@@ -269,6 +269,9 @@ export class BrowserPool {
     } else {
       page = await context.newPage();
     }
+    // alert(), confirm(), prompt() and beforeunload stop the page's scripts until answered, so a card calling one
+    // froze its render until the timeout: each is dismissed.
+    page.on('dialog', (dialog) => void dialog.dismiss().catch(() => undefined));
     // A popup (window.open, target=_blank) becomes a new target in this context: close it at once.
     context.on('targetcreated', (t) => {
       if (t.type() === 'page')

@@ -71,7 +71,9 @@ export async function registerUploads(app: App, ctx: AppContext): Promise<void> 
               part.file.resume();
               throw badRequest(`unexpected file field "${part.fieldname}"; the file goes in "file"`);
             }
-            if (part.filename.length > MAX_FILENAME_LENGTH) {
+            // A part sent with `filename=""` comes with no filename at all, whatever the types say.
+            const name = (part.filename as string | undefined) ?? '';
+            if (name.length > MAX_FILENAME_LENGTH) {
               part.file.resume();
               throw badRequest(`file's filename is longer than ${MAX_FILENAME_LENGTH} characters`, [
                 { field: 'file.filename', message: `must be at most ${MAX_FILENAME_LENGTH} characters` },
@@ -80,7 +82,7 @@ export async function registerUploads(app: App, ctx: AppContext): Promise<void> 
             const temp = tempPathIn(tmpDir, 'upload');
             upload = {
               temp,
-              filename: part.filename,
+              filename: name,
               mimetype: part.mimetype,
               out: fs.createWriteStream(temp, { flags: 'wx' }),
             };

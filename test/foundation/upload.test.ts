@@ -69,6 +69,16 @@ test('filenames from the request are sanitised', async () => {
   assert.equal(fs.existsSync(path.join(svc.dataDir, 'media', 'escape.txt')), false);
 });
 
+test('a file part with an empty filename is stored under the fallback name (it was a 500)', async () => {
+  const id = await svc.createBoard();
+  // `filename=""`: the multipart parser then gives the part no filename at all.
+  const res = await svc.upload(id, { name: '', data: 'x' }, { addToBoard: true });
+  assert.equal(res.status, 200, res.text);
+  assert.equal(res.body.filename, 'upload');
+  assert.equal(res.body.element.name, 'upload');
+  assert.deepEqual(boardFiles(id), ['upload']);
+});
+
 test('add_to_board creates the element with merged data; type from the file', async () => {
   const id = await svc.createBoard();
   const res = await svc.upload(

@@ -249,6 +249,25 @@ describe('HTML rendering on virtual time', () => {
     }
   });
 
+  it('renders a card that calls alert(), confirm() and prompt(): the dialogs are dismissed', async () => {
+    // A dialog stopped the page's scripts until answered: the render waited for its time limit (bench/probe).
+    const html = `<!doctype html><html><body style="margin:0;background:rgb(255,0,0)"><script>
+  alert('hi');
+  const dismissed = confirm('sure?') === false && prompt('name?') === null;
+  document.body.style.background = dismissed ? 'rgb(0,0,255)' : 'rgb(0,255,0)';
+</script></body></html>`;
+    const res = await s.api('POST', '/api/html/render-frame', {
+      html,
+      width: 20,
+      height: 20,
+      frame: 1,
+      board_id: board,
+    });
+    assert.equal(res.status, 200, res.text);
+    const px = await pngPixels(await bytesOf(res.body.url));
+    assert.deepEqual(px(10, 10), [0, 0, 255]);
+  });
+
   it('answers invalid render parameters with 400 and an unknown board with 404', async () => {
     const base = { html: '<p>x</p>', width: 160, height: 120, fps: 10, duration: 1, board_id: board };
     const cases: [Record<string, unknown>, RegExp][] = [
