@@ -40,11 +40,19 @@ export interface BrowserPage {
   beginFrameControl: boolean;
   /** The current viewport as an image. */
   capture(opts: CaptureOptions): Promise<Buffer>;
+  /**
+   * The current viewport as an image, or undefined when the compositor drew nothing new since this page's previous
+   * `captureChanged` (begin-frame capture only: the begin-frame reports whether the frame has damage). The first call,
+   * and every call where damage cannot be known (screenshots), answers an image.
+   */
+  captureChanged(opts: CaptureOptions): Promise<Buffer | undefined>;
 }
 
 export interface BrowserPoolOptions {
   /** Pages open at once; further callers wait. */
   maxPages?: number;
+  /** Pages one render may use at once (`pagesPerRender`); at most `maxPages`. */
+  pagesPerRender?: number;
   /** A browser is restarted after this many pages, which bounds slow leaks in a long-running service. */
   recycleAfter?: number;
   /** V8 heap limit of each renderer in MiB. */
@@ -140,7 +148,7 @@ interface Running {
   pagesOpened: number;
   pagesOpen: number;
   retiring: boolean;
-  /** The begin-frame capture in progress, if any (see `beginFrameInTurn`). */
+  /** The begin-frame capture in progress, if any (see `inTurn`). */
   drawing: Promise<unknown>;
 }
 
@@ -155,7 +163,7 @@ const BEGIN_FRAME_PROBE_MS = 15_000;
 export class BrowserPool {
   /**
    * One browser per page slot, each opened when a page needs it. Begin-frames of pages in one browser must take turns
-   * (see `beginFrameInTurn`), those of separate browsers need not: with a browser per page the pages of a video draw
+   * (see `inTurn`), those of separate browsers need not: with a browser per page the pages of a video draw
    * at the same time, and a heavy card rendered about 35-45% faster than with two pages in one browser.
    */
   private readonly lanes: (Promise<Running> | undefined)[];
@@ -165,6 +173,8 @@ export class BrowserPool {
   private readonly waiting: { n: number; grant: () => void }[] = [];
   private closed = false;
   private readonly maxPages: number;
+  /** Pages one render may use at once (a video's frame ranges, docs/html.md). */
+  readonly pagesPerRender: number;
   private readonly recycleAfter: number;
   private readonly heapMiB: number;
   /** Per Chromium binary: whether it draws under begin-frame control (learnt at its first launch). */
@@ -176,6 +186,7 @@ export class BrowserPool {
     opts: BrowserPoolOptions = {},
   ) {
     this.maxPages = opts.maxPages ?? 2;
+    this.pagesPerRender = Math.min(this.maxPages, opts.pagesPerRender ?? this.maxPages);
     this.recycleAfter = opts.recycleAfter ?? 100;
     this.heapMiB = opts.rendererHeapMiB ?? 512;
     this.lanes = Array.from({ length: this.maxPages }, () => undefined);
@@ -280,10 +291,23 @@ export class BrowserPool {
     await page.setViewport({ width: opts.width, height: opts.height, deviceScaleFactor: 1 });
     await page.setBypassServiceWorker(true);
     const cdp = await page.createCDPSession();
-    const capture = running.beginFrameControl
-      ? (o: CaptureOptions) => this.beginFrameInTurn(running, cdp, o)
-      : (o: CaptureOptions) => this.screenshot(cdp, o);
-    return { page, cdp, beginFrameControl: running.beginFrameControl, capture };
+    if (!running.beginFrameControl) {
+      const capture = (o: CaptureOptions) => this.screenshot(cdp, o);
+      return { page, cdp, beginFrameControl: false, capture, captureChanged: capture };
+    }
+    let drawn = false;
+    return {
+      page,
+      cdp,
+      beginFrameControl: true,
+      capture: (o) => this.inTurn(running, () => this.beginFrame(cdp, o)),
+      captureChanged: (o) =>
+        this.inTurn(running, async () => {
+          const png = await this.beginFrameIfDamaged(cdp, o, drawn);
+          drawn = true;
+          return png;
+        }),
+    };
   }
 
   /**
@@ -292,10 +316,27 @@ export class BrowserPool {
    * violation and kills its GPU process; 147 tolerated it. The pages still run their scripts and advance their clocks
    * in parallel.
    */
-  private beginFrameInTurn(running: Running, cdp: CDPSession, o: CaptureOptions): Promise<Buffer> {
-    const frame = running.drawing.then(() => this.beginFrame(cdp, o));
+  private inTurn<T>(running: Running, draw: () => Promise<T>): Promise<T> {
+    const frame = running.drawing.then(draw);
     running.drawing = frame.catch(() => undefined);
     return frame;
+  }
+
+  /**
+   * A begin-frame that draws without an image first: when it reports no damage the picture is the one drawn before
+   * (answered as undefined, unless `drawn` is false: nothing was captured yet). A frame with a screenshot damages the
+   * next one in full (a copy request redraws everything), so after the image one more begin-frame absorbs that
+   * damage; the next call's damage is then the page's own. The frame is drawn without the image first, so its raster
+   * happens once; the image frame and the absorbing one only composite the tiles already drawn.
+   */
+  private async beginFrameIfDamaged(cdp: CDPSession, o: CaptureOptions, drawn: boolean): Promise<Buffer | undefined> {
+    // The page's side of the frame first, for the same reason as in `beginFrame`.
+    await cdp.send('HeadlessExperimental.beginFrame', { noDisplayUpdates: true });
+    const { hasDamage } = await cdp.send('HeadlessExperimental.beginFrame', {});
+    if (!hasDamage && drawn) return undefined;
+    const png = await this.screenshotFrame(cdp, o);
+    await cdp.send('HeadlessExperimental.beginFrame', {});
+    return png;
   }
 
   /**
@@ -308,6 +349,10 @@ export class BrowserPool {
     // runs the page's side of a frame only (noDisplayUpdates: no compositing or drawing), which took a quarter off
     // Chromium's CPU per frame of a busy 720p card.
     await cdp.send('HeadlessExperimental.beginFrame', { noDisplayUpdates: true });
+    return this.screenshotFrame(cdp, o);
+  }
+
+  private async screenshotFrame(cdp: CDPSession, o: CaptureOptions): Promise<Buffer> {
     for (let attempt = 0; attempt < BEGIN_FRAME_ATTEMPTS; attempt++) {
       const res = await cdp.send('HeadlessExperimental.beginFrame', {
         screenshot: { format: o.format, quality: o.quality, optimizeForSpeed: true },
