@@ -146,7 +146,11 @@ async function loadCard(lent: BrowserPage, env: CardEnv, spec: CardSpec, signal:
         frame++;
         check();
         await abortable(
-          evaluate(cdp, `window.__bmsClock.advanceTo(${(frame * 1000) / spec.fps}, ${!lent.beginFrameControl})`),
+          // Only the frame asked for is drawn; those before it are stepped through.
+          evaluate(
+            cdp,
+            `window.__bmsClock.advanceTo(${(frame * 1000) / spec.fps}, ${!lent.beginFrameControl}, ${frame === index})`,
+          ),
           signal,
         );
         onFrame?.(frame);
