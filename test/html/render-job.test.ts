@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import fsp from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
@@ -270,6 +271,25 @@ describe('HTML renders as jobs (async: true)', () => {
   it('a synchronous render stops when its client goes away, leaving no partial file', async () => {
     const { board, card } = await boardWithImage('Gone');
     const filesBefore = await boardFiles(board);
+    // A render split into frame ranges writes its parts in a scratch folder and the video only when it joins them.
+    const partsDirs = async () =>
+      (await fsp.readdir(os.tmpdir()))
+        .filter((n) => n.startsWith('bms-html-parts-'))
+        .map((n) => path.join(os.tmpdir(), n));
+    const dirsBefore = new Set(await partsDirs());
+    const newParts = async () => (await partsDirs()).filter((d) => !dirsBefore.has(d));
+    const writing = async () => {
+      if ((await boardFiles(board)).some((n) => n.startsWith('.tmp-'))) return true;
+      for (const dir of await newParts()) {
+        const sizes = await Promise.all(
+          (await fsp.readdir(dir).catch(() => [])).map(
+            async (n) => (await fsp.stat(path.join(dir, n)).catch(() => null))?.size ?? 0,
+          ),
+        );
+        if (sizes.some((size) => size > 0)) return true;
+      }
+      return undefined;
+    };
     const client = new AbortController();
     const pending = fetch(`${s.baseUrl}/api/html/render`, {
       method: 'POST',
@@ -277,11 +297,7 @@ describe('HTML renders as jobs (async: true)', () => {
       body: JSON.stringify({ html: card, ...SMALL, duration: 60, board_id: board }),
       signal: client.signal,
     }).catch((err: unknown) => err);
-    await eventually(
-      async () => ((await boardFiles(board)).some((n) => n.startsWith('.tmp-')) ? true : undefined),
-      60_000,
-      'the render to start writing',
-    );
+    await eventually(writing, 60_000, 'the render to start writing');
     client.abort();
     await pending;
     await eventually(
@@ -289,6 +305,7 @@ describe('HTML renders as jobs (async: true)', () => {
       30_000,
       'the partial file to go',
     );
+    await eventually(async () => ((await newParts()).length === 0 ? true : undefined), 30_000, 'the parts to go');
     assert.deepEqual(await elementsOf(board), [], 'no element was added');
   });
 });
