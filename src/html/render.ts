@@ -133,9 +133,11 @@ export async function captureVideo(
   opts: EncodeOptions,
   onFrame?: (index: number, png: Buffer) => void,
 ): Promise<string[]> {
-  const ranges = frameRanges(opts.frameCount, opts.ranges ?? env.pool.pagesPerRender, opts.alpha);
+  const wanted = frameRanges(opts.frameCount, opts.ranges ?? env.pool.pagesPerRender, opts.alpha).length;
   const seen = (f: number, png: Buffer) => onFrame?.(f, png);
-  return withCardPages(env, spec, ranges.length, opts.signal, async (cards) => {
+  return withCardPages(env, spec, wanted, opts.signal, async (cards) => {
+    // The pool lends no more pages than it has slots: a range per page it lent.
+    const ranges = frameRanges(opts.frameCount, cards.length, opts.alpha);
     if (ranges.length === 1) {
       await encodeFrames(tools, opts, (sink) => captureRange(cards[0], ranges[0], sink, seen, opts.frames));
     } else {
