@@ -154,6 +154,17 @@ interface Running {
 
 const BEGIN_FRAME_ATTEMPTS = 8;
 
+/** Frames with damage in a row after which a page counts as animated, and the frames then captured unasked. */
+const BUSY_AFTER = 2;
+const BUSY_FRAMES = 8;
+
+/** What `captureChanged` knows of a page: whether it captured yet, damaged frames in a row, unasked frames left. */
+interface Changes {
+  drawn: boolean;
+  damaged: number;
+  busyLeft: number;
+}
+
 /** Why a wait for a page slot ended: the signal's own domain error (a time limit, a job cancel), else Cancelled. */
 const stopReason = (signal: AbortSignal): DomainError =>
   signal.reason instanceof DomainError ? signal.reason : new Cancelled('The request was cancelled', 'aborted');
@@ -295,18 +306,13 @@ export class BrowserPool {
       const capture = (o: CaptureOptions) => this.screenshot(cdp, o);
       return { page, cdp, beginFrameControl: false, capture, captureChanged: capture };
     }
-    let drawn = false;
+    const changes: Changes = { drawn: false, damaged: 0, busyLeft: 0 };
     return {
       page,
       cdp,
       beginFrameControl: true,
       capture: (o) => this.inTurn(running, () => this.beginFrame(cdp, o)),
-      captureChanged: (o) =>
-        this.inTurn(running, async () => {
-          const png = await this.beginFrameIfDamaged(cdp, o, drawn);
-          drawn = true;
-          return png;
-        }),
+      captureChanged: (o) => this.inTurn(running, () => this.beginFrameIfDamaged(cdp, o, changes)),
     };
   }
 
@@ -324,19 +330,34 @@ export class BrowserPool {
 
   /**
    * A begin-frame that draws without an image first: when it reports no damage the picture is the one drawn before
-   * (answered as undefined, unless `drawn` is false: nothing was captured yet). A frame with a screenshot damages the
-   * next one in full (a copy request redraws everything), so after the image one more begin-frame absorbs that
-   * damage; the next call's damage is then the page's own. The frame is drawn without the image first, so its raster
-   * happens once; the image frame and the absorbing one only composite the tiles already drawn.
+   * (answered as undefined, unless nothing was captured yet). A frame with a screenshot damages the next one in full
+   * (a copy request redraws everything), so after the image one more begin-frame absorbs that damage; the next check's
+   * damage is then the page's own. The frame is drawn without the image first, so its raster happens once; the image
+   * frame and the absorbing one only composite the tiles already drawn.
+   *
+   * A page that changed on BUSY_AFTER frames in a row is taken as animated: its next BUSY_FRAMES frames are captured
+   * without asking (two begin-frames instead of four), then it is asked again. Every frame of an animated stretch is
+   * captured, so this moves no frame; a page that stops changing is seen at most BUSY_FRAMES frames later.
    */
-  private async beginFrameIfDamaged(cdp: CDPSession, o: CaptureOptions, drawn: boolean): Promise<Buffer | undefined> {
+  private async beginFrameIfDamaged(cdp: CDPSession, o: CaptureOptions, c: Changes): Promise<Buffer | undefined> {
     // The page's side of the frame first, for the same reason as in `beginFrame`.
     await cdp.send('HeadlessExperimental.beginFrame', { noDisplayUpdates: true });
+    if (c.busyLeft > 0) {
+      const image = await this.screenshotFrame(cdp, o);
+      // The last frame of a busy stretch absorbs its screenshot's damage, so the next call can ask again.
+      if (--c.busyLeft === 0) await cdp.send('HeadlessExperimental.beginFrame', {});
+      return image;
+    }
     const { hasDamage } = await cdp.send('HeadlessExperimental.beginFrame', {});
-    if (!hasDamage && drawn) return undefined;
-    const png = await this.screenshotFrame(cdp, o);
-    await cdp.send('HeadlessExperimental.beginFrame', {});
-    return png;
+    if (!hasDamage && c.drawn) {
+      c.damaged = 0;
+      return undefined;
+    }
+    c.drawn = true;
+    const image = await this.screenshotFrame(cdp, o);
+    if (++c.damaged >= BUSY_AFTER) c.busyLeft = BUSY_FRAMES;
+    else await cdp.send('HeadlessExperimental.beginFrame', {});
+    return image;
   }
 
   /**
