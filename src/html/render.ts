@@ -303,8 +303,8 @@ export async function renderHtmlFrameJob(job: JobContext<HtmlFrameParams>): Prom
 
 /**
  * Renders a card to a video at `output` (and its proxy at `proxyOutput`) under the render time limit; the caller owns
- * both paths (and removes them on failure). `onProgress` gets the share of frames done. Answers the middle frame as a
- * PNG, for a thumbnail or poster.
+ * both paths (and removes them on failure). `onProgress` gets the share of frames done. Frames travel as JPEG (the
+ * video is lossy anyway); answers the middle frame's JPEG, for a thumbnail or poster.
  */
 export async function renderToFile(
   env: RenderEnv,
