@@ -165,7 +165,8 @@ async function encodeRanges(
   const proxies = ranges.map((_, i) => path.join(dir, `proxy${i}.mp4`));
   const lengths = ranges.map((r) => r.end - r.start);
   try {
-    await Promise.all(
+    // Settled, not raced: the folder is removed only once every range's ffmpeg has exited.
+    const encoded = await Promise.allSettled(
       ranges.map((range, i) =>
         encodeFrames(
           tools,
@@ -184,6 +185,8 @@ async function encodeRanges(
         }),
       ),
     );
+    const failed = encoded.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
     const join = { signal: opts.signal, timeoutMs: opts.timeoutMs };
     await joinParts(tools, parts, lengths, opts.fps, opts.format, opts.output, join);
     if (opts.proxy) await joinParts(tools, proxies, lengths, opts.fps, 'mp4', opts.proxy.output, join);
