@@ -289,7 +289,8 @@ export async function encodeFrames(
  * Joins videos encoded by `encodeFrames` from consecutive frame ranges into one file without re-encoding (ffmpeg's
  * concat demuxer, stream copy): each part starts on a key frame and refers to no frame of another (every encode
  * starts with a closed GOP), so the joined video decodes to exactly the parts' frames. `frames[i]` is the length of
- * part i: its duration is written in the list, so the timestamps go on without a gap or an overlap.
+ * part i: its duration is written in the list, so the timestamps go on without a gap or an overlap. `output` is the
+ * empty file `captureVideo` created for the render at its fresh temp path, and is overwritten.
  */
 export async function joinParts(
   tools: Tools,
@@ -312,6 +313,7 @@ export async function joinParts(
       [
         '-loglevel',
         'error',
+        '-y',
         '-f',
         'concat',
         '-safe',

@@ -165,6 +165,10 @@ async function encodeRanges(
   const proxies = ranges.map((_, i) => path.join(dir, `proxy${i}.mp4`));
   const lengths = ranges.map((r) => r.end - r.start);
   try {
+    // The output files exist from the start, as a one-range render's do (ffmpeg creates them with its first frame):
+    // whoever watches the output folder sees the render writing. The join fills them.
+    for (const file of [opts.output, ...(opts.proxy ? [opts.proxy.output] : [])])
+      await fsp.writeFile(file, '', { flag: 'wx' });
     // Settled, not raced: the folder is removed only once every range's ffmpeg has exited.
     const encoded = await Promise.allSettled(
       ranges.map((range, i) =>
