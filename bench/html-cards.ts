@@ -92,3 +92,42 @@ ${rafLoop(
     g.beginPath(); g.arc(150, 95, 80, 0, 2 * Math.PI * ((ts / 1000) % 1)); g.stroke();`,
 )}</body></html>`;
 }
+
+/**
+ * A card where nothing moves: a note as most cards on a moodboard are (gradient, heading, quote, a row of swatches
+ * with shadows). Every frame is the same picture.
+ */
+export function staticCard(): string {
+  const swatches = ['#e63946', '#f1c453', '#2a9d8f', '#264653', '#a8dadc']
+    .map((c) => `<i style="background:${c}"></i>`)
+    .join('');
+  return `<!doctype html><html><head><meta charset="utf-8"><style>
+  html, body { margin: 0; width: 100vw; height: 100vh; overflow: hidden; font: 28px serif; color: #f4efe6;
+               background: linear-gradient(135deg, #1d2b3a, #4a2f4f 60%, #7a4a3a); }
+  h1 { position: absolute; left: 8vw; top: 36vh; margin: 0; font: 700 9vh sans-serif; letter-spacing: -.02em; }
+  blockquote { position: absolute; left: 8vw; top: 52vh; width: 60vw; margin: 0; font-style: italic; line-height: 1.5; }
+  .sw { position: absolute; left: 8vw; bottom: 6vh; display: flex; gap: 2vw; }
+  .sw i { width: 9vh; height: 9vh; border-radius: 1.5vh; box-shadow: 0 1vh 3vh rgba(0,0,0,.45); }
+</style></head><body>
+<h1>Autumn palette</h1>
+<blockquote>"Colour is a power which directly influences the soul." Warm rust against deep ink, with a teal accent for
+calm, for the spring campaign's landing page and its print run.</blockquote>
+<div class="sw">${swatches}</div></body></html>`;
+}
+
+/**
+ * The static card with one small moving accent: the CSS timing bar (8 px wide) crossing the width once in `seconds`,
+ * so the timing error of the CSS band can be measured as on the other cards.
+ */
+export function accentCard(width: number, seconds: number): string {
+  const travel = width - BAR;
+  return staticCard()
+    .replace(
+      '</style>',
+      `.bar { position: absolute; left: 0; width: ${BAR}px; height: 20vh; background: #fff; }
+  #css { top: 10vh; animation: slide ${seconds}s linear forwards; }
+  @keyframes slide { from { transform: translateX(0); } to { transform: translateX(${travel}px); } }
+</style>`,
+    )
+    .replace('</body>', '<div id="css" class="bar"></div></body>');
+}

@@ -3,7 +3,7 @@
  * captures it in several ways, and the CPU each Chromium process type spent per frame is read from /proc; then the
  * captured frames go through ffmpeg with the render's own arguments, as PNG and as raw RGBA, to split ffmpeg's part.
  *
- *   npx tsx bench/html-stages.ts [--card=heavy|light] [--frames=60] [--width=1280 --height=720]
+ *   npx tsx bench/html-stages.ts [--card=heavy|light|accent|static] [--frames=60] [--width=1280 --height=720]
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -13,7 +13,7 @@ import { BrowserPool } from '../src/tools/browser.js';
 import { Tools } from '../src/tools/locate.js';
 import { VIRTUAL_CLOCK_SCRIPT } from '../src/html/virtual-clock.js';
 import { CARD_URL } from '../src/html/sandbox.js';
-import { benchCard, heavyCard } from './html-cards.js';
+import { accentCard, benchCard, heavyCard, staticCard } from './html-cards.js';
 import { descendsFrom, processTable } from './proc.js';
 
 const arg = (name: string, def: string) =>
@@ -86,13 +86,21 @@ async function main(): Promise<void> {
   const width = Number(arg('width', '1280'));
   const height = Number(arg('height', '720'));
   const fps = 60;
-  const html = card === 'heavy' ? heavyCard(width, 5) : benchCard(width, 5);
+  const html =
+    card === 'heavy'
+      ? heavyCard(width, 5)
+      : card === 'accent'
+        ? accentCard(width, 5)
+        : card === 'static'
+          ? staticCard()
+          : benchCard(width, 5);
   const tools = new Tools(process.env);
   const chromium = await tools.require('chromium');
   const ffmpeg = (await tools.require('ffmpeg')).path;
   const pool = new BrowserPool(tools, pino({ level: 'silent' }));
   console.log(`${card} card ${width}x${height}, ${frames} frames per stage, ${chromium.version}`);
   const captured: Buffer[] = [];
+  const jpegs: Buffer[] = [];
   try {
     await pool.withPage({ width, height }, async (lent) => {
       console.log(`begin-frame control: ${lent.beginFrameControl}`);
@@ -128,6 +136,25 @@ async function main(): Promise<void> {
           async () => (await advance(), await bf({ noDisplayUpdates: true }), await bf({}), 0),
         ],
       ];
+      if (lent.beginFrameControl)
+        stages.push([
+          'clock + jpeg q95 as rendered now (drawn, image, absorbing frame)',
+          async () => {
+            await advance();
+            await bf({ noDisplayUpdates: true });
+            const { hasDamage } = (await bf({})) as { hasDamage: boolean };
+            if (!hasDamage) return 0;
+            for (;;) {
+              const r = await bf({ screenshot: { format: 'jpeg', quality: 95, optimizeForSpeed: true } });
+              if (r.screenshotData) {
+                await bf({});
+                const b = Buffer.from(r.screenshotData, 'base64');
+                jpegs.push(b);
+                return b.length;
+              }
+            }
+          },
+        ]);
       if (lent.beginFrameControl)
         for (const [name, shot] of [
           ['png (as rendered today)', { format: 'png', optimizeForSpeed: true }],
@@ -203,7 +230,9 @@ async function main(): Promise<void> {
   const raw = await Promise.all(frames60.map((f) => sharp(f).ensureAlpha().raw().toBuffer()));
   const rgba = ['-f', 'rawvideo', '-pix_fmt', 'rgba', '-s', `${width}x${height}`, '-framerate', String(fps)];
   const decodeOnly = ['-f', 'null', '-'];
+  const jpeg = ['-f', 'image2pipe', '-framerate', String(fps), '-c:v', 'mjpeg'];
   for (const [name, input, data, out] of [
+    ['ffmpeg JPEG q95 in, render encode', jpeg, jpegs.slice(0, frames), render],
     ['ffmpeg PNG decode only', png, frames60, decodeOnly],
     ['ffmpeg raw RGBA in, nothing out', rgba, raw, decodeOnly],
     ['ffmpeg PNG in, render encode', png, frames60, render],

@@ -1,19 +1,26 @@
 /**
- * HTML render benchmark: frames per second of POST /api/html/render for 5 s of 1280x720 at 60 fps and 1920x1080 at
- * 30 fps of a light card with a CSS animation and a requestAnimationFrame animation, and 5 s of 1280x720 at 60 fps of
- * a heavy card (36 boxes moving, rotating and changing colour by CSS keyframes, a spinner, a canvas drawn from rAF,
- * static text), beside timecut (installed from npm
- * into a temp folder, without its browser download, and pointed at the same Chromium and ffmpeg) on the same card.
- * Timing accuracy: each card moves one bar by CSS and one by rAF across the width; the bar's position in sampled
- * frames, decoded from the video, gives the time the frame really shows. On Linux it also prints where the CPU went
- * during our render (ffmpeg, the service's own process, Chromium and the rest), which is what bounds the frame rate.
+ * HTML render benchmark: frames per second of POST /api/html/render for the cards of issue 27, beside timecut
+ * (installed from npm into a temp folder, without its browser download, and pointed at the same Chromium and ffmpeg)
+ * on the same card:
  *
- *   npx tsx bench/html.bench.ts            both sizes, ours and timecut
- *   npx tsx bench/html.bench.ts --quick    1 s instead of 5 s
+ * - static: 10 s of 1920x1080 at 60 fps of a card where nothing moves (a note: gradient, heading, quote, swatches);
+ * - accent: the same card with one small moving element (an 8 px bar crossing the width), 10 s of 1920x1080 at 60 fps;
+ * - heavy: 5 s of 1280x720 at 60 fps of a heavy card (36 boxes moving, rotating and changing colour by CSS keyframes, a
+ *   spinner, a canvas drawn from rAF, static text);
+ * - light: 5 s of 1280x720 at 60 fps of a light card with a CSS and a requestAnimationFrame animation (`--case=light`).
+ *
+ * Timing accuracy: the cards move one bar by CSS and (light, heavy) one by rAF across the width; the bar's position in
+ * sampled frames, decoded from the video, gives the time the frame really shows. On Linux it also prints where the CPU
+ * went during our render (ffmpeg, the service's own process, Chromium and the rest), which is what bounds the frame
+ * rate.
+ *
+ *   npx tsx bench/html.bench.ts                    static, accent, heavy: ours and timecut
+ *   npx tsx bench/html.bench.ts --quick            1 s per case
  *   npx tsx bench/html.bench.ts --no-timecut
- *   npx tsx bench/html.bench.ts --card=heavy   only the heavy card (or --card=light)
+ *   npx tsx bench/html.bench.ts --case=heavy,light only these cards (--card= is the same)
+ *   npx tsx bench/html.bench.ts --ranges=1,2,4     ours once per HTML_RENDER_RANGES setting (default: the service's)
  *   npx tsx bench/html.bench.ts --chromium=/usr/bin/chromium-headless-shell,/tmp/chromium
- *                                          each case with each of these Chromium binaries (default: the located one)
+ *                                                  each case with each of these Chromium binaries (default: located)
  *
  * The machine's load average (1 minute, as `uptime` prints it) is printed beside each run: on a shared machine the
  * frames per second follow the share of the cores a render gets, the CPU per frame does not.
@@ -26,17 +33,34 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { Tools } from '../src/tools/locate.js';
 import { startService } from '../test/helpers/service.js';
-import { BAR, benchCard, heavyCard } from './html-cards.js';
+import { accentCard, BAR, benchCard, heavyCard, staticCard } from './html-cards.js';
 import { descendsFrom, processTable } from './proc.js';
 
 const run = promisify(execFile);
 const args = new Set(process.argv.slice(2));
-const SECONDS = args.has('--quick') ? 1 : 5;
-const CASES = [
-  { card: 'light', width: 1280, height: 720, fps: 60 },
-  { card: 'light', width: 1920, height: 1080, fps: 30 },
-  { card: 'heavy', width: 1280, height: 720, fps: 60 },
+const QUICK = args.has('--quick');
+const ALL_CASES = [
+  { card: 'static', width: 1920, height: 1080, fps: 60, seconds: 10, bands: [] },
+  { card: 'accent', width: 1920, height: 1080, fps: 60, seconds: 10, bands: ['css'] },
+  { card: 'heavy', width: 1280, height: 720, fps: 60, seconds: 5, bands: ['css', 'raf'] },
+  { card: 'light', width: 1280, height: 720, fps: 60, seconds: 5, bands: ['css', 'raf'] },
 ] as const;
+const option = (name: string) => [...args].find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const chosenCards = (option('case') ?? option('card'))?.split(',') ?? ['static', 'accent', 'heavy'];
+const CASES = ALL_CASES.filter((c) => chosenCards.includes(c.card)).map((c) => ({
+  ...c,
+  seconds: QUICK ? 1 : c.seconds,
+}));
+type Case = (typeof CASES)[number];
+/** HTML_RENDER_RANGES settings to run ours with (undefined: the service's own choice). */
+const RANGES = option('ranges')?.split(',') ?? [undefined];
+
+function cardHtml(c: Case): string {
+  if (c.card === 'heavy') return heavyCard(c.width, c.seconds);
+  if (c.card === 'light') return benchCard(c.width, c.seconds);
+  if (c.card === 'accent') return accentCard(c.width, c.seconds);
+  return staticCard();
+}
 const TIMECUT_VERSION = '0.3.3';
 
 /** Column of the bar's centre in one row band of frame `index`, or undefined when no bar is visible. */
@@ -84,20 +108,22 @@ async function barCentre(
 async function timingError(
   ffmpeg: string,
   file: string,
-  c: (typeof CASES)[number],
+  c: Case,
   frames: number,
 ): Promise<{ css: number; raf: number }> {
   const travel = c.width - BAR;
   const samples = [1, 2, 3, 4].map((k) => Math.floor((k * frames) / 5));
-  const worst = { css: 0, raf: 0 };
+  const worst = { css: NaN, raf: NaN };
   for (const f of samples) {
     const want = f / c.fps;
     for (const [key, band] of [
       ['css', 0.2],
       ['raf', 0.7],
     ] as const) {
+      if (!(c.bands as readonly string[]).includes(key)) continue;
       const centre = await barCentre(ffmpeg, file, f, c.width, c.height, band);
-      const shown = centre === undefined ? Infinity : ((centre - BAR / 2 + 0.5) / travel) * SECONDS;
+      const shown = centre === undefined ? Infinity : ((centre - BAR / 2 + 0.5) / travel) * c.seconds;
+      if (Number.isNaN(worst[key])) worst[key] = 0;
       worst[key] = Math.max(worst[key], Math.abs(shown - want) * 1000);
     }
   }
@@ -126,14 +152,23 @@ async function installTimecut(): Promise<string> {
  */
 async function runTimecut(
   dir: string,
-  opts: { url: string; output: string; width: number; height: number; fps: number; chromium: string; ffmpeg: string },
+  opts: {
+    url: string;
+    output: string;
+    width: number;
+    height: number;
+    fps: number;
+    seconds: number;
+    chromium: string;
+    ffmpeg: string;
+  },
 ): Promise<{ seconds: number; cpu?: number }> {
   const script = `
     const timecut = require(${JSON.stringify(path.join(dir, 'node_modules', 'timecut'))});
     const started = Date.now();
     timecut({
       url: ${JSON.stringify(opts.url)}, output: ${JSON.stringify(opts.output)},
-      viewport: { width: ${opts.width}, height: ${opts.height} }, fps: ${opts.fps}, duration: ${SECONDS},
+      viewport: { width: ${opts.width}, height: ${opts.height} }, fps: ${opts.fps}, duration: ${opts.seconds},
       executablePath: ${JSON.stringify(opts.chromium)}, ffmpegPath: ${JSON.stringify(opts.ffmpeg)},
       launchArguments: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--hide-scrollbars', '--font-render-hinting=none'],
       pipeMode: true, screenshotType: 'png', quiet: true,
@@ -207,10 +242,8 @@ async function main(): Promise<void> {
   const chosen = [...args].find((a) => a.startsWith('--chromium='))?.slice('--chromium='.length);
   const rows: string[] = [];
   for (const chromiumPath of chosen ? chosen.split(',') : [undefined]) await benchChromium(chromiumPath, rows);
-  console.log(
-    '\n| Case | Chromium | ours frames/s (load) | timecut frames/s (load) | ratio | CPU ms/frame ours / timecut | ours worst error CSS / rAF (ms) | timecut worst error CSS / rAF (ms) |',
-  );
-  console.log('|---|---|---|---|---|---|---|---|');
+  console.log('\n| Case | Renderer | Chromium | frames/s (load) | CPU ms/frame | worst error CSS / rAF (ms) |');
+  console.log('|---|---|---|---|---|---|');
   for (const r of rows) console.log(r);
 }
 
@@ -220,115 +253,117 @@ async function benchChromium(chromiumPath: string | undefined, rows: string[]): 
   const chromium = await tools.require('chromium');
   const ffmpeg = (await tools.require('ffmpeg')).path;
   const browserName = `${chromium.version} (${chromium.path})`;
-  console.log(`\nHTML render benchmark: ${SECONDS} s per case, ${os.cpus().length} cores, ${browserName}`);
+  console.log(`\nHTML render benchmark: ${os.cpus().length} cores, ${browserName}`);
 
   const work = await fsp.mkdtemp(path.join(os.tmpdir(), 'bms-bench-html-'));
-  const s = await startService(env);
-  try {
-    const board = await s.createBoard('bench');
-    // Warm the browser pool, as a running service has it.
-    await s.api('POST', '/api/html/render-frame', {
-      html: '<p>warm</p>',
-      width: 64,
-      height: 64,
-      fps: 1,
-      board_id: board,
-    });
-
-    let timecutDir: string | undefined;
-    let timecutSkipped: string | undefined;
-    if (args.has('--no-timecut')) timecutSkipped = 'skipped (--no-timecut)';
-    else {
-      try {
-        timecutDir = await installTimecut();
-      } catch (err) {
-        timecutSkipped = `could not be installed: ${(err as Error).message.split('\n')[0]}`;
-      }
+  let timecutDir: string | undefined;
+  let timecutSkipped: string | undefined;
+  if (args.has('--no-timecut')) timecutSkipped = 'skipped (--no-timecut)';
+  else {
+    try {
+      timecutDir = await installTimecut();
+    } catch (err) {
+      timecutSkipped = `could not be installed: ${(err as Error).message.split('\n')[0]}`;
     }
-
-    const only = [...args].find((a) => a.startsWith('--card='))?.slice('--card='.length);
-    for (const c of CASES.filter((k) => !only || k.card === only)) {
-      const frames = Math.round(c.fps * SECONDS);
-      const html = c.card === 'heavy' ? heavyCard(c.width, SECONDS) : benchCard(c.width, SECONDS);
-      const ourLoad = load();
-      const cpuBefore = cpuSeconds();
-      let ourCpu = NaN;
-      const started = Date.now();
-      const res = await s.api('POST', '/api/html/render', {
-        html,
-        width: c.width,
-        height: c.height,
-        fps: c.fps,
-        duration: SECONDS,
-        format: 'mp4',
-        title: `bench ${c.card} ${c.width}x${c.height}`,
-        board_id: board,
-      });
-      const seconds = (Date.now() - started) / 1000;
-      const cpuAfter = cpuSeconds();
-      if (res.status !== 200) throw new Error(`render failed: ${res.status} ${res.text}`);
-      const ours = frames / seconds;
-      const ourFile = (await s.service.ctx.media.resolveUrl(res.body.url)).path;
-      const ourErr = await timingError(ffmpeg, ourFile, c, frames);
+  }
+  try {
+    for (const c of CASES) {
+      const frames = Math.round(c.fps * c.seconds);
+      const html = cardHtml(c);
       const label = `${c.card} card, ${c.width}x${c.height} @ ${c.fps} fps, ${frames} frames`;
       console.log(`\n${label}`);
-      console.log(
-        `  ours:    ${fmt(seconds, 2)} s, ${fmt(ours)} frames/s (load ${ourLoad}); worst timing error CSS ${fmt(ourErr.css, 0)} ms, rAF ${fmt(ourErr.raf, 0)} ms`,
-      );
-      if (cpuBefore && cpuAfter) {
-        const busy = cpuAfter.busy - cpuBefore.busy;
-        const ff = cpuAfter.children - cpuBefore.children;
-        const node = cpuAfter.self - cpuBefore.self;
-        const browser = cpuAfter.tree - cpuBefore.tree;
-        ourCpu = ff + node + browser;
-        const perFrame = (v: number) => `${fmt(v, 2)} s (${fmt((v * 1000) / frames, 0)} ms/frame)`;
-        console.log(
-          `  CPU:     ffmpeg ${perFrame(ff)}, service ${perFrame(node)}, Chromium ${perFrame(browser)}, other work on the machine ${perFrame(busy - ourCpu)}; ${fmt(busy / seconds, 2)} of ${os.cpus().length} cores busy`,
-        );
+      let ours = NaN;
+      let ourCpu = NaN;
+      let ourLoad = 'n/a';
+      let ourErr = { css: NaN, raf: NaN };
+      for (const ranges of RANGES) {
+        const s = await startService({ ...env, ...(ranges ? { HTML_RENDER_RANGES: ranges } : {}) });
+        try {
+          const board = await s.createBoard('bench');
+          // Warm the browser pool, as a running service has it.
+          await s.api('POST', '/api/html/render-frame', {
+            html: '<p>warm</p>',
+            width: 64,
+            height: 64,
+            fps: 1,
+            board_id: board,
+          });
+          ourLoad = load();
+          const cpuBefore = cpuSeconds();
+          const started = Date.now();
+          const res = await s.api('POST', '/api/html/render', {
+            html,
+            width: c.width,
+            height: c.height,
+            fps: c.fps,
+            duration: c.seconds,
+            format: 'mp4',
+            title: `bench ${c.card} ${c.width}x${c.height}`,
+            board_id: board,
+          });
+          const seconds = (Date.now() - started) / 1000;
+          const cpuAfter = cpuSeconds();
+          if (res.status !== 200) throw new Error(`render failed: ${res.status} ${res.text}`);
+          ours = frames / seconds;
+          const ourFile = (await s.service.ctx.media.resolveUrl(res.body.url)).path;
+          ourErr = await timingError(ffmpeg, ourFile, c, frames);
+          console.log(
+            `  ours${ranges ? ` (HTML_RENDER_RANGES=${ranges})` : ''}: ${fmt(seconds, 2)} s, ${fmt(ours)} frames/s (load ${ourLoad}); worst timing error CSS ${fmt(ourErr.css, 0)} ms, rAF ${fmt(ourErr.raf, 0)} ms`,
+          );
+          if (cpuBefore && cpuAfter) {
+            const busy = cpuAfter.busy - cpuBefore.busy;
+            const ff = cpuAfter.children - cpuBefore.children;
+            const node = cpuAfter.self - cpuBefore.self;
+            const browser = cpuAfter.tree - cpuBefore.tree;
+            ourCpu = ff + node + browser;
+            const perFrame = (v: number) => `${fmt(v, 2)} s (${fmt((v * 1000) / frames, 0)} ms/frame)`;
+            console.log(
+              `  CPU:     ffmpeg ${perFrame(ff)}, service ${perFrame(node)}, Chromium ${perFrame(browser)}, other work on the machine ${perFrame(busy - ourCpu)}; ${fmt(busy / seconds, 2)} of ${os.cpus().length} cores busy`,
+            );
+          }
+          rows.push(
+            `| ${label} | ours${ranges ? `, ${ranges} ranges` : ''} | ${chromium.version} | ${fmt(ours)} (${ourLoad}) | ${fmt((ourCpu * 1000) / frames, 0)} | ${fmt(ourErr.css, 0)} / ${fmt(ourErr.raf, 0)} |`,
+          );
+        } finally {
+          await s.close();
+        }
       }
 
-      let theirs = NaN;
-      let theirCpu = NaN;
-      let theirErr = { css: NaN, raf: NaN };
-      let theirLoad = 'n/a';
-      if (timecutDir) {
-        const cardFile = path.join(work, `card-${c.card}-${c.width}.html`);
-        await fsp.writeFile(cardFile, html);
-        const output = path.join(work, `timecut-${c.card}-${c.width}.mp4`);
-        try {
-          theirLoad = load();
-          const timecut = await runTimecut(timecutDir, {
-            url: `file://${cardFile}`,
-            output,
-            ...c,
-            chromium: chromium.path,
-            ffmpeg,
-          });
-          const tSeconds = timecut.seconds;
-          theirCpu = timecut.cpu ?? NaN;
-          theirs = frames / tSeconds;
-          theirErr = await timingError(ffmpeg, output, c, frames);
-          console.log(
-            `  timecut: ${fmt(tSeconds, 2)} s, ${fmt(theirs)} frames/s (load ${theirLoad}); worst timing error CSS ${fmt(theirErr.css, 0)} ms, rAF ${fmt(theirErr.raf, 0)} ms`,
-          );
-          console.log(`  ratio:   ${fmt(ours / theirs, 2)}x timecut's frames per second`);
-          // CPU per frame does not depend on what else runs on the machine, frames per second do.
-          const ms = (v: number) => fmt((v * 1000) / frames, 0);
-          console.log(
-            `  CPU per frame: ours ${ms(ourCpu)} ms (${fmt(ourCpu / seconds, 2)} cores), timecut ${ms(theirCpu)} ms (${fmt(theirCpu / tSeconds, 2)} cores): timecut needs ${fmt(theirCpu / ourCpu, 2)}x ours`,
-          );
-        } catch (err) {
-          console.log(`  timecut: could not run here: ${(err as Error).message}`);
-        }
-      } else {
+      if (!timecutDir) {
         console.log(`  timecut: ${timecutSkipped}`);
+        continue;
       }
-      rows.push(
-        `| ${label} | ${chromium.version} ${chromium.path} | ${fmt(ours)} (${ourLoad}) | ${fmt(theirs)} (${theirLoad}) | ${Number.isFinite(theirs) ? `${fmt(ours / theirs, 2)}x` : 'n/a'} | ${fmt((ourCpu * 1000) / frames, 0)} / ${fmt((theirCpu * 1000) / frames, 0)} | ${fmt(ourErr.css, 0)} / ${fmt(ourErr.raf, 0)} | ${fmt(theirErr.css, 0)} / ${fmt(theirErr.raf, 0)} |`,
-      );
+      const cardFile = path.join(work, `card-${c.card}-${c.width}.html`);
+      await fsp.writeFile(cardFile, html);
+      const output = path.join(work, `timecut-${c.card}-${c.width}.mp4`);
+      try {
+        const theirLoad = load();
+        const timecut = await runTimecut(timecutDir, {
+          url: `file://${cardFile}`,
+          output,
+          ...c,
+          chromium: chromium.path,
+          ffmpeg,
+        });
+        const tSeconds = timecut.seconds;
+        const theirCpu = timecut.cpu ?? NaN;
+        const theirs = frames / tSeconds;
+        const theirErr = await timingError(ffmpeg, output, c, frames);
+        console.log(
+          `  timecut: ${fmt(tSeconds, 2)} s, ${fmt(theirs)} frames/s (load ${theirLoad}); worst timing error CSS ${fmt(theirErr.css, 0)} ms, rAF ${fmt(theirErr.raf, 0)} ms`,
+        );
+        console.log(`  ratio:   ${fmt(ours / theirs, 2)}x timecut's frames per second (the last of ours)`);
+        // CPU per frame does not depend on what else runs on the machine, frames per second do.
+        const ms = (v: number) => fmt((v * 1000) / frames, 0);
+        console.log(`  CPU per frame: timecut ${ms(theirCpu)} ms (${fmt(theirCpu / tSeconds, 2)} cores)`);
+        rows.push(
+          `| ${label} | timecut ${TIMECUT_VERSION} | ${chromium.version} | ${fmt(theirs)} (${theirLoad}) | ${ms(theirCpu)} | ${fmt(theirErr.css, 0)} / ${fmt(theirErr.raf, 0)} |`,
+        );
+      } catch (err) {
+        console.log(`  timecut: could not run here: ${(err as Error).message}`);
+      }
     }
   } finally {
-    await s.close();
     await fsp.rm(work, { recursive: true, force: true });
   }
 }

@@ -22,6 +22,7 @@ import { registerWorkerRoutes } from './jobs/worker-routes.js';
 import { registerJobs } from './jobs/routes.js';
 import { Tools } from './tools/locate.js';
 import { BrowserPool } from './tools/browser.js';
+import { browserPoolOptions } from './html/config.js';
 import { BoardEvents } from './boards/events.js';
 import { BoardService } from './boards/service.js';
 import { BoardStore } from './boards/store.js';
@@ -91,7 +92,7 @@ export async function buildContext(
   await removeStaleTemps(config.dataDir, true);
   for (const folder of boards.connectedFolders()) await removeStaleTemps(folder, false);
   const outputs = new BoardOutputs(media, boards);
-  const browsers = new BrowserPool(tools, log);
+  const browsers = new BrowserPool(tools, log, browserPoolOptions(config));
   const resolve = async (url: string) => (await media.resolveUrl(url)).path;
   const jobs = new JobRunner(
     db,

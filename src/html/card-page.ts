@@ -45,6 +45,11 @@ export interface CardPage {
   seek(index: number, onFrame?: (frame: number) => void): Promise<void>;
   /** The viewport as a PNG. */
   capture(): Promise<Buffer>;
+  /**
+   * The viewport as a PNG (or a JPEG of `quality`), or undefined when nothing was drawn differently since this card's
+   * previous `captureChanged` (see `BrowserPage.captureChanged`); the first call answers an image.
+   */
+  captureChanged(jpegQuality?: number): Promise<Buffer | undefined>;
   /** Requests of the card that were refused. */
   blocked: string[];
 }
@@ -141,7 +146,11 @@ async function loadCard(lent: BrowserPage, env: CardEnv, spec: CardSpec, signal:
         frame++;
         check();
         await abortable(
-          evaluate(cdp, `window.__bmsClock.advanceTo(${(frame * 1000) / spec.fps}, ${!lent.beginFrameControl})`),
+          // Only the frame asked for is drawn; those before it are stepped through.
+          evaluate(
+            cdp,
+            `window.__bmsClock.advanceTo(${(frame * 1000) / spec.fps}, ${!lent.beginFrameControl}, ${frame === index})`,
+          ),
           signal,
         );
         onFrame?.(frame);
@@ -150,6 +159,11 @@ async function loadCard(lent: BrowserPage, env: CardEnv, spec: CardSpec, signal:
     async capture() {
       check();
       return abortable(lent.capture({ format: 'png' }), signal);
+    },
+    async captureChanged(quality?: number) {
+      check();
+      const opts = quality === undefined ? { format: 'png' as const } : { format: 'jpeg' as const, quality };
+      return abortable(lent.captureChanged(opts), signal);
     },
   };
 }

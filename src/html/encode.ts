@@ -1,4 +1,6 @@
 import { once } from 'node:events';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
 import type { Writable } from 'node:stream';
 import type { Tools } from '../tools/locate.js';
 import { runFfmpeg } from '../tools/ffmpeg.js';
@@ -130,13 +132,67 @@ export interface EncodeOptions {
   signal: AbortSignal;
   timeoutMs: number;
   onProgress?: (fraction: number) => void;
+  /**
+   * Frame ranges captured and encoded at once, each by its own browser page and ffmpeg, then joined (see
+   * `captureVideo`); default: the browser pool's `pagesPerRender`. The bytes depend on it, the frames do not.
+   */
+  ranges?: number;
+  /**
+   * How frames travel from Chromium to ffmpeg: `png` (default, lossless, keeps alpha) or `jpeg` (quality
+   * JPEG_QUALITY, no alpha): about ten times fewer bytes to encode, move and decode for a picture that x264 or VP9
+   * will make lossy anyway. Refused with `alpha`.
+   */
+  frames?: FrameFormat;
 }
 
-/** Where frames go: resolves at once while ffmpeg has less than MAX_BUFFERED_BYTES to read, else once it caught up. */
-export type FrameSink = (png: Buffer) => Promise<void>;
+export type FrameFormat = 'png' | 'jpeg';
 
 /**
- * Starts ffmpeg reading PNG frames from its stdin, lets `produce` push every frame into it, and resolves when the
+ * JPEG frames: 4:2:0 like the yuv420p video made from them; at 95 the difference to the PNG frame is below x264's at
+ * crf 18 (measured in docs/html.md).
+ */
+export const JPEG_QUALITY = 95;
+
+/**
+ * Where frames go, one call per frame in order: the frame as an image (EncodeOptions.frames), or undefined when it is the same picture as the
+ * frame before (it is then not sent again). Resolves at once while ffmpeg has less than MAX_BUFFERED_BYTES to read,
+ * else once it caught up.
+ */
+export type FrameSink = (image: Buffer | undefined) => Promise<void>;
+
+/**
+ * Frames reach ffmpeg in an IVF stream (a 32-byte header, then per frame its size and a 64-bit timestamp) whose
+ * codec tag (`MPNG`, `MJPG`) makes ffmpeg decode PNG or JPEG: the one container with timestamps that is this simple
+ * to write. A frame
+ * that repeats the one before is not written: its timestamp stays a gap, which the `fps` filter fills with the
+ * previous picture after it was converted to YUV (and scaled for the proxy), so a repeated frame costs no PNG
+ * encode, transfer, decode or conversion, only x264/VP9 encoding a picture identical to its reference.
+ */
+function ivfHeader(frameCount: number, fps: number, format: FrameFormat): Buffer {
+  const h = Buffer.alloc(32);
+  h.write('DKIF', 0, 'latin1');
+  h.writeUInt16LE(0, 4);
+  h.writeUInt16LE(32, 6);
+  h.write(format === 'jpeg' ? 'MJPG' : 'MPNG', 8, 'latin1');
+  // Width and height are read from each PNG; the time base is 1/fps, so a frame's timestamp is its index.
+  h.writeUInt32LE(fps, 16);
+  h.writeUInt32LE(1, 20);
+  h.writeUInt32LE(frameCount, 24);
+  return h;
+}
+
+function ivfFrame(size: number, index: number): Buffer {
+  const h = Buffer.alloc(12);
+  h.writeUInt32LE(size, 0);
+  h.writeBigUInt64LE(BigInt(index), 4);
+  return h;
+}
+
+/** The `-pix_fmt` an encoder's arguments ask for. */
+const pixFmtOf = (encoder: string[]): string => encoder[encoder.indexOf('-pix_fmt') + 1];
+
+/**
+ * Starts ffmpeg reading PNG or JPEG frames from its stdin, lets `produce` push every frame into it, and resolves when the
  * file(s) are complete. No frame touches the disk. A failure on either side stops the other.
  */
 export async function encodeFrames(
@@ -145,30 +201,23 @@ export async function encodeFrames(
   produce: (sink: FrameSink) => Promise<void>,
 ): Promise<void> {
   const encoder = opts.alpha ? ALPHA_ENCODERS[opts.format] : ENCODERS[opts.format];
-  if (!encoder || (opts.alpha && opts.proxy))
+  if (!encoder || (opts.alpha && (opts.proxy || opts.frames === 'jpeg')))
     throw new Error(`${opts.format}${opts.proxy ? ' with a proxy' : ''} cannot carry an alpha channel`);
-  const args = [
-    '-loglevel',
-    'error',
-    '-f',
-    'image2pipe',
-    '-framerate',
-    String(opts.fps),
-    '-c:v',
-    'png',
-    '-i',
-    'pipe:0',
-  ];
+  const args = ['-loglevel', 'error', '-f', 'ivf', '-i', 'pipe:0'];
+  // The fps filter comes after the conversion: a repeated frame is converted (and scaled) once. Its timestamps are
+  // the frames' indices, so no frame is moved; `passthrough` keeps the muxer from re-timing them.
+  const fill = `fps=${opts.fps}`;
   if (opts.proxy) {
     // Converted to yuv420p once, before the split: the proxy then scales YUV rather than full-size RGB frames.
     args.push(
       '-filter_complex',
-      `[0:v]format=yuv420p,split=2[main][small];[small]scale=-2:${opts.proxy.height}:flags=bilinear[proxy]`,
+      `[0:v]format=yuv420p,split=2[a][b];[a]${fill}[main];[b]scale=-2:${opts.proxy.height}:flags=bilinear,${fill}[proxy]`,
     );
-    args.push('-map', '[main]', ...encoder, ...BITEXACT, opts.output);
-    args.push('-map', '[proxy]', ...PROXY, ...BITEXACT, opts.proxy.output);
+    args.push('-map', '[main]', '-vsync', 'passthrough', ...encoder, ...BITEXACT, opts.output);
+    args.push('-map', '[proxy]', '-vsync', 'passthrough', ...PROXY, ...BITEXACT, opts.proxy.output);
   } else {
-    args.push('-map', '0:v', ...encoder, ...BITEXACT, opts.output);
+    args.push('-filter_complex', `[0:v]format=${pixFmtOf(encoder)},${fill}[main]`);
+    args.push('-map', '[main]', '-vsync', 'passthrough', ...encoder, ...BITEXACT, opts.output);
   }
 
   const stop = new AbortController();
@@ -205,10 +254,24 @@ export async function encodeFrames(
     await Promise.race([started, exited]);
     const pipe = stdin;
     if (!pipe) throw new Error('ffmpeg has no stdin');
-    await produce(async (png) => {
-      if (!pipe.write(png) && pipe.writableLength > MAX_BUFFERED_BYTES)
-        await Promise.race([once(pipe, 'drain'), exited]);
+    pipe.write(ivfHeader(opts.frameCount, opts.fps, opts.frames ?? 'png'));
+    let index = 0;
+    let last: Buffer | undefined;
+    await produce(async (image) => {
+      if (stop.signal.aborted) throw stop.signal.reason;
+      if (index >= opts.frameCount) throw new Error('more frames than the video has');
+      if (image) last = image;
+      else if (!last) throw new Error('the first frame has no picture');
+      // A repeated frame is left out, except the last one: it tells the fps filter where the video ends.
+      if (image || index === opts.frameCount - 1) {
+        const frame = image ?? last!;
+        pipe.write(ivfFrame(frame.length, index));
+        if (!pipe.write(frame) && pipe.writableLength > MAX_BUFFERED_BYTES)
+          await Promise.race([once(pipe, 'drain'), exited]);
+      }
+      index++;
     });
+    if (index !== opts.frameCount) throw new Error(`${index} frames were produced for a video of ${opts.frameCount}`);
     pipe.end();
     await finished;
   } catch (err) {
@@ -219,5 +282,55 @@ export async function encodeFrames(
     throw opts.signal.aborted ? opts.signal.reason : err;
   } finally {
     opts.signal.removeEventListener('abort', onOuterAbort);
+  }
+}
+
+/**
+ * Joins videos encoded by `encodeFrames` from consecutive frame ranges into one file without re-encoding (ffmpeg's
+ * concat demuxer, stream copy): each part starts on a key frame and refers to no frame of another (every encode
+ * starts with a closed GOP), so the joined video decodes to exactly the parts' frames. `frames[i]` is the length of
+ * part i: its duration is written in the list, so the timestamps go on without a gap or an overlap. `output` is the
+ * empty file `captureVideo` created for the render at its fresh temp path, and is overwritten.
+ */
+export async function joinParts(
+  tools: Tools,
+  parts: string[],
+  frames: number[],
+  fps: number,
+  format: VideoFormat,
+  output: string,
+  opts: { signal: AbortSignal; timeoutMs: number },
+): Promise<void> {
+  // Beside the parts (a scratch folder), never beside the output (a board folder).
+  const list = path.join(path.dirname(parts[0]), 'parts.ffconcat');
+  const lines = ['ffconcat version 1.0'];
+  parts.forEach((part, i) => lines.push(`file '${part.replace(/'/g, "'\\''")}'`, `duration ${frames[i] / fps}`));
+  await fsp.writeFile(list, `${lines.join('\n')}\n`, { flag: 'wx' });
+  try {
+    const container = format === 'webm' ? ['-f', 'webm'] : ['-movflags', '+faststart', '-f', format];
+    await runFfmpeg(
+      tools,
+      [
+        '-loglevel',
+        'error',
+        '-y',
+        '-f',
+        'concat',
+        '-safe',
+        '0',
+        '-i',
+        list,
+        '-map',
+        '0:v',
+        '-c',
+        'copy',
+        ...container,
+        ...BITEXACT,
+        output,
+      ],
+      { signal: opts.signal, timeoutMs: opts.timeoutMs },
+    );
+  } finally {
+    await fsp.rm(list, { force: true });
   }
 }

@@ -1,4 +1,5 @@
 import fsp from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import type { Static } from 'typebox';
 import sharp from 'sharp';
@@ -21,7 +22,15 @@ import {
   type MediaFiles,
 } from './card-page.js';
 import { loadHtmlConfig } from './config.js';
-import { encodeFrames, type EncodeOptions, type VideoFormat } from './encode.js';
+import {
+  encodeFrames,
+  joinParts,
+  JPEG_QUALITY,
+  type EncodeOptions,
+  type FrameFormat,
+  type FrameSink,
+  type VideoFormat,
+} from './encode.js';
 import { RENDER_LIMITS } from './limits.js';
 import type { FrameResponse, VideoResponse } from './schemas.js';
 
@@ -69,51 +78,53 @@ declare module '../jobs/kinds.js' {
 const SIDE_FILES = 'html-renders';
 
 /**
- * Copies of the card that capture a video together: each steps through every frame (so its state is exactly that of
- * a single page) and captures every second one, which keeps two renderer processes busy.
+ * Frames of the shortest range worth its own page: a range's page steps through every frame before its first (the
+ * card's state there is exactly that of a single page), which costs about a clock step per frame.
  */
-const PAGES_PER_VIDEO = 2;
+const MIN_RANGE_FRAMES = 8;
 
 /**
- * Captures frames 0..count-1 with the cards taking turns (card k captures frames k, k+n, ...), and hands them to
- * `deliver` strictly in order; a card waits with its frame until the one before was delivered, so at most one frame
- * per card is held in memory.
+ * Consecutive frame ranges [start, end) covering 0..frames-1: `wanted` of them, fewer when the ranges would be
+ * shorter than MIN_RANGE_FRAMES, one when the video keeps alpha (the parts of a transparent file are not joined).
  */
-async function captureInOrder(
-  cards: CardPage[],
-  count: number,
-  deliver: (index: number, png: Buffer) => Promise<void>,
-): Promise<void> {
-  const delivered: Promise<void>[] = [];
-  const markDelivered: (() => void)[] = [];
-  for (let f = 0; f < count; f++) delivered.push(new Promise<void>((resolve) => markDelivered.push(resolve)));
-  const failed = new AbortController();
-  const stopped = new Promise<never>((_, reject) =>
-    failed.signal.addEventListener('abort', () => reject(failed.signal.reason), { once: true }),
-  );
-  stopped.catch(() => undefined);
-  await Promise.all(
-    cards.map(async (card, k) => {
-      try {
-        for (let f = k; f < count; f += cards.length) {
-          await card.seek(f);
-          const png = await card.capture();
-          if (f > 0) await Promise.race([delivered[f - 1], stopped]);
-          await deliver(f, png);
-          markDelivered[f]();
-        }
-      } catch (err) {
-        failed.abort(err);
-        throw err;
-      }
-    }),
-  );
+export function frameRanges(frames: number, wanted: number, alpha = false): { start: number; end: number }[] {
+  const n = alpha ? 1 : Math.max(1, Math.min(wanted, Math.floor(frames / MIN_RANGE_FRAMES)));
+  return Array.from({ length: n }, (_, i) => ({
+    start: Math.floor((i * frames) / n),
+    end: Math.floor(((i + 1) * frames) / n),
+  }));
 }
 
 /**
- * Captures frames 0..opts.frameCount-1 of a card into a video file (see encodeFrames), with the card's copies taking
- * turns; `onFrame` sees each frame once it went to the encoder. Answers the requests the sandbox refused. For renders
- * other features run inside their own jobs (their signal, their progress); the caller owns the output file.
+ * Captures frames start..end-1 of one card into `sink`, in order: the page first steps through every frame before
+ * `start` (so canvases, videos and timers are where a single page would have them), then draws each frame; a frame
+ * the compositor drew no differently from the one before goes to the sink as a repeat. `onFrame` sees every frame
+ * with its picture (a repeat with the previous one).
+ */
+async function captureRange(
+  card: CardPage,
+  range: { start: number; end: number },
+  sink: FrameSink,
+  onFrame: (index: number, image: Buffer) => void,
+  frames: FrameFormat = 'png',
+): Promise<void> {
+  let last: Buffer | undefined;
+  for (let f = range.start; f < range.end; f++) {
+    await card.seek(f);
+    const image = await card.captureChanged(frames === 'jpeg' ? JPEG_QUALITY : undefined);
+    await sink(image);
+    last = image ?? last;
+    onFrame(f, last!);
+  }
+}
+
+/**
+ * Captures frames 0..opts.frameCount-1 of a card into a video file (see encodeFrames). Long videos are split into
+ * frame ranges (`opts.ranges`, default the pool's `pagesPerRender`), each captured by its own page and encoded by its
+ * own ffmpeg at the same time, then joined without re-encoding (`joinParts`); the proxy likewise. `onFrame` sees each
+ * frame once it went to the encoder: in order within a range, the ranges side by side. Answers the requests the
+ * sandbox refused. For renders other features run inside their own jobs (their signal, their progress); the caller
+ * owns the output file.
  */
 export async function captureVideo(
   tools: Tools,
@@ -122,16 +133,73 @@ export async function captureVideo(
   opts: EncodeOptions,
   onFrame?: (index: number, png: Buffer) => void,
 ): Promise<string[]> {
-  const frames = opts.frameCount;
-  return withCardPages(env, spec, Math.min(PAGES_PER_VIDEO, frames), opts.signal, async (cards) => {
-    await encodeFrames(tools, opts, (write) =>
-      captureInOrder(cards, frames, async (f, png) => {
-        await write(png);
-        onFrame?.(f, png);
-      }),
-    );
+  const wanted = frameRanges(opts.frameCount, opts.ranges ?? env.pool.pagesPerRender, opts.alpha).length;
+  const seen = (f: number, png: Buffer) => onFrame?.(f, png);
+  return withCardPages(env, spec, wanted, opts.signal, async (cards) => {
+    // The pool lends no more pages than it has slots: a range per page it lent.
+    const ranges = frameRanges(opts.frameCount, cards.length, opts.alpha);
+    if (ranges.length === 1) {
+      await encodeFrames(tools, opts, (sink) => captureRange(cards[0], ranges[0], sink, seen, opts.frames));
+    } else {
+      await encodeRanges(tools, cards, ranges, opts, seen);
+    }
     return [...new Set(cards.flatMap((c) => c.blocked))];
   });
+}
+
+/** Encodes each range into a part of its own (in a scratch folder), all at once, then joins the parts. */
+async function encodeRanges(
+  tools: Tools,
+  cards: CardPage[],
+  ranges: { start: number; end: number }[],
+  opts: EncodeOptions,
+  onFrame: (index: number, png: Buffer) => void,
+): Promise<void> {
+  const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'bms-html-parts-'));
+  // One range failing stops the others (their ffmpeg is killed, so their capture stops at its next frame).
+  const stop = new AbortController();
+  const onAbort = () => stop.abort(opts.signal.reason);
+  opts.signal.addEventListener('abort', onAbort, { once: true });
+  const ext = opts.format;
+  const parts = ranges.map((_, i) => path.join(dir, `part${i}.${ext}`));
+  const proxies = ranges.map((_, i) => path.join(dir, `proxy${i}.mp4`));
+  const lengths = ranges.map((r) => r.end - r.start);
+  try {
+    // The output files exist from the start, as a one-range render's do (ffmpeg creates them with its first frame):
+    // whoever watches the output folder sees the render writing. The join fills them.
+    for (const file of [opts.output, ...(opts.proxy ? [opts.proxy.output] : [])])
+      await fsp.writeFile(file, '', { flag: 'wx' });
+    // Settled, not raced: the folder is removed only once every range's ffmpeg has exited.
+    const encoded = await Promise.allSettled(
+      ranges.map((range, i) =>
+        encodeFrames(
+          tools,
+          {
+            ...opts,
+            output: parts[i],
+            proxy: opts.proxy && { ...opts.proxy, output: proxies[i] },
+            frameCount: lengths[i],
+            signal: stop.signal,
+            onProgress: undefined,
+          },
+          (sink) => captureRange(cards[i], range, sink, onFrame, opts.frames),
+        ).catch((err: unknown) => {
+          stop.abort(err);
+          throw err;
+        }),
+      ),
+    );
+    const failed = encoded.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
+    const join = { signal: opts.signal, timeoutMs: opts.timeoutMs };
+    await joinParts(tools, parts, lengths, opts.fps, opts.format, opts.output, join);
+    if (opts.proxy) await joinParts(tools, proxies, lengths, opts.fps, 'mp4', opts.proxy.output, join);
+  } catch (err) {
+    throw opts.signal.aborted ? opts.signal.reason : err;
+  } finally {
+    opts.signal.removeEventListener('abort', onAbort);
+    await fsp.rm(dir, { recursive: true, force: true });
+  }
 }
 
 /** Frames of a video of `duration` seconds at `fps` (at least one). */
@@ -242,8 +310,8 @@ export async function renderHtmlFrameJob(job: JobContext<HtmlFrameParams>): Prom
 
 /**
  * Renders a card to a video at `output` (and its proxy at `proxyOutput`) under the render time limit; the caller owns
- * both paths (and removes them on failure). `onProgress` gets the share of frames done. Answers the middle frame as a
- * PNG, for a thumbnail or poster.
+ * both paths (and removes them on failure). `onProgress` gets the share of frames done. Frames travel as JPEG (the
+ * video is lossy anyway); answers the middle frame's JPEG, for a thumbnail or poster.
  */
 export async function renderToFile(
   env: RenderEnv,
@@ -254,6 +322,7 @@ export async function renderToFile(
   const frames = frameCount(spec.fps, spec.duration);
   const thumbAt = Math.floor(frames / 2);
   let middleFrame: Buffer | undefined;
+  let done = 0;
   const blocked = await limited(env, opts.signal, (s) =>
     captureVideo(
       env.tools,
@@ -267,14 +336,15 @@ export async function renderToFile(
         frameCount: frames,
         signal: s,
         timeoutMs: env.timeoutMs,
+        frames: 'jpeg',
       },
       (f, png) => {
         if (f === thumbAt) middleFrame = png;
-        opts.onProgress?.((f + 1) / frames);
+        opts.onProgress?.(++done / frames);
       },
     ),
   );
-  // captureInOrder delivers every frame before encodeFrames resolves, so the middle one was seen.
+  // captureVideo hands every frame to onFrame before it resolves, so the middle one was seen.
   return { frames, blocked, middleFrame: middleFrame! };
 }
 

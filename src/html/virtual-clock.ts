@@ -277,8 +277,12 @@ export const VIRTUAL_CLOCK_SCRIPT = String.raw`(() => {
     adopt();
   };
 
-  const advanceTo = async (target, waitForVideoFrames) => {
+  // Whether the frame being reached will be captured; false while the renderer steps through earlier frames (see
+  // willDraw below).
+  let drawn = true;
+  const advanceTo = async (target, waitForVideoFrames, willBeDrawn = true) => {
     awaitVideoFrames = !!waitForVideoFrames;
+    drawn = !!willBeDrawn;
     let callbacks = 0;
     for (let t = nextDueTimer(target); t && callbacks < MAX_CALLBACKS_PER_ADVANCE; t = nextDueTimer(target)) {
       callbacks++;
@@ -302,7 +306,7 @@ export const VIRTUAL_CLOCK_SCRIPT = String.raw`(() => {
     for (let i = 0; i < window.frames.length; i++) {
       let child = null;
       try { child = window.frames[i].__bmsClock; } catch (err) { child = null; }
-      if (child) errors += await child.advanceTo(target, waitForVideoFrames);
+      if (child) errors += await child.advanceTo(target, waitForVideoFrames, willBeDrawn);
     }
     return errors;
   };
@@ -326,5 +330,8 @@ export const VIRTUAL_CLOCK_SCRIPT = String.raw`(() => {
     await Promise.race([all, deadline]);
   };
 
-  Object.defineProperty(window, '__bmsClock', { value: Object.freeze({ advanceTo, ready, waitFor }), enumerable: false });
+  // A page whose picture is a function of the time alone may skip drawing work for frames that are not captured (the
+  // renderer steps through them to reach a later frame); a page that integrates state frame by frame must not.
+  const willDraw = () => drawn;
+  Object.defineProperty(window, '__bmsClock', { value: Object.freeze({ advanceTo, ready, waitFor, willDraw }), enumerable: false });
 })();`;

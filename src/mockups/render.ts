@@ -140,6 +140,7 @@ export async function renderMockup(job: JobContext<MockupRenderParams>): Promise
       screen,
       layers: new Map([...layers].map(([key, file]) => [key, served(file)])),
     });
+    let captured = 0;
     await captureVideo(
       tools,
       { pool: job.env.browsers, media, serviceOrigins: [] },
@@ -148,12 +149,14 @@ export async function renderMockup(job: JobContext<MockupRenderParams>): Promise
         fps: p.fps,
         format: p.format,
         alpha: p.transparent,
+        // Lossless frames only where the file keeps alpha; otherwise the encoder is lossy anyway.
+        frames: p.transparent ? 'png' : 'jpeg',
         output: out.temp,
         frameCount: frame.frames,
         signal: job.signal,
         timeoutMs: Math.max(30 * 60_000, frame.frames * 10_000),
       },
-      (f) => job.progress(PREPARE_SHARE + ((1 - PREPARE_SHARE) * (f + 1)) / frame.frames),
+      () => job.progress(PREPARE_SHARE + ((1 - PREPARE_SHARE) * ++captured) / frame.frames),
     );
     await checkOutput(tools, out.temp, p, width, height);
   } catch (err) {

@@ -262,9 +262,11 @@ ${preload}<div id="bg">${layersHtml}</div>
     if (chunkOf(i) + 1 < V.chunks.length) chunk(chunkOf(i) + 1).catch(() => undefined);
     window.__bmsClock.waitFor(drawn);
   };
+  // A frame the renderer only steps through (before a frame range's first, docs/html.md) is never captured: the
+  // screen's picture is a function of f alone, so it is drawn for the frames that are captured only.
   const show = (f) => {
     apply(f);
-    if (V && screens.length) showVideo(f);
+    if (V && screens.length && window.__bmsClock.willDraw()) showVideo(f);
   };
   show(0);
   const tick = (now) => {

@@ -40,11 +40,19 @@ export interface BrowserPage {
   beginFrameControl: boolean;
   /** The current viewport as an image. */
   capture(opts: CaptureOptions): Promise<Buffer>;
+  /**
+   * The current viewport as an image, or undefined when the compositor drew nothing new since this page's previous
+   * `captureChanged` (begin-frame capture only: the begin-frame reports whether the frame has damage). The first call,
+   * and every call where damage cannot be known (screenshots), answers an image.
+   */
+  captureChanged(opts: CaptureOptions): Promise<Buffer | undefined>;
 }
 
 export interface BrowserPoolOptions {
   /** Pages open at once; further callers wait. */
   maxPages?: number;
+  /** Pages one render may use at once (`pagesPerRender`); at most `maxPages`. */
+  pagesPerRender?: number;
   /** A browser is restarted after this many pages, which bounds slow leaks in a long-running service. */
   recycleAfter?: number;
   /** V8 heap limit of each renderer in MiB. */
@@ -140,11 +148,22 @@ interface Running {
   pagesOpened: number;
   pagesOpen: number;
   retiring: boolean;
-  /** The begin-frame capture in progress, if any (see `beginFrameInTurn`). */
+  /** The begin-frame capture in progress, if any (see `inTurn`). */
   drawing: Promise<unknown>;
 }
 
 const BEGIN_FRAME_ATTEMPTS = 8;
+
+/** Frames with damage in a row after which a page counts as animated, and the frames then captured unasked. */
+const BUSY_AFTER = 2;
+const BUSY_FRAMES = 8;
+
+/** What `captureChanged` knows of a page: whether it captured yet, damaged frames in a row, unasked frames left. */
+interface Changes {
+  drawn: boolean;
+  damaged: number;
+  busyLeft: number;
+}
 
 /** Why a wait for a page slot ended: the signal's own domain error (a time limit, a job cancel), else Cancelled. */
 const stopReason = (signal: AbortSignal): DomainError =>
@@ -155,7 +174,7 @@ const BEGIN_FRAME_PROBE_MS = 15_000;
 export class BrowserPool {
   /**
    * One browser per page slot, each opened when a page needs it. Begin-frames of pages in one browser must take turns
-   * (see `beginFrameInTurn`), those of separate browsers need not: with a browser per page the pages of a video draw
+   * (see `inTurn`), those of separate browsers need not: with a browser per page the pages of a video draw
    * at the same time, and a heavy card rendered about 35-45% faster than with two pages in one browser.
    */
   private readonly lanes: (Promise<Running> | undefined)[];
@@ -165,6 +184,8 @@ export class BrowserPool {
   private readonly waiting: { n: number; grant: () => void }[] = [];
   private closed = false;
   private readonly maxPages: number;
+  /** Pages one render may use at once (a video's frame ranges, docs/html.md). */
+  readonly pagesPerRender: number;
   private readonly recycleAfter: number;
   private readonly heapMiB: number;
   /** Per Chromium binary: whether it draws under begin-frame control (learnt at its first launch). */
@@ -176,6 +197,7 @@ export class BrowserPool {
     opts: BrowserPoolOptions = {},
   ) {
     this.maxPages = opts.maxPages ?? 2;
+    this.pagesPerRender = Math.min(this.maxPages, opts.pagesPerRender ?? this.maxPages);
     this.recycleAfter = opts.recycleAfter ?? 100;
     this.heapMiB = opts.rendererHeapMiB ?? 512;
     this.lanes = Array.from({ length: this.maxPages }, () => undefined);
@@ -283,10 +305,18 @@ export class BrowserPool {
     await page.setViewport({ width: opts.width, height: opts.height, deviceScaleFactor: 1 });
     await page.setBypassServiceWorker(true);
     const cdp = await page.createCDPSession();
-    const capture = running.beginFrameControl
-      ? (o: CaptureOptions) => this.beginFrameInTurn(running, cdp, o)
-      : (o: CaptureOptions) => this.screenshot(cdp, o);
-    return { page, cdp, beginFrameControl: running.beginFrameControl, capture };
+    if (!running.beginFrameControl) {
+      const capture = (o: CaptureOptions) => this.screenshot(cdp, o);
+      return { page, cdp, beginFrameControl: false, capture, captureChanged: capture };
+    }
+    const changes: Changes = { drawn: false, damaged: 0, busyLeft: 0 };
+    return {
+      page,
+      cdp,
+      beginFrameControl: true,
+      capture: (o) => this.inTurn(running, () => this.beginFrame(cdp, o)),
+      captureChanged: (o) => this.inTurn(running, () => this.beginFrameIfDamaged(cdp, o, changes)),
+    };
   }
 
   /**
@@ -295,10 +325,42 @@ export class BrowserPool {
    * violation and kills its GPU process; 147 tolerated it. The pages still run their scripts and advance their clocks
    * in parallel.
    */
-  private beginFrameInTurn(running: Running, cdp: CDPSession, o: CaptureOptions): Promise<Buffer> {
-    const frame = running.drawing.then(() => this.beginFrame(cdp, o));
+  private inTurn<T>(running: Running, draw: () => Promise<T>): Promise<T> {
+    const frame = running.drawing.then(draw);
     running.drawing = frame.catch(() => undefined);
     return frame;
+  }
+
+  /**
+   * A begin-frame that draws without an image first: when it reports no damage the picture is the one drawn before
+   * (answered as undefined, unless nothing was captured yet). A frame with a screenshot damages the next one in full
+   * (a copy request redraws everything), so after the image one more begin-frame absorbs that damage; the next check's
+   * damage is then the page's own. The frame is drawn without the image first, so its raster happens once; the image
+   * frame and the absorbing one only composite the tiles already drawn.
+   *
+   * A page that changed on BUSY_AFTER frames in a row is taken as animated: its next BUSY_FRAMES frames are captured
+   * without asking (two begin-frames instead of four), then it is asked again. Every frame of an animated stretch is
+   * captured, so this moves no frame; a page that stops changing is seen at most BUSY_FRAMES frames later.
+   */
+  private async beginFrameIfDamaged(cdp: CDPSession, o: CaptureOptions, c: Changes): Promise<Buffer | undefined> {
+    // The page's side of the frame first, for the same reason as in `beginFrame`.
+    await cdp.send('HeadlessExperimental.beginFrame', { noDisplayUpdates: true });
+    if (c.busyLeft > 0) {
+      const image = await this.screenshotFrame(cdp, o);
+      // The last frame of a busy stretch absorbs its screenshot's damage, so the next call can ask again.
+      if (--c.busyLeft === 0) await cdp.send('HeadlessExperimental.beginFrame', {});
+      return image;
+    }
+    const { hasDamage } = await cdp.send('HeadlessExperimental.beginFrame', {});
+    if (!hasDamage && c.drawn) {
+      c.damaged = 0;
+      return undefined;
+    }
+    c.drawn = true;
+    const image = await this.screenshotFrame(cdp, o);
+    if (++c.damaged >= BUSY_AFTER) c.busyLeft = BUSY_FRAMES;
+    else await cdp.send('HeadlessExperimental.beginFrame', {});
+    return image;
   }
 
   /**
@@ -311,6 +373,10 @@ export class BrowserPool {
     // runs the page's side of a frame only (noDisplayUpdates: no compositing or drawing), which took a quarter off
     // Chromium's CPU per frame of a busy 720p card.
     await cdp.send('HeadlessExperimental.beginFrame', { noDisplayUpdates: true });
+    return this.screenshotFrame(cdp, o);
+  }
+
+  private async screenshotFrame(cdp: CDPSession, o: CaptureOptions): Promise<Buffer> {
     for (let attempt = 0; attempt < BEGIN_FRAME_ATTEMPTS; attempt++) {
       const res = await cdp.send('HeadlessExperimental.beginFrame', {
         screenshot: { format: o.format, quality: o.quality, optimizeForSpeed: true },

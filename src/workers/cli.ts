@@ -5,6 +5,7 @@ import { command, parseFlags, positiveInt, UsageError } from '../bridge/clients/
 import { DomainError } from '../errors.js';
 import { loadJobsConfig } from '../jobs/config.js';
 import { lacksTools, startQueueWorker } from '../jobs/queue.js';
+import { browserPoolOptions, loadHtmlConfig } from '../html/config.js';
 import { BrowserPool } from '../tools/browser.js';
 import { Tools } from '../tools/locate.js';
 import { InputCache } from './input-cache.js';
@@ -105,7 +106,7 @@ export async function runWorker(args: string[], env: NodeJS.ProcessEnv = process
   if (missing.length)
     log.warn(`this worker leaves ${missing.join(', ')} jobs to other workers: a program they need is not found here`);
   // Its own Chromium pool, from the same locator as the service's; closed when the worker stops.
-  const browsers = new BrowserPool(tools, log);
+  const browsers = new BrowserPool(tools, log, browserPoolOptions(loadHtmlConfig(env)));
   const rt = {
     service,
     cache: new InputCache(path.join(dir, 'inputs'), service, maxBytes, log),

@@ -51,6 +51,9 @@ test('malformed numbers, short tokens and bad origins are refused', () => {
     () => loadConfig({ HTML_RENDER_TIMEOUT_SECONDS: '-3' }),
     /HTML_RENDER_TIMEOUT_SECONDS must be a whole number/,
   );
+  assert.throws(() => loadConfig({ HTML_RENDER_RANGES: '0' }), /HTML_RENDER_RANGES must be between 1 and 16/);
+  assert.equal(loadConfig({ HTML_RENDER_RANGES: '3' }).htmlRenderRanges, 3);
+  assert.ok(loadConfig({}).htmlRenderRanges >= 1, 'one range at least by default');
   assert.throws(
     () => loadConfig({ SOUND_PLAYER_TIMEOUT_MS: '50' }),
     /SOUND_PLAYER_TIMEOUT_MS must be between 100 and 600000/,

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
+import sharp from 'sharp';
 import type { FastifyBaseLogger } from 'fastify';
 import { BrowserPool } from '../../src/tools/browser.js';
 import { Tools } from '../../src/tools/locate.js';
@@ -87,3 +88,39 @@ test(
     }
   },
 );
+
+test('begin-frame capture answers no image for a frame that did not change, and every changed frame exactly', async (t) => {
+  const pool = new BrowserPool(new Tools(process.env), quiet, { maxPages: 1 });
+  try {
+    await pool.withPage({ width: 32, height: 32 }, async (p) => {
+      if (!p.beginFrameControl) return t.skip('this Chromium captures with screenshots: every frame is an image');
+      await p.page.setContent('<body style="margin:0;background:rgb(0,0,0)"></body>');
+      const paint = (v: number) => p.page.evaluate(`document.body.style.background = 'rgb(${v},0,0)'`);
+      const red = async (shot: Buffer | undefined) => {
+        assert.ok(shot, 'an image');
+        const { data } = await sharp(shot).raw().toBuffer({ resolveWithObject: true });
+        return data[0];
+      };
+      const capture = () => p.captureChanged({ format: 'png' });
+      assert.equal(await red(await capture()), 0, 'the first capture is an image');
+      assert.equal(await capture(), undefined, 'nothing changed');
+      await paint(100);
+      assert.equal(await red(await capture()), 100);
+      assert.equal(await capture(), undefined, 'nothing changed since');
+      // A page that changes on every frame: every frame comes back, each with its own picture.
+      for (let v = 110; v < 250; v += 10) {
+        await paint(v);
+        assert.equal(await red(await capture()), v, `frame painted ${v}`);
+      }
+      // Once it stops, the repeats are seen again (at most 8 frames later), and stay unseen.
+      const after = [];
+      for (let i = 0; i < 12; i++) after.push(await capture());
+      const firstRepeat = after.indexOf(undefined);
+      assert.ok(firstRepeat >= 0 && firstRepeat <= 9, `first repeat at ${firstRepeat}`);
+      for (const shot of after.slice(0, firstRepeat)) assert.equal(await red(shot), 240);
+      assert.deepEqual(after.slice(firstRepeat), Array(12 - firstRepeat).fill(undefined));
+    });
+  } finally {
+    await pool.close();
+  }
+});

@@ -1,7 +1,10 @@
+import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import path from 'node:path';
 import { promisify } from 'node:util';
 import sharp from 'sharp';
-import { ffmpegPath } from '../helpers/fixtures.js';
+import { ffmpeg, ffmpegPath, makeAudio } from '../helpers/fixtures.js';
+import type { TestService } from '../helpers/service.js';
 
 const run = promisify(execFile);
 
@@ -171,4 +174,29 @@ export function wrongCells(pixel: (x: number, y: number) => Rgb, t: number, tole
       wrong.push(`${m.name} at ${t}s: got rgb(${got.join(',')}), want rgb(${want.join(',')})`);
   });
   return wrong;
+}
+
+/**
+ * The animation card of a board: its fixtures (a video red for its first half second and blue for the second, in VP9,
+ * which Chromium builds decode; a tone; GSAP and anime.js from node_modules) made in `fixtures` and uploaded to it.
+ */
+export async function animationCardOn(s: TestService, board: string, fixtures: string): Promise<string> {
+  const video = path.join(fixtures, 'redblue.webm');
+  await ffmpeg([
+    ...['-y', '-f', 'lavfi', '-i', 'color=c=red:s=40x30:r=10:d=0.5', '-f', 'lavfi', '-i'],
+    ...['color=c=blue:s=40x30:r=10:d=0.5', '-filter_complex', '[0:v][1:v]concat=n=2:v=1:a=0'],
+    ...['-c:v', 'libvpx-vp9', '-deadline', 'realtime', '-cpu-used', '8', video],
+  ]);
+  const audio = await makeAudio(path.join(fixtures, 'tone.wav'), { duration: 2 });
+  const upload = async (file: string) => {
+    const res = await s.upload(board, file);
+    assert.equal(res.status, 200, res.text);
+    return res.body.url as string;
+  };
+  return animationCard({
+    video: await upload(video),
+    audio: await upload(audio),
+    gsap: await upload(path.resolve('node_modules/gsap/dist/gsap.min.js')),
+    anime: await upload(path.resolve('node_modules/animejs/dist/bundles/anime.umd.min.js')),
+  });
 }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import fsp from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
@@ -33,6 +34,37 @@ describe('HTML renders as jobs (async: true)', () => {
   const boardFiles = async (board: string) => fsp.readdir(await s.service.ctx.media.boardDir(board));
   const sideFiles = async (board: string) =>
     fsp.readdir(path.join(s.dataDir, 'media', 'html-renders', board)).catch(() => [] as string[]);
+
+  /**
+   * Whether a render of `board` has started writing: its video's temp file in the board folder, or (a render split
+   * into frame ranges writes its parts in a scratch folder and the video only when it joins them) a non-empty part in
+   * a parts folder that was not there before; and whether those parts folders are gone.
+   */
+  const renderWatch = (board: string) => {
+    const partsDirs = async () =>
+      (await fsp.readdir(os.tmpdir()))
+        .filter((n) => n.startsWith('bms-html-parts-'))
+        .map((n) => path.join(os.tmpdir(), n));
+    const before = partsDirs();
+    const newParts = async () => {
+      const old = new Set(await before);
+      return (await partsDirs()).filter((d) => !old.has(d));
+    };
+    return {
+      writing: async () => {
+        if ((await boardFiles(board)).some((n) => n.startsWith('.tmp-'))) return true;
+        for (const dir of await newParts()) {
+          const names = await fsp.readdir(dir).catch(() => [] as string[]);
+          const sizes = await Promise.all(
+            names.map(async (n) => (await fsp.stat(path.join(dir, n)).catch(() => null))?.size ?? 0),
+          );
+          if (sizes.some((size) => size > 0)) return true;
+        }
+        return undefined;
+      },
+      partsGone: async () => ((await newParts()).length === 0 ? true : undefined),
+    };
+  };
 
   before(async () => {
     s = await startService();
@@ -205,6 +237,7 @@ describe('HTML renders as jobs (async: true)', () => {
   it('cancel mid-render stops it and leaves no partial file; the browser is free for the next render', async () => {
     const { board, card } = await boardWithImage('Cancelled');
     const filesBefore = await boardFiles(board);
+    const render = renderWatch(board);
     const res = await s.api('POST', '/api/html/render', {
       html: card,
       ...SMALL,
@@ -220,11 +253,7 @@ describe('HTML renders as jobs (async: true)', () => {
       until: (b) => b.status !== 'queued' && (b.status !== 'running' || b.progress > 0),
     });
     assert.equal(running.status, 'running', JSON.stringify(running));
-    await eventually(
-      async () => ((await boardFiles(board)).some((n) => n.startsWith('.tmp-')) ? true : undefined),
-      30_000,
-      'the render to write its file in the board folder',
-    );
+    await eventually(render.writing, 30_000, 'the render to write its video or its parts');
     const cancel = await s.api('POST', `/api/jobs/${id}/cancel`);
     assert.equal(cancel.status, 200, cancel.text);
     const done = await waitForJob(s, id, { timeoutMs: 30_000 });
@@ -234,6 +263,7 @@ describe('HTML renders as jobs (async: true)', () => {
     assert.deepEqual(await boardFiles(board), filesBefore, 'no partial video, proxy or thumbnail in the board folder');
     assert.deepEqual(await sideFiles(board), []);
     assert.deepEqual(await elementsOf(board), [], 'no element was added');
+    await eventually(render.partsGone, 30_000, 'the parts to go');
 
     // Both page slots came back: a two-page video render gets them.
     const next = await s.api('POST', '/api/html/render', { html: card, ...SMALL, duration: 0.3, board_id: board });
@@ -270,6 +300,7 @@ describe('HTML renders as jobs (async: true)', () => {
   it('a synchronous render stops when its client goes away, leaving no partial file', async () => {
     const { board, card } = await boardWithImage('Gone');
     const filesBefore = await boardFiles(board);
+    const render = renderWatch(board);
     const client = new AbortController();
     const pending = fetch(`${s.baseUrl}/api/html/render`, {
       method: 'POST',
@@ -277,11 +308,7 @@ describe('HTML renders as jobs (async: true)', () => {
       body: JSON.stringify({ html: card, ...SMALL, duration: 60, board_id: board }),
       signal: client.signal,
     }).catch((err: unknown) => err);
-    await eventually(
-      async () => ((await boardFiles(board)).some((n) => n.startsWith('.tmp-')) ? true : undefined),
-      60_000,
-      'the render to start writing',
-    );
+    await eventually(render.writing, 60_000, 'the render to start writing');
     client.abort();
     await pending;
     await eventually(
@@ -289,6 +316,7 @@ describe('HTML renders as jobs (async: true)', () => {
       30_000,
       'the partial file to go',
     );
+    await eventually(render.partsGone, 30_000, 'the parts to go');
     assert.deepEqual(await elementsOf(board), [], 'no element was added');
   });
 });

@@ -4,9 +4,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { ffmpeg, makeAudio, makeImage, probeFile, tempDir } from '../helpers/fixtures.js';
+import { makeImage, probeFile, tempDir } from '../helpers/fixtures.js';
 import { startService, waitForJob, type TestService } from '../helpers/service.js';
-import { animationCard, CARD_SIZE, pngPixels, videoFramePixels, wrongCells } from './cards.js';
+import { animationCardOn, CARD_SIZE, pngPixels, videoFramePixels, wrongCells } from './cards.js';
 
 /** Two frame indices at 10 fps where every mechanism of the test card shows a different, known colour. */
 const CHECKED_FRAMES = [2, 7];
@@ -25,39 +25,7 @@ describe('HTML rendering on virtual time', () => {
     s = await startService();
     board = await s.createBoard('Render board');
     fixtures = await tempDir();
-    // A video that is red for its first half second and blue for the second (VP9: Chromium builds decode it).
-    const video = path.join(fixtures, 'redblue.webm');
-    await ffmpeg([
-      '-f',
-      'lavfi',
-      '-i',
-      'color=c=red:s=40x30:r=10:d=0.5',
-      '-f',
-      'lavfi',
-      '-i',
-      'color=c=blue:s=40x30:r=10:d=0.5',
-      '-filter_complex',
-      '[0:v][1:v]concat=n=2:v=1:a=0',
-      '-c:v',
-      'libvpx-vp9',
-      '-deadline',
-      'realtime',
-      '-cpu-used',
-      '8',
-      video,
-    ]);
-    const audio = await makeAudio(path.join(fixtures, 'tone.wav'), { duration: 2 });
-    const upload = async (file: string) => {
-      const res = await s.upload(board, file);
-      assert.equal(res.status, 200, res.text);
-      return res.body.url as string;
-    };
-    card = animationCard({
-      video: await upload(video),
-      audio: await upload(audio),
-      gsap: await upload(path.resolve('node_modules/gsap/dist/gsap.min.js')),
-      anime: await upload(path.resolve('node_modules/animejs/dist/bundles/anime.umd.min.js')),
-    });
+    card = await animationCardOn(s, board, fixtures);
   });
 
   after(async () => {

@@ -1,0 +1,142 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import fsp from 'node:fs/promises';
+import { promisify } from 'node:util';
+import { after, before, describe, it } from 'node:test';
+import { ffmpegPath, probeFile, tempDir } from '../helpers/fixtures.js';
+import { startService, type TestService } from '../helpers/service.js';
+import { animationCardOn, CARD_SIZE, wrongCells, type Rgb } from './cards.js';
+
+const run = promisify(execFile);
+const FPS = 10;
+
+/** Every frame of a video as rgb24, decoded by ffmpeg. */
+async function decodedFrames(file: string, width: number, height: number): Promise<Buffer[]> {
+  const { stdout } = await run(
+    await ffmpegPath(),
+    ['-hide_banner', '-loglevel', 'error', '-i', file, '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'],
+    { encoding: 'buffer', maxBuffer: 256 * 1024 * 1024 },
+  );
+  const data = stdout as unknown as Buffer;
+  const size = width * height * 3;
+  return Array.from({ length: data.length / size }, (_, i) => data.subarray(i * size, (i + 1) * size));
+}
+
+const pixelsOf =
+  (frame: Buffer, width: number) =>
+  (x: number, y: number): Rgb => {
+    const o = (y * width + x) * 3;
+    return [frame[o], frame[o + 1], frame[o + 2]];
+  };
+
+/** Mean absolute difference of two frames, per channel value (0..255). */
+const meanDiff = (a: Buffer, b: Buffer) => {
+  let sum = 0;
+  for (let i = 0; i < a.length; i++) sum += Math.abs(a[i] - b[i]);
+  return sum / a.length;
+};
+
+/**
+ * A clock that changes only every other second: a timer checks the time every 250 ms and, when the 2-second period
+ * changed, shows it (background red in even periods, blue in odd ones, and the period's number).
+ */
+const CLOCK_CARD = `<!doctype html><html><head><style>
+  html, body { margin: 0; width: 100vw; height: 100vh; overflow: hidden; font: 40px sans-serif; color: #fff; }
+</style></head><body><div id="n"></div><script>
+  let shown = -1;
+  const tick = () => {
+    const period = Math.floor((Date.now() - Date.UTC(2025, 0, 1)) / 2000);
+    if (period === shown) return;
+    shown = period;
+    document.body.style.background = period % 2 ? 'rgb(0,0,255)' : 'rgb(255,0,0)';
+    document.getElementById('n').textContent = String(period);
+  };
+  tick();
+  setInterval(tick, 250);
+</script></body></html>`;
+
+describe('HTML renders in frame ranges, and frames that repeat', () => {
+  let one: TestService;
+  let split: TestService;
+  const boards = new Map<TestService, string>();
+  const cards = new Map<TestService, string>();
+  let fixtures: string;
+
+  const render = async (s: TestService, body: Record<string, unknown>) => {
+    const res = await s.api('POST', '/api/html/render', { ...CARD_SIZE, fps: FPS, board_id: boards.get(s), ...body });
+    assert.equal(res.status, 200, res.text);
+    return { body: res.body, file: (await s.service.ctx.media.resolveUrl(res.body.url)).path };
+  };
+
+  before(async () => {
+    // The same card on a service that renders a video in one range and on one that splits it into three.
+    one = await startService({ HTML_RENDER_RANGES: '1' });
+    split = await startService({ HTML_RENDER_RANGES: '3' });
+    fixtures = await tempDir();
+    for (const s of [one, split]) {
+      const board = await s.createBoard('Ranges');
+      boards.set(s, board);
+      cards.set(s, await animationCardOn(s, board, fixtures));
+    }
+  });
+
+  after(async () => {
+    await Promise.all([one.close(), split.close()]);
+    await fsp.rm(fixtures, { recursive: true, force: true });
+  });
+
+  it('joins three ranges without a seam: every frame as in one range, every animation at its time', async () => {
+    // 2.4 s at 10 fps: ranges of frames 0-7, 8-15 and 16-23; the first seam falls in the middle of every animation.
+    const duration = 2.4;
+    for (const format of ['mp4', 'webm'] as const) {
+      const whole = await render(one, { html: cards.get(one), duration, format, title: `whole ${format}` });
+      const parts = await render(split, { html: cards.get(split), duration, format, title: `split ${format}` });
+      assert.equal(parts.body.frames, 24);
+      const a = await decodedFrames(whole.file, CARD_SIZE.width, CARD_SIZE.height);
+      const b = await decodedFrames(parts.file, CARD_SIZE.width, CARD_SIZE.height);
+      assert.equal(a.length, 24, `${format}: frames of the one-range render`);
+      assert.equal(b.length, 24, `${format}: frames of the split render`);
+      const probe = await probeFile(parts.file);
+      assert.ok(Math.abs((probe.duration ?? 0) - duration) < 0.05, `${format}: duration ${probe.duration}`);
+      assert.equal(probe.video?.fps, FPS);
+      for (let f = 0; f < 24; f++) {
+        // The same pictures, encoded apart: at most the encoder's own difference (the ranges start on key frames).
+        const diff = meanDiff(a[f], b[f]);
+        assert.ok(diff < 3, `${format} frame ${f}: split and whole differ by ${diff.toFixed(2)} on average`);
+        const t = f / FPS;
+        assert.deepEqual(wrongCells(pixelsOf(b[f], CARD_SIZE.width), t, 16), [], `${format} frame ${f}`);
+      }
+    }
+  });
+
+  it('gives the same bytes run after run for a given number of ranges, proxy included', async () => {
+    // Taller than 480 px, so a proxy is made (and joined) too.
+    const body = { html: cards.get(split), duration: 2.4, format: 'mp4', width: 96, height: 496 };
+    const first = await render(split, { ...body, title: 'same 1' });
+    const second = await render(split, { ...body, title: 'same 2' });
+    assert.ok(first.body.proxy_url);
+    assert.ok((await fsp.readFile(first.file)).equals(await fsp.readFile(second.file)), 'the videos differ');
+    const proxyOf = async (url: string) => fsp.readFile((await split.service.ctx.media.resolveUrl(url)).path);
+    assert.ok((await proxyOf(first.body.proxy_url)).equals(await proxyOf(second.body.proxy_url)), 'the proxies differ');
+    const probe = await probeFile((await split.service.ctx.media.resolveUrl(first.body.proxy_url)).path);
+    assert.equal(probe.video?.height, 480);
+    assert.ok(Math.abs((probe.duration ?? 0) - 2.4) < 0.05, `proxy duration ${probe.duration}`);
+  });
+
+  it('shows a clock that changes every other second on exactly the frames where it changes', async () => {
+    // 5 s at 10 fps over three ranges: the picture changes at frames 20 and 40 only; every other frame repeats.
+    for (const s of [one, split]) {
+      const { file } = await render(s, { html: CLOCK_CARD, duration: 5, format: 'mp4', title: 'clock' });
+      const frames = await decodedFrames(file, CARD_SIZE.width, CARD_SIZE.height);
+      assert.equal(frames.length, 50);
+      frames.forEach((frame, f) => {
+        const [r, , b] = pixelsOf(frame, CARD_SIZE.width)(150, 110);
+        const blue = Math.floor(f / 20) % 2 === 1;
+        assert.ok(
+          blue ? b > 200 && r < 55 : r > 200 && b < 55,
+          `frame ${f}: rgb(${r}, ?, ${b}), want ${blue ? 'blue' : 'red'}`,
+        );
+      });
+    }
+  });
+});
