@@ -475,7 +475,8 @@ export const DRAW_SCRIPT = String.raw`
     window.__bmsClock.waitFor(drawn);
   };
   const tick = (now) => {
-    show(Math.max(0, Math.round((now * P.fps) / 1000)));
+    // Each frame is a function of its display list alone: frames a range only steps through need no drawing.
+    if (window.__bmsClock.willDraw()) show(Math.max(0, Math.round((now * P.fps) / 1000)));
     requestAnimationFrame(tick);
   };
   requestAnimationFrame(tick);

@@ -122,6 +122,8 @@ async function draw(
       await fsp.writeFile(out.temp, png, { flag: 'wx' });
     } else {
       const frames = prepared.frames.length;
+      // Frame ranges report their frames side by side, so progress counts them rather than reading an index.
+      let done = 0;
       await captureVideo(
         run.tools,
         { pool: run.pool, media, serviceOrigins: [] },
@@ -133,8 +135,10 @@ async function draw(
           frameCount: frames,
           signal: run.signal,
           timeoutMs: p.timeoutMs,
+          // A preview video is lossy and has no alpha: lossless PNG frames would only cost time.
+          frames: 'jpeg',
         },
-        (f) => run.progress(PREPARE_SHARE + ((1 - PREPARE_SHARE) * (f + 1)) / frames),
+        () => run.progress(PREPARE_SHARE + ((1 - PREPARE_SHARE) * ++done) / frames),
       );
     }
   } catch (err) {
