@@ -274,6 +274,11 @@ async function main(): Promise<void> {
             headers: json === undefined ? {} : { 'content-type': 'application/json' },
             signal: AbortSignal.timeout(TIMEOUT_MS),
           });
+          // The live event stream never ends by itself: its status and head are the answer.
+          if (url.startsWith('/api/events') && res.headers.get('content-type')?.startsWith('text/event-stream')) {
+            await res.body?.cancel();
+            return done(res.status, '', false);
+          }
           return done(res.status, await res.text(), (res.headers.get('content-type') ?? '').includes('json'));
         } catch (err) {
           // Node's HTTP parser answers a request head over its 16 KB limit with 431 and closes the connection,
