@@ -131,7 +131,6 @@ export interface EncodeOptions {
   frameCount: number;
   signal: AbortSignal;
   timeoutMs: number;
-  onProgress?: (fraction: number) => void;
   /**
    * Frame ranges captured and encoded at once, each by its own browser page and ffmpeg, then joined (see
    * `captureVideo`); default: the browser pool's `pagesPerRender`. The bytes depend on it, the frames do not.
@@ -191,15 +190,20 @@ function ivfFrame(size: number, index: number): Buffer {
 /** The `-pix_fmt` an encoder's arguments ask for. */
 const pixFmtOf = (encoder: string[]): string => encoder[encoder.indexOf('-pix_fmt') + 1];
 
+/** One ffmpeg taking frames as they come: `write` a picture at a frame index (gaps repeat the picture before). */
+interface Encoder {
+  write(image: Buffer, index: number): Promise<void>;
+  /** Closes the input; resolves once the file(s) are complete. */
+  finish(): Promise<void>;
+  /** Kills ffmpeg and waits for it to exit. */
+  fail(err: unknown): Promise<void>;
+}
+
 /**
- * Starts ffmpeg reading PNG or JPEG frames from its stdin, lets `produce` push every frame into it, and resolves when the
- * file(s) are complete. No frame touches the disk. A failure on either side stops the other.
+ * Starts ffmpeg reading an IVF stream of PNG or JPEG frames from its stdin. No frame touches the disk. ffmpeg
+ * exiting early makes the next `write` fail; the caller's signal kills it.
  */
-export async function encodeFrames(
-  tools: Tools,
-  opts: EncodeOptions,
-  produce: (sink: FrameSink) => Promise<void>,
-): Promise<void> {
+async function startEncoder(tools: Tools, opts: EncodeOptions): Promise<Encoder> {
   const encoder = opts.alpha ? ALPHA_ENCODERS[opts.format] : ENCODERS[opts.format];
   if (!encoder || (opts.alpha && (opts.proxy || opts.frames === 'jpeg')))
     throw new Error(`${opts.format}${opts.proxy ? ' with a proxy' : ''} cannot carry an alpha channel`);
@@ -230,8 +234,6 @@ export async function encodeFrames(
     stdin: 'pipe',
     signal: stop.signal,
     timeoutMs: opts.timeoutMs,
-    durationSeconds: opts.frameCount / opts.fps,
-    onProgress: (p) => p.fraction !== undefined && opts.onProgress?.(p.fraction),
     onSpawn: (s) => {
       // A spawned child's stdin, typed loosely by runFfmpeg; its buffered length paces the capture.
       stdin = (s as Writable | null) ?? undefined;
@@ -239,56 +241,213 @@ export async function encodeFrames(
       stdin?.on('error', () => undefined);
       spawned();
     },
+  }).finally(() => opts.signal.removeEventListener('abort', onOuterAbort));
+  const exited = finished.then(() => {
+    throw new Error('ffmpeg exited before all frames were written');
   });
-  const exited = finished.then(
-    () => {
-      throw new Error('ffmpeg exited before all frames were written');
-    },
-    (err: unknown) => {
-      throw err;
-    },
-  );
   exited.catch(() => undefined);
-
+  const fail = async (err: unknown) => {
+    stop.abort(err);
+    await finished.catch(() => undefined);
+  };
   try {
     await Promise.race([started, exited]);
-    const pipe = stdin;
-    if (!pipe) throw new Error('ffmpeg has no stdin');
-    pipe.write(ivfHeader(opts.frameCount, opts.fps, opts.frames ?? 'png'));
+  } catch (err) {
+    await fail(err);
+    throw err;
+  }
+  const pipe = stdin;
+  if (!pipe) {
+    await fail(new Error('ffmpeg has no stdin'));
+    throw new Error('ffmpeg has no stdin');
+  }
+  pipe.write(ivfHeader(opts.frameCount, opts.fps, opts.frames ?? 'png'));
+  return {
+    async write(image, index) {
+      if (stop.signal.aborted) throw stop.signal.reason;
+      pipe.write(ivfFrame(image.length, index));
+      if (!pipe.write(image) && pipe.writableLength > MAX_BUFFERED_BYTES)
+        await Promise.race([once(pipe, 'drain'), exited]);
+    },
+    async finish() {
+      pipe.end();
+      await finished;
+    },
+    fail,
+  };
+}
+
+/**
+ * Encodes frames 0..opts.frameCount-1 into one file (and its proxy): `produce` pushes every frame into the sink, in
+ * order. A repeated frame is left out, except the last one: it tells the fps filter where the video ends.
+ */
+export async function encodeFrames(
+  tools: Tools,
+  opts: EncodeOptions,
+  produce: (sink: FrameSink) => Promise<void>,
+): Promise<void> {
+  const encoder = await startEncoder(tools, opts);
+  try {
     let index = 0;
     let last: Buffer | undefined;
     await produce(async (image) => {
-      if (stop.signal.aborted) throw stop.signal.reason;
       if (index >= opts.frameCount) throw new Error('more frames than the video has');
       if (image) last = image;
       else if (!last) throw new Error('the first frame has no picture');
-      // A repeated frame is left out, except the last one: it tells the fps filter where the video ends.
-      if (image || index === opts.frameCount - 1) {
-        const frame = image ?? last!;
-        pipe.write(ivfFrame(frame.length, index));
-        if (!pipe.write(frame) && pipe.writableLength > MAX_BUFFERED_BYTES)
-          await Promise.race([once(pipe, 'drain'), exited]);
+      if (image || index === opts.frameCount - 1) await encoder.write(last, index);
+      index++;
+    });
+    if (index !== opts.frameCount) throw new Error(`${index} frames were produced for a video of ${opts.frameCount}`);
+    await encoder.finish();
+  } catch (err) {
+    await encoder.fail(err);
+    // When the caller aborted (time limit, client gone), ffmpeg's own "cancelled" may have been seen first: the
+    // caller's reason is the one to report.
+    throw opts.signal.aborted ? opts.signal.reason : err;
+  }
+}
+
+/** A file of consecutive frames of a video (and its proxy), to be joined with the others by `joinParts`. */
+export interface Piece {
+  file: string;
+  proxy?: string;
+  frames: number;
+}
+
+/**
+ * A held picture's unit: this many seconds of one picture, encoded once and repeated by the join. Every piece starts
+ * with a key frame, so the unit's length is the key frame interval of a held stretch (x264's own is about 4 s at
+ * 60 fps); a shorter unit costs less to encode and more to store.
+ */
+const HOLD_UNIT_SECONDS = 1;
+/** Units a run of repeated frames must fill before it is held (below, a unit and a new piece cost more than they save). */
+const HOLD_MIN_UNITS = 3;
+/**
+ * Frames of the shortest piece that is followed by another. x264 delays decoding by its B-frame reorder depth (two
+ * frames here: timestamps start at -2 frames) only in a stream of at least three frames; a shorter piece starts at 0,
+ * and the next piece's first decoding time would fall before its last one, which the join cannot mend.
+ */
+const MIN_PIECE_FRAMES = 3;
+
+/**
+ * Encodes frames 0..opts.frameCount-1 into pieces in `dir` (names starting with `name`), in order. Frames go to a live
+ * piece as `encodeFrames` sends them. A run of at least HOLD_MIN_UNITS units' worth of repeated frames is held: the
+ * live piece ends with the first few frames of the run (see `hold`), the picture is encoded once as a unit of about
+ * HOLD_UNIT_SECONDS, and the rest of the run is that unit repeated; the next changed frame starts a new live piece.
+ * x264 and VP9 then encode about a unit per held run instead of every frame of it, and the video stays
+ * constant-frame-rate, every frame a sample. Resolves with the pieces once every ffmpeg has finished.
+ */
+export async function encodePieces(
+  tools: Tools,
+  opts: EncodeOptions,
+  dir: string,
+  name: string,
+  produce: (sink: FrameSink) => Promise<void>,
+): Promise<Piece[]> {
+  const unit = Math.max(MIN_PIECE_FRAMES, Math.round(opts.fps * HOLD_UNIT_SECONDS));
+  const holdMin = HOLD_MIN_UNITS * unit;
+  const pieces: Piece[] = [];
+  const running: Encoder[] = [];
+  // Pieces that are finishing while capture goes on; the first failure stops the capture at its next frame.
+  const done: Promise<void>[] = [];
+  let failure: { err: unknown } | undefined;
+  const settle = (work: Promise<void>) => done.push(work.catch((err: unknown) => void (failure ??= { err })));
+  let files = 0;
+  const piece = (frames: number): Piece & { opts: EncodeOptions } => {
+    const n = files++;
+    const file = path.join(dir, `${name}-${n}.${opts.format}`);
+    const proxy = opts.proxy && path.join(dir, `${name}-${n}.proxy.mp4`);
+    return {
+      file,
+      proxy,
+      frames,
+      opts: { ...opts, output: file, proxy: opts.proxy && { ...opts.proxy, output: proxy! }, frameCount: frames },
+    };
+  };
+  const start = async (p: Piece & { opts: EncodeOptions }) => {
+    const encoder = await startEncoder(tools, p.opts);
+    running.push(encoder);
+    return encoder;
+  };
+  // The live piece: its encoder and the frame it starts at.
+  let live: { encoder: Encoder; from: number; piece: Piece } | undefined;
+  let last: Buffer | undefined;
+  let lastAt = -1;
+
+  /** Ends the live piece at frame `end` (inclusive), writing the held picture there when it was not written. */
+  const close = (end: number) => {
+    const { encoder, from, piece: p } = live!;
+    const wrote = end === lastAt ? Promise.resolve() : encoder.write(last!, end - from);
+    settle(wrote.then(() => encoder.finish()));
+    pieces.push({ file: p.file, proxy: p.proxy, frames: end + 1 - from });
+    live = undefined;
+  };
+  /**
+   * Holds the run of `length` repeated frames after `lastAt` when it is long enough: the live piece keeps the frames it
+   * needs to reach MIN_PIECE_FRAMES, then `units` copies of a unit of `size` frames follow, the size stretched from
+   * `unit` so that the remainder the live piece also keeps is below `units` frames. Answers whether it held.
+   */
+  const hold = async (length: number): Promise<boolean> => {
+    const keep = Math.max(0, MIN_PIECE_FRAMES - (lastAt + 1 - live!.from));
+    const held = length - keep;
+    if (held < holdMin) return false;
+    const units = Math.floor(held / unit);
+    const size = Math.floor(held / units);
+    close(lastAt + keep + (held - units * size));
+    const u = piece(size);
+    const encoder = await start(u);
+    const picture = last!;
+    settle(
+      (async () => {
+        await encoder.write(picture, 0);
+        await encoder.write(picture, size - 1);
+        await encoder.finish();
+      })(),
+    );
+    for (let i = 0; i < units; i++) pieces.push({ file: u.file, proxy: u.proxy, frames: size });
+    return true;
+  };
+
+  try {
+    let index = 0;
+    await produce(async (image) => {
+      const f = index;
+      if (failure) throw failure.err;
+      if (f >= opts.frameCount) throw new Error('more frames than the video has');
+      if (!image && !last) throw new Error('the first frame has no picture');
+      if (image) {
+        const run = f - lastAt - 1;
+        // A live piece started after a hold must reach MIN_PIECE_FRAMES before the range ends.
+        if (live && opts.frameCount - f >= MIN_PIECE_FRAMES) await hold(run);
+        if (!live) {
+          const p = piece(opts.frameCount - f);
+          live = { encoder: await start(p), from: f, piece: p };
+        }
+        await live.encoder.write(image, f - live.from);
+        last = image;
+        lastAt = f;
+      }
+      if (f === opts.frameCount - 1) {
+        const run = f - lastAt;
+        if (!(await hold(run))) close(f);
       }
       index++;
     });
     if (index !== opts.frameCount) throw new Error(`${index} frames were produced for a video of ${opts.frameCount}`);
-    pipe.end();
-    await finished;
+    await Promise.all(done);
+    if (failure) throw failure.err;
+    return pieces;
   } catch (err) {
-    stop.abort(err);
-    await finished.catch(() => undefined);
-    // When the caller aborted (time limit, client gone), ffmpeg's own "cancelled" may have been seen first: the
-    // caller's reason is the one to report.
+    await Promise.all(running.map((e) => e.fail(err)));
+    await Promise.all(done);
     throw opts.signal.aborted ? opts.signal.reason : err;
-  } finally {
-    opts.signal.removeEventListener('abort', onOuterAbort);
   }
 }
 
 /**
- * Joins videos encoded by `encodeFrames` from consecutive frame ranges into one file without re-encoding (ffmpeg's
- * concat demuxer, stream copy): each part starts on a key frame and refers to no frame of another (every encode
- * starts with a closed GOP), so the joined video decodes to exactly the parts' frames. `frames[i]` is the length of
+ * Joins the pieces `encodePieces` encoded (consecutive frames; a held unit may be listed several times) into one file
+ * without re-encoding (ffmpeg's concat demuxer, stream copy): each part starts on a key frame and refers to no frame
+ * of another (every encode starts with a closed GOP), so the joined video decodes to exactly the parts' frames. `frames[i]` is the length of
  * part i: its duration is written in the list, so the timestamps go on without a gap or an overlap. `output` is the
  * empty file `captureVideo` created for the render at its fresh temp path, and is overwritten.
  */

@@ -24,11 +24,13 @@ import {
 import { loadHtmlConfig } from './config.js';
 import {
   encodeFrames,
+  encodePieces,
   joinParts,
   JPEG_QUALITY,
   type EncodeOptions,
   type FrameFormat,
   type FrameSink,
+  type Piece,
   type VideoFormat,
 } from './encode.js';
 import { RENDER_LIMITS } from './limits.js';
@@ -119,12 +121,13 @@ async function captureRange(
 }
 
 /**
- * Captures frames 0..opts.frameCount-1 of a card into a video file (see encodeFrames). Long videos are split into
- * frame ranges (`opts.ranges`, default the pool's `pagesPerRender`), each captured by its own page and encoded by its
- * own ffmpeg at the same time, then joined without re-encoding (`joinParts`); the proxy likewise. `onFrame` sees each
- * frame once it went to the encoder: in order within a range, the ranges side by side. Answers the requests the
- * sandbox refused. For renders other features run inside their own jobs (their signal, their progress); the caller
- * owns the output file.
+ * Captures frames 0..opts.frameCount-1 of a card into a video file. Long videos are split into frame ranges
+ * (`opts.ranges`, default the pool's `pagesPerRender`), each captured by its own page and encoded into pieces by its
+ * own ffmpeg at the same time (`encodePieces`: held stretches of one picture are encoded once), then the pieces are
+ * joined without re-encoding (`joinParts`); the proxy likewise. A video that keeps alpha is one range encoded straight
+ * into its file (`encodeFrames`). `onFrame` sees each frame once it went to the encoder: in order within a range, the
+ * ranges side by side. Answers the requests the sandbox refused. For renders other features run inside their own jobs
+ * (their signal, their progress); the caller owns the output file.
  */
 export async function captureVideo(
   tools: Tools,
@@ -138,7 +141,7 @@ export async function captureVideo(
   return withCardPages(env, spec, wanted, opts.signal, async (cards) => {
     // The pool lends no more pages than it has slots: a range per page it lent.
     const ranges = frameRanges(opts.frameCount, cards.length, opts.alpha);
-    if (ranges.length === 1) {
+    if (opts.alpha) {
       await encodeFrames(tools, opts, (sink) => captureRange(cards[0], ranges[0], sink, seen, opts.frames));
     } else {
       await encodeRanges(tools, cards, ranges, opts, seen);
@@ -147,7 +150,7 @@ export async function captureVideo(
   });
 }
 
-/** Encodes each range into a part of its own (in a scratch folder), all at once, then joins the parts. */
+/** Encodes each range into pieces of its own (in a scratch folder), all at once, then joins the pieces. */
 async function encodeRanges(
   tools: Tools,
   cards: CardPage[],
@@ -160,28 +163,19 @@ async function encodeRanges(
   const stop = new AbortController();
   const onAbort = () => stop.abort(opts.signal.reason);
   opts.signal.addEventListener('abort', onAbort, { once: true });
-  const ext = opts.format;
-  const parts = ranges.map((_, i) => path.join(dir, `part${i}.${ext}`));
-  const proxies = ranges.map((_, i) => path.join(dir, `proxy${i}.mp4`));
-  const lengths = ranges.map((r) => r.end - r.start);
   try {
-    // The output files exist from the start, as a one-range render's do (ffmpeg creates them with its first frame):
-    // whoever watches the output folder sees the render writing. The join fills them.
+    // The output files exist from the start: whoever watches the output folder sees the render writing. The join
+    // fills them.
     for (const file of [opts.output, ...(opts.proxy ? [opts.proxy.output] : [])])
       await fsp.writeFile(file, '', { flag: 'wx' });
     // Settled, not raced: the folder is removed only once every range's ffmpeg has exited.
     const encoded = await Promise.allSettled(
       ranges.map((range, i) =>
-        encodeFrames(
+        encodePieces(
           tools,
-          {
-            ...opts,
-            output: parts[i],
-            proxy: opts.proxy && { ...opts.proxy, output: proxies[i] },
-            frameCount: lengths[i],
-            signal: stop.signal,
-            onProgress: undefined,
-          },
+          { ...opts, frameCount: range.end - range.start, signal: stop.signal },
+          dir,
+          `range${i}`,
           (sink) => captureRange(cards[i], range, sink, onFrame, opts.frames),
         ).catch((err: unknown) => {
           stop.abort(err);
@@ -191,9 +185,28 @@ async function encodeRanges(
     );
     const failed = encoded.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
+    const pieces = encoded.flatMap((r) => (r as PromiseFulfilledResult<Piece[]>).value);
+    const lengths = pieces.map((p) => p.frames);
     const join = { signal: opts.signal, timeoutMs: opts.timeoutMs };
-    await joinParts(tools, parts, lengths, opts.fps, opts.format, opts.output, join);
-    if (opts.proxy) await joinParts(tools, proxies, lengths, opts.fps, 'mp4', opts.proxy.output, join);
+    await joinParts(
+      tools,
+      pieces.map((p) => p.file),
+      lengths,
+      opts.fps,
+      opts.format,
+      opts.output,
+      join,
+    );
+    if (opts.proxy)
+      await joinParts(
+        tools,
+        pieces.map((p) => p.proxy!),
+        lengths,
+        opts.fps,
+        'mp4',
+        opts.proxy.output,
+        join,
+      );
   } catch (err) {
     throw opts.signal.aborted ? opts.signal.reason : err;
   } finally {

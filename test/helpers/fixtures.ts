@@ -98,6 +98,19 @@ export async function probeFile(file: string): Promise<ProbeResult> {
   return probe(tools, file);
 }
 
+/** The video packets of a file in presentation order: time and duration in seconds, whether it is a key frame. */
+export async function videoPackets(file: string): Promise<{ pts: number; duration: number; key: boolean }[]> {
+  const { stdout } = await run((await tools.require('ffprobe')).path, [
+    ...['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'packet=pts_time,duration_time,flags'],
+    ...['-of', 'json', file],
+  ]);
+  const packets = (JSON.parse(stdout) as { packets: { pts_time: string; duration_time: string; flags: string }[] })
+    .packets;
+  return packets
+    .map((p) => ({ pts: Number(p.pts_time), duration: Number(p.duration_time), key: p.flags.includes('K') }))
+    .sort((a, b) => a.pts - b.pts);
+}
+
 export interface Frame {
   width: number;
   height: number;

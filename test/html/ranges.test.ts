@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import fsp from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
-import { ffmpegPath, probeFile, tempDir } from '../helpers/fixtures.js';
+import { ffmpegPath, probeFile, tempDir, videoPackets } from '../helpers/fixtures.js';
 import { startService, type TestService } from '../helpers/service.js';
 import { animationCardOn, CARD_SIZE, wrongCells, type Rgb } from './cards.js';
 
@@ -54,6 +54,21 @@ const CLOCK_CARD = `<!doctype html><html><head><style>
   tick();
   setInterval(tick, 250);
 </script></body></html>`;
+
+/** Colours a card shows from a time on, changed by timers: long still stretches between short busy ones. */
+const STILLS: { from: number; rgb: Rgb }[] = [
+  { from: 0, rgb: [255, 0, 0] },
+  { from: 3.7, rgb: [0, 0, 255] },
+  { from: 4.1, rgb: [0, 160, 0] },
+  { from: 8, rgb: [255, 255, 255] },
+];
+const STILLS_CARD = `<!doctype html><html><head><style>
+  html, body { margin: 0; width: 100vw; height: 100vh; overflow: hidden; background: rgb(255,0,0); }
+</style></head><body><script>
+  for (const [at, rgb] of ${JSON.stringify(STILLS.slice(1).map((s) => [s.from * 1000, s.rgb]))})
+    setTimeout(() => (document.body.style.background = 'rgb(' + rgb.join(',') + ')'), at);
+</script></body></html>`;
+const stillAt = (t: number): Rgb => STILLS.filter((s) => s.from <= t + 1e-9).at(-1)!.rgb;
 
 describe('HTML renders in frame ranges, and frames that repeat', () => {
   let one: TestService;
@@ -121,6 +136,58 @@ describe('HTML renders in frame ranges, and frames that repeat', () => {
     const probe = await probeFile((await split.service.ctx.media.resolveUrl(first.body.proxy_url)).path);
     assert.equal(probe.video?.height, 480);
     assert.ok(Math.abs((probe.duration ?? 0) - 2.4) < 0.05, `proxy duration ${probe.duration}`);
+  });
+
+  it('holds long still stretches as repeated units: every frame a sample at its time, each change on its frame', async () => {
+    // 13 s at 10 fps: changes at frames 37, 41 and 80; stills of 36, 38 and 49 frames (held: 3 units of 1 s or more).
+    const frames = 130;
+    for (const s of [one, split]) {
+      for (const format of ['mp4', 'webm'] as const) {
+        const label = `${s === one ? 'one range' : 'three ranges'} ${format}`;
+        const { body, file } = await render(s, { html: STILLS_CARD, duration: 13, format, title: `stills ${format}` });
+        assert.equal(body.frames, frames);
+        const decoded = await decodedFrames(file, CARD_SIZE.width, CARD_SIZE.height);
+        assert.equal(decoded.length, frames, label);
+        decoded.forEach((frame, f) => {
+          const got = pixelsOf(frame, CARD_SIZE.width)(80, 60);
+          const want = stillAt(f / FPS);
+          assert.ok(
+            got.every((v, i) => Math.abs(v - want[i]) <= 16),
+            `${label} frame ${f}: rgb(${got.join(', ')}), want rgb(${want.join(', ')})`,
+          );
+        });
+        // Constant frame rate: one packet per frame, each 1/fps long, at its frame's time.
+        const packets = await videoPackets(file);
+        assert.equal(packets.length, frames, `${label}: packets`);
+        packets.forEach((p, f) => assert.ok(Math.abs(p.pts - f / FPS) < 0.002, `${label}: packet ${f} at ${p.pts}`));
+        if (s === one && format === 'mp4') {
+          // Each held unit starts with a key frame where nothing changed, which no encoder would place by itself:
+          // 3 units of 11 frames from frame 4 (the live piece keeps 3 frames after frame 0, its least, and a
+          // remainder of 1), 3 of 12 from 44 (a remainder of 2), 4 of 11 from 86 (3 after frame 80, and 2).
+          const keys = packets.flatMap((p, f) => (p.key ? [f] : []));
+          for (const f of [4, 15, 26, 44, 56, 68, 86, 97, 108, 119])
+            assert.ok(keys.includes(f), `key frames ${keys.join(', ')}: ${f} is missing`);
+        }
+      }
+    }
+    // Held or not, the same card gives the same bytes; a proxy is held with its video.
+    const tall = { html: STILLS_CARD, duration: 13, format: 'mp4', width: 96, height: 496 };
+    const first = await render(split, { ...tall, title: 'stills tall 1' });
+    const second = await render(split, { ...tall, title: 'stills tall 2' });
+    assert.ok((await fsp.readFile(first.file)).equals(await fsp.readFile(second.file)), 'the videos differ');
+    const proxy = (await split.service.ctx.media.resolveUrl(first.body.proxy_url)).path;
+    assert.equal((await videoPackets(proxy)).length, frames, 'proxy packets');
+    const width = (await probeFile(proxy)).video!.width;
+    const proxyFrames = await decodedFrames(proxy, width, 480);
+    assert.equal(proxyFrames.length, frames);
+    proxyFrames.forEach((frame, f) => {
+      const got = pixelsOf(frame, width)(width / 2, 240);
+      const want = stillAt(f / FPS);
+      assert.ok(
+        got.every((v, i) => Math.abs(v - want[i]) <= 16),
+        `proxy frame ${f}: rgb(${got.join(', ')})`,
+      );
+    });
   });
 
   it('shows a clock that changes every other second on exactly the frames where it changes', async () => {
