@@ -20,4 +20,13 @@ export function baseUrl(env: NodeJS.ProcessEnv, name: string, fallback: string |
   return raw.replace(/\/+$/, '');
 }
 
+/** One of `choices` (the first when unset). */
+export function choice<T extends string>(env: NodeJS.ProcessEnv, name: string, choices: readonly T[]): T {
+  const raw = (env[name] ?? '').trim();
+  if (!raw) return choices[0];
+  if (!(choices as readonly string[]).includes(raw))
+    throw new ConfigError(`${name} must be one of ${choices.join(', ')}, got "${raw}"`);
+  return raw as T;
+}
+
 export const key = (env: NodeJS.ProcessEnv, name: string) => (env[name] ?? '').trim() || undefined;

@@ -47,7 +47,8 @@ export interface CardPage {
   capture(): Promise<Buffer>;
   /**
    * The viewport as a PNG (or a JPEG of `quality`), or undefined when nothing was drawn differently since this card's
-   * previous `captureChanged` (see `BrowserPage.captureChanged`); the first call answers an image.
+   * previous `captureChanged`: the compositor's damage under begin-frame control (`BrowserPage.captureChanged`), the
+   * virtual clock's `takeChanged` with screenshots. The first call answers an image.
    */
   captureChanged(jpegQuality?: number): Promise<Buffer | undefined>;
   /** Requests of the card that were refused. */
@@ -136,6 +137,7 @@ async function loadCard(lent: BrowserPage, env: CardEnv, spec: CardSpec, signal:
   }
   await abortable(evaluate(cdp, `window.__bmsClock.ready(${RENDER_LIMITS.loadTimeoutMs})`), signal);
   let frame = -1;
+  let captured = false;
   const check = () => {
     if (crashed) throw new Unprocessable('render_failed', `The card's page crashed: ${crashed.message}`);
   };
@@ -163,6 +165,13 @@ async function loadCard(lent: BrowserPage, env: CardEnv, spec: CardSpec, signal:
     async captureChanged(quality?: number) {
       check();
       const opts = quality === undefined ? { format: 'png' as const } : { format: 'jpeg' as const, quality };
+      if (!lent.beginFrameControl) {
+        // Screenshots come with no damage report: the clock tells whether anything that draws may have changed, unless
+        // an image that moves on the browser's own timer is on the page.
+        const changed = await abortable(evaluate(cdp, 'window.__bmsClock.takeChanged()'), signal);
+        if (captured && !changed && !sandbox.movingImages) return undefined;
+        captured = true;
+      }
       return abortable(lent.captureChanged(opts), signal);
     },
   };

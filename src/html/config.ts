@@ -1,5 +1,5 @@
 import os from 'node:os';
-import { integer } from '../config-values.js';
+import { choice, integer } from '../config-values.js';
 
 export interface HtmlConfig {
   /** Time limit of one HTML render (HTML_RENDER_TIMEOUT_SECONDS, default 600 s). */
@@ -10,6 +10,12 @@ export interface HtmlConfig {
    * page slots.
    */
   htmlRenderRanges: number;
+  /**
+   * How pages are captured (HTML_CAPTURE): `auto` tries begin-frame control and falls back to screenshots where a
+   * build does not draw under it; `screenshot` always takes screenshots (for a build whose begin-frame capture
+   * misbehaves).
+   */
+  htmlCapture: 'auto' | 'screenshot';
 }
 
 const GiB = 1024 ** 3;
@@ -28,6 +34,7 @@ export function loadHtmlConfig(env: NodeJS.ProcessEnv): HtmlConfig {
   return {
     htmlRenderTimeoutMs: integer(env, 'HTML_RENDER_TIMEOUT_SECONDS', 600, 1, 24 * 3600) * 1000,
     htmlRenderRanges: integer(env, 'HTML_RENDER_RANGES', autoRenderRanges(), 1, 16),
+    htmlCapture: choice(env, 'HTML_CAPTURE', ['auto', 'screenshot'] as const),
   };
 }
 
@@ -35,4 +42,5 @@ export function loadHtmlConfig(env: NodeJS.ProcessEnv): HtmlConfig {
 export const browserPoolOptions = (config: HtmlConfig) => ({
   maxPages: Math.max(2, config.htmlRenderRanges),
   pagesPerRender: config.htmlRenderRanges,
+  screenshots: config.htmlCapture === 'screenshot',
 });

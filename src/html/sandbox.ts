@@ -58,11 +58,43 @@ export interface SandboxOptions {
 export interface Sandbox {
   /** URLs the card asked for that were refused. */
   blocked: string[];
+  /**
+   * Whether the card was served an image that may move by itself (a GIF, an animated PNG, WebP or AVIF, an SVG with
+   * animations): such images follow the browser's own timer, not the virtual clock, so the clock cannot tell when
+   * they change.
+   */
+  movingImages: boolean;
+}
+
+/** Whether an image file's bytes may hold an animation (see `Sandbox.movingImages`); a format it cannot tell is not. */
+export function mayMove(contentType: string, bytes: Buffer): boolean {
+  switch (contentType) {
+    case 'image/gif':
+      return true;
+    case 'image/png':
+    case 'image/apng': {
+      // An animated PNG has an acTL chunk before its first IDAT.
+      const data = bytes.indexOf('IDAT', 8, 'latin1');
+      const actl = bytes.indexOf('acTL', 8, 'latin1');
+      return actl >= 0 && (data < 0 || actl < data);
+    }
+    case 'image/webp':
+      // The VP8X header's animation flag.
+      return bytes.toString('latin1', 12, 16) === 'VP8X' && (bytes[20] & 0x02) !== 0;
+    case 'image/avif':
+      // An image sequence's brand.
+      return bytes.subarray(0, 64).includes('avis', 0, 'latin1');
+    case 'image/svg+xml':
+      return /<animate|<set[\s/>]|@keyframes|animation/i.test(bytes.toString('utf8'));
+    default:
+      return false;
+  }
 }
 
 /** Turns on request interception for a page so that it can reach only its own document, /media files and inline data. */
 export async function installSandbox(page: Page, opts: SandboxOptions): Promise<Sandbox> {
-  const blocked: string[] = [];
+  const sandbox: Sandbox = { blocked: [], movingImages: false };
+  const { blocked } = sandbox;
   const budget = new ByteBudget(MAX_BYTES_IN_FLIGHT);
   let documentServed = false;
   const mediaOrigins = new Set([CARD_ORIGIN, ...opts.serviceOrigins]);
@@ -128,21 +160,18 @@ export async function installSandbox(page: Page, opts: SandboxOptions): Promise<
       );
     }
     if (file.size > MAX_WHOLE_FILE_BYTES) return refuse(req);
-    return budget.run(file.size, async () =>
-      req.respond({
-        status: 200,
-        contentType,
-        headers: { 'accept-ranges': 'bytes' },
-        body: await fsp.readFile(file.path),
-      }),
-    );
+    return budget.run(file.size, async () => {
+      const body = await fsp.readFile(file.path);
+      if (!sandbox.movingImages && mayMove(contentType, body)) sandbox.movingImages = true;
+      return req.respond({ status: 200, contentType, headers: { 'accept-ranges': 'bytes' }, body });
+    });
   };
 
   await page.setRequestInterception(true);
   page.on('request', (req) => {
     answer(req).catch(() => req.abort('failed').catch(() => undefined));
   });
-  return { blocked };
+  return sandbox;
 }
 
 async function readSlice(file: string, start: number, length: number): Promise<Buffer> {

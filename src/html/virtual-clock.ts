@@ -10,6 +10,8 @@
  * - SVG documents are paused and seeked (`setCurrentTime`), `<video>`/`<audio>` are paused and seeked to their position,
  *   and the advance waits for their `seeked` event (and, when the browser draws on its own, for the new video frame).
  * - `Math.random` is a seeded generator, so a card that uses it still draws the same frames on every run.
+ * - `__bmsClock.takeChanged()` tells whether anything that draws may have changed since it was last asked (the
+ *   screenshot path's stand-in for the compositor's damage report, docs/html.md).
  *
  * It is a string rather than a function so that no build step (TypeScript helpers, minifier renames) can touch it.
  */
@@ -24,6 +26,19 @@ export const VIRTUAL_CLOCK_SCRIPT = String.raw`(() => {
   let now = 0;
   let errors = 0;
   const report = (err) => { errors++; console.error(err); };
+
+  // Whether anything that draws may have changed: a callback ran, an animation, SVG or video moved, the DOM changed, a
+  // resource or font finished loading. A change also counts for the frame after it, so a picture that loads or decodes
+  // a little after the change that asked for it is captured too.
+  let changedNow = true;
+  let changedBefore = true;
+  const touch = () => { changedNow = true; };
+  const mutations = new MutationObserver(touch);
+  mutations.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+  new PerformanceObserver(touch).observe({ type: 'resource', buffered: true });
+  window.addEventListener('load', touch, true);
+  window.addEventListener('error', touch, true);
+  document.fonts.addEventListener('loadingdone', touch);
 
   // Date: no argument means "now" on the virtual clock; everything else is the real Date.
   function VDate(...args) {
@@ -115,7 +130,8 @@ export const VIRTUAL_CLOCK_SCRIPT = String.raw`(() => {
   const adopt = () => {
     for (const a of document.getAnimations()) {
       if (anims.has(a)) continue;
-      anims.set(a, a.playState === 'paused' ? { origin: now, held: currentTime.get.call(a) || 0 } : { origin: now, held: null });
+      touch();
+      anims.set(a, a.playState === 'paused' ? { origin: now, held: currentTime.get.call(a) || 0, shown: null } : { origin: now, held: null, shown: null });
     }
   };
   const syncAnimations = () => {
@@ -128,11 +144,16 @@ export const VIRTUAL_CLOCK_SCRIPT = String.raw`(() => {
       const state = a.playState;
       if (state !== 'idle') states.push([a, state]);
     }
+    // An animation whose time is set to another value than the last one it was shown at may draw differently.
+    const show = (a, st, t) => {
+      if (st.shown !== t) { st.shown = t; touch(); }
+      currentTime.set.call(a, t);
+    };
     for (const [a, state] of states) {
       const st = anims.get(a);
       if (st.held !== null) {
         if (state !== 'paused') realPause.call(a);
-        currentTime.set.call(a, st.held);
+        show(a, st, st.held);
         continue;
       }
       const t = localTime(a, st);
@@ -140,13 +161,13 @@ export const VIRTUAL_CLOCK_SCRIPT = String.raw`(() => {
       if (a.playbackRate > 0 && t >= end) {
         // Finishing (rather than holding at the end) resolves 'finished' and fires 'finish' for the page's scripts.
         if (state !== 'finished') {
-          currentTime.set.call(a, end);
+          show(a, st, end);
           realFinish.call(a);
         }
         continue;
       }
       if (state !== 'paused') realPause.call(a);
-      currentTime.set.call(a, t);
+      show(a, st, t);
     }
   };
 
@@ -158,7 +179,9 @@ export const VIRTUAL_CLOCK_SCRIPT = String.raw`(() => {
       let origin = svgs.get(s);
       if (origin === undefined) { origin = now; svgs.set(s, origin); }
       s.pauseAnimations();
-      s.setCurrentTime((now - origin) / 1000);
+      const t = (now - origin) / 1000;
+      if (s.getCurrentTime() !== t && s.querySelector('animate, animateMotion, animateTransform, set')) touch();
+      s.setCurrentTime(t);
     }
   };
 
@@ -227,7 +250,10 @@ export const VIRTUAL_CLOCK_SCRIPT = String.raw`(() => {
       let t = Math.max(0, mediaPosition(el, st));
       const d = el.duration;
       if (Number.isFinite(d) && d > 0) t = el.loop ? t % d : Math.min(t, d);
-      if (el.readyState >= 1 && Math.abs(el.currentTime - t) > 1e-6) seeks.push(seekTo(el, t));
+      if (el.readyState >= 1 && Math.abs(el.currentTime - t) > 1e-6) {
+        if (el instanceof HTMLVideoElement) touch();
+        seeks.push(seekTo(el, t));
+      }
     }
     return Promise.all(seeks);
   };
@@ -265,6 +291,7 @@ export const VIRTUAL_CLOCK_SCRIPT = String.raw`(() => {
       timers.delete(t.id);
     }
     nesting = t.level;
+    touch();
     try {
       if (typeof t.fn === 'function') t.fn(...t.args);
       else (0, eval)(String(t.fn));
@@ -294,6 +321,7 @@ export const VIRTUAL_CLOCK_SCRIPT = String.raw`(() => {
     await syncMedia();
     const due = rafs;
     rafs = new Map();
+    if (due.size) touch();
     for (const cb of due.values()) {
       try { cb(now); } catch (err) { report(err); }
     }
@@ -333,5 +361,19 @@ export const VIRTUAL_CLOCK_SCRIPT = String.raw`(() => {
   // A page whose picture is a function of the time alone may skip drawing work for frames that are not captured (the
   // renderer steps through them to reach a later frame); a page that integrates state frame by frame must not.
   const willDraw = () => drawn;
-  Object.defineProperty(window, '__bmsClock', { value: Object.freeze({ advanceTo, ready, waitFor, willDraw }), enumerable: false });
+
+  /** Whether anything that draws may have changed, here or in a child frame, since the last call. */
+  const takeChanged = () => {
+    if (mutations.takeRecords().length) touch();
+    let changed = changedNow || changedBefore;
+    changedBefore = changedNow;
+    changedNow = false;
+    for (let i = 0; i < window.frames.length; i++) {
+      let child = null;
+      try { child = window.frames[i].__bmsClock; } catch (err) { child = null; }
+      if (child && child.takeChanged()) changed = true;
+    }
+    return changed;
+  };
+  Object.defineProperty(window, '__bmsClock', { value: Object.freeze({ advanceTo, ready, waitFor, willDraw, takeChanged }), enumerable: false });
 })();`;

@@ -57,6 +57,8 @@ export interface BrowserPoolOptions {
   recycleAfter?: number;
   /** V8 heap limit of each renderer in MiB. */
   rendererHeapMiB?: number;
+  /** Capture with screenshots even where the binary draws under begin-frame control. */
+  screenshots?: boolean;
 }
 
 /** @sparticuz/chromium's defaults target AWS Lambda; these of them would weaken isolation or stability here. */
@@ -188,6 +190,7 @@ export class BrowserPool {
   readonly pagesPerRender: number;
   private readonly recycleAfter: number;
   private readonly heapMiB: number;
+  private readonly screenshots: boolean;
   /** Per Chromium binary: whether it draws under begin-frame control (learnt at its first launch). */
   private readonly beginFrameSupport = new Map<string, boolean>();
 
@@ -200,6 +203,7 @@ export class BrowserPool {
     this.pagesPerRender = Math.min(this.maxPages, opts.pagesPerRender ?? this.maxPages);
     this.recycleAfter = opts.recycleAfter ?? 100;
     this.heapMiB = opts.rendererHeapMiB ?? 512;
+    this.screenshots = opts.screenshots ?? false;
     this.lanes = Array.from({ length: this.maxPages }, () => undefined);
     this.laneLoad = this.lanes.map(() => 0);
   }
@@ -429,7 +433,7 @@ export class BrowserPool {
     // Whether this binary draws under begin-frame control is learnt by trying, once per binary: headless-shell builds
     // (npm's, Debian's chromium-headless-shell, Chrome for Testing's) do; full Chrome and Chromium, whose --headless is
     // the new headless mode, do not.
-    const known = this.beginFrameSupport.get(chromium.path);
+    const known = this.screenshots ? false : this.beginFrameSupport.get(chromium.path);
     if (known !== false) {
       const running = await this.start(chromium, true, lane);
       if (known || (await this.drawsOnBeginFrame(running))) {

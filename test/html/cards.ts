@@ -200,3 +200,37 @@ export async function animationCardOn(s: TestService, board: string, fixtures: s
     anime: await upload(path.resolve('node_modules/animejs/dist/bundles/anime.umd.min.js')),
   });
 }
+
+/** Every frame of a video as rgb24, decoded by ffmpeg. */
+export async function decodedFrames(file: string, width: number, height: number): Promise<Buffer[]> {
+  const { stdout } = await run(
+    await ffmpegPath(),
+    ['-hide_banner', '-loglevel', 'error', '-i', file, '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'],
+    { encoding: 'buffer', maxBuffer: 256 * 1024 * 1024 },
+  );
+  const data = stdout as unknown as Buffer;
+  const size = width * height * 3;
+  return Array.from({ length: data.length / size }, (_, i) => data.subarray(i * size, (i + 1) * size));
+}
+
+export const pixelsOf =
+  (frame: Buffer, width: number) =>
+  (x: number, y: number): Rgb => {
+    const o = (y * width + x) * 3;
+    return [frame[o], frame[o + 1], frame[o + 2]];
+  };
+
+/** Colours a card shows from a time on, changed by timers: long still stretches between short busy ones. */
+export const STILLS: { from: number; rgb: Rgb }[] = [
+  { from: 0, rgb: [255, 0, 0] },
+  { from: 3.7, rgb: [0, 0, 255] },
+  { from: 4.1, rgb: [0, 160, 0] },
+  { from: 8, rgb: [255, 255, 255] },
+];
+export const STILLS_CARD = `<!doctype html><html><head><style>
+  html, body { margin: 0; width: 100vw; height: 100vh; overflow: hidden; background: rgb(255,0,0); }
+</style></head><body><script>
+  for (const [at, rgb] of ${JSON.stringify(STILLS.slice(1).map((s) => [s.from * 1000, s.rgb]))})
+    setTimeout(() => (document.body.style.background = 'rgb(' + rgb.join(',') + ')'), at);
+</script></body></html>`;
+export const stillAt = (t: number): Rgb => STILLS.filter((s) => s.from <= t + 1e-9).at(-1)!.rgb;

@@ -1,33 +1,10 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import fsp from 'node:fs/promises';
-import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
-import { ffmpegPath, probeFile, tempDir, videoPackets } from '../helpers/fixtures.js';
+import { probeFile, tempDir, videoPackets } from '../helpers/fixtures.js';
 import { startService, type TestService } from '../helpers/service.js';
-import { animationCardOn, CARD_SIZE, wrongCells, type Rgb } from './cards.js';
-
-const run = promisify(execFile);
+import { animationCardOn, CARD_SIZE, decodedFrames, pixelsOf, stillAt, STILLS_CARD, wrongCells } from './cards.js';
 const FPS = 10;
-
-/** Every frame of a video as rgb24, decoded by ffmpeg. */
-async function decodedFrames(file: string, width: number, height: number): Promise<Buffer[]> {
-  const { stdout } = await run(
-    await ffmpegPath(),
-    ['-hide_banner', '-loglevel', 'error', '-i', file, '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'],
-    { encoding: 'buffer', maxBuffer: 256 * 1024 * 1024 },
-  );
-  const data = stdout as unknown as Buffer;
-  const size = width * height * 3;
-  return Array.from({ length: data.length / size }, (_, i) => data.subarray(i * size, (i + 1) * size));
-}
-
-const pixelsOf =
-  (frame: Buffer, width: number) =>
-  (x: number, y: number): Rgb => {
-    const o = (y * width + x) * 3;
-    return [frame[o], frame[o + 1], frame[o + 2]];
-  };
 
 /** Mean absolute difference of two frames, per channel value (0..255). */
 const meanDiff = (a: Buffer, b: Buffer) => {
@@ -54,21 +31,6 @@ const CLOCK_CARD = `<!doctype html><html><head><style>
   tick();
   setInterval(tick, 250);
 </script></body></html>`;
-
-/** Colours a card shows from a time on, changed by timers: long still stretches between short busy ones. */
-const STILLS: { from: number; rgb: Rgb }[] = [
-  { from: 0, rgb: [255, 0, 0] },
-  { from: 3.7, rgb: [0, 0, 255] },
-  { from: 4.1, rgb: [0, 160, 0] },
-  { from: 8, rgb: [255, 255, 255] },
-];
-const STILLS_CARD = `<!doctype html><html><head><style>
-  html, body { margin: 0; width: 100vw; height: 100vh; overflow: hidden; background: rgb(255,0,0); }
-</style></head><body><script>
-  for (const [at, rgb] of ${JSON.stringify(STILLS.slice(1).map((s) => [s.from * 1000, s.rgb]))})
-    setTimeout(() => (document.body.style.background = 'rgb(' + rgb.join(',') + ')'), at);
-</script></body></html>`;
-const stillAt = (t: number): Rgb => STILLS.filter((s) => s.from <= t + 1e-9).at(-1)!.rgb;
 
 describe('HTML renders in frame ranges, and frames that repeat', () => {
   let one: TestService;
