@@ -53,6 +53,18 @@ export interface CardPage {
   captureChanged(jpegQuality?: number): Promise<Buffer | undefined>;
   /** Requests of the card that were refused. */
   blocked: string[];
+  /** Whether the page is captured under begin-frame control (damage reported by the compositor). */
+  beginFrame: boolean;
+  /**
+   * The rows (CSS px from the top) that can move until `untilMs` of virtual time, or null when that cannot be told
+   * (the virtual clock's `motion`). Call before the first `seek`.
+   */
+  motion(untilMs: number): Promise<{ top: number; bottom: number } | null>;
+  /**
+   * Shows and captures only the rows `top`..`top + height` of the card (the page still lays out the whole frame, and
+   * sees no difference). Call before the first `seek`.
+   */
+  band(top: number, height: number): Promise<void>;
 }
 
 /** Rejects as soon as `signal` aborts, with the signal's reason; the work itself is stopped by closing the page. */
@@ -143,6 +155,27 @@ async function loadCard(lent: BrowserPage, env: CardEnv, spec: CardSpec, signal:
   };
   return {
     blocked: sandbox.blocked,
+    beginFrame: lent.beginFrameControl,
+    async motion(untilMs: number) {
+      check();
+      return (await abortable(evaluate(cdp, `window.__bmsClock.motion(${untilMs})`), signal)) as {
+        top: number;
+        bottom: number;
+      } | null;
+    },
+    async band(top: number, height: number) {
+      check();
+      await abortable(
+        cdp.send('Emulation.setDeviceMetricsOverride', {
+          width: spec.width,
+          height: spec.height,
+          deviceScaleFactor: 1,
+          mobile: false,
+          viewport: { x: 0, y: top, width: spec.width, height, scale: 1 },
+        }),
+        signal,
+      );
+    },
     async seek(index: number, onFrame?: (frame: number) => void) {
       while (frame < index) {
         frame++;

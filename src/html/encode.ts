@@ -142,9 +142,20 @@ export interface EncodeOptions {
    * will make lossy anyway. Refused with `alpha`.
    */
   frames?: FrameFormat;
+  /**
+   * Heights of the horizontal bands a frame comes in, top to bottom, each captured by its own page and sent in its own
+   * stream (see `captureVideo`); default: the frame in one piece. Not with `alpha`.
+   */
+  bands?: number[];
 }
 
 export type FrameFormat = 'png' | 'jpeg';
+
+/**
+ * A frame as it reaches the encoder: one entry per band (EncodeOptions.bands), the band's image, or undefined where the
+ * band shows the same picture as in the frame before.
+ */
+export type Picture = (Buffer | undefined)[];
 
 /**
  * JPEG frames: 4:2:0 like the yuv420p video made from them; at 95 the difference to the PNG frame is below x264's at
@@ -153,11 +164,18 @@ export type FrameFormat = 'png' | 'jpeg';
 export const JPEG_QUALITY = 95;
 
 /**
- * Where frames go, one call per frame in order: the frame as an image (EncodeOptions.frames), or undefined when it is the same picture as the
- * frame before (it is then not sent again). Resolves at once while ffmpeg has less than MAX_BUFFERED_BYTES to read,
- * else once it caught up.
+ * Where frames go, one call per frame in order, each band as an image (EncodeOptions.frames) or undefined where it is
+ * the same picture as in the frame before (it is then not sent again). Resolves at once while ffmpeg has less than
+ * MAX_BUFFERED_BYTES to read, else once it caught up.
  */
-export type FrameSink = (image: Buffer | undefined) => Promise<void>;
+export type FrameSink = (picture: Picture) => Promise<void>;
+
+/**
+ * A band that did not change for this many frames is sent again (a frame that repeats its picture): ffmpeg stacks
+ * the bands by their timestamps and reads a band's next frame before it can stack any later one, so a band that stays
+ * silent would hold back the others' frames (and their memory) until it speaks.
+ */
+const BAND_HEARTBEAT_FRAMES = 8;
 
 /**
  * Frames reach ffmpeg in an IVF stream (a 32-byte header, then per frame its size and a 64-bit timestamp) whose
@@ -192,7 +210,12 @@ const pixFmtOf = (encoder: string[]): string => encoder[encoder.indexOf('-pix_fm
 
 /** One ffmpeg taking frames as they come: `write` a picture at a frame index (gaps repeat the picture before). */
 interface Encoder {
-  write(image: Buffer, index: number): Promise<void>;
+  write(picture: Picture, index: number): Promise<void>;
+  /**
+   * Sends every band not sent at `index` again there (a frame that repeats the one before, written out; every band must
+   * reach a piece's last frame, or ffmpeg's stacking drops it).
+   */
+  writeAll(index: number): Promise<void>;
   /** Closes the input; resolves once the file(s) are complete. */
   finish(): Promise<void>;
   /** Kills ffmpeg and waits for it to exit. */
@@ -205,40 +228,54 @@ interface Encoder {
  */
 async function startEncoder(tools: Tools, opts: EncodeOptions): Promise<Encoder> {
   const encoder = opts.alpha ? ALPHA_ENCODERS[opts.format] : ENCODERS[opts.format];
-  if (!encoder || (opts.alpha && (opts.proxy || opts.frames === 'jpeg')))
+  const bands = opts.bands?.length ?? 1;
+  if (!encoder || (opts.alpha && (opts.proxy || opts.frames === 'jpeg' || bands > 1)))
     throw new Error(`${opts.format}${opts.proxy ? ' with a proxy' : ''} cannot carry an alpha channel`);
-  const args = ['-loglevel', 'error', '-f', 'ivf', '-i', 'pipe:0'];
-  // The fps filter comes after the conversion: a repeated frame is converted (and scaled) once. Its timestamps are
-  // the frames' indices, so no frame is moved; `passthrough` keeps the muxer from re-timing them.
+  // Band 0 comes on stdin, the others on pipes 3, 4, ...
+  const args = ['-loglevel', 'error'];
+  for (let i = 0; i < bands; i++) args.push('-f', 'ivf', '-i', i === 0 ? 'pipe:0' : `pipe:${i + 2}`);
+  // A repeated frame is a gap in the timestamps, which the fps filter fills with the picture before. It comes after
+  // the conversion: a repeated frame is converted (and scaled) once. The timestamps are the frames' indices, so no
+  // frame is moved; `passthrough` keeps the muxer from re-timing them. Bands are filled each on its own, then stacked
+  // (filled after the stacking, the last frame was lost).
   const fill = `fps=${opts.fps}`;
+  const pixFmt = opts.proxy || bands > 1 ? 'yuv420p' : pixFmtOf(encoder);
+  const stacked = (filled: boolean) =>
+    bands === 1
+      ? `[0:v]format=${pixFmt}${filled ? `,${fill}` : ''}`
+      : `${Array.from({ length: bands }, (_, i) => `[${i}:v]format=yuv420p,${fill}[band${i}];`).join('')}` +
+        `${Array.from({ length: bands }, (_, i) => `[band${i}]`).join('')}vstack=inputs=${bands}`;
+  // The bands' frames are filled already; one stream's are filled after the proxy's scaling.
+  const after = bands === 1 ? `,${fill}` : '';
   if (opts.proxy) {
     // Converted to yuv420p once, before the split: the proxy then scales YUV rather than full-size RGB frames.
     args.push(
       '-filter_complex',
-      `[0:v]format=yuv420p,split=2[a][b];[a]${fill}[main];[b]scale=-2:${opts.proxy.height}:flags=bilinear,${fill}[proxy]`,
+      `${stacked(false)},split=2[a][b];[a]null${after}[main];[b]scale=-2:${opts.proxy.height}:flags=bilinear${after}[proxy]`,
     );
     args.push('-map', '[main]', '-vsync', 'passthrough', ...encoder, ...BITEXACT, opts.output);
     args.push('-map', '[proxy]', '-vsync', 'passthrough', ...PROXY, ...BITEXACT, opts.proxy.output);
   } else {
-    args.push('-filter_complex', `[0:v]format=${pixFmtOf(encoder)},${fill}[main]`);
+    args.push('-filter_complex', `${stacked(true)}[main]`);
     args.push('-map', '[main]', '-vsync', 'passthrough', ...encoder, ...BITEXACT, opts.output);
   }
 
   const stop = new AbortController();
   const onOuterAbort = () => stop.abort(opts.signal.reason);
   opts.signal.addEventListener('abort', onOuterAbort, { once: true });
-  let stdin: Writable | undefined;
+  let pipes: Writable[] = [];
   let spawned!: () => void;
   const started = new Promise<void>((resolve) => (spawned = resolve));
   const finished = runFfmpeg(tools, args, {
     stdin: 'pipe',
+    inputs: bands - 1,
     signal: stop.signal,
     timeoutMs: opts.timeoutMs,
-    onSpawn: (s) => {
-      // A spawned child's stdin, typed loosely by runFfmpeg; its buffered length paces the capture.
-      stdin = (s as Writable | null) ?? undefined;
+    onSpawn: (stdin, inputs) => {
+      // A spawned child's pipes, typed loosely by runFfmpeg; their buffered length paces the capture.
+      pipes = [stdin, ...inputs].filter((p): p is Writable => !!p);
       // ffmpeg exiting early turns writes into EPIPE; the exit itself is reported by `finished`.
-      stdin?.on('error', () => undefined);
+      for (const p of pipes) p.on('error', () => undefined);
       spawned();
     },
   }).finally(() => opts.signal.removeEventListener('abort', onOuterAbort));
@@ -256,21 +293,37 @@ async function startEncoder(tools: Tools, opts: EncodeOptions): Promise<Encoder>
     await fail(err);
     throw err;
   }
-  const pipe = stdin;
-  if (!pipe) {
-    await fail(new Error('ffmpeg has no stdin'));
-    throw new Error('ffmpeg has no stdin');
+  if (pipes.length !== bands) {
+    const err = new Error('ffmpeg has no input pipes');
+    await fail(err);
+    throw err;
   }
-  pipe.write(ivfHeader(opts.frameCount, opts.fps, opts.frames ?? 'png'));
+  for (const p of pipes) p.write(ivfHeader(opts.frameCount, opts.fps, opts.frames ?? 'png'));
+  const latest: (Buffer | undefined)[] = pipes.map(() => undefined);
+  const sentAt = pipes.map(() => -1);
+  const send = async (band: number, image: Buffer, index: number) => {
+    const pipe = pipes[band];
+    latest[band] = image;
+    sentAt[band] = index;
+    pipe.write(ivfFrame(image.length, index));
+    if (!pipe.write(image) && pipe.writableLength > MAX_BUFFERED_BYTES)
+      await Promise.race([once(pipe, 'drain'), exited]);
+  };
   return {
-    async write(image, index) {
+    async write(picture, index) {
       if (stop.signal.aborted) throw stop.signal.reason;
-      pipe.write(ivfFrame(image.length, index));
-      if (!pipe.write(image) && pipe.writableLength > MAX_BUFFERED_BYTES)
-        await Promise.race([once(pipe, 'drain'), exited]);
+      for (let band = 0; band < bands; band++) {
+        const image = picture[band];
+        if (image) await send(band, image, index);
+        else if (bands > 1 && index - sentAt[band] >= BAND_HEARTBEAT_FRAMES) await send(band, latest[band]!, index);
+      }
+    },
+    async writeAll(index) {
+      if (stop.signal.aborted) throw stop.signal.reason;
+      for (let band = 0; band < bands; band++) if (sentAt[band] !== index) await send(band, latest[band]!, index);
     },
     async finish() {
-      pipe.end();
+      for (const p of pipes) p.end();
       await finished;
     },
     fail,
@@ -289,12 +342,11 @@ export async function encodeFrames(
   const encoder = await startEncoder(tools, opts);
   try {
     let index = 0;
-    let last: Buffer | undefined;
-    await produce(async (image) => {
+    await produce(async (picture) => {
       if (index >= opts.frameCount) throw new Error('more frames than the video has');
-      if (image) last = image;
-      else if (!last) throw new Error('the first frame has no picture');
-      if (image || index === opts.frameCount - 1) await encoder.write(last, index);
+      if (index === 0 && !picture.every(Boolean)) throw new Error('the first frame has no picture');
+      if (picture.some(Boolean)) await encoder.write(picture, index);
+      if (index === opts.frameCount - 1) await encoder.writeAll(index);
       index++;
     });
     if (index !== opts.frameCount) throw new Error(`${index} frames were produced for a video of ${opts.frameCount}`);
@@ -371,13 +423,14 @@ export async function encodePieces(
   };
   // The live piece: its encoder and the frame it starts at.
   let live: { encoder: Encoder; from: number; piece: Piece } | undefined;
-  let last: Buffer | undefined;
+  // Every band's latest image, and the last frame where any band changed.
+  let latest: Buffer[] = [];
   let lastAt = -1;
 
   /** Ends the live piece at frame `end` (inclusive), writing the held picture there when it was not written. */
   const close = (end: number) => {
     const { encoder, from, piece: p } = live!;
-    const wrote = end === lastAt ? Promise.resolve() : encoder.write(last!, end - from);
+    const wrote = encoder.writeAll(end - from);
     settle(wrote.then(() => encoder.finish()));
     pieces.push({ file: p.file, proxy: p.proxy, frames: end + 1 - from });
     live = undefined;
@@ -396,11 +449,11 @@ export async function encodePieces(
     close(lastAt + keep + (held - units * size));
     const u = piece(size);
     const encoder = await start(u);
-    const picture = last!;
+    const picture = latest;
     settle(
       (async () => {
         await encoder.write(picture, 0);
-        await encoder.write(picture, size - 1);
+        await encoder.writeAll(size - 1);
         await encoder.finish();
       })(),
     );
@@ -410,21 +463,23 @@ export async function encodePieces(
 
   try {
     let index = 0;
-    await produce(async (image) => {
+    await produce(async (picture) => {
       const f = index;
       if (failure) throw failure.err;
       if (f >= opts.frameCount) throw new Error('more frames than the video has');
-      if (!image && !last) throw new Error('the first frame has no picture');
-      if (image) {
+      if (f === 0 && !picture.every(Boolean)) throw new Error('the first frame has no picture');
+      if (picture.some(Boolean)) {
         const run = f - lastAt - 1;
         // A live piece started after a hold must reach MIN_PIECE_FRAMES before the range ends.
         if (live && opts.frameCount - f >= MIN_PIECE_FRAMES) await hold(run);
-        if (!live) {
+        latest = latest.length ? latest.map((image, band) => picture[band] ?? image) : (picture as Buffer[]);
+        if (live) await live.encoder.write(picture, f - live.from);
+        else {
+          // A new piece starts with every band.
           const p = piece(opts.frameCount - f);
           live = { encoder: await start(p), from: f, piece: p };
+          await live.encoder.write(latest, 0);
         }
-        await live.encoder.write(image, f - live.from);
-        last = image;
         lastAt = f;
       }
       if (f === opts.frameCount - 1) {

@@ -98,65 +98,126 @@ export function frameRanges(frames: number, wanted: number, alpha = false): { st
 }
 
 /**
- * Captures frames start..end-1 of one card into `sink`, in order: the page first steps through every frame before
- * `start` (so canvases, videos and timers are where a single page would have them), then draws each frame; a frame
- * the compositor drew no differently from the one before goes to the sink as a repeat. `onFrame` sees every frame
- * with its picture (a repeat with the previous one).
+ * Captures frames start..end-1 of a card into `sink`, in order, from one page per band (one page for the whole
+ * frame): each page first steps through every frame before `start` (so canvases, videos and timers are where a single
+ * page would have them), then draws each frame; a band the compositor drew no differently from the frame before goes
+ * to the sink as a repeat. `onFrame` sees every frame with its bands' pictures (a repeat with the previous one).
  */
 async function captureRange(
-  card: CardPage,
+  bands: CardPage[],
   range: { start: number; end: number },
   sink: FrameSink,
-  onFrame: (index: number, image: Buffer) => void,
+  onFrame: (index: number, picture: Buffer[]) => void,
   frames: FrameFormat = 'png',
 ): Promise<void> {
-  let last: Buffer | undefined;
+  const quality = frames === 'jpeg' ? JPEG_QUALITY : undefined;
+  let latest: Buffer[] = [];
   for (let f = range.start; f < range.end; f++) {
-    await card.seek(f);
-    const image = await card.captureChanged(frames === 'jpeg' ? JPEG_QUALITY : undefined);
-    await sink(image);
-    last = image ?? last;
-    onFrame(f, last!);
+    await Promise.all(bands.map((band) => band.seek(f)));
+    const picture = await Promise.all(bands.map((band) => band.captureChanged(quality)));
+    await sink(picture);
+    latest = picture.map((image, i) => image ?? latest[i]);
+    onFrame(f, latest);
   }
+}
+
+/** A frame whole from its bands' images (`captureVideo`'s `onFrame`), as a PNG or JPEG. */
+export async function wholeFrame(picture: Buffer[]): Promise<Buffer> {
+  if (picture.length === 1) return picture[0];
+  const metas = await Promise.all(picture.map((image) => sharp(image).metadata()));
+  let top = 0;
+  const layers = picture.map((input, i) => {
+    const layer = { input, top, left: 0 };
+    top += metas[i].height ?? 0;
+    return layer;
+  });
+  return sharp({ create: { width: metas[0].width ?? 1, height: top, channels: 3, background: '#000' } })
+    .composite(layers)
+    .png()
+    .toBuffer();
+}
+
+/** Rows around a moving element's box that its shadows, outlines or filters may reach. */
+const MOTION_MARGIN = 64;
+/** Band boundaries fall on whole JPEG blocks (16 rows at 4:2:0). */
+const BAND_ALIGN = 16;
+/** Bands pay off only when the band that moves is at most this share of the frame. */
+const MAX_MOVING_SHARE = 0.6;
+
+/**
+ * How a frame is cut into horizontal bands, each captured by its own page, when only some rows of it move: the rows
+ * `motion` covers (see the virtual clock's `motion`; null when anything but declarative animations may change the
+ * picture) with a margin go in one band, the rest in the other, so the still band is captured once and its frames
+ * cost nothing. Band heights from the top, or undefined for one band.
+ */
+export function bandLayout(
+  height: number,
+  motion: { top: number; bottom: number } | null,
+  pages: number,
+): number[] | undefined {
+  if (!motion || pages < 2 || motion.bottom <= motion.top) return undefined;
+  const top = Math.max(0, Math.floor((motion.top - MOTION_MARGIN) / BAND_ALIGN) * BAND_ALIGN);
+  const bottom = Math.min(height, Math.ceil((motion.bottom + MOTION_MARGIN) / BAND_ALIGN) * BAND_ALIGN);
+  // The moving rows at the top of the frame ([0, bottom) moves) or at its bottom ([top, height) moves).
+  const split = bottom <= height - top ? bottom : top;
+  const moving = Math.min(bottom, height - top);
+  if (split <= 0 || split >= height || moving > MAX_MOVING_SHARE * height) return undefined;
+  return [split, height - split];
 }
 
 /**
  * Captures frames 0..opts.frameCount-1 of a card into a video file. Long videos are split into frame ranges
  * (`opts.ranges`, default the pool's `pagesPerRender`), each captured by its own page and encoded into pieces by its
  * own ffmpeg at the same time (`encodePieces`: held stretches of one picture are encoded once), then the pieces are
- * joined without re-encoding (`joinParts`); the proxy likewise. A video that keeps alpha is one range encoded straight
- * into its file (`encodeFrames`). `onFrame` sees each frame once it went to the encoder: in order within a range, the
- * ranges side by side. Answers the requests the sandbox refused. For renders other features run inside their own jobs
- * (their signal, their progress); the caller owns the output file.
+ * joined without re-encoding (`joinParts`); the proxy likewise. When only some rows of the card move (`bandLayout`),
+ * each range is captured by two pages instead, one per horizontal band, so the still band is captured once. A video
+ * that keeps alpha is one range encoded straight into its file (`encodeFrames`). `onFrame` sees each frame (its
+ * bands' images) once it went to the encoder: in order within a range, the ranges side by side. Answers the requests
+ * the sandbox refused and the band heights used. For renders other features run inside their own jobs (their signal,
+ * their progress); the caller owns the output file.
  */
 export async function captureVideo(
   tools: Tools,
   env: CardEnv,
   spec: CardSpec,
   opts: EncodeOptions,
-  onFrame?: (index: number, png: Buffer) => void,
-): Promise<string[]> {
+  onFrame?: (index: number, picture: Buffer[]) => void,
+): Promise<{ blocked: string[]; bands: number[] }> {
   const wanted = frameRanges(opts.frameCount, opts.ranges ?? env.pool.pagesPerRender, opts.alpha).length;
-  const seen = (f: number, png: Buffer) => onFrame?.(f, png);
+  const seen = (f: number, picture: Buffer[]) => onFrame?.(f, picture);
   return withCardPages(env, spec, wanted, opts.signal, async (cards) => {
-    // The pool lends no more pages than it has slots: a range per page it lent.
-    const ranges = frameRanges(opts.frameCount, cards.length, opts.alpha);
+    let layout: number[] | undefined;
     if (opts.alpha) {
-      await encodeFrames(tools, opts, (sink) => captureRange(cards[0], ranges[0], sink, seen, opts.frames));
+      const [range] = frameRanges(opts.frameCount, 1, true);
+      await encodeFrames(tools, opts, (sink) => captureRange([cards[0]], range, sink, seen, opts.frames));
     } else {
-      await encodeRanges(tools, cards, ranges, opts, seen);
+      // Bands need begin-frame capture (its damage report is per page) and lossy frames (they are stacked in YUV).
+      const bands =
+        opts.frames === 'jpeg' && cards[0].beginFrame
+          ? bandLayout(spec.height, await cards[0].motion(((opts.frameCount - 1) * 1000) / spec.fps), cards.length)
+          : undefined;
+      const perRange = bands?.length ?? 1;
+      // The pool lends no more pages than it has slots: a range per page (or per set of band pages) it lent.
+      const ranges = frameRanges(opts.frameCount, Math.floor(cards.length / perRange));
+      const groups = ranges.map((_, r) => cards.slice(r * perRange, (r + 1) * perRange));
+      if (bands) {
+        const tops = bands.map((_, i) => bands.slice(0, i).reduce((a, b) => a + b, 0));
+        await Promise.all(groups.flatMap((group) => group.map((card, i) => card.band(tops[i], bands[i]))));
+      }
+      await encodeRanges(tools, groups, ranges, { ...opts, bands }, seen);
+      layout = bands;
     }
-    return [...new Set(cards.flatMap((c) => c.blocked))];
+    return { blocked: [...new Set(cards.flatMap((c) => c.blocked))], bands: layout ?? [spec.height] };
   });
 }
 
 /** Encodes each range into pieces of its own (in a scratch folder), all at once, then joins the pieces. */
 async function encodeRanges(
   tools: Tools,
-  cards: CardPage[],
+  groups: CardPage[][],
   ranges: { start: number; end: number }[],
   opts: EncodeOptions,
-  onFrame: (index: number, png: Buffer) => void,
+  onFrame: (index: number, picture: Buffer[]) => void,
 ): Promise<void> {
   const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'bms-html-parts-'));
   // One range failing stops the others (their ffmpeg is killed, so their capture stops at its next frame).
@@ -176,7 +237,7 @@ async function encodeRanges(
           { ...opts, frameCount: range.end - range.start, signal: stop.signal },
           dir,
           `range${i}`,
-          (sink) => captureRange(cards[i], range, sink, onFrame, opts.frames),
+          (sink) => captureRange(groups[i], range, sink, onFrame, opts.frames),
         ).catch((err: unknown) => {
           stop.abort(err);
           throw err;
@@ -334,9 +395,9 @@ export async function renderToFile(
 ): Promise<{ frames: number; blocked: string[]; middleFrame: Buffer }> {
   const frames = frameCount(spec.fps, spec.duration);
   const thumbAt = Math.floor(frames / 2);
-  let middleFrame: Buffer | undefined;
+  let middleFrame: Buffer[] | undefined;
   let done = 0;
-  const blocked = await limited(env, opts.signal, (s) =>
+  const { blocked } = await limited(env, opts.signal, (s) =>
     captureVideo(
       env.tools,
       cardEnv(env),
@@ -351,14 +412,14 @@ export async function renderToFile(
         timeoutMs: env.timeoutMs,
         frames: 'jpeg',
       },
-      (f, png) => {
-        if (f === thumbAt) middleFrame = png;
+      (f, picture) => {
+        if (f === thumbAt) middleFrame = picture;
         opts.onProgress?.(++done / frames);
       },
     ),
   );
   // captureVideo hands every frame to onFrame before it resolves, so the middle one was seen.
-  return { frames, blocked, middleFrame: middleFrame! };
+  return { frames, blocked, middleFrame: await wholeFrame(middleFrame!) };
 }
 
 /** A rendered video's files, still pending in the board folder: the video, its proxy (taller videos), its thumbnail. */

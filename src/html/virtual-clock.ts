@@ -362,6 +362,41 @@ export const VIRTUAL_CLOCK_SCRIPT = String.raw`(() => {
   // renderer steps through them to reach a later frame); a page that integrates state frame by frame must not.
   const willDraw = () => drawn;
 
+  // Where the page can move by itself until untilMs: the rows that running animations' elements cover at 16 times
+  // from now to then, or null when anything but declarative animations may change the picture (callbacks scheduled,
+  // media, canvas, SMIL, frames, more than 50 animations, an animated pseudo-element). The page's own animations are
+  // not touched: copies of their effects on animations of no timeline are set to each time (a CSS animation seeked
+  // would fire animationiteration and animationend events at the page), and cancelled before anything is drawn.
+  const MOTION_SAMPLES = 16;
+  const motion = (untilMs) => {
+    if (rafs.size || timers.size || window.frames.length) return null;
+    if (document.querySelector('video, audio, canvas, animate, animateMotion, animateTransform, set')) return null;
+    adopt();
+    const running = document.getAnimations().filter((a) => a.playState !== 'idle' && a.playState !== 'finished');
+    if (running.length > 50) return null;
+    if (running.some((a) => !a.effect || !a.effect.target || a.effect.pseudoElement)) return null;
+    const probes = running.map((a) => ({ a, st: anims.get(a), copy: new Animation(new KeyframeEffect(a.effect), null) }));
+    let top = Infinity;
+    let bottom = -Infinity;
+    try {
+      for (let i = 0; i <= MOTION_SAMPLES; i++) {
+        const t = now + ((untilMs - now) * i) / MOTION_SAMPLES;
+        for (const { a, st, copy } of probes) {
+          const local = st.held !== null ? st.held : (t - st.origin) * a.playbackRate;
+          currentTime.set.call(copy, Math.max(0, Math.min(local, endOf(a) - 0.5)));
+        }
+        for (const { a } of probes) {
+          const r = a.effect.target.getBoundingClientRect();
+          top = Math.min(top, r.top);
+          bottom = Math.max(bottom, r.bottom);
+        }
+      }
+    } finally {
+      for (const { copy } of probes) copy.cancel();
+    }
+    return probes.length ? { top, bottom } : { top: 0, bottom: 0 };
+  };
+
   /** Whether anything that draws may have changed, here or in a child frame, since the last call. */
   const takeChanged = () => {
     if (mutations.takeRecords().length) touch();
@@ -375,5 +410,5 @@ export const VIRTUAL_CLOCK_SCRIPT = String.raw`(() => {
     }
     return changed;
   };
-  Object.defineProperty(window, '__bmsClock', { value: Object.freeze({ advanceTo, ready, waitFor, willDraw, takeChanged }), enumerable: false });
+  Object.defineProperty(window, '__bmsClock', { value: Object.freeze({ advanceTo, ready, waitFor, willDraw, takeChanged, motion }), enumerable: false });
 })();`;

@@ -21,7 +21,9 @@ export interface RunOptions {
   onProgress?: (p: FfmpegProgress) => void;
   /** Data written to ffmpeg's stdin (for example frames piped from a browser); when absent stdin is closed. */
   stdin?: 'pipe';
-  onSpawn?: (stdin: NodeJS.WritableStream | null) => void;
+  /** Further pipes into the program, at file descriptors 3, 4, ... (`pipe:3` for ffmpeg). */
+  inputs?: number;
+  onSpawn?: (stdin: NodeJS.WritableStream | null, inputs: NodeJS.WritableStream[]) => void;
   /** The program's environment (the service's own when absent). */
   env?: NodeJS.ProcessEnv;
 }
@@ -58,9 +60,17 @@ export function runProcess(file: string, args: string[], opts: RunOptions, label
     if (opts.signal?.aborted) return reject(new Cancelled(`${label} was cancelled`, 'aborted'));
     const child = spawn(file, args, {
       env: opts.env,
-      stdio: [opts.stdin === 'pipe' ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+      stdio: [
+        opts.stdin === 'pipe' ? 'pipe' : 'ignore',
+        'pipe',
+        'pipe',
+        ...Array.from({ length: opts.inputs ?? 0 }, () => 'pipe' as const),
+      ],
     });
-    opts.onSpawn?.(child.stdin);
+    opts.onSpawn?.(
+      child.stdin,
+      child.stdio.slice(3).map((s) => s as NodeJS.WritableStream),
+    );
     let stderr = '';
     let killedFor: 'abort' | 'timeout' | undefined;
     const kill = (why: 'abort' | 'timeout') => {
