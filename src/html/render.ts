@@ -137,8 +137,11 @@ export async function wholeFrame(picture: Buffer[]): Promise<Buffer> {
     .toBuffer();
 }
 
-/** Rows around a moving element's box that its shadows, outlines or filters may reach. */
-const MOTION_MARGIN = 64;
+/**
+ * Rows added around the moving elements' boxes, for a shadow or outline just past them. Only the cost depends on it:
+ * where a change reaches the still band anyway, that band's page sees the damage and captures it.
+ */
+const MOTION_MARGIN = 16;
 /** Band boundaries fall on whole JPEG blocks (16 rows at 4:2:0). */
 const BAND_ALIGN = 16;
 /** Bands pay off only when the band that moves is at most this share of the frame. */

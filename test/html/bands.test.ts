@@ -50,10 +50,10 @@ const near = (got: Rgb, want: Rgb, slack = 24) => got.every((v, i) => Math.abs(v
 
 describe('bands: a card whose motion is in some rows is captured by one page per band', () => {
   it('cuts the frame around the rows that move, on whole JPEG blocks, when they are few enough', () => {
-    // A bar in rows 108..324 of 1080: the band that moves ends at 400 (324 + 64 rounded up to 16).
-    assert.deepEqual(bandLayout(1080, { top: 108, bottom: 324 }, 2), [400, 680]);
-    // Near the bottom: the band that moves starts at 832 (900 - 64 rounded down to 16).
-    assert.deepEqual(bandLayout(1080, { top: 900, bottom: 1000 }, 2), [832, 248]);
+    // A bar in rows 108..324 of 1080: the band that moves ends at 352 (324 + 16 rounded up to 16).
+    assert.deepEqual(bandLayout(1080, { top: 108, bottom: 324 }, 2), [352, 728]);
+    // Near the bottom: the band that moves starts at 880 (900 - 16 rounded down to 16).
+    assert.deepEqual(bandLayout(1080, { top: 900, bottom: 1000 }, 2), [880, 200]);
     assert.equal(bandLayout(1080, { top: 100, bottom: 900 }, 2), undefined, 'most rows move');
     assert.equal(bandLayout(1080, null, 2), undefined, 'unknown motion');
     assert.equal(bandLayout(1080, { top: 0, bottom: 0 }, 2), undefined, 'nothing moves');
@@ -98,8 +98,8 @@ describe('bands: a card whose motion is in some rows is captured by one page per
   it('renders the bands as the whole page would: every frame, the bar at its time, the still band changing on its frames', async () => {
     const banded = await capture(2, 'banded.mp4');
     const whole = await capture(1, 'whole.mp4');
-    // Rows 20..60 move: one band down to 128, the other below.
-    assert.deepEqual(banded.bands, [128, 112]);
+    // Rows 20..60 move: one band down to 80, the other below.
+    assert.deepEqual(banded.bands, [80, 160]);
     assert.deepEqual(whole.bands, [H]);
     assert.equal(banded.frames.length, 30);
     assert.equal((await videoPackets(banded.output)).length, 30);
