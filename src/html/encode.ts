@@ -223,8 +223,8 @@ interface Encoder {
 }
 
 /**
- * Starts ffmpeg reading an IVF stream of PNG or JPEG frames from its stdin. No frame touches the disk. ffmpeg
- * exiting early makes the next `write` fail; the caller's signal kills it.
+ * Starts ffmpeg reading an IVF stream of PNG or JPEG frames per band (stdin, then pipes 3, 4, ...). No frame touches
+ * the disk. ffmpeg exiting early makes the next `write` fail; the caller's signal kills it.
  */
 async function startEncoder(tools: Tools, opts: EncodeOptions): Promise<Encoder> {
   const encoder = opts.alpha ? ALPHA_ENCODERS[opts.format] : ENCODERS[opts.format];

@@ -54,6 +54,9 @@ test('malformed numbers, short tokens and bad origins are refused', () => {
   assert.throws(() => loadConfig({ HTML_RENDER_RANGES: '0' }), /HTML_RENDER_RANGES must be between 1 and 16/);
   assert.equal(loadConfig({ HTML_RENDER_RANGES: '3' }).htmlRenderRanges, 3);
   assert.ok(loadConfig({}).htmlRenderRanges >= 1, 'one range at least by default');
+  assert.equal(loadConfig({}).htmlCapture, 'auto');
+  assert.equal(loadConfig({ HTML_CAPTURE: 'screenshot' }).htmlCapture, 'screenshot');
+  assert.throws(() => loadConfig({ HTML_CAPTURE: 'beginframe' }), /HTML_CAPTURE must be one of auto, screenshot/);
   assert.throws(
     () => loadConfig({ SOUND_PLAYER_TIMEOUT_MS: '50' }),
     /SOUND_PLAYER_TIMEOUT_MS must be between 100 and 600000/,
