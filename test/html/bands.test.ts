@@ -116,19 +116,29 @@ describe('bands: a card whose motion is in some rows is captured by one page per
     });
   });
 
-  it('files a proxy and a whole thumbnail for a banded render over HTTP', async () => {
-    const res = await s.api('POST', '/api/html/render', {
-      html: barCard(96, 496, 3),
-      board_id: board,
-      width: 96,
-      height: 496,
-      fps: FPS,
-      duration: 3,
-      format: 'mp4',
-      title: 'banded tall',
-    });
-    assert.equal(res.status, 200, res.text);
+  it('files a proxy and a whole thumbnail for a banded render over HTTP, the same bytes twice', async () => {
+    const render = async (title: string) => {
+      const res = await s.api('POST', '/api/html/render', {
+        html: barCard(96, 496, 3),
+        board_id: board,
+        width: 96,
+        height: 496,
+        fps: FPS,
+        duration: 3,
+        format: 'mp4',
+        title,
+      });
+      assert.equal(res.status, 200, res.text);
+      return res;
+    };
+    const res = await render('banded tall');
+    const again = await render('banded tall again');
     const file = async (url: string) => (await s.service.ctx.media.resolveUrl(url)).path;
+    for (const key of ['url', 'proxy_url'] as const)
+      assert.ok(
+        (await fsp.readFile(await file(res.body[key]))).equals(await fsp.readFile(await file(again.body[key]))),
+        `the ${key} files differ`,
+      );
     assert.equal((await videoPackets(await file(res.body.proxy_url))).length, 30);
     const thumbnail = sharp(await fsp.readFile(await file(res.body.thumbnail_url)));
     const { width, height } = await thumbnail.metadata();
