@@ -150,6 +150,8 @@ async function loadCard(lent: BrowserPage, env: CardEnv, spec: CardSpec, signal:
   await abortable(evaluate(cdp, `window.__bmsClock.ready(${RENDER_LIMITS.loadTimeoutMs})`), signal);
   let frame = -1;
   let captured = false;
+  // With screenshots: whether anything that draws changed by the frame last reached (the clock's takeChanged).
+  let changed = true;
   const check = () => {
     if (crashed) throw new Unprocessable('render_failed', `The card's page crashed: ${crashed.message}`);
   };
@@ -180,14 +182,17 @@ async function loadCard(lent: BrowserPage, env: CardEnv, spec: CardSpec, signal:
       while (frame < index) {
         frame++;
         check();
-        await abortable(
-          // Only the frame asked for is drawn; those before it are stepped through.
+        // Only the frame asked for is drawn; those before it are stepped through. With screenshots the step also
+        // answers whether anything changed since the last drawn frame (one round trip, not two).
+        const step = lent.beginFrameControl ? 'advanceTo' : 'step';
+        const answer = await abortable(
           evaluate(
             cdp,
-            `window.__bmsClock.advanceTo(${(frame * 1000) / spec.fps}, ${!lent.beginFrameControl}, ${frame === index})`,
+            `window.__bmsClock.${step}(${(frame * 1000) / spec.fps}, ${!lent.beginFrameControl}, ${frame === index})`,
           ),
           signal,
         );
+        if (!lent.beginFrameControl && frame === index) changed = answer === true;
         onFrame?.(frame);
       }
     },
@@ -201,7 +206,6 @@ async function loadCard(lent: BrowserPage, env: CardEnv, spec: CardSpec, signal:
       if (!lent.beginFrameControl) {
         // Screenshots come with no damage report: the clock tells whether anything that draws may have changed, unless
         // an image that moves on the browser's own timer is on the page.
-        const changed = await abortable(evaluate(cdp, 'window.__bmsClock.takeChanged()'), signal);
         if (captured && !changed && !sandbox.movingImages) return undefined;
         captured = true;
       }

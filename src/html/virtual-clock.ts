@@ -410,5 +410,10 @@ export const VIRTUAL_CLOCK_SCRIPT = String.raw`(() => {
     }
     return changed;
   };
-  Object.defineProperty(window, '__bmsClock', { value: Object.freeze({ advanceTo, ready, waitFor, willDraw, takeChanged, motion }), enumerable: false });
+  // advanceTo, then for a frame that will be drawn whether anything changed since the last one (takeChanged).
+  const step = async (target, waitForVideoFrames, willBeDrawn) => {
+    await advanceTo(target, waitForVideoFrames, willBeDrawn);
+    return willBeDrawn ? takeChanged() : false;
+  };
+  Object.defineProperty(window, '__bmsClock', { value: Object.freeze({ advanceTo, step, ready, waitFor, willDraw, takeChanged, motion }), enumerable: false });
 })();`;
