@@ -10,8 +10,9 @@
  * - SVG documents are paused and seeked (`setCurrentTime`), `<video>`/`<audio>` are paused and seeked to their position,
  *   and the advance waits for their `seeked` event (and, when the browser draws on its own, for the new video frame).
  * - `Math.random` is a seeded generator, so a card that uses it still draws the same frames on every run.
- * - `__bmsClock.takeChanged()` tells whether anything that draws may have changed since it was last asked (the
- *   screenshot path's stand-in for the compositor's damage report, docs/html.md).
+ * - `__bmsClock.takeChanged()` (and `step`, an advance that answers it) tells whether anything that draws may have
+ *   changed since it was last asked (the screenshot path's stand-in for the compositor's damage report), and
+ *   `__bmsClock.motion(until)` which rows running animations reach (for capturing in bands); docs/html.md.
  *
  * It is a string rather than a function so that no build step (TypeScript helpers, minifier renames) can touch it.
  */
