@@ -182,17 +182,16 @@ async function loadCard(lent: BrowserPage, env: CardEnv, spec: CardSpec, signal:
       while (frame < index) {
         frame++;
         check();
-        // Only the frame asked for is drawn; those before it are stepped through. With screenshots the step also
-        // answers whether anything changed since the last drawn frame (one round trip, not two).
-        const step = lent.beginFrameControl ? 'advanceTo' : 'step';
+        // Only the frame asked for is drawn; those before it are stepped through. The step of a drawn frame also
+        // answers whether anything changed since the last one (used with screenshots).
         const answer = await abortable(
           evaluate(
             cdp,
-            `window.__bmsClock.${step}(${(frame * 1000) / spec.fps}, ${!lent.beginFrameControl}, ${frame === index})`,
+            `window.__bmsClock.step(${(frame * 1000) / spec.fps}, ${!lent.beginFrameControl}, ${frame === index})`,
           ),
           signal,
         );
-        if (!lent.beginFrameControl && frame === index) changed = answer === true;
+        if (frame === index) changed = answer === true;
         onFrame?.(frame);
       }
     },

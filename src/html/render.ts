@@ -158,7 +158,8 @@ export function bandLayout(
   motion: { top: number; bottom: number } | null,
   pages: number,
 ): number[] | undefined {
-  if (!motion || pages < 2 || motion.bottom <= motion.top) return undefined;
+  if (!motion || pages < 2 || !Number.isFinite(motion.top) || !Number.isFinite(motion.bottom)) return undefined;
+  if (motion.bottom <= motion.top) return undefined;
   const top = Math.max(0, Math.floor((motion.top - MOTION_MARGIN) / BAND_ALIGN) * BAND_ALIGN);
   const bottom = Math.min(height, Math.ceil((motion.bottom + MOTION_MARGIN) / BAND_ALIGN) * BAND_ALIGN);
   // The moving rows at the top of the frame ([0, bottom) moves) or at its bottom ([top, height) moves).

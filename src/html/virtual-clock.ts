@@ -24,6 +24,11 @@ export const VIRTUAL_CLOCK_SCRIPT = String.raw`(() => {
   const RealDate = Date;
   const realSetTimeout = window.setTimeout.bind(window);
   const realClearTimeout = window.clearTimeout.bind(window);
+  // Taken before the card's scripts run, which may replace them.
+  const RealAnimation = Animation;
+  const RealKeyframeEffect = KeyframeEffect;
+  const realRect = Element.prototype.getBoundingClientRect;
+  const rectOf = (el) => realRect.call(el);
   let now = 0;
   let errors = 0;
   const report = (err) => { errors++; console.error(err); };
@@ -376,7 +381,7 @@ export const VIRTUAL_CLOCK_SCRIPT = String.raw`(() => {
     const running = document.getAnimations().filter((a) => a.playState !== 'idle' && a.playState !== 'finished');
     if (running.length > 50) return null;
     if (running.some((a) => !a.effect || !a.effect.target || a.effect.pseudoElement)) return null;
-    const probes = running.map((a) => ({ a, st: anims.get(a), copy: new Animation(new KeyframeEffect(a.effect), null) }));
+    const probes = running.map((a) => ({ a, st: anims.get(a), copy: new RealAnimation(new RealKeyframeEffect(a.effect), null) }));
     let top = Infinity;
     let bottom = -Infinity;
     try {
@@ -387,7 +392,7 @@ export const VIRTUAL_CLOCK_SCRIPT = String.raw`(() => {
           currentTime.set.call(copy, Math.max(0, Math.min(local, endOf(a) - 0.5)));
         }
         for (const { a } of probes) {
-          const r = a.effect.target.getBoundingClientRect();
+          const r = rectOf(a.effect.target);
           top = Math.min(top, r.top);
           bottom = Math.max(bottom, r.bottom);
         }

@@ -121,6 +121,39 @@ describe('bands: a card whose motion is in some rows is captured by one page per
     });
   });
 
+  it('cuts the same bands for a card that replaces what the clock measures with', async () => {
+    const html = barCard(W, H, 3).replace(
+      '<script>',
+      `<script>
+        Element.prototype.getBoundingClientRect = () => ({ top: NaN, bottom: NaN });
+        window.Animation = function () { throw new Error('no animations'); };
+        window.KeyframeEffect = window.Animation;`,
+    );
+    const output = path.join(fixtures, 'sabotage.mp4');
+    const { bands } = await captureVideo(
+      s.service.ctx.tools,
+      { pool: s.service.ctx.browsers, media: mediaRootFiles(s.service.ctx.media), serviceOrigins: [] },
+      { html, width: W, height: H, fps: FPS },
+      {
+        fps: FPS,
+        format: 'mp4',
+        output,
+        frameCount: 30,
+        signal: new AbortController().signal,
+        timeoutMs: 120_000,
+        frames: 'jpeg',
+      },
+    );
+    const beginFrame = await s.service.ctx.browsers.withPage(
+      { width: 16, height: 16 },
+      async (p) => p.beginFrameControl,
+    );
+    assert.deepEqual(bands, beginFrame ? [80, 160] : [H]);
+    assert.equal((await decodedFrames(output, W, H)).length, 30);
+    // Whatever a page hands back, a layout is made of finite rows or none.
+    assert.equal(bandLayout(H, { top: NaN, bottom: 60 }, 2), undefined);
+  });
+
   it('files a proxy and a whole thumbnail for a banded render over HTTP, the same bytes twice', async () => {
     const render = async (title: string) => {
       const res = await s.api('POST', '/api/html/render', {
