@@ -179,11 +179,13 @@ describe('HTML rendering on virtual time', () => {
   window.open('http://${other}/popup');
   const a = document.createElement('a');
   a.href = 'data:text/plain,downloaded'; a.download = 'x.txt'; document.body.append(a); a.click();
-  Promise.all([
+  // The fetches run on real time: the clock is handed them, so the frame waits for them to settle (under load a
+  // /media read could otherwise still be on its way at frame 9).
+  window.__bmsClock.waitFor(Promise.all([
     attempt('http://example.com/'), attempt('http://${other}/fetch'), attempt('file:///etc/passwd'),
     attempt('${s.baseUrl}/api/moodboards'), socket,
-  ]).then(() => { document.getElementById('settled').style.background = 'rgb(0,0,255)'; });
-  fetch('${image.body.url}').then((r) => r.ok && r.blob()).then((b) => b && b.size > 0 && (document.getElementById('media').style.background = 'rgb(0,255,0)'));
+  ]).then(() => { document.getElementById('settled').style.background = 'rgb(0,0,255)'; }));
+  window.__bmsClock.waitFor(fetch('${image.body.url}').then((r) => r.ok && r.blob()).then((b) => b && b.size > 0 && (document.getElementById('media').style.background = 'rgb(0,255,0)')));
   setTimeout(() => { location.href = 'http://${other}/navigate'; }, 100);
 </script></body></html>`;
       const res = await s.api('POST', '/api/html/render-frame', {
