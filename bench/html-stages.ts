@@ -11,8 +11,8 @@ import sharp from 'sharp';
 import pino from 'pino';
 import { BrowserPool } from '../src/tools/browser.js';
 import { Tools } from '../src/tools/locate.js';
-import { VIRTUAL_CLOCK_SCRIPT } from '../src/html/virtual-clock.js';
-import { CARD_URL } from '../src/html/sandbox.js';
+import { VIRTUAL_CLOCK_SCRIPT } from '../src/render/virtual-clock.js';
+import { CARD_URL } from '../src/render/sandbox.js';
 import { accentCard, benchCard, heavyCard, staticCard } from './html-cards.js';
 import { descendsFrom, processTable } from './proc.js';
 

@@ -8,14 +8,9 @@ import { costEstimate, generate } from '../generation/generate.js';
 import { isQueued, listModels, resolveModel } from '../generation/models.js';
 import type { HtmlCardService } from '../html/card-html.js';
 import { convertImage, IMAGE_FORMATS, type ImageFormat } from '../media/convert-image.js';
-import {
-  convertVideo,
-  validateConvertVideo,
-  VIDEO_FORMATS,
-  type VideoCodec,
-  type VideoFormat,
-} from '../media/convert-video.js';
-import { boardIo, type MediaContext } from '../media/new-element.js';
+import { validateConvertVideo, VIDEO_FORMATS, type VideoCodec, type VideoFormat } from '../media/convert-video.js';
+import { JOB_CONVERT } from '../media/jobs.js';
+import { elementSources, type MediaContext, type NewMediaResult } from '../media/new-element.js';
 import { trimMedia } from '../media/trim.js';
 import { Previews } from './previews.js';
 import type { ActionParamsOf, ActionType } from './schemas.js';
@@ -291,12 +286,17 @@ export const ACTIONS: { [T in ActionType]: ActionDef<T> } = {
       const r =
         el.type === 'image'
           ? await convertImage(env.media, { ...req, format: p.format as ImageFormat, width: p.width, height: p.height })
-          : await convertVideo(
-              env.media,
-              { ...req, format: p.format as VideoFormat, codec: p.codec ?? 'h264', bitrate: p.bitrate },
-              boardIo(env.media),
-              { signal },
-            );
+          : ((await env.media.jobs.runNow(
+              JOB_CONVERT,
+              {
+                ...req,
+                format: p.format as VideoFormat,
+                codec: p.codec ?? 'h264',
+                bitrate: p.bitrate,
+                sources: elementSources(env.media, req.board_id, [req.element_id]),
+              },
+              signal,
+            )) as NewMediaResult);
       return { elements: [elementOf(env, session, r.element.id)] };
     },
   },

@@ -6,7 +6,7 @@ import type { BoardService } from '../boards/service.js';
 import { Cancelled, InvalidInput, NotFound } from '../errors.js';
 import { tempPathIn } from '../files/atomic.js';
 import type { MediaRoot } from '../files/media-root.js';
-import { abortable } from './card-page.js';
+import { abortable } from '../render/page.js';
 import type { HtmlCardService } from './card-html.js';
 import { RENDER_LIMITS } from './limits.js';
 import type { HtmlRenderer } from './render.js';

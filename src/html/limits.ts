@@ -10,8 +10,6 @@ export const RENDER_LIMITS = {
   maxHtmlLength: 5 * 1024 * 1024,
   /** Bytes of a request that carries HTML: its longest HTML as UTF-8 (at most 3 bytes a character) and the rest. */
   maxBodyBytes: 16 * 1024 * 1024,
-  /** Part of the render time limit (HTML_RENDER_TIMEOUT_SECONDS) allowed for loading the card with its fonts, images and media. */
-  loadTimeoutMs: 30_000,
   /** Height of the proxy video; a proxy is made only for taller videos. */
   proxyHeight: 480,
   /** Longest side of the thumbnail image. */

@@ -1,21 +1,18 @@
 import type { AddressInfo } from 'node:net';
-import { BoardOutputs } from '../boards/outputs.js';
 import type { App, AppContext } from '../context.js';
 import { badRequest } from '../http/errors.js';
 import { answerNowOrQueued } from '../http/now-or-queued.js';
 import { errorResponses, Queued } from '../http/schemas.js';
 import { HtmlCardService } from './card-html.js';
-import { mediaRootFiles } from './card-page.js';
 import { CardVideos } from './card-video.js';
 import { RENDER_LIMITS as L } from './limits.js';
+import { frameCount } from '../render/capture.js';
 import {
-  frameCount,
   HTML_FRAME_JOB,
   HTML_RENDER_JOB,
   renderHtmlFrameJob,
   HtmlRenderer,
   renderHtmlJob,
-  type RenderEnv,
   type FrameRequest,
   type VideoRequest,
 } from './render.js';
@@ -53,21 +50,16 @@ export interface HtmlParts {
 }
 
 export const registerHtml = (app: App, ctx: AppContext): HtmlParts => {
-  const env: RenderEnv = {
-    tools: ctx.tools,
-    pool: ctx.browsers,
-    media: mediaRootFiles(ctx.media),
-    serviceOrigins: () => serviceOrigins(app),
-    timeoutMs: ctx.config.htmlRenderTimeoutMs,
-  };
-  const outputs = new BoardOutputs(ctx.media, ctx.boards);
-  const renderer = new HtmlRenderer(env, ctx.media, ctx.boards, outputs);
+  const timeoutMs = ctx.config.htmlRenderTimeoutMs;
+  const renderer = (origins: () => string[]) =>
+    new HtmlRenderer(ctx.tools, ctx.browsers, ctx.media, ctx.boards, origins, timeoutMs);
+  const ownRenderer = renderer(() => serviceOrigins(app));
   const cards = new HtmlCardService(ctx);
   const cardVideos = new CardVideos(
     ctx.media,
     ctx.boards,
     cards,
-    new HtmlRenderer({ ...env, serviceOrigins: () => [] }, ctx.media, ctx.boards, outputs),
+    renderer(() => []),
   );
   ctx.events.on('element-added', (element) => cards.keepInitialVersion(element));
   ctx.onClose(() => cards.idle());
@@ -75,11 +67,11 @@ export const registerHtml = (app: App, ctx: AppContext): HtmlParts => {
   // here once the runner committed it.
   ctx.jobs.define(HTML_RENDER_JOB, renderHtmlJob, {
     portable: true,
-    result: (committed, data, params, sides) => renderer.jobResult(params, committed, data, sides),
+    result: (committed, data, params, sides) => ownRenderer.jobResult(params, committed, data, sides),
   });
   ctx.jobs.define(HTML_FRAME_JOB, renderHtmlFrameJob, { portable: true });
   /** What a queued render carries of this service (see JobRenderSettings). */
-  const settings = () => ({ serviceOrigins: serviceOrigins(app), timeoutMs: env.timeoutMs });
+  const settings = () => ({ serviceOrigins: serviceOrigins(app), timeoutMs });
 
   app.post(
     '/api/html/render',
@@ -112,8 +104,7 @@ export const registerHtml = (app: App, ctx: AppContext): HtmlParts => {
         kind: HTML_RENDER_JOB,
         params: { ...params, ...settings() },
         boardId: b.board_id,
-        check: () => renderer.check(params),
-        run: (signal) => renderer.renderVideo(params, signal),
+        check: () => ownRenderer.check(params),
       });
     },
   );
@@ -158,8 +149,7 @@ export const registerHtml = (app: App, ctx: AppContext): HtmlParts => {
         kind: HTML_FRAME_JOB,
         params: { ...params, ...settings() },
         boardId: b.board_id,
-        check: () => renderer.check(params),
-        run: (signal) => renderer.renderFrame(params, signal),
+        check: () => ownRenderer.check(params),
       });
     },
   );
@@ -230,5 +220,5 @@ export const registerHtml = (app: App, ctx: AppContext): HtmlParts => {
     },
     async (req) => cards.restore(req.params.board_id, req.params.element_id, req.params.n),
   );
-  return { cards, renderer, cardVideos };
+  return { cards, renderer: ownRenderer, cardVideos };
 };

@@ -1,36 +1,35 @@
 import type { FastifyReply } from 'fastify';
-import type { JobKind, JobKinds } from '../jobs/kinds.js';
+import type { JobKind, JobKinds, JobResult } from '../jobs/kinds.js';
 import type { JobRunner } from '../jobs/runner.js';
 import { abortOnDisconnect } from './client-abort.js';
 
-export interface NowOrQueuedWork<K extends JobKind, R> {
+export interface NowOrQueuedWork<K extends JobKind> {
   kind: K;
   params: JobKinds[K];
   /** The board the job belongs to (listed with GET /api/jobs?board_id=). */
   boardId?: string;
   idPrefix?: string;
   /**
-   * The checks that need no long work, run before a job is queued so that those mistakes stay an immediate 4xx
-   * rather than a job that fails later. The synchronous path makes the same checks inside `run`.
+   * The checks that need no long work, run before the work either way: those mistakes are an immediate 4xx rather
+   * than a job that fails later.
    */
   check(): unknown;
-  /** The work itself, in the request: the signal aborts when the client goes away (nobody would get the answer). */
-  run(signal: AbortSignal): Promise<R>;
 }
 
 /**
- * Answer now or queued, the one way an operation that accepts `async: true` is served: without it the work runs in
- * the request and its result is the answer; with it the checks run, a job of `kind` is queued and the answer is
- * 202 `{job_id, status: "queued"}`, the job's result later holding the same body as the synchronous answer.
+ * Answer now or queued, the one way an operation that accepts `async: true` is served: the checks run, then without
+ * it the kind's handler runs in the request (`JobRunner.runNow`: the same handler and context as the job, its signal
+ * the client going away) and the job's result is the answer; with it a job of `kind` is queued and the answer is 202
+ * `{job_id, status: "queued"}`, the job's result later holding the same body as the synchronous answer.
  */
-export async function answerNowOrQueued<K extends JobKind, R>(
+export async function answerNowOrQueued<K extends JobKind>(
   jobs: JobRunner,
   reply: FastifyReply,
   isAsync: boolean | undefined,
-  work: NowOrQueuedWork<K, R>,
-): Promise<R | FastifyReply> {
-  if (!isAsync) return work.run(abortOnDisconnect(reply));
+  work: NowOrQueuedWork<K>,
+): Promise<JobResult<K> | FastifyReply> {
   await work.check();
+  if (!isAsync) return jobs.runNow(work.kind, work.params, abortOnDisconnect(reply));
   const job = jobs.enqueue(work.kind, work.params, { boardId: work.boardId, idPrefix: work.idPrefix });
   return reply.status(202).send({ job_id: job.id, status: 'queued' as const });
 }

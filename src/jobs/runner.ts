@@ -7,7 +7,7 @@ import { newId, nowIso } from '../ids.js';
 import type { Db } from '../db/database.js';
 import type { BoardOutputs, CommittedOutput, OutputElement, PendingOutput } from '../boards/outputs.js';
 import type { BrowserPool } from '../tools/browser.js';
-import type { JobKind, JobKinds } from './kinds.js';
+import type { JobKind, JobKinds, JobResult } from './kinds.js';
 import { JobStore, type JobRecord, type JobSummary } from './store.js';
 import type { ToolName, Tools } from '../tools/locate.js';
 import { KeyedQueue } from './keyed-queue.js';
@@ -460,7 +460,7 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord, JobUpdate] }> 
         this.remoteFailed(id, { kind: 'cancelled', code: 'cancelled', message: 'Cancelled' });
         return this.store.get(id)!;
       }
-      const { url, result, elementId } = await this.commitOutput(job, output);
+      const { url, result, elementId } = await this.commitOutput(job.kind, job.params, output);
       this.finish(
         id,
         { status: 'complete', progress: 1, eta_seconds: 0, output_url: url, result },
@@ -480,7 +480,8 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord, JobUpdate] }> 
    * the kind's `result` did not file are removed, whatever happens.
    */
   private async commitOutput(
-    job: JobRecord,
+    kind: string,
+    params: unknown,
     output: NonNullable<JobOutcome['output']>,
   ): Promise<{ url: string; result: unknown; elementId?: string }> {
     const outputs = this.requireFiles().outputs;
@@ -491,8 +492,8 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord, JobUpdate] }> 
         return { url: filed.url, result: { ...filed, ...output.data } };
       }
       const committed = await outputs.commit(output.file, output.element);
-      const shape = this.kindOptions.get(job.kind)?.result ?? defaultOutputResult;
-      const result = await shape(committed, output.data ?? {}, job.params as never, sides);
+      const shape = this.kindOptions.get(kind)?.result ?? defaultOutputResult;
+      const result = await shape(committed, output.data ?? {}, params as never, sides);
       return { url: committed.url, result, elementId: committed.element.id };
     } finally {
       await Promise.all(Object.values(sides).map((side) => outputs.discard(side)));
@@ -545,7 +546,6 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord, JobUpdate] }> 
     const job = this.store.get(id);
     // From the queue, a job may already say running: its `active` event came first, or its last worker died.
     if (!job || (job.status !== 'queued' && !(external && job.status === 'running'))) return;
-    const handler = this.handlers.get(job.kind)!;
     const controller = new AbortController();
     // The queue's abort: a user's cancel, or the queue worker stopping (the job then goes back to the queue).
     const onExternal = () =>
@@ -568,63 +568,15 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord, JobUpdate] }> 
       this.store.update(id, { progress: p, eta_seconds: etaOf((now - started) / 1000, p) });
       this.emitUpdate(id);
     };
-    const outputs: PendingOutput[] = [];
-    let scratchDir: string | undefined;
-    // Whatever output was not committed is a leftover (failure, cancel, or a file the handler did not hand back); it
-    // goes before the job is reported finished, so whoever waits finds the folder as it will stay.
-    const discardLeftovers = async () => {
-      await Promise.all(outputs.map((out) => this.files?.outputs.discard(out)));
-      if (scratchDir) await fsp.rm(scratchDir, { recursive: true, force: true });
-    };
     try {
-      const inputs = await this.resolveInputs(job);
-      const input = (url: string) => {
-        const found = inputs.get(url);
-        if (found === undefined) throw new Error(`job ${id} did not declare the input ${url}`);
-        if (found instanceof Error) throw found;
-        return found;
-      };
-      const output = async (boardId: string, filename: string) => {
-        const out = await this.requireFiles().outputs.reserve(boardId, filename);
-        outputs.push(out);
-        return out;
-      };
-      const scratch = async () => {
-        scratchDir ??= path.join(this.requireEnv().scratchRoot, `job-${id}`);
-        await fsp.mkdir(scratchDir, { recursive: true });
-        return scratchDir;
-      };
-      const requireEnv = () => this.requireEnv();
-      const outcome = await handler({
-        id,
-        params: job.params,
-        signal: controller.signal,
-        progress,
-        input,
-        output,
-        scratch,
-        get env() {
-          return requireEnv();
-        },
-      });
-      if (controller.signal.aborted) throw controller.signal.reason;
-      let { output_url: outputUrl, result } = outcome;
-      let outputElementId: string | undefined;
-      if (outcome.output) {
-        const committed = await this.commitOutput(job, outcome.output);
-        outputUrl ??= committed.url;
-        result = committed.result;
-        outputElementId = committed.elementId;
-      }
-      await discardLeftovers();
+      const done = await this.run(job.kind, id, job.params, controller.signal, progress);
       this.finish(
         id,
-        { status: 'complete', progress: 1, eta_seconds: 0, output_url: outputUrl ?? null, result: result ?? null },
-        { outputElementId },
+        { status: 'complete', progress: 1, eta_seconds: 0, output_url: done.url ?? null, result: done.result ?? null },
+        { outputElementId: done.elementId },
       );
     } catch (err) {
       const reason: unknown = controller.signal.aborted ? controller.signal.reason : err;
-      await discardLeftovers();
       const requeue = this.kindOptions.get(job.kind)?.resumable || this.isRemote(job.kind);
       if (reason instanceof ShuttingDown && requeue) {
         // Runs again at the next start (recover), or on another worker of the shared queue; whoever waits for the
@@ -653,15 +605,84 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord, JobUpdate] }> 
     }
   }
 
+  /**
+   * Runs a job's handler now, in the caller (a request that answers with the result), with the context a queued job
+   * gets: its declared inputs resolved, outputs reserved in the board folder and committed after it (or removed), a
+   * scratch folder, the leftovers removed however it ends. No record is kept; `signal` is its cancel (the client going
+   * away). Answers what the job's `result` would hold.
+   */
+  async runNow<K extends JobKind>(kind: K, params: JobKinds[K], signal: AbortSignal): Promise<JobResult<K>> {
+    if (!this.handlers.has(kind)) throw new Error(`no handler for job kind ${kind}`);
+    if (this.stopping) throw new ShuttingDown();
+    return (await this.run(kind, newId('now_'), params, signal, () => undefined)).result as JobResult<K>;
+  }
+
+  /**
+   * The one way a handler runs, as a job (`execute`) or now (`runNow`): the job context, the handler, the commit of
+   * its output, and the removal of whatever output was not committed and of the scratch folder, whatever happens,
+   * before it answers (whoever waits then finds the folder as it will stay).
+   */
+  private async run(
+    kind: string,
+    id: string,
+    params: unknown,
+    signal: AbortSignal,
+    progress: (fraction: number) => void,
+  ): Promise<{ url?: string; result?: unknown; elementId?: string }> {
+    const handler = this.handlers.get(kind)!;
+    const outputs: PendingOutput[] = [];
+    let scratchDir: string | undefined;
+    try {
+      const inputs = await this.resolveInputs(kind, params);
+      const input = (url: string) => {
+        const found = inputs.get(url);
+        if (found === undefined) throw new Error(`job ${id} did not declare the input ${url}`);
+        if (found instanceof Error) throw found;
+        return found;
+      };
+      const output = async (boardId: string, filename: string) => {
+        const out = await this.requireFiles().outputs.reserve(boardId, filename);
+        outputs.push(out);
+        return out;
+      };
+      const scratch = async () => {
+        scratchDir ??= path.join(this.requireEnv().scratchRoot, `job-${id}`);
+        await fsp.mkdir(scratchDir, { recursive: true });
+        return scratchDir;
+      };
+      const requireEnv = () => this.requireEnv();
+      const outcome = await handler({
+        id,
+        params,
+        signal,
+        progress,
+        input,
+        output,
+        scratch,
+        get env() {
+          return requireEnv();
+        },
+      });
+      if (signal.aborted) throw signal.reason;
+      if (!outcome.output) return { url: outcome.output_url, result: outcome.result };
+      const committed = await this.commitOutput(kind, params, outcome.output);
+      return { url: outcome.output_url ?? committed.url, result: committed.result, elementId: committed.elementId };
+    } finally {
+      // Whatever output was not committed is a leftover (failure, cancel, or a file the handler did not hand back).
+      await Promise.all(outputs.map((out) => this.files?.outputs.discard(out)));
+      if (scratchDir) await fsp.rm(scratchDir, { recursive: true, force: true });
+    }
+  }
+
   /** Resolves the media URLs the kind declares; a URL that fails keeps its error, for the handler to name. */
-  private async resolveInputs(job: JobRecord): Promise<Map<string, string | Error>> {
-    const declare = this.kindOptions.get(job.kind)?.inputs as
+  private async resolveInputs(kind: string, params: unknown): Promise<Map<string, string | Error>> {
+    const declare = this.kindOptions.get(kind)?.inputs as
       | ((params: unknown) => string[] | Promise<string[]>)
       | undefined;
     const inputs = new Map<string, string | Error>();
     if (!declare) return inputs;
     const files = this.requireFiles();
-    for (const url of await declare(job.params)) {
+    for (const url of await declare(params)) {
       if (!inputs.has(url))
         inputs.set(
           url,

@@ -3,7 +3,10 @@ import path from 'node:path';
 import { badRequest } from '../http/errors.js';
 import { runFfmpeg } from '../tools/ffmpeg.js';
 import type { ProbeResult } from '../tools/ffprobe.js';
-import type { MediaContext, MediaIo, MediaTools, SourceFile } from './new-element.js';
+import type { JobContext, JobOutcome } from '../jobs/runner.js';
+import { jobSource, produceOutput, type MediaContext, type WithSources } from './new-element.js';
+import { ProbeCache } from './probe-cache.js';
+import type { ConcatParams } from './schemas.js';
 
 interface ConcatInput {
   path: string;
@@ -84,41 +87,39 @@ export function checkConcatRequest(ctx: MediaContext, req: { board_id: string; e
   }
 }
 
-/** Joins video elements in order. Returns the new element; the sources are untouched. */
-export async function concatVideos<T>(
-  ctx: MediaTools,
-  req: { board_id: string; element_ids: string[] },
-  io: MediaIo<T>,
-  opts: { signal?: AbortSignal; onProgress?: (fraction: number) => void } = {},
-): Promise<T> {
-  const sources: SourceFile[] = [];
-  for (const id of req.element_ids) sources.push(await io.source(req.board_id, id));
+/** The `media.concat-videos` job (portable; also run in the request): joins video elements in order into a new one. */
+export async function concatVideos(job: JobContext<WithSources<ConcatParams>>): Promise<JobOutcome> {
+  const req = job.params;
+  const probes = new ProbeCache(job.env.tools);
+  const sources = req.element_ids.map((id) => jobSource(job, id));
   const inputs: ConcatInput[] = await Promise.all(
     sources.map(async (src) => {
-      const info = await ctx.probes.probe(src.path);
+      const info = await probes.probe(src.path);
       if (!info.video) throw badRequest(`Element ${src.element.id} has no video stream`);
       return { path: src.path, info };
     }),
   );
   const total = inputs.reduce((s, i) => s + (i.info.duration ?? 0), 0);
   const run = (args: string[]) => (temp: string) =>
-    runFfmpeg(ctx.tools, [...args, temp], {
-      signal: opts.signal,
+    runFfmpeg(job.env.tools, [...args, temp], {
+      signal: job.signal,
       durationSeconds: total,
-      onProgress: (p) => p.fraction !== undefined && opts.onProgress?.(p.fraction),
+      onProgress: (p) => p.fraction !== undefined && job.progress(p.fraction),
     });
   const name = `${sources[0].stem} (concat ${sources.length})`;
   // The concat demuxer's list file is line-based: a path with a line break (possible in a connected folder) could
   // inject directives, so such inputs take the re-encode path, which passes each path as its own argument.
   if (!canCopy(inputs) || inputs.some((i) => /[\r\n]/.test(i.path)))
-    return io.produce(req.board_id, `${name}.mp4`, run(reencodeArgs(inputs)), { concat_mode: 'reencode' });
+    return produceOutput(job, req.board_id, `${name}.mp4`, run(reencodeArgs(inputs)), { concat_mode: 'reencode' });
 
   const ext = path.extname(sources[0].path).slice(1).toLowerCase() || 'mp4';
-  const listDir = await fsp.mkdtemp(path.join(await io.scratch(), 'concat-'));
+  const listDir = await fsp.mkdtemp(path.join(await job.scratch(), 'concat-'));
   try {
     const listFile = path.join(listDir, 'list.ffconcat');
     await fsp.writeFile(listFile, `ffconcat version 1.0\n${inputs.map((i) => concatListLine(i.path)).join('\n')}\n`);
-    return await io.produce(req.board_id, `${name}.${ext}`, run(copyArgs(listFile, ext)), { concat_mode: 'copy' });
+    return await produceOutput(job, req.board_id, `${name}.${ext}`, run(copyArgs(listFile, ext)), {
+      concat_mode: 'copy',
+    });
   } finally {
     await fsp.rm(listDir, { recursive: true, force: true });
   }

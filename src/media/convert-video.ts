@@ -1,6 +1,8 @@
 import { badRequest } from '../http/errors.js';
 import { runFfmpeg } from '../tools/ffmpeg.js';
-import type { MediaContext, MediaIo, MediaTools } from './new-element.js';
+import type { JobContext, JobOutcome } from '../jobs/runner.js';
+import { jobSource, produceOutput, type MediaContext, type WithSources } from './new-element.js';
+import { ProbeCache } from './probe-cache.js';
 import type { ConvertVideoRequest } from './schemas.js';
 
 export const VIDEO_FORMATS = ['mp4', 'webm', 'mov'] as const;
@@ -123,15 +125,12 @@ function audioArgs(format: VideoFormat, codec: VideoCodec): string[] {
   return ['-c:a', 'aac', '-b:a', '160k'];
 }
 
-export async function convertVideo<T>(
-  ctx: MediaTools,
-  req: ConvertVideoRequest,
-  io: MediaIo<T>,
-  opts: { signal?: AbortSignal; onProgress?: (fraction: number) => void } = {},
-): Promise<T> {
+/** The `media.convert-video` job (portable; also run in the request): re-encodes the element's video into a new file. */
+export async function convertVideo(job: JobContext<WithSources<ConvertVideoRequest>>): Promise<JobOutcome> {
+  const req = job.params;
   const bitrate = validateConvertVideo(req);
-  const src = await io.source(req.board_id, req.element_id);
-  const info = await ctx.probes.probe(src.path);
+  const src = jobSource(job, req.element_id);
+  const info = await new ProbeCache(job.env.tools).probe(src.path);
   if (!info.video) throw badRequest(`Element ${req.element_id} has no video stream`);
   const args = [
     '-i',
@@ -144,11 +143,11 @@ export async function convertVideo<T>(
     ...audioArgs(req.format, req.codec),
   ];
   if (req.format !== 'webm') args.push('-movflags', '+faststart');
-  return io.produce(req.board_id, `${src.stem} (${req.codec}).${req.format}`, (temp) =>
-    runFfmpeg(ctx.tools, [...args, temp], {
-      signal: opts.signal,
+  return produceOutput(job, req.board_id, `${src.stem} (${req.codec}).${req.format}`, (temp) =>
+    runFfmpeg(job.env.tools, [...args, temp], {
+      signal: job.signal,
       durationSeconds: info.duration,
-      onProgress: (p) => p.fraction !== undefined && opts.onProgress?.(p.fraction),
+      onProgress: (p) => p.fraction !== undefined && job.progress(p.fraction),
     }),
   );
 }

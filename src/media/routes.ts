@@ -7,8 +7,8 @@ import { convertImage } from './convert-image.js';
 import { checkVideoElement, convertVideo, validateConvertVideo } from './convert-video.js';
 import { downloadToBoard, parseHttpUrl } from './download.js';
 import { extractAudio } from './extract-audio.js';
-import { concatVideosJob, convertVideoJob, JOB_CONCAT, JOB_CONVERT } from './jobs.js';
-import { boardIo, elementSources, newMediaResult, sourceUrls, type MediaContext } from './new-element.js';
+import { JOB_CONCAT, JOB_CONVERT } from './jobs.js';
+import { elementSources, newMediaResult, sourceUrls, type MediaContext } from './new-element.js';
 import { ProbeCache } from './probe-cache.js';
 import {
   ConcatBody,
@@ -32,12 +32,15 @@ declare module '../jobs/kinds.js' {
   interface JobKinds {
     'media.download': DownloadParams;
   }
+  interface JobResults {
+    'media.download': Awaited<ReturnType<typeof downloadToBoard>>;
+  }
 }
 
 function defineJobs(ctx: MediaContext): void {
   // Sources resolved by the runner, the new file handed back to it: render workers can run them (portable).
-  ctx.jobs.define(JOB_CONVERT, convertVideoJob, { inputs: sourceUrls, portable: true, result: newMediaResult });
-  ctx.jobs.define(JOB_CONCAT, concatVideosJob, { inputs: sourceUrls, portable: true, result: newMediaResult });
+  ctx.jobs.define(JOB_CONVERT, convertVideo, { inputs: sourceUrls, portable: true, result: newMediaResult });
+  ctx.jobs.define(JOB_CONCAT, concatVideos, { inputs: sourceUrls, portable: true, result: newMediaResult });
   ctx.jobs.define(JOB_DOWNLOAD, async (job) => {
     const result = await downloadToBoard(ctx, job.params, { signal: job.signal, onProgress: job.progress });
     return { output_url: result.elements[0]?.url, result };
@@ -82,7 +85,6 @@ export const registerMedia: Feature = (app: App, appCtx: AppContext) => {
           parseHttpUrl(p.url);
           ctx.boards.requireBoard(p.board_id);
         },
-        run: (signal) => downloadToBoard(ctx, p, { signal }),
       });
     },
   );
@@ -150,10 +152,6 @@ export const registerMedia: Feature = (app: App, appCtx: AppContext) => {
           validateConvertVideo(p);
           checkVideoElement(ctx, p);
         },
-        run: (signal) => {
-          checkVideoElement(ctx, p);
-          return convertVideo(ctx, p, boardIo(ctx), { signal });
-        },
       });
     },
   );
@@ -177,10 +175,6 @@ export const registerMedia: Feature = (app: App, appCtx: AppContext) => {
         params: { ...p, sources: elementSources(ctx, p.board_id, p.element_ids) },
         boardId: p.board_id,
         check: () => checkConcatRequest(ctx, p),
-        run: (signal) => {
-          checkConcatRequest(ctx, p);
-          return concatVideos(ctx, p, boardIo(ctx), { signal });
-        },
       });
     },
   );

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { filenameFromTitle } from '../files/names.js';
-import { frameCount, captureVideo } from '../html/render.js';
+import { frameCount } from '../render/capture.js';
+import { renderPage } from '../render/render-page.js';
 import type { JobContext, JobOutcome } from '../jobs/runner.js';
 import { probe } from '../tools/ffprobe.js';
 import type { Tools } from '../tools/locate.js';
@@ -16,7 +17,7 @@ import {
 import { drawDevice } from './devices.js';
 import { planFrames, sceneHtml, type Frame, type SceneInputs } from './scene.js';
 import type { MockupFormat, ProjectStateT, SizePreset } from './schemas.js';
-import { DomainError, Internal, Unprocessable } from '../errors.js';
+import { Internal } from '../errors.js';
 
 export const RENDER_JOB = 'mockups.render';
 
@@ -67,13 +68,10 @@ async function checkOutput(
   }
 }
 
-/** The URL under which the page reads the render's prepared files (answered from its scratch folder, nothing else). */
-const WORK_URL = '/media/work/';
-
 /**
  * The render job, a pipeline whose cleanup always runs: take the project's files (declared inputs), check the
  * encoders, prepare the screen video and blurred backgrounds in the job's scratch folder, build the page, capture
- * every frame on the HTML renderer's virtual clock into ffmpeg, check the file, and hand it back as a video for the
+ * every frame on the virtual clock into ffmpeg (`renderPage`), check the file, and hand it back as a video for the
  * board. It uses only its job, so render workers run it as well.
  */
 export async function renderMockup(job: JobContext<MockupRenderParams>): Promise<JobOutcome> {
@@ -94,19 +92,12 @@ export async function renderMockup(job: JobContext<MockupRenderParams>): Promise
 
   const out = await job.output(p.boardId, filenameFromTitle(p.project.name, 'mockup', p.format));
   const work = await job.scratch();
-  // The page reads the files prepared for it and nothing else: never the media root.
-  const pageFiles = new Map<string, string>();
-  const served = (file: string) => {
-    const url = WORK_URL + encodeURIComponent(path.basename(file));
-    pageFiles.set(url, file);
-    return url;
-  };
-  const media = async (url: string) => {
-    const file = pageFiles.get(url);
-    if (!file) throw new Error(`not a file of this render: ${url}`);
-    return file;
-  };
-  try {
+  // The render's limit bounds ffmpeg and the page alike: at least 30 minutes, 10 s a frame for long renders.
+  const timeoutMs = Math.max(30 * 60_000, frame.frames * 10_000);
+  const env = { tools, pool: job.env.browsers };
+  await renderPage(env, { signal: job.signal, timeoutMs, what: 'render', failedAsRender: true }, async (page) => {
+    // The page reads the files prepared for it and nothing else: never the media root.
+    const served = (file: string) => page.files.serve(file);
     const { looks, zoom } = planFrames(p.project, frame);
     const layers = await prepareLayers(looks, (url) => job.input(url), frame, work);
     let screen: SceneInputs['screen'] = null;
@@ -123,7 +114,7 @@ export async function renderMockup(job: JobContext<MockupRenderParams>): Promise
           ...size,
           fps: p.fps,
           frames: frame.frames,
-          signal: job.signal,
+          signal: page.signal,
         });
         screen = { kind, url: served(frames.file), offsets: frames.offsets, chunks: frames.chunks };
       } else {
@@ -141,9 +132,7 @@ export async function renderMockup(job: JobContext<MockupRenderParams>): Promise
       layers: new Map([...layers].map(([key, file]) => [key, served(file)])),
     });
     let captured = 0;
-    await captureVideo(
-      tools,
-      { pool: job.env.browsers, media, serviceOrigins: [] },
+    await page.video(
       { html, width, height, fps: p.fps, transparent: p.transparent },
       {
         fps: p.fps,
@@ -153,17 +142,11 @@ export async function renderMockup(job: JobContext<MockupRenderParams>): Promise
         frames: p.transparent ? 'png' : 'jpeg',
         output: out.temp,
         frameCount: frame.frames,
-        signal: job.signal,
-        timeoutMs: Math.max(30 * 60_000, frame.frames * 10_000),
       },
       () => job.progress(PREPARE_SHARE + ((1 - PREPARE_SHARE) * ++captured) / frame.frames),
     );
     await checkOutput(tools, out.temp, p, width, height);
-  } catch (err) {
-    if (err instanceof DomainError && err.code === 'ffmpeg_failed')
-      throw new Unprocessable('render_failed', `Render failed: ${err.message}`);
-    throw err;
-  }
+  });
   // Handed back, not committed: the runner adds it to the board (and removes it when the job fails or is cancelled).
   return {
     output: {

@@ -24,7 +24,7 @@ import {
 } from './schemas.js';
 import { MotionService } from './service.js';
 import { answerNowOrQueued } from '../http/now-or-queued.js';
-import { MOTION_PREVIEW_JOB } from './preview/job.js';
+import { MOTION_PREVIEW_JOB } from './preview/contract.js';
 
 /** The motion editor (After Effects): detect aerender, inspect projects without it, render them with edits, presets. */
 export const registerMotion: Feature = (app, ctx) => {
@@ -76,7 +76,6 @@ export const registerMotion: Feature = (app, ctx) => {
         params,
         boardId: params.boardId,
         check: () => undefined,
-        run: (signal) => motion.previews.preview(params, signal),
       });
     },
   );

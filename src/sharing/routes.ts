@@ -14,7 +14,9 @@ import {
   ShareAnswer,
   ShareBody,
   Unshared,
+  type ImportAnswerT,
   type ImportBodyT,
+  type ShareAnswerT,
 } from './schemas.js';
 import { SharingService } from './service.js';
 
@@ -40,6 +42,11 @@ declare module '../jobs/kinds.js' {
     'sharing.share': ShareParams;
     'sharing.reshare': ReshareParams;
     'sharing.import': ImportParams;
+  }
+  interface JobResults {
+    'sharing.share': ShareAnswerT;
+    'sharing.reshare': ShareAnswerT;
+    'sharing.import': ImportAnswerT;
   }
 }
 
@@ -98,7 +105,6 @@ export const registerSharing = (
         boardId: params.board_id,
         check: () =>
           params.kind === 'live' ? shares.checkLive(params.board_id, false) : ctx.boards.requireBoard(params.board_id),
-        run: (signal) => share(params, signal),
       });
     },
   );
@@ -127,7 +133,6 @@ export const registerSharing = (
         params,
         boardId: params.board_id,
         check: () => shares.checkLive(params.board_id, true),
-        run: (signal) => shares.updateLive(params.board_id, params.include_history, { signal }),
       });
     },
   );
@@ -166,7 +171,6 @@ export const registerSharing = (
         params: { ...body, board_id: req.params.id },
         boardId: req.params.id,
         check: () => importer.check(req.params.id, body),
-        run: (signal) => importer.run(req.params.id, body, { signal }),
       });
     },
   );

@@ -1,6 +1,7 @@
 import { renderHtmlFrameJob, renderHtmlJob } from '../html/render.js';
 import type { JobHandler } from '../jobs/runner.js';
-import { concatVideosJob, convertVideoJob } from '../media/jobs.js';
+import { concatVideos } from '../media/concat.js';
+import { convertVideo } from '../media/convert-video.js';
 import { renderMockup } from '../mockups/render.js';
 import { renderMotion } from '../motion/render.js';
 import { renderPreviewJob } from '../motion/preview/job.js';
@@ -12,8 +13,8 @@ import { renderProject } from '../timeline/render.js';
  */
 export const PORTABLE_HANDLERS: Record<string, JobHandler<never>> = {
   'timeline.render': renderProject,
-  'media.convert-video': convertVideoJob,
-  'media.concat-videos': concatVideosJob,
+  'media.convert-video': convertVideo,
+  'media.concat-videos': concatVideos,
   'html.render': renderHtmlJob,
   'html.render-frame': renderHtmlFrameJob,
   'mockups.render': renderMockup,

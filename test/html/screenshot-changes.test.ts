@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { mayMove } from '../../src/html/sandbox.js';
+import { mayMove } from '../../src/render/sandbox.js';
 import { ffmpeg, tempDir, videoPackets } from '../helpers/fixtures.js';
 import { startService, type TestService } from '../helpers/service.js';
 import {

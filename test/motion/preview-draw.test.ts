@@ -4,7 +4,7 @@ import sharp from 'sharp';
 import { startService, type TestService } from '../helpers/service.js';
 import { previewHtml } from '../../src/motion/preview/page.js';
 import type { PreparedFrames } from '../../src/motion/preview/frames.js';
-import type { PreviewParams } from '../../src/motion/preview/job.js';
+import type { PreviewParams } from '../../src/motion/preview/contract.js';
 import type { DisplayGroup, DisplayList, DisplayNode, Matrix } from '../../src/motion/scene/display.js';
 
 /**
@@ -74,7 +74,6 @@ function page(l: DisplayList, out = { width: W, height: H }): string {
     single: l,
     chunks: 0,
     composition: { width: l.composition.width, height: l.composition.height, background: l.composition.background },
-    files: [],
     footage: {},
     fonts: {},
     approximations: [],

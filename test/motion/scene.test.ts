@@ -1,11 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import fsp from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { ProjectFormatError } from '../../src/motion/chunks.js';
 import { decodeScene } from '../../src/motion/scene/decode.js';
-import { decodeSceneFile } from '../../src/motion/scene/decode-file.js';
 import type { DisplayGroup, DisplayNode, DisplayShape, DisplayText } from '../../src/motion/scene/display.js';
 import { evaluate } from '../../src/motion/scene/evaluate.js';
 import { createExpressionEvaluator } from '../../src/motion/scene/expressions.js';
@@ -693,32 +688,6 @@ describe('scene model: the layer limit', () => {
     const limited = evaluate(s, 1, 0, { maxLayers: 10 });
     assert.equal(count(limited.root), 10);
     assert.ok(limited.approximations.some((a) => a.feature === 'layer-limit'));
-  });
-});
-
-describe('scene model: decoding in a worker', () => {
-  it('decodes a file off the event loop, and refuses a file that is not a project', async () => {
-    const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'scene-'));
-    try {
-      const good = path.join(dir, 'a.aep');
-      await fsp.writeFile(
-        good,
-        project(comp({ id: 1, name: 'C', width: 64, height: 32, fps: 30, duration: 1, layers: [] })),
-      );
-      const s = await decodeSceneFile(good);
-      assert.equal(s.compositions[0].name, 'C');
-      assert.equal(s.compositions[0].frameRate, 30);
-      const bad = path.join(dir, 'b.aep');
-      await fsp.writeFile(bad, 'RIFF....');
-      await assert.rejects(decodeSceneFile(bad), ProjectFormatError);
-      // a cancelled preview ends its decoder
-      const controller = new AbortController();
-      const pending = decodeSceneFile(good, controller.signal);
-      controller.abort(new Error('cancelled'));
-      await assert.rejects(pending, /cancelled/);
-    } finally {
-      await fsp.rm(dir, { recursive: true, force: true });
-    }
   });
 });
 

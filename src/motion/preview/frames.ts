@@ -7,10 +7,11 @@ import { probe } from '../../tools/ffprobe.js';
 import type { DisplayList } from '../scene/display.js';
 import type { Approximation } from '../schemas.js';
 import { findFont } from './fonts.js';
-import type { PreviewParams, PreviewRun } from './job.js';
-import type { LayerRef, SampleInput } from './sample.js';
-import { sample } from './sampling.js';
-import { WORK_URL } from './page.js';
+import type { Tools } from '../../tools/locate.js';
+import { workUrl, type PreparedFiles } from '../../render/render-page.js';
+import type { PreviewParams } from './contract.js';
+import type { LayerRef, SampleInput } from './display-lists.js';
+import { sample } from './display-list-pool.js';
 
 /**
  * What the page draws for a footage item: a picture, a video's extracted frames (`first` .. `first + count - 1` of
@@ -32,13 +33,18 @@ export interface PreparedFrames {
   /** Files of display lists (the page fetches `lists-<k>.json`). */
   chunks: number;
   composition: { width: number; height: number; background: [number, number, number] };
-  /** Served URL → local file (display list chunks, pictures, video frames, fonts). */
-  files: [string, string][];
   /** Footage item id → what to draw. */
   footage: Record<number, PageFootage>;
   /** PostScript name → the CSS family the page draws it with (`loaded`: an @font-face of ours). */
   fonts: Record<string, { family: string; loaded: boolean; url?: string }>;
   approximations: Approximation[];
+}
+
+/** What preparing uses of the job: its tools, its declared inputs, the render's signal (its time limit included). */
+export interface PrepareIo {
+  tools: Tools;
+  input(url: string): string;
+  signal: AbortSignal;
 }
 
 const BROWSER_IMAGES = new Set(['.png', '.jpg', '.jpeg', '.gif', '.webp', '.avif', '.bmp', '.svg']);
@@ -52,7 +58,7 @@ const readable = (file: string) =>
     );
 
 /** The footage item of each media edit: the board file's size, and for a video its duration and rate. */
-async function editedFootage(run: PreviewRun, p: PreviewParams): Promise<SampleInput['media']> {
+async function editedFootage(run: PrepareIo, p: PreviewParams): Promise<SampleInput['media']> {
   const out: SampleInput['media'] = [];
   for (const [k, e] of p.media.entries()) {
     const file = run.input(e.url);
@@ -83,15 +89,16 @@ async function editedFootage(run: PreviewRun, p: PreviewParams): Promise<SampleI
 }
 
 /**
- * Samples every output frame's display list (sample.ts, into files of `work`), then prepares what they draw: each
+ * Samples every output frame's display list (display-lists.ts, into files of `work`), then prepares what they draw: each
  * footage item's picture (browser images as they are, others converted to PNG, video frames extracted by ffmpeg over
  * the range of source times the lists ask for) and the fonts. Missing or unreadable footage and substituted fonts
  * join the approximations.
  */
 export async function prepareFrames(
-  run: PreviewRun,
+  run: PrepareIo,
   p: PreviewParams,
   work: string,
+  files: PreparedFiles,
   progress: (fraction: number) => void,
 ): Promise<PreparedFrames> {
   const sampled = await sample(
@@ -115,12 +122,8 @@ export async function prepareFrames(
     sampled.approximations.map((a) => [`${a.layer_index}|${a.layer}|${a.feature}|${a.detail}`, a]),
   );
   const note = (a: Approximation) => notes.set(`${a.layer_index}|${a.layer}|${a.feature}|${a.detail}`, a);
-  const files: [string, string][] = sampled.files.map((file, k) => [`${WORK_URL}lists-${k}.json`, file]);
-  const serve = (name: string, file: string) => {
-    const url = WORK_URL + encodeURIComponent(name);
-    files.push([url, file]);
-    return url;
-  };
+  sampled.files.forEach((file, k) => files.serve(file, `lists-${k}.json`));
+  const serve = (name: string, file: string) => files.serve(file, name);
 
   const urls = new Map<number, string>(p.footage.map((f) => [f.id, f.url]));
   for (const f of sampled.footage) if (f.id < 0 && f.path) urls.set(f.id, f.path);
@@ -163,7 +166,7 @@ export async function prepareFrames(
         const video = await extractFrames(run, id, file, use.sourceTimes, work);
         if (!video) missing('a video ffmpeg cannot read');
         else {
-          footage[id] = { video: { ...video, prefix: `${WORK_URL}v${id}-` } };
+          footage[id] = { video: { ...video, prefix: workUrl(`v${id}-`) } };
           for (let f = video.first; f < video.first + video.count; f++) {
             const name = `${String(f).padStart(6, '0')}.jpg`;
             serve(`v${id}-${name}`, path.join(work, `v${id}`, name));
@@ -191,7 +194,6 @@ export async function prepareFrames(
     single: sampled.single,
     chunks: sampled.files.length,
     composition: sampled.composition,
-    files,
     footage,
     fonts,
     approximations: [...notes.values()],
@@ -204,7 +206,7 @@ export async function prepareFrames(
  * cannot read the clip. Frames past its end are simply not there (the page draws nothing, as After Effects does).
  */
 async function extractFrames(
-  run: PreviewRun,
+  run: PrepareIo,
   id: number,
   file: string,
   sourceTimes: number[],

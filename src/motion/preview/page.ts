@@ -1,10 +1,8 @@
+import { workUrl } from '../../render/render-page.js';
 import type { PreparedFrames } from './frames.js';
-import type { PreviewParams } from './job.js';
+import type { PreviewParams } from './contract.js';
 import { DRAW_SCRIPT } from './draw-script.js';
 import { PREVIEW_LIMITS as L } from './limits.js';
-
-/** The URL prefix under which the preview page reads its prepared files (answered from the scratch folder only). */
-export const WORK_URL = '/media/work/';
 
 /** JSON inside a <script>: `<` escaped, so no text of a project can close the script element. */
 const scriptJson = (v: unknown) => JSON.stringify(v).replace(/</g, '\\u003c');
@@ -30,7 +28,7 @@ export function previewHtml(p: PreviewParams, prepared: PreparedFrames): string 
     // A single list goes in the page (a still, a static composition); else the page fetches the list files.
     frames: prepared.single ? prepared.frames.map(() => 0) : prepared.frames,
     chunk: prepared.single ? 1 : L.framesPerChunk,
-    chunkUrl: `${WORK_URL}lists-`,
+    chunkUrl: workUrl('lists-'),
     lists: prepared.single ? [prepared.single] : null,
   };
   const faces = Object.values(prepared.fonts)

@@ -4,7 +4,7 @@ import { resolveProjectFile, type ProjectFile } from '../inspect.js';
 import { buildPlan, compositionsShown } from '../plan.js';
 import type { InspectedComposition, InspectedProject, PreviewBody } from '../schemas.js';
 import { PREVIEW_LIMITS as L } from './limits.js';
-import type { PreviewParams } from './job.js';
+import type { PreviewParams } from './contract.js';
 
 const invalid = (field: string, message: string) =>
   new InvalidInput(`${field}: ${message}`, { field }, 'invalid_request');
@@ -146,12 +146,3 @@ export async function checkPreview(
     timeoutMs,
   };
 }
-
-/** The file name of a preview: `<composition> preview.<format>`. */
-export const previewFilename = (p: Pick<PreviewParams, 'composition' | 'format'>) =>
-  `${p.composition.name} preview.${p.format}`;
-
-/** Every `/media` URL a preview reads (the job's declared inputs). */
-export const previewInputs = (p: PreviewParams): string[] => [
-  ...new Set([p.project.url, ...p.footage.map((f) => f.url), ...p.media.map((m) => m.url)]),
-];

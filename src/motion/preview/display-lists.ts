@@ -5,7 +5,7 @@ import type { Approximation, DisplayGroup, DisplayList, DisplayNode } from '../s
 import { evaluate } from '../scene/evaluate.js';
 import { createExpressionEvaluator, type ExpressionEvaluator } from '../scene/expressions.js';
 import type { Composition, Footage, Layer, SceneProject } from '../scene/model.js';
-import type { PreviewParams } from './job.js';
+import type { PreviewParams } from './contract.js';
 import { PREVIEW_LIMITS as L } from './limits.js';
 
 /** What sampling needs (the project's bytes are read by whoever runs it, here or in a worker thread). */

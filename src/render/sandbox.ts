@@ -1,7 +1,7 @@
 import fsp from 'node:fs/promises';
 import send from '@fastify/send';
 import type { HTTPRequest, Page } from 'puppeteer-core';
-import type { MediaFiles } from './card-page.js';
+import type { MediaFiles } from './page.js';
 
 /**
  * The card is loaded from this made-up origin (a `.localhost` name, so it counts as a secure context) and every

@@ -2,9 +2,14 @@ import type { CDPSession } from 'puppeteer-core';
 import { DomainError, Unprocessable } from '../errors.js';
 import type { MediaRoot } from '../files/media-root.js';
 import type { BrowserPage, BrowserPool } from '../tools/browser.js';
-import { RENDER_LIMITS } from './limits.js';
 import { CARD_URL, installSandbox } from './sandbox.js';
 import { VIRTUAL_CLOCK_SCRIPT } from './virtual-clock.js';
+
+/**
+ * Part of a render's time limit allowed for loading the page with its fonts, images and media (a card's or a prepared
+ * page's).
+ */
+const LOAD_TIMEOUT_MS = 30_000;
 
 /**
  * Where the card page's `/media/...` requests are read from: the local path of the file a media URL names, or a
@@ -142,12 +147,12 @@ async function loadCard(lent: BrowserPage, env: CardEnv, spec: CardSpec, signal:
   );
   await abortable(page.evaluateOnNewDocument(VIRTUAL_CLOCK_SCRIPT), signal);
   try {
-    await abortable(page.goto(CARD_URL, { waitUntil: 'load', timeout: RENDER_LIMITS.loadTimeoutMs }), signal);
+    await abortable(page.goto(CARD_URL, { waitUntil: 'load', timeout: LOAD_TIMEOUT_MS }), signal);
   } catch (err) {
     if (signal.aborted || err instanceof DomainError) throw err;
     throw new Unprocessable('render_failed', `The card did not load: ${(err as Error).message.split('\n')[0]}`);
   }
-  await abortable(evaluate(cdp, `window.__bmsClock.ready(${RENDER_LIMITS.loadTimeoutMs})`), signal);
+  await abortable(evaluate(cdp, `window.__bmsClock.ready(${LOAD_TIMEOUT_MS})`), signal);
   let frame = -1;
   let captured = false;
   // With screenshots: whether anything that draws changed by the frame last reached (the clock's takeChanged).

@@ -2,7 +2,7 @@ import fsp from 'node:fs/promises';
 import { parentPort } from 'node:worker_threads';
 import { decodeScene } from '../scene/decode.js';
 import type { SceneProject } from '../scene/model.js';
-import { sampleFrames, withExpressions, type SampleInput } from './sample.js';
+import { sampleFrames, withExpressions, type SampleInput } from './display-lists.js';
 
 /** Decoded projects this thread keeps, by path, size and modification time: previews of one template follow each other. */
 const KEEP = 2;

@@ -3,7 +3,7 @@ import type { Worker } from 'node:worker_threads';
 import { Unprocessable } from '../../errors.js';
 import { startModuleWorker } from '../inspect.js';
 import { decodeScene } from '../scene/decode.js';
-import { sampleFrames, withExpressions, type SampleInput, type Sampled } from './sample.js';
+import { sampleFrames, withExpressions, type SampleInput, type Sampled } from './display-lists.js';
 
 /**
  * Projects up to this size with up to this many frames and no expressions are sampled on the event loop (tens of ms
@@ -16,7 +16,7 @@ const MAX_THREADS = 2;
 /** A thread idle this long ends (its memory goes back); the next preview starts one again. */
 const IDLE_MS = 60_000;
 
-const WORKER_URL = new URL(`./sample-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
+const WORKER_URL = new URL(`./display-list-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
 
 /** One sampling request: its files, and a flag the thread reads between frames to stop when cancelled. */
 interface Task {
