@@ -1,6 +1,7 @@
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { badRequest } from '../http/errors.js';
+import { audioArgs, containerArgs, videoArgs } from '../render/encoders.js';
 import { runFfmpeg } from '../tools/ffmpeg.js';
 import type { ProbeResult } from '../tools/ffprobe.js';
 import type { JobContext, JobOutcome } from '../jobs/runner.js';
@@ -38,7 +39,7 @@ export function concatListLine(file: string): string {
 /** ffmpeg arguments (before the output path) for the stream-copy join through the concat demuxer. */
 export function copyArgs(listFile: string, ext: string): string[] {
   const args = ['-f', 'concat', '-safe', '0', '-i', listFile, '-map', '0:v:0', '-map', '0:a:0?', '-c', 'copy'];
-  if (ext === 'mp4' || ext === 'mov' || ext === 'm4v') args.push('-movflags', '+faststart');
+  args.push(...containerArgs(ext));
   return args;
 }
 
@@ -73,8 +74,9 @@ export function reencodeArgs(inputs: ConcatInput[]): string[] {
   });
   chains.push(`${pads}concat=n=${inputs.length}:v=1:a=${withAudio ? 1 : 0}[v]${withAudio ? '[a]' : ''}`);
   args.push('-filter_complex', chains.join(';'), '-map', '[v]');
-  if (withAudio) args.push('-map', '[a]', '-c:a', 'aac', '-b:a', '160k');
-  args.push('-c:v', 'libx264', '-preset', 'veryfast', '-crf', '20', '-movflags', '+faststart');
+  if (withAudio) args.push('-map', '[a]', ...audioArgs('aac', '160k'));
+  // crf 20: a join is watched, not edited further (the filter chain makes it yuv420p already).
+  args.push(...videoArgs({ codec: 'h264', crf: 20 }), ...containerArgs('mp4'));
   return args;
 }
 

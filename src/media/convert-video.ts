@@ -1,4 +1,5 @@
 import { badRequest } from '../http/errors.js';
+import { audioArgs, audioFor, containerArgs, videoArgs } from '../render/encoders.js';
 import { runFfmpeg } from '../tools/ffmpeg.js';
 import type { JobContext, JobOutcome } from '../jobs/runner.js';
 import { jobSource, produceOutput, type MediaContext, type WithSources } from './new-element.js';
@@ -51,78 +52,20 @@ export function checkVideoElement(ctx: MediaContext, req: { board_id: string; el
   if (el.type !== 'video') throw badRequest(`Element ${req.element_id} is not a video (it is ${el.type})`);
 }
 
-/** Encoder arguments; without a bitrate each codec runs at a constant quality. */
-function videoArgs(codec: VideoCodec, bitrate: number | undefined): string[] {
-  const rate = bitrate
-    ? ['-b:v', String(bitrate), '-maxrate', String(Math.round(bitrate * 1.5)), '-bufsize', String(bitrate * 2)]
-    : [];
-  // Cropping to even sizes (at most one pixel) because the 4:2:0 / 4:2:2 encoders below reject odd dimensions.
-  const even = ['-vf', 'crop=trunc(iw/2)*2:trunc(ih/2)*2:0:0'];
-  switch (codec) {
-    case 'h264':
-      return [
-        ...even,
-        '-c:v',
-        'libx264',
-        '-preset',
-        'veryfast',
-        '-pix_fmt',
-        'yuv420p',
-        ...(bitrate ? rate : ['-crf', '21']),
-      ];
-    case 'h265':
-      return [
-        ...even,
-        '-c:v',
-        'libx265',
-        '-preset',
-        'veryfast',
-        '-pix_fmt',
-        'yuv420p',
-        '-tag:v',
-        'hvc1',
-        '-x265-params',
-        'log-level=error',
-        ...(bitrate ? rate : ['-crf', '26']),
-      ];
-    case 'vp9':
-      return [
-        '-c:v',
-        'libvpx-vp9',
-        '-deadline',
-        'good',
-        '-cpu-used',
-        '4',
-        '-row-mt',
-        '1',
-        '-pix_fmt',
-        'yuv420p',
-        ...(bitrate ? rate : ['-crf', '32', '-b:v', '0']),
-      ];
-    case 'av1':
-      return [
-        '-c:v',
-        'libaom-av1',
-        '-strict',
-        'experimental',
-        '-cpu-used',
-        '8',
-        '-row-mt',
-        '1',
-        '-pix_fmt',
-        'yuv420p',
-        ...(bitrate ? ['-b:v', String(bitrate)] : ['-crf', '34', '-b:v', '0']),
-      ];
-    case 'prores':
-      return [...even, '-c:v', 'prores_ks', '-profile:v', '2', '-pix_fmt', 'yuv422p10le'];
-  }
+/**
+ * Encoder arguments (the encoder table, src/render/encoders.ts); without a bitrate each codec runs at a constant
+ * quality: its default, except H.264 at crf 21 (a converted copy is for sharing: smaller than a master).
+ */
+function encodeArgs(codec: VideoCodec, bitrate: number | undefined): string[] {
+  // Cropping to even sizes (at most one pixel) because the 4:2:0 / 4:2:2 encoders reject odd dimensions.
+  const even = codec === 'vp9' || codec === 'av1' ? [] : ['-vf', 'crop=trunc(iw/2)*2:trunc(ih/2)*2:0:0'];
+  return [...even, ...videoArgs({ codec, bitrate, ...(codec === 'h264' ? { crf: 21 } : {}) })];
 }
 
-/** Audio that fits the container: Opus in WebM, PCM beside ProRes (what editors expect), AAC otherwise. */
-function audioArgs(format: VideoFormat, codec: VideoCodec): string[] {
-  if (format === 'webm') return ['-c:a', 'libopus', '-b:a', '128k'];
-  if (codec === 'prores') return ['-c:a', 'pcm_s16le'];
-  return ['-c:a', 'aac', '-b:a', '160k'];
+/** The container's audio (`audioFor`); AAC at 160k, a copy's audio need not be the master's 192k. */
+function audioOf(req: ConvertVideoRequest): string[] {
+  const codec = audioFor(req.format, req.codec);
+  return audioArgs(codec, codec === 'aac' ? '160k' : undefined);
 }
 
 /** The `media.convert-video` job (portable; also run in the request): re-encodes the element's video into a new file. */
@@ -139,10 +82,10 @@ export async function convertVideo(job: JobContext<WithSources<ConvertVideoReque
     '0:v:0',
     '-map',
     '0:a:0?',
-    ...videoArgs(req.codec, bitrate),
-    ...audioArgs(req.format, req.codec),
+    ...encodeArgs(req.codec, bitrate),
+    ...audioOf(req),
+    ...containerArgs(req.format),
   ];
-  if (req.format !== 'webm') args.push('-movflags', '+faststart');
   return produceOutput(job, req.board_id, `${src.stem} (${req.codec}).${req.format}`, (temp) =>
     runFfmpeg(job.env.tools, [...args, temp], {
       signal: job.signal,

@@ -6,6 +6,7 @@ import type { AppContext } from '../context.js';
 import { kindOfFile } from '../files/media-types.js';
 import { ToolFailed } from '../errors.js';
 import { badRequest } from '../http/errors.js';
+import { VIDEO_ENCODERS } from '../render/encoders.js';
 import { runFfmpeg } from '../tools/ffmpeg.js';
 import { probe } from '../tools/ffprobe.js';
 import type { Tools } from '../tools/locate.js';
@@ -85,7 +86,7 @@ function encodersOf(ffmpegPath: string): Promise<string> {
 
 /** Encoders a render needs: the output's, and JPEG for the screen video's frames. */
 export function encodersFor(format: MockupFormat, transparent: boolean, videoScreen: boolean): string[] {
-  const main = format === 'webm' ? 'libvpx-vp9' : format === 'mov' && transparent ? 'prores_ks' : 'libx264';
+  const main = VIDEO_ENCODERS[format === 'webm' ? 'vp9' : format === 'mov' && transparent ? 'prores' : 'h264'];
   return videoScreen ? [main, 'mjpeg'] : [main];
 }
 

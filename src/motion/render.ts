@@ -3,6 +3,7 @@ import path from 'node:path';
 import { DomainError, ToolMissing, Unavailable, Unprocessable } from '../errors.js';
 import { filenameFromTitle } from '../files/names.js';
 import type { JobContext, JobOutcome } from '../jobs/runner.js';
+import { audioArgs, containerArgs, videoArgs } from '../render/encoders.js';
 import { runFfmpeg } from '../tools/ffmpeg.js';
 import { probe } from '../tools/ffprobe.js';
 import { aerenderArgs, runAerender } from './aerender.js';
@@ -33,46 +34,14 @@ const RENDER_SHARE = 0.9;
 /** aerender writes what its output module says; AE 2022+ writes .mov even when asked for .avi (nexrender notes). */
 const AE_OUTPUT_EXTENSIONS = ['.mov', '.avi', '.mp4', '.mxf'];
 
+/**
+ * The transcode of aerender's output, from the encoder table (src/render/encoders.ts): H.264 at its default crf 18,
+ * VP9 at 32 with Opus, ProRes 422 HQ with PCM (a master for editors).
+ */
 const ENCODE: Record<OutputFormat, { ext: string; args: string[] }> = {
-  mp4: {
-    ext: 'mp4',
-    args: [
-      '-c:v',
-      'libx264',
-      '-preset',
-      'veryfast',
-      '-crf',
-      '18',
-      '-pix_fmt',
-      'yuv420p',
-      '-movflags',
-      '+faststart',
-      '-c:a',
-      'aac',
-      '-b:a',
-      '192k',
-    ],
-  },
-  webm: {
-    ext: 'webm',
-    args: [
-      '-c:v',
-      'libvpx-vp9',
-      '-b:v',
-      '0',
-      '-crf',
-      '32',
-      '-deadline',
-      'good',
-      '-cpu-used',
-      '4',
-      '-pix_fmt',
-      'yuv420p',
-      '-c:a',
-      'libopus',
-    ],
-  },
-  mov: { ext: 'mov', args: ['-c:v', 'prores_ks', '-profile:v', '3', '-pix_fmt', 'yuv422p10le', '-c:a', 'pcm_s16le'] },
+  mp4: { ext: 'mp4', args: [...videoArgs({ codec: 'h264' }), ...containerArgs('mp4'), ...audioArgs('aac')] },
+  webm: { ext: 'webm', args: [...videoArgs({ codec: 'vp9' }), ...audioArgs('opus')] },
+  mov: { ext: 'mov', args: [...videoArgs({ codec: 'prores', profile: '3' }), ...audioArgs('pcm')] },
 };
 
 /** Frames the render covers: the -s/-e range, else the whole composition at the (possibly overridden) rate. */

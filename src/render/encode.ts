@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { Writable } from 'node:stream';
 import type { Tools } from '../tools/locate.js';
 import { runFfmpeg } from '../tools/ffmpeg.js';
+import { containerArgs, videoArgs } from './encoders.js';
 
 export type VideoFormat = 'mp4' | 'webm' | 'mov';
 
@@ -14,104 +15,28 @@ export type VideoFormat = 'mp4' | 'webm' | 'mov';
  */
 const BITEXACT = ['-fflags', '+bitexact', '-flags:v', '+bitexact', '-map_metadata', '-1'];
 
+/**
+ * The capture engine's encodings (the encoder table, encoders.ts), with a fixed thread count so the same frames give
+ * the same bytes, and VP9 at the engine's speed (`ENGINE_VP9`). MOV holds H.264 like MP4.
+ */
+const ENGINE_VP9 = { cpuUsed: 5, rowMt: false };
 const ENCODERS: Record<VideoFormat, string[]> = {
-  mp4: [
-    '-c:v',
-    'libx264',
-    '-preset',
-    'veryfast',
-    '-crf',
-    '18',
-    '-pix_fmt',
-    'yuv420p',
-    '-threads',
-    '2',
-    '-movflags',
-    '+faststart',
-    '-f',
-    'mp4',
-  ],
-  webm: [
-    '-c:v',
-    'libvpx-vp9',
-    '-deadline',
-    'good',
-    '-cpu-used',
-    '5',
-    '-row-mt',
-    '0',
-    '-threads',
-    '1',
-    '-crf',
-    '32',
-    '-b:v',
-    '0',
-    '-pix_fmt',
-    'yuv420p',
-    '-f',
-    'webm',
-  ],
-  mov: [
-    '-c:v',
-    'libx264',
-    '-preset',
-    'veryfast',
-    '-crf',
-    '18',
-    '-pix_fmt',
-    'yuv420p',
-    '-threads',
-    '2',
-    '-movflags',
-    '+faststart',
-    '-f',
-    'mov',
-  ],
+  mp4: [...videoArgs({ codec: 'h264', threads: 2 }), ...containerArgs('mp4', { muxer: true })],
+  webm: [...videoArgs({ codec: 'vp9', threads: 1, vp9: ENGINE_VP9 }), ...containerArgs('webm', { muxer: true })],
+  mov: [...videoArgs({ codec: 'h264', threads: 2 }), ...containerArgs('mov', { muxer: true })],
 };
 
 /** Encoders that keep the frames' alpha channel (from RGBA PNGs); mp4 has none. */
 export const ALPHA_ENCODERS: Partial<Record<VideoFormat, string[]>> = {
   webm: [
-    '-c:v',
-    'libvpx-vp9',
-    '-deadline',
-    'good',
-    '-cpu-used',
-    '5',
-    '-row-mt',
-    '0',
-    '-threads',
-    '1',
-    '-crf',
-    '32',
-    '-b:v',
-    '0',
-    '-pix_fmt',
-    'yuva420p',
-    '-auto-alt-ref',
-    '0',
-    '-f',
-    'webm',
+    ...videoArgs({ codec: 'vp9', threads: 1, vp9: ENGINE_VP9, alpha: true }),
+    ...containerArgs('webm', { muxer: true }),
   ],
-  mov: ['-c:v', 'prores_ks', '-profile:v', '4444', '-pix_fmt', 'yuva444p10le', '-threads', '2', '-f', 'mov'],
+  mov: [...videoArgs({ codec: 'prores', alpha: true, threads: 2 }), ...containerArgs('mov', { muxer: true })],
 };
 
-const PROXY = [
-  '-c:v',
-  'libx264',
-  '-preset',
-  'veryfast',
-  '-crf',
-  '26',
-  '-pix_fmt',
-  'yuv420p',
-  '-threads',
-  '1',
-  '-movflags',
-  '+faststart',
-  '-f',
-  'mp4',
-];
+/** The proxy: a small H.264 to scrub with, lower quality (crf 26) on one thread. */
+const PROXY = [...videoArgs({ codec: 'h264', crf: 26, threads: 1 }), ...containerArgs('mp4', { muxer: true })];
 
 /**
  * Frames written to ffmpeg's stdin that it has not read yet. Capture goes on while ffmpeg works through them, so the
@@ -521,7 +446,7 @@ export async function joinParts(
   parts.forEach((part, i) => lines.push(`file '${part.replace(/'/g, "'\\''")}'`, `duration ${frames[i] / fps}`));
   await fsp.writeFile(list, `${lines.join('\n')}\n`, { flag: 'wx' });
   try {
-    const container = format === 'webm' ? ['-f', 'webm'] : ['-movflags', '+faststart', '-f', format];
+    const container = containerArgs(format, { muxer: true });
     await runFfmpeg(
       tools,
       [

@@ -1,5 +1,6 @@
 import type { Static } from 'typebox';
 import { badRequest } from '../http/errors.js';
+import { audioArgs, audioFor, containerArgs, videoArgs } from '../render/encoders.js';
 import type { RenderBody } from './schemas.js';
 
 export const FORMATS = ['mp4', 'webm', 'mov'] as const;
@@ -57,72 +58,19 @@ export function outputSize(
 /** Whether gaps stay transparent: the codec and pixel format carry alpha (vp9 in webm, prores 4444). */
 export const hasAlpha = (codec: Codec): boolean => codec === 'vp9' || codec === 'prores';
 
-/** Encoder arguments. crf maps to x264/x265/vp9 crf; prores 4444 is quality-driven by profile and ignores it. */
+/**
+ * Encoder arguments from the encoder table (src/render/encoders.ts) at the project's crf. VP9 and ProRes 4444 keep the
+ * gaps transparent (`hasAlpha`); VP9 names yuva420p itself, keeping alt-ref frames as the timeline always has.
+ */
 export function encoderArgs(s: Pick<RenderSettings, 'format' | 'codec' | 'crf'>): {
   video: string[];
   audio: string[];
   muxer: string[];
   pixFmt: string;
 } {
-  const crf = String(s.crf);
-  const muxer = s.format === 'webm' ? ['-f', 'webm'] : ['-f', s.format, '-movflags', '+faststart'];
-  const audio = s.format === 'webm' ? ['-c:a', 'libopus', '-b:a', '128k'] : ['-c:a', 'aac', '-b:a', '192k'];
-  switch (s.codec) {
-    case 'h264':
-      return {
-        video: ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', crf, '-pix_fmt', 'yuv420p'],
-        audio,
-        muxer,
-        pixFmt: 'yuv420p',
-      };
-    case 'h265':
-      return {
-        video: [
-          '-c:v',
-          'libx265',
-          '-preset',
-          'veryfast',
-          '-crf',
-          crf,
-          '-pix_fmt',
-          'yuv420p',
-          '-tag:v',
-          'hvc1',
-          '-x265-params',
-          'log-level=error',
-        ],
-        audio,
-        muxer,
-        pixFmt: 'yuv420p',
-      };
-    case 'vp9':
-      return {
-        video: [
-          '-c:v',
-          'libvpx-vp9',
-          '-crf',
-          crf,
-          '-b:v',
-          '0',
-          '-deadline',
-          'good',
-          '-cpu-used',
-          '4',
-          '-row-mt',
-          '1',
-          '-pix_fmt',
-          'yuva420p',
-        ],
-        audio,
-        muxer,
-        pixFmt: 'yuva420p',
-      };
-    case 'prores':
-      return {
-        video: ['-c:v', 'prores_ks', '-profile:v', '4444', '-pix_fmt', 'yuva444p10le'],
-        audio,
-        muxer,
-        pixFmt: 'yuva444p10le',
-      };
-  }
+  const muxer = containerArgs(s.format, { muxer: true });
+  const audio = audioArgs(audioFor(s.format));
+  const pixFmt = s.codec === 'vp9' ? 'yuva420p' : s.codec === 'prores' ? 'yuva444p10le' : 'yuv420p';
+  const video = videoArgs({ codec: s.codec, crf: s.crf, pixFmt, ...(s.codec === 'prores' ? { alpha: true } : {}) });
+  return { video, audio, muxer, pixFmt };
 }
