@@ -1,6 +1,6 @@
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { commitUnique, tempPathIn } from '../files/atomic.js';
+import { commitUnique, moveFile, tempPathIn } from '../files/atomic.js';
 import { kindOfFile } from '../files/media-types.js';
 import type { MediaRoot } from '../files/media-root.js';
 import { sanitizeFilename } from '../files/names.js';
@@ -50,6 +50,23 @@ export class BoardOutputs {
     const dir = await this.media.boardDir(boardId);
     const name = sanitizeFilename(filename, 'media');
     return { boardId, temp: tempPathIn(dir, name), name };
+  }
+
+  /**
+   * A finished file made elsewhere (an upload in DATA_DIR/tmp, a download's or a provider's file, an entry of an
+   * imported archive) as a pending output of the board: moved into the board folder under a temp name (copied when it
+   * lies on another file system), then committed or filed like any other. The source is gone afterwards either way.
+   */
+  async adopt(boardId: string, source: string, filename: string): Promise<PendingOutput> {
+    const out = await this.reserve(boardId, filename);
+    try {
+      await moveFile(source, out.temp);
+    } catch (err) {
+      // A half-copied temp file in a connected folder would never be cleaned up at start (only the media root is).
+      await this.discard(out);
+      throw err;
+    }
+    return out;
   }
 
   /**

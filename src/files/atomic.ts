@@ -97,17 +97,22 @@ export async function writeNewFile(dir: string, filename: string, data: string |
  * Moves an existing file (for example a finished upload in DATA_DIR/tmp) into `dir` under a unique name.
  * Across filesystems (a connected folder on another disk) it copies into a temp file beside the target first.
  */
+/** Moves `source` to the fresh path `target`: a rename, or a copy that never replaces a file across file systems. */
+export async function moveFile(source: string, target: string): Promise<void> {
+  try {
+    await fsp.rename(source, target);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
+    await fsp.copyFile(source, target, fs.constants.COPYFILE_EXCL);
+    await fsp.rm(source, { force: true });
+  }
+}
+
 export async function moveIntoUnique(source: string, dir: string, filename: string): Promise<string> {
   await fsp.mkdir(dir, { recursive: true });
   const temp = tempPathIn(dir, filename);
   try {
-    try {
-      await fsp.rename(source, temp);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
-      await fsp.copyFile(source, temp, fs.constants.COPYFILE_EXCL);
-      await fsp.rm(source, { force: true });
-    }
+    await moveFile(source, temp);
     return await commitUnique(temp, dir, filename);
   } catch (err) {
     // A half-copied temp file in a connected folder would never be cleaned up at start (only the media root is).

@@ -142,11 +142,11 @@ async function deliver(
     { signal: job.signal, auth: client.downloadAuth?.(settings) },
   );
   const name = filenameFromTitle(stemFromPrompt(history.prompt), 'generated', fetched.type.ext);
+  const outputs = new BoardOutputs(g.media, g.boards);
   const made = newMediaResult(
-    await new BoardOutputs(g.media, g.boards).commit(
-      { boardId: job.params.board_id, temp: fetched.temp, name },
-      { data: generationData(history, { seed: state.seed }) },
-    ),
+    await outputs.commit(await outputs.adopt(job.params.board_id, fetched.temp, name), {
+      data: generationData(history, { seed: state.seed }),
+    }),
   );
   g.history.finish(history.id, { status: 'complete', element_id: made.element.id });
   const element = { id: made.element.id, type: made.element.type, url: made.url };

@@ -5,7 +5,8 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { DomainError, TimedOut, TooLarge, Unprocessable, Unsupported, UpstreamFailed } from '../errors.js';
-import { commitUnique, moveIntoUnique, tempPathIn } from '../files/atomic.js';
+import { BoardOutputs, type PendingOutput } from '../boards/outputs.js';
+import { tempPathIn } from '../files/atomic.js';
 import { extensionForMime, kindOfFile } from '../files/media-types.js';
 import { sanitizeFilename, withExtension } from '../files/names.js';
 import { badRequest } from '../http/errors.js';
@@ -240,7 +241,7 @@ export async function downloadToBoard(
   }
   if (fetched.type === 'html') {
     if (fetched.temp) await fsp.rm(fetched.temp, { force: true });
-    return { elements: await extractWithYtdlp(ctx, req.board_id, fetched.url, dir, limits, limit) };
+    return { elements: await extractWithYtdlp(ctx, req.board_id, fetched.url, limits, limit) };
   }
   if (!fetched.type) {
     await fsp.rm(fetched.temp, { force: true });
@@ -250,29 +251,21 @@ export async function downloadToBoard(
       `${fetched.url.href} is not an image, video or audio file (${declared}, unrecognised content)`,
     );
   }
-  let stored: string;
-  try {
-    stored = await commitUnique(fetched.temp, dir, fileNameFor(fetched.res, fetched.url, fetched.type.ext));
-  } catch (err) {
-    await fsp.rm(fetched.temp, { force: true });
-    throw err;
-  }
-  return { elements: [await addElement(ctx, req.board_id, stored, fetched.type.kind, req.url)] };
+  const name = fileNameFor(fetched.res, fetched.url, fetched.type.ext);
+  const out = await outputsOf(ctx).adopt(req.board_id, fetched.temp, name);
+  return { elements: [await addElement(ctx, out, fetched.type.kind, req.url)] };
 }
 
+const outputsOf = (ctx: MediaContext) => new BoardOutputs(ctx.media, ctx.boards);
+
+/** A downloaded file, pending in the board folder, committed under a unique name as an element naming its source. */
 async function addElement(
   ctx: MediaContext,
-  boardId: string,
-  stored: string,
+  out: PendingOutput,
   kind: Sniffed['kind'],
   source: string,
 ): Promise<DownloadedElement> {
-  const el = await ctx.boards.addElement(boardId, {
-    type: kind,
-    url: ctx.media.urlFor(boardId, stored),
-    name: stored,
-    data: { source_url: source },
-  });
+  const { element: el } = await outputsOf(ctx).commit(out, { type: kind, data: { source_url: source } });
   return { id: el.id, type: el.type, url: el.url!, name: el.name };
 }
 
@@ -280,7 +273,6 @@ async function extractWithYtdlp(
   ctx: MediaContext,
   boardId: string,
   page: URL,
-  dir: string,
   limits: DownloadLimits,
   limit: TimeLimit,
 ): Promise<DownloadedElement[]> {
@@ -320,12 +312,8 @@ async function extractWithYtdlp(
       const { bytesRead } = await handle.read(head, 0, SNIFF_BYTES, 0).finally(() => handle.close());
       const type = sniff(head.subarray(0, bytesRead));
       if (!type || type === 'html') continue; // yt-dlp's side files (descriptions, info json)
-      const stored = await moveIntoUnique(
-        file,
-        dir,
-        withExtension(sanitizeFilename(path.basename(file).replace(/^\d{3}-/, ''), 'download'), type.ext),
-      );
-      elements.push(await addElement(ctx, boardId, stored, type.kind, page.href));
+      const name = withExtension(sanitizeFilename(path.basename(file).replace(/^\d{3}-/, ''), 'download'), type.ext);
+      elements.push(await addElement(ctx, await outputsOf(ctx).adopt(boardId, file, name), type.kind, page.href));
     }
     if (elements.length === 0)
       throw new Unprocessable('no_media', `yt-dlp found no image, video or audio at ${page.href}`);

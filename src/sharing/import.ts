@@ -8,7 +8,7 @@ import { Compile } from 'typebox/compile';
 import type { AppContext } from '../context.js';
 import type { Element, NewElement } from '../boards/schemas.js';
 import { DomainError, InvalidInput, TooLarge, UpstreamFailed } from '../errors.js';
-import { moveIntoUnique } from '../files/atomic.js';
+import { BoardOutputs } from '../boards/outputs.js';
 import { sanitizeFilename, withExtension } from '../files/names.js';
 import { badRequest } from '../http/errors.js';
 import { jsonValueCount } from '../http/json-body.js';
@@ -44,7 +44,11 @@ interface Source {
  * elements fails part-way, the elements added are removed again and the files moved in are deleted.
  */
 export class Importer {
-  constructor(private readonly ctx: AppContext) {}
+  private readonly outputs: BoardOutputs;
+
+  constructor(private readonly ctx: AppContext) {
+    this.outputs = new BoardOutputs(ctx.media, ctx.boards);
+  }
 
   limits(): ArchiveLimits {
     return {
@@ -243,9 +247,9 @@ export class Importer {
           uses.set(file, left - 1);
           const from = left > 1 ? `${file}.copy-${left}` : file;
           if (left > 1) await fsp.copyFile(file, from);
-          const stored = await moveIntoUnique(from, dir, wanted);
-          moved.push(path.join(dir, stored));
-          input.url = this.ctx.media.urlFor(target, stored);
+          const filed = await this.outputs.file(await this.outputs.adopt(target, from, wanted));
+          moved.push(path.join(dir, filed.filename));
+          input.url = filed.url;
         } else if (el.type !== 'text') {
           continue; // an element whose file was missing when it was shared has nothing to import
         }

@@ -3,9 +3,10 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import multipart from '@fastify/multipart';
+import { BoardOutputs } from '../boards/outputs.js';
 import type { App, AppContext } from '../context.js';
 import { DomainError } from '../errors.js';
-import { moveIntoUnique, tempPathIn } from '../files/atomic.js';
+import { tempPathIn } from '../files/atomic.js';
 import { extensionForMime, kindOfFile } from '../files/media-types.js';
 import { sanitizeFilename } from '../files/names.js';
 import { ApiError, badRequest } from '../http/errors.js';
@@ -39,6 +40,7 @@ function parseDataField(value: string): Record<string, unknown> {
  * partial file is removed.
  */
 export async function registerUploads(app: App, ctx: AppContext): Promise<void> {
+  const outputs = new BoardOutputs(ctx.media, ctx.boards);
   const tmpDir = path.join(ctx.config.dataDir, 'tmp');
   await fsp.mkdir(tmpDir, { recursive: true });
   await app.register(multipart, {
@@ -102,21 +104,11 @@ export async function registerUploads(app: App, ctx: AppContext): Promise<void> 
           const ext = extensionForMime(upload.mimetype);
           if (ext) filename += `.${ext}`;
         }
-        const dir = await ctx.media.boardDir(board.id);
-        const stored = await moveIntoUnique(upload.temp, dir, filename);
-        const url = ctx.media.urlFor(board.id, stored);
-        if (fields.add_to_board === 'true' || fields.add_to_board === '1') {
-          const kind = kindOfFile(stored, upload.mimetype);
-          try {
-            const element = await ctx.boards.addElement(board.id, { type: kind, url, name: stored, data });
-            return { filename: stored, url, element };
-          } catch (err) {
-            // Nothing is kept from a request that failed: the file was created by this request, under a new name.
-            await fsp.rm(path.join(dir, stored), { force: true });
-            throw err;
-          }
-        }
-        return { filename: stored, url };
+        const out = await outputs.adopt(board.id, upload.temp, filename);
+        // Nothing is kept from a request that failed: a file whose element could not be added is removed again.
+        if (fields.add_to_board === 'true' || fields.add_to_board === '1')
+          return await outputs.commit(out, { type: kindOfFile(filename, upload.mimetype), data });
+        return await outputs.file(out);
       } catch (err) {
         if (upload) {
           // A stream destroyed while still opening creates its file afterwards: remove it only once it is closed.
