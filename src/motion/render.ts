@@ -1,6 +1,7 @@
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { DomainError, ToolMissing, Unavailable, Unprocessable } from '../errors.js';
+import { ToolMissing, Unavailable, Unprocessable } from '../errors.js';
+import { asRenderFailure } from '../render/render-page.js';
 import { filenameFromTitle } from '../files/names.js';
 import type { JobContext, JobOutcome } from '../jobs/runner.js';
 import { audioArgs, containerArgs, videoArgs } from '../render/encoders.js';
@@ -207,9 +208,7 @@ export async function renderMotion(job: JobContext<MotionRenderParams>): Promise
       },
     };
   } catch (err) {
-    if (err instanceof DomainError && err.code === 'ffmpeg_failed')
-      throw new Unprocessable('render_failed', `Transcoding the render failed: ${err.message}`);
-    throw err;
+    throw asRenderFailure(err, 'Transcoding the render failed');
   }
 }
 

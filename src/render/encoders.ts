@@ -63,11 +63,11 @@ export function videoArgs(e: VideoEncoding): string[] {
   const quality = e.bitrate ? rate(e.bitrate) : ['-crf', crf];
   switch (e.codec) {
     case 'h264':
-      return ['-c:v', 'libx264', '-preset', 'veryfast', ...quality, ...pix(e.pixFmt, 'yuv420p'), ...threads];
+      return ['-c:v', VIDEO_ENCODERS.h264, '-preset', 'veryfast', ...quality, ...pix(e.pixFmt, 'yuv420p'), ...threads];
     case 'h265':
       return [
         '-c:v',
-        'libx265',
+        VIDEO_ENCODERS.h265,
         '-preset',
         'veryfast',
         ...quality,
@@ -83,7 +83,7 @@ export function videoArgs(e: VideoEncoding): string[] {
       const speed = e.vp9 ?? { cpuUsed: 4, rowMt: true };
       return [
         '-c:v',
-        'libvpx-vp9',
+        VIDEO_ENCODERS.vp9,
         '-deadline',
         'good',
         '-cpu-used',
@@ -100,7 +100,7 @@ export function videoArgs(e: VideoEncoding): string[] {
     case 'av1':
       return [
         '-c:v',
-        'libaom-av1',
+        VIDEO_ENCODERS.av1,
         '-strict',
         'experimental',
         '-cpu-used',
@@ -115,7 +115,7 @@ export function videoArgs(e: VideoEncoding): string[] {
     case 'prores': {
       const profile = e.alpha ? '4444' : (e.profile ?? '2');
       const pixFmt = pix(e.pixFmt, profile === '4444' ? 'yuva444p10le' : 'yuv422p10le');
-      return ['-c:v', 'prores_ks', '-profile:v', profile, ...pixFmt, ...threads];
+      return ['-c:v', VIDEO_ENCODERS.prores, '-profile:v', profile, ...pixFmt, ...threads];
     }
   }
 }

@@ -35,6 +35,16 @@ export class PreparedFiles {
   };
 }
 
+/**
+ * The one mapping of a render's encoder failure: ffmpeg refusing what a render made of the user's input (a page, a
+ * timeline, aerender's output) is 422 `render_failed` ("<what>: <ffmpeg's reason>"); anything else is left as it is.
+ */
+export function asRenderFailure(err: unknown, what: string): unknown {
+  return err instanceof DomainError && err.code === 'ffmpeg_failed'
+    ? new Unprocessable('render_failed', `${what}: ${err.message}`)
+    : err;
+}
+
 /** What drawing a page needs, wherever it runs (the service or a render worker). */
 export interface PageEnv {
   tools: Tools;
@@ -124,8 +134,6 @@ export async function renderPage<T>(
   } catch (err) {
     const stopped = limit.stopped();
     if (stopped) throw stopped;
-    if (opts.failedAsRender && err instanceof DomainError && err.code === 'ffmpeg_failed')
-      throw new Unprocessable('render_failed', `${What} failed: ${err.message}`);
-    throw err;
+    throw opts.failedAsRender ? asRenderFailure(err, `${What} failed`) : err;
   }
 }

@@ -1,4 +1,4 @@
-import { DomainError, Unprocessable } from '../errors.js';
+import { asRenderFailure } from '../render/render-page.js';
 import { filenameFromTitle } from '../files/names.js';
 import type { JobContext, JobOutcome } from '../jobs/runner.js';
 import { runFfmpeg } from '../tools/ffmpeg.js';
@@ -102,8 +102,6 @@ export async function renderProject(job: JobContext<RenderParams>): Promise<JobO
       },
     };
   } catch (err) {
-    if (err instanceof DomainError && err.code === 'ffmpeg_failed')
-      throw new Unprocessable('render_failed', `Render failed: ${err.message}`);
-    throw err;
+    throw asRenderFailure(err, 'Render failed');
   }
 }
