@@ -21,7 +21,7 @@ export const DRAW_3D_SCRIPT = String.raw`
   };
   const NEAR = 1;
   const drawWarped = (g, n, parent) => {
-    const H = mul3([parent[0], parent[2], parent[4], parent[1], parent[3], parent[5], 0, 0, 1], n.warp);
+    const M = mul3([parent[0], parent[2], parent[4], parent[1], parent[3], parent[5], 0, 0, 1], n.warp);
     const b = n.bounds;
     const bw = b[2] - b[0], bh = b[3] - b[1];
     if (!(bw > 0 && bh > 0)) return;
@@ -30,12 +30,12 @@ export const DRAW_3D_SCRIPT = String.raw`
     let scale = 0, behind = false;
     const pts = [];
     for (const [x, y] of corners) {
-      const w = H[6] * x + H[7] * y + H[8];
+      const w = M[6] * x + M[7] * y + M[8];
       if (w < NEAR) { behind = true; continue; }
-      const X = (H[0] * x + H[1] * y + H[2]) / w, Y = (H[3] * x + H[4] * y + H[5]) / w;
+      const X = (M[0] * x + M[1] * y + M[2]) / w, Y = (M[3] * x + M[4] * y + M[5]) / w;
       pts.push([X, Y]);
-      const jx = Math.hypot((H[0] - X * H[6]) / w, (H[3] - Y * H[6]) / w);
-      const jy = Math.hypot((H[1] - X * H[7]) / w, (H[4] - Y * H[7]) / w);
+      const jx = Math.hypot((M[0] - X * M[6]) / w, (M[3] - Y * M[6]) / w);
+      const jy = Math.hypot((M[1] - X * M[7]) / w, (M[4] - Y * M[7]) / w);
       scale = Math.max(scale, jx, jy);
     }
     if (!pts.length) return;
@@ -53,7 +53,7 @@ export const DRAW_3D_SCRIPT = String.raw`
       x1 = Math.min(W, Math.ceil(Math.max(...pts.map((p) => p[0]))));
       y1 = Math.min(H, Math.ceil(Math.max(...pts.map((p) => p[1]))));
     }
-    const inv = inv3(H);
+    const inv = inv3(M);
     if (!inv || x1 <= x0 || y1 <= y0) { release(flat); return; }
     const src = fg.getImageData(0, 0, sw, sh).data;
     release(flat);
@@ -67,7 +67,7 @@ export const DRAW_3D_SCRIPT = String.raw`
         const q = inv[6] * px + inv[7] * py + inv[8];
         const u = (inv[0] * px + inv[1] * py + inv[2]) / q;
         const v = (inv[3] * px + inv[4] * py + inv[5]) / q;
-        if (H[6] * u + H[7] * v + H[8] < NEAR) continue;
+        if (M[6] * u + M[7] * v + M[8] < NEAR) continue;
         const sx = (u - b[0]) * s - 0.5, sy = (v - b[1]) * s - 0.5;
         if (sx <= -1 || sy <= -1 || sx >= sw || sy >= sh) continue;
         const ix = Math.floor(sx), iy = Math.floor(sy);

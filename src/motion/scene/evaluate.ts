@@ -440,7 +440,7 @@ class Evaluator {
   }
 
   /** Approximations of a drawn layer: effects, 3D, layer styles, text animators (expressions: expressionNotes). */
-  private notes(l: Layer, lt: number): void {
+  private notes(l: Layer, _lt: number): void {
     this.touched.add(l);
     for (const e of l.effects) if (e.enabled) this.note(l, 'effect', `${e.matchName} (${e.name}) is not drawn`);
     for (const s of l.layerStyles) this.note(l, 'layer-style', `${s} is not drawn`);
