@@ -143,6 +143,22 @@ describe('motion 3D: a camera orbiting 3D layers (display lists)', () => {
     });
   });
 
+  it('lists a light, whose shading of the 3D layers is not drawn (they accept lights by default)', () => {
+    const lit = decodeScene(
+      orbitProject([layer(layerData({ id: 5, type: 1, flags38: 0x04, flags39: 1, duration: 4 }), 'Sun', [])]),
+    );
+    const notes = evaluate(lit, 1, 0.5).approximations;
+    assert.deepEqual(
+      notes.map((a) => [a.layer, a.feature]),
+      [['Sun', 'light']],
+    );
+    // a light splits no run: the two 3D layers still sort together
+    assert.deepEqual(
+      evaluate(lit, 1, 0.5).root.children.map((n) => (n as DisplayGroup).layer),
+      ['Green', 'Red'],
+    );
+  });
+
   it('keeps a 2D layer between two runs of 3D layers (each run ordered on its own)', () => {
     const split = decodeScene(
       orbitProject([layer(layerData({ id: 4, source: 51, flags39: 1, duration: 4 }), 'Flat', [])]),
@@ -207,6 +223,12 @@ describe('motion 3D: the drawn frame', () => {
       }
     });
   }
+
+  it('inspect lists, per composition, nothing for the orbit: the camera and the 3D layers are drawn', async () => {
+    const res = await t.api('POST', '/api/motion/projects/inspect', { board_id: board, element_id: projectId });
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(res.body.approximations, [{ composition_id: 1, composition: 'Orbit', approximations: [] }]);
+  });
 
   it('draws the same bytes twice', async () => {
     const body = { board_id: board, element_id: projectId, composition: 'Orbit', time: 1.5 };
