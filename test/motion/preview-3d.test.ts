@@ -170,6 +170,37 @@ describe('motion 3D: a camera orbiting 3D layers (display lists)', () => {
   });
 });
 
+/** No camera (the default view): a red layer facing the viewer, a green one through its middle turned 60 degrees. */
+function crossingProject(): Buffer {
+  return project(
+    comp({
+      id: 1,
+      name: 'Cross',
+      width: W,
+      height: H,
+      fps: FPS,
+      duration: 4,
+      layers: [
+        solid3d(2, 50, 'Red', [200, 150, 0]),
+        solid3d(3, 51, 'Green', [200, 150, 0], [['ADBE Rotate Y', prop({ value: [60] })]]),
+      ],
+    }),
+    solidItem(50, 'Red Solid', 100, 100, [1, 0, 0]),
+    solidItem(51, 'Green Solid', 100, 100, [0, 1, 0]),
+  );
+}
+
+describe('motion 3D: layers crossing each other', () => {
+  it('gathers them in one group drawn with a depth test per pixel', () => {
+    const list = evaluate(decodeScene(crossingProject()), 1, 0);
+    assert.equal(list.root.children.length, 1);
+    const cross = list.root.children[0] as DisplayGroup;
+    assert.equal(cross.intersect, true);
+    assert.deepEqual(cross.children.map((n) => (n as DisplayGroup).layer).sort(), ['Green', 'Red']);
+    assert.deepEqual(list.approximations, []);
+  });
+});
+
 describe('motion 3D: the drawn frame', () => {
   let t: TestService;
   let board: string;
@@ -228,6 +259,24 @@ describe('motion 3D: the drawn frame', () => {
     const res = await t.api('POST', '/api/motion/projects/inspect', { board_id: board, element_id: projectId });
     assert.equal(res.status, 200, res.text);
     assert.deepEqual(res.body.approximations, [{ composition_id: 1, composition: 'Orbit', approximations: [] }]);
+  });
+
+  it('cuts crossing layers where they meet: the green one behind the red on the left, in front on the right', async () => {
+    const up = await t.upload(board, { name: 'cross.aep', data: crossingProject() }, { addToBoard: true });
+    assert.equal(up.status, 200, up.text);
+    const res = await t.api('POST', '/api/motion/projects/preview', {
+      board_id: board,
+      element_id: up.body.element.id,
+      composition: 'Cross',
+      time: 0,
+    });
+    assert.equal(res.status, 200, res.text);
+    const buf = Buffer.from(await (await fetch(t.baseUrl + res.body.url)).arrayBuffer());
+    const { data, info } = await sharp(buf).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+    const at = (x: number, y: number) => [...data.subarray((y * info.width + x) * 3, (y * info.width + x) * 3 + 3)];
+    assert.deepEqual(at(190, 150), [255, 0, 0], 'left of the crossing: red in front');
+    assert.deepEqual(at(210, 150), [0, 255, 0], 'right of the crossing: green in front');
+    assert.deepEqual(at(240, 150), [255, 0, 0], 'past the green layer: red');
   });
 
   it('draws the same bytes twice', async () => {

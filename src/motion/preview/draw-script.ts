@@ -381,7 +381,7 @@ export const DRAW_SCRIPT = String.raw`
 
 ${DRAW_3D_SCRIPT}
   const drawGroup = (g, n, parent) => {
-    if (n.warp) return drawWarped(g, n, parent);
+    if (n.warp || n.intersect) return drawWarped(g, n, parent);
     const m = mul(parent, n.matrix);
     const own = n.opacity < 1 || (n.blend && n.blend !== 'normal') || (n.masks && n.masks.length) || n.matte;
     const target = own ? acquire() : null;

@@ -77,6 +77,11 @@ export interface DisplayGroup {
   warp?: number[];
   /** With `warp`: the rectangle [x0, y0, x1, y1] the children draw in, in the group's own coordinates. */
   bounds?: [number, number, number, number];
+  /**
+   * 3D layers that cross each other (children: placed groups, far first): drawn together, each pixel laying the layers
+   * there over each other from the farthest point to the nearest, as Classic 3D cuts crossing layers.
+   */
+  intersect?: boolean;
   children: DisplayNode[];
 }
 

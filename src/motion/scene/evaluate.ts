@@ -317,12 +317,14 @@ class Evaluator {
   /** Orders 3D layers by depth and lists what 3D drawing leaves out at this instant (lights, depth of field, crossings). */
   private notes3d(comp: Composition, t: number, out: DisplayNode[]): void {
     const space = this.space!;
-    for (const [a, b] of depthOrder(out, space.view))
-      this.note(
-        undefined,
-        '3d',
-        `layers "${a.layer}" and "${b.layer}" of composition "${comp.name}" cross: drawn whole in depth order, not cut where they meet`,
-      );
+    for (const crossing of depthOrder(out, space.view))
+      for (const g of crossing.children as DisplayGroup[])
+        if (g.blend !== 'normal')
+          this.note(
+            comp.layers.find((l) => g.composition_id === comp.id && l.index === g.layer_index),
+            '3d',
+            `blending mode ${g.blend} is drawn as normal where 3D layers cross (each pixel laid over by depth)`,
+          );
     if (space.collapsed || !out.some((n) => n.kind === 'group' && n.warp)) return;
     const live = (l: Layer) => l.enabled && t >= l.inPoint && t < l.outPoint;
     const cam = comp.layers.find((l) => l.type === 'camera' && live(l));

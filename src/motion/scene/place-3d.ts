@@ -177,13 +177,14 @@ function depthOf(g: DisplayGroup): number {
 
 /**
  * Orders each run of placed groups (3D layers with no 2D layer between them in the Timeline) by depth, far first;
- * at equal depth the Timeline's order stays (the higher layer in front). Returns pairs of layers that cross each other.
+ * at equal depth the Timeline's order stays (the higher layer in front). Layers that cross each other are gathered in
+ * one `intersect` group, where the farthest of them was, drawn with a depth test per pixel. Returns those groups.
  */
-export function depthOrder(nodes: DisplayNode[], view: View): [DisplayGroup, DisplayGroup][] {
-  const crossing: [DisplayGroup, DisplayGroup][] = [];
+export function depthOrder(nodes: DisplayNode[], view: View): DisplayGroup[] {
+  const clusters: DisplayGroup[] = [];
+  const placed = (n: DisplayNode | undefined): n is DisplayGroup => n?.kind === 'group' && n.warp !== undefined;
   let k = 0;
   while (k < nodes.length) {
-    const placed = (n: DisplayNode | undefined): n is DisplayGroup => n?.kind === 'group' && n.warp !== undefined;
     if (!placed(nodes[k])) {
       k++;
       continue;
@@ -192,13 +193,38 @@ export function depthOrder(nodes: DisplayNode[], view: View): [DisplayGroup, Dis
     while (placed(nodes[end])) end++;
     const run = (nodes.slice(k, end) as DisplayGroup[]).map((g, i) => ({ g, i, z: depthOf(g) }));
     run.sort((a, b) => b.z - a.z || a.i - b.i);
-    run.forEach((r, i) => (nodes[k + i] = r.g));
+    // crossing layers joined (union-find on the sorted run)
+    const root = run.map((_, i) => i);
+    const find = (i: number): number => (root[i] === i ? i : (root[i] = find(root[i])));
+    const quads = run.map((r) => corners(r.g, view));
     for (let a = 0; a < run.length; a++)
       for (let b = a + 1; b < run.length; b++)
-        if (quadsIntersect(corners(run[a].g, view), corners(run[b].g, view))) crossing.push([run[a].g, run[b].g]);
-    k = end;
+        if (quadsIntersect(quads[a], quads[b])) root[Math.max(find(a), find(b))] = Math.min(find(a), find(b));
+    const sorted: DisplayNode[] = [];
+    const made = new Map<number, DisplayGroup>();
+    run.forEach((r, i) => {
+      const c = find(i);
+      if (c === i && !run.some((_, j) => j !== i && find(j) === i)) return void sorted.push(r.g);
+      let group = made.get(c);
+      if (!group) {
+        group = {
+          kind: 'group',
+          matrix: [1, 0, 0, 1, 0, 0],
+          opacity: 1,
+          blend: 'normal',
+          intersect: true,
+          children: [],
+        };
+        made.set(c, group);
+        clusters.push(group);
+        sorted.push(group);
+      }
+      group.children.push(r.g);
+    });
+    nodes.splice(k, end - k, ...sorted);
+    k += sorted.length;
   }
-  return crossing;
+  return clusters;
 }
 
 /** Camera-space corners of a placed group, from its homography (whose last row is the depth). */
