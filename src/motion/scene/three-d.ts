@@ -90,125 +90,33 @@ export function lookAt(position: number[], interest: number[]): Mat4 {
   return mul4(rotY((yaw * 180) / Math.PI), rotX((pitch * 180) / Math.PI));
 }
 
-/** The inverse of a matrix made of rotations, translations and non-zero scales (general 4x4 inverse). */
+/** The inverse of a 4x4 matrix (Gauss-Jordan with partial pivoting), or undefined when it is singular. */
 export function invert4(m: Mat4): Mat4 | undefined {
-  const a = m;
-  const inv = new Array<number>(16);
-  inv[0] =
-    a[5] * a[10] * a[15] -
-    a[5] * a[11] * a[14] -
-    a[9] * a[6] * a[15] +
-    a[9] * a[7] * a[14] +
-    a[13] * a[6] * a[11] -
-    a[13] * a[7] * a[10];
-  inv[4] =
-    -a[4] * a[10] * a[15] +
-    a[4] * a[11] * a[14] +
-    a[8] * a[6] * a[15] -
-    a[8] * a[7] * a[14] -
-    a[12] * a[6] * a[11] +
-    a[12] * a[7] * a[10];
-  inv[8] =
-    a[4] * a[9] * a[15] -
-    a[4] * a[11] * a[13] -
-    a[8] * a[5] * a[15] +
-    a[8] * a[7] * a[13] +
-    a[12] * a[5] * a[11] -
-    a[12] * a[7] * a[9];
-  inv[12] =
-    -a[4] * a[9] * a[14] +
-    a[4] * a[10] * a[13] +
-    a[8] * a[5] * a[14] -
-    a[8] * a[6] * a[13] -
-    a[12] * a[5] * a[10] +
-    a[12] * a[6] * a[9];
-  inv[1] =
-    -a[1] * a[10] * a[15] +
-    a[1] * a[11] * a[14] +
-    a[9] * a[2] * a[15] -
-    a[9] * a[3] * a[14] -
-    a[13] * a[2] * a[11] +
-    a[13] * a[3] * a[10];
-  inv[5] =
-    a[0] * a[10] * a[15] -
-    a[0] * a[11] * a[14] -
-    a[8] * a[2] * a[15] +
-    a[8] * a[3] * a[14] +
-    a[12] * a[2] * a[11] -
-    a[12] * a[3] * a[10];
-  inv[9] =
-    -a[0] * a[9] * a[15] +
-    a[0] * a[11] * a[13] +
-    a[8] * a[1] * a[15] -
-    a[8] * a[3] * a[13] -
-    a[12] * a[1] * a[11] +
-    a[12] * a[3] * a[9];
-  inv[13] =
-    a[0] * a[9] * a[14] -
-    a[0] * a[10] * a[13] -
-    a[8] * a[1] * a[14] +
-    a[8] * a[2] * a[13] +
-    a[12] * a[1] * a[10] -
-    a[12] * a[2] * a[9];
-  inv[2] =
-    a[1] * a[6] * a[15] -
-    a[1] * a[7] * a[14] -
-    a[5] * a[2] * a[15] +
-    a[5] * a[3] * a[14] +
-    a[13] * a[2] * a[7] -
-    a[13] * a[3] * a[6];
-  inv[6] =
-    -a[0] * a[6] * a[15] +
-    a[0] * a[7] * a[14] +
-    a[4] * a[2] * a[15] -
-    a[4] * a[3] * a[14] -
-    a[12] * a[2] * a[7] +
-    a[12] * a[3] * a[6];
-  inv[10] =
-    a[0] * a[5] * a[15] -
-    a[0] * a[7] * a[13] -
-    a[4] * a[1] * a[15] +
-    a[4] * a[3] * a[13] +
-    a[12] * a[1] * a[7] -
-    a[12] * a[3] * a[5];
-  inv[14] =
-    -a[0] * a[5] * a[14] +
-    a[0] * a[6] * a[13] +
-    a[4] * a[1] * a[14] -
-    a[4] * a[2] * a[13] -
-    a[12] * a[1] * a[6] +
-    a[12] * a[2] * a[5];
-  inv[3] =
-    -a[1] * a[6] * a[11] +
-    a[1] * a[7] * a[10] +
-    a[5] * a[2] * a[11] -
-    a[5] * a[3] * a[10] -
-    a[9] * a[2] * a[7] +
-    a[9] * a[3] * a[6];
-  inv[7] =
-    a[0] * a[6] * a[11] -
-    a[0] * a[7] * a[10] -
-    a[4] * a[2] * a[11] +
-    a[4] * a[3] * a[10] +
-    a[8] * a[2] * a[7] -
-    a[8] * a[3] * a[6];
-  inv[11] =
-    -a[0] * a[5] * a[11] +
-    a[0] * a[7] * a[9] +
-    a[4] * a[1] * a[11] -
-    a[4] * a[3] * a[9] -
-    a[8] * a[1] * a[7] +
-    a[8] * a[3] * a[5];
-  inv[15] =
-    a[0] * a[5] * a[10] -
-    a[0] * a[6] * a[9] -
-    a[4] * a[1] * a[10] +
-    a[4] * a[2] * a[9] +
-    a[8] * a[1] * a[6] -
-    a[8] * a[2] * a[5];
-  const det = a[0] * inv[0] + a[1] * inv[4] + a[2] * inv[8] + a[3] * inv[12];
-  if (!Number.isFinite(det) || Math.abs(det) < 1e-12) return undefined;
-  return inv.map((v) => v / det);
+  const a = [...m];
+  const inv = [...IDENTITY4];
+  for (let c = 0; c < 4; c++) {
+    let p = c;
+    for (let r = c + 1; r < 4; r++) if (Math.abs(a[r * 4 + c]) > Math.abs(a[p * 4 + c])) p = r;
+    if (!(Math.abs(a[p * 4 + c]) > 1e-12)) return undefined;
+    for (let k = 0; k < 4; k++) {
+      [a[c * 4 + k], a[p * 4 + k]] = [a[p * 4 + k], a[c * 4 + k]];
+      [inv[c * 4 + k], inv[p * 4 + k]] = [inv[p * 4 + k], inv[c * 4 + k]];
+    }
+    const d = a[c * 4 + c];
+    for (let k = 0; k < 4; k++) {
+      a[c * 4 + k] /= d;
+      inv[c * 4 + k] /= d;
+    }
+    for (let r = 0; r < 4; r++) {
+      if (r === c) continue;
+      const f = a[r * 4 + c];
+      for (let k = 0; k < 4; k++) {
+        a[r * 4 + k] -= f * a[c * 4 + k];
+        inv[r * 4 + k] -= f * inv[c * 4 + k];
+      }
+    }
+  }
+  return inv;
 }
 
 /** The view of a composition: its camera's world-to-camera matrix and zoom, and the composition's centre. */
@@ -254,17 +162,6 @@ export function planeHomography(view: View, world: Mat4): number[] {
 export function project(h: number[], x: number, y: number): [number, number, number] {
   const w = h[6] * x + h[7] * y + h[8];
   return [(h[0] * x + h[1] * y + h[2]) / w, (h[3] * x + h[4] * y + h[5]) / w, w];
-}
-
-/** Camera-space corners of a layer's rectangle (x0, y0, x1, y1 in its own coordinates). */
-export function cameraCorners(view: View, world: Mat4, b: [number, number, number, number]): number[][] {
-  const m = mul4(view.toCamera, world);
-  return [
-    [b[0], b[1]],
-    [b[2], b[1]],
-    [b[2], b[3]],
-    [b[0], b[3]],
-  ].map(([x, y]) => apply4(m, [x, y, 0]).slice(0, 3));
 }
 
 /** Whether two planar quads (camera-space corners, in order) cross each other: an edge of one passes through the other. */
