@@ -7,6 +7,8 @@ import { ProjectFormatError } from './chunks.js';
 import { parseProject } from './read.js';
 import type { InspectedProject } from './schemas.js';
 import { InvalidInput } from '../errors.js';
+import { projectApproximations, type CompositionApproximations } from './scene/approximations.js';
+import { decodeScene } from './scene/decode.js';
 
 /** Files up to this size parse on the event loop (a few ms each, see bench/motion.bench.ts); bigger ones in a worker. */
 const WORKER_THRESHOLD_BYTES = 1024 * 1024;
@@ -99,4 +101,44 @@ function parseInWorker(file: string): Promise<InspectedProject> {
     worker.once('error', reject);
     worker.once('exit', (code) => reject(new Error(`project reader exited with code ${code}`)));
   });
+}
+
+/** Projects up to this size without expressions are listed on the event loop (a few ms); others in a worker thread. */
+const APPROXIMATE_INLINE_BYTES = 256 * 1024;
+const APPROXIMATIONS_WORKER_URL = new URL(
+  `./scene/approximations-worker${FROM_SOURCE ? '.ts' : '.js'}`,
+  import.meta.url,
+);
+
+/**
+ * What a preview of each composition would list over its whole duration (scene/approximations.ts), without drawing.
+ * Expressions need the sandbox, whose time limit is per call: a project with any is listed in a worker thread, as a
+ * big one is. A project the scene decoder cannot read lists that for every composition (inspect itself has read it).
+ */
+export async function approximateFile(
+  file: { path: string; size: number },
+  project: InspectedProject,
+): Promise<CompositionApproximations[]> {
+  const expressions = project.compositions.some((c) => c.layers.some((l) => l.expressions.length > 0));
+  try {
+    if (file.size <= APPROXIMATE_INLINE_BYTES && !expressions)
+      return projectApproximations(decodeScene(await fsp.readFile(file.path)));
+    return await new Promise((resolve, reject) => {
+      const worker = startModuleWorker(APPROXIMATIONS_WORKER_URL, { file: file.path });
+      worker.once('message', (m: { list?: CompositionApproximations[]; error?: string }) => {
+        if (m.list) resolve(m.list);
+        else reject(new Error(m.error));
+        void worker.terminate();
+      });
+      worker.once('error', reject);
+      worker.once('exit', (code) => reject(new Error(`approximations worker exited with code ${code}`)));
+    });
+  } catch (err) {
+    const detail = `the preview cannot read this project: ${err instanceof Error ? err.message : String(err)}`;
+    return project.compositions.map((c) => ({
+      composition_id: c.id,
+      composition: c.name,
+      approximations: [{ feature: 'unreadable', detail }],
+    }));
+  }
 }

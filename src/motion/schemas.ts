@@ -99,10 +99,31 @@ export type InspectedComposition = Static<typeof InspectedComposition>;
 export type InspectedLayer = Static<typeof InspectedLayer>;
 export type InspectedFootage = Static<typeof InspectedFootage>;
 
+export const Approximation = Type.Object({
+  layer_index: Type.Optional(Type.Integer({ description: 'the layer, 1-based in its composition' })),
+  layer: Type.Optional(Type.String({ description: "the layer's name (inside a precomp: the path of names)" })),
+  feature: Type.String({ description: 'what is not drawn as After Effects draws it (effect, expression, font, ...)' }),
+  detail: Type.String(),
+});
+export type Approximation = Static<typeof Approximation>;
+
 export const InspectAnswer = Type.Intersect([
   InspectedProject,
   Type.Object({
     installed: Type.Boolean({ description: 'whether aerender was found; render needs it, inspect does not' }),
+    approximations: Type.Array(
+      Type.Object({
+        composition_id: Type.Integer(),
+        composition: Type.String(),
+        approximations: Type.Array(Approximation, {
+          description:
+            'what a preview of this composition would not draw as After Effects does, over its whole duration ' +
+            '(fonts and footage aside: a preview lists those from the board and machine it runs on); empty: drawn ' +
+            'as After Effects draws it, as far as the service knows',
+        }),
+      }),
+      { description: 'per composition, computed without drawing' },
+    ),
   }),
 ]);
 
@@ -363,14 +384,6 @@ export const PreviewBody = Type.Object(
   { additionalProperties: false },
 );
 export type PreviewBody = Static<typeof PreviewBody>;
-
-export const Approximation = Type.Object({
-  layer_index: Type.Optional(Type.Integer({ description: 'the layer, 1-based in its composition' })),
-  layer: Type.Optional(Type.String({ description: "the layer's name (inside a precomp: the path of names)" })),
-  feature: Type.String({ description: 'what is not drawn as After Effects draws it (effect, expression, font, ...)' }),
-  detail: Type.String(),
-});
-export type Approximation = Static<typeof Approximation>;
 
 export const PreviewResult = Type.Object({
   type: Type.Enum(['image', 'video']),

@@ -2,7 +2,7 @@ import type { AppContext } from '../context.js';
 import { failureOf } from '../jobs/runner.js';
 import type { JobRecord } from '../jobs/store.js';
 import { AerenderLocator } from './detect.js';
-import { inspectFile, resolveProjectFile } from './inspect.js';
+import { approximateFile, inspectFile, resolveProjectFile } from './inspect.js';
 import { buildPlan } from './plan.js';
 import { MotionPresetStore } from './presets.js';
 import {
@@ -39,7 +39,8 @@ export class MotionService {
   async inspect(ref: { board_id: string; element_id?: string; url?: string }) {
     const file = await resolveProjectFile(this.ctx, ref);
     const project = await inspectFile(file);
-    return { ...project, installed: (await this.aerender.detect()).installed };
+    const approximations = await approximateFile(file, project);
+    return { ...project, installed: (await this.aerender.detect()).installed, approximations };
   }
 
   /**

@@ -9,6 +9,8 @@
  * Every layer that needs its own surface (opacity, a blend mode, masks, a matte) is drawn into an offscreen canvas of
  * the output size (device pixels, so transforms stay exact) and composited; canvases are pooled across frames.
  */
+import { DRAW_3D_SCRIPT } from './draw-3d.js';
+
 export const DRAW_SCRIPT = String.raw`
 (() => {
   const P = window.__preview;
@@ -377,7 +379,9 @@ export const DRAW_SCRIPT = String.raw`
     release(alphaSource);
   };
 
+${DRAW_3D_SCRIPT}
   const drawGroup = (g, n, parent) => {
+    if (n.warp || n.intersect) return drawWarped(g, n, parent);
     const m = mul(parent, n.matrix);
     const own = n.opacity < 1 || (n.blend && n.blend !== 'normal') || (n.masks && n.masks.length) || n.matte;
     const target = own ? acquire() : null;

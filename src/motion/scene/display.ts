@@ -68,6 +68,20 @@ export interface DisplayGroup {
    * this group's), and this group's pixels are kept by its alpha or luma.
    */
   matte?: { mode: MatteMode; node: DisplayGroup };
+  /**
+   * A 3D layer (place-3d.ts): its children are drawn flat in its own coordinates (`matrix` is then the identity), then
+   * placed on the parent's coordinates by this homography [h0..h8], row-major: x' = (h0 x + h1 y + h2) / w,
+   * y' = (h3 x + h4 y + h5) / w, where w = h6 x + h7 y + h8 is the point's distance in front of the camera (pixels;
+   * nothing with w < 1 is drawn).
+   */
+  warp?: number[];
+  /** With `warp`: the rectangle [x0, y0, x1, y1] the children draw in, in the group's own coordinates. */
+  bounds?: [number, number, number, number];
+  /**
+   * 3D layers that cross each other (children: placed groups, far first): drawn together, each pixel laying the layers
+   * there over each other from the farthest point to the nearest, as Classic 3D cuts crossing layers.
+   */
+  intersect?: boolean;
   children: DisplayNode[];
 }
 

@@ -37,6 +37,8 @@ import type {
 } from './model.js';
 import type { ExpressionContext, ExpressionEvaluator, ExpressionLayer } from './expressions.js';
 import { sampleHeld, sampleNum, samplePath, sampleStops } from './sample.js';
+import { depthOrder, place, viewAt, worldMatrix, type Sampler, type Space } from './place-3d.js';
+import { fromAffine, IDENTITY4, mul4 } from './three-d.js';
 
 export interface EvaluateOptions {
   /** Precomps nested deeper than this are not drawn (listed); guards against absurd nesting. Default 16. */
@@ -134,6 +136,16 @@ class Evaluator {
   private drawn = 0;
   /** Per layer, each expression's outcome at this instant by property path: true, or why it failed. */
   private readonly outcomes = new Map<Layer, Map<string, true | string>>();
+  /** 3D: where the composition being evaluated places its layers, and the space a collapsed 3D precomp hands in. */
+  private space: Space | undefined;
+  private inner: Space | undefined;
+  /** Groups of collapsed 3D precomps, whose layers join the depth order of the composition around them. */
+  private readonly collapsed = new WeakSet<DisplayGroup>();
+  private readonly sampler: Sampler = {
+    num: (l, p, lt) => this.num(l, p, lt),
+    matrix: (l, comp, t) => this.matrix(l, comp, t),
+    layerTime: (l, t) => this.layerTime(l, t),
+  };
 
   constructor(
     project: SceneProject,
@@ -274,8 +286,9 @@ class Evaluator {
   /** The composition's layers at `t`, bottom first. */
   composition(comp: Composition, t: number, stack: number[]): DisplayNode[] {
     const solo = comp.layers.some((l) => l.solo && l.enabled);
-    if (comp.layers.some((l) => l.type === 'camera' && l.enabled) && comp.layers.some((l) => l.threeD))
-      this.note(undefined, 'camera', `composition "${comp.name}": its 3D camera is not used; 3D layers are drawn flat`);
+    const outer = this.space;
+    this.space = this.inner ?? { view: viewAt(comp, t, this.sampler), base: IDENTITY4, collapsed: false };
+    this.inner = undefined;
     const out: DisplayNode[] = [];
     for (let i = comp.layers.length - 1; i >= 0; i--) {
       const l = comp.layers[i];
@@ -291,9 +304,37 @@ class Evaluator {
       }
       if (l.motionBlur && comp.motionBlur) this.note(l, 'motion-blur', 'motion blur is not drawn');
       const g = this.layer(l, comp, t, stack);
-      if (g) out.push(g);
+      // a collapsed 3D precomp's layers are placed in this composition's space, its opacity on each
+      if (g && this.collapsed.has(g))
+        for (const c of g.children) out.push(c.kind === 'group' ? { ...c, opacity: c.opacity * g.opacity } : c);
+      else if (g) out.push(g);
     }
+    this.notes3d(comp, t, out);
+    this.space = outer;
     return out;
+  }
+
+  /** Orders 3D layers by depth and lists what 3D drawing leaves out at this instant (lights, depth of field, crossings). */
+  private notes3d(comp: Composition, t: number, out: DisplayNode[]): void {
+    const space = this.space!;
+    for (const crossing of depthOrder(out, space.view))
+      for (const g of crossing.children as DisplayGroup[])
+        if (g.blend !== 'normal')
+          this.note(
+            comp.layers.find((l) => g.composition_id === comp.id && l.index === g.layer_index),
+            '3d',
+            `blending mode ${g.blend} is drawn as normal where 3D layers cross (each pixel laid over by depth)`,
+          );
+    if (space.collapsed || !out.some((n) => n.kind === 'group' && n.warp)) return;
+    const live = (l: Layer) => l.enabled && t >= l.inPoint && t < l.outPoint;
+    const cam = comp.layers.find((l) => l.type === 'camera' && live(l));
+    if (cam?.camera && this.num(cam, cam.camera.depthOfField, this.layerTime(cam, t))[0])
+      this.note(cam, 'camera', 'depth of field is not drawn (everything is in focus)');
+    const lit = comp.layers.some(
+      (l) => l.threeD && live(l) && l.material && this.num(l, l.material.acceptsLights, this.layerTime(l, t))[0],
+    );
+    for (const l of comp.layers)
+      if (l.type === 'light' && live(l) && lit) this.note(l, 'light', 'the shading it gives 3D layers is not drawn');
   }
 
   /** One layer as a group, or nothing when it draws nothing. */
@@ -303,7 +344,13 @@ class Evaluator {
     this.notes(l, lt);
     if (l.type === 'adjustment') return undefined;
     this.drawn++;
+    const collapsed3d = l.type === 'precomp' && l.collapse && l.threeD && this.space;
+    if (collapsed3d) {
+      const world = mul4(this.space!.base, worldMatrix(l, comp, t, this.sampler));
+      this.inner = { view: this.space!.view, base: world, collapsed: true };
+    }
     const children = this.content(l, comp, t, lt, stack);
+    this.inner = undefined;
     if (!children) return undefined;
     const g: DisplayGroup = {
       kind: 'group',
@@ -332,6 +379,14 @@ class Evaluator {
     }
     if (l.blendMode !== 'normal' && !CANVAS_BLENDS.has(l.blendMode))
       this.note(l, 'blend-mode', `blending mode ${l.blendMode} is drawn as normal`);
+    if (collapsed3d) {
+      // its layers are already placed in this composition's space
+      g.matrix = IDENTITY;
+      if (g.masks || g.matte)
+        this.note(l, '3d', 'masks or a track matte of a collapsed 3D precomposition are applied in composition space');
+      else this.collapsed.add(g);
+    } else if (this.space && (l.threeD || this.space.collapsed))
+      place(g, l.threeD ? worldMatrix(l, comp, t, this.sampler) : fromAffine(g.matrix), this.space);
     return g;
   }
 
@@ -387,27 +442,13 @@ class Evaluator {
   }
 
   /** Approximations of a drawn layer: effects, 3D, layer styles, text animators (expressions: expressionNotes). */
-  private notes(l: Layer, lt: number): void {
+  private notes(l: Layer, _lt: number): void {
     this.touched.add(l);
     for (const e of l.effects) if (e.enabled) this.note(l, 'effect', `${e.matchName} (${e.name}) is not drawn`);
     for (const s of l.layerStyles) this.note(l, 'layer-style', `${s} is not drawn`);
     if (l.textAnimators) this.note(l, 'text-animator', 'text animators are not drawn');
     if (l.preserveTransparency)
       this.note(l, 'preserve-transparency', 'drawn over everything below, not only where it is opaque');
-    if (l.threeD) {
-      const tr = l.transform;
-      const tilted = [tr.orientation, tr.rotationX, tr.rotationY].some(
-        (p) => p && sampleNum(p, lt).some((v) => v !== 0),
-      );
-      const depth = tr.position && (sampleNum(tr.position, lt)[2] ?? 0) !== 0;
-      this.note(
-        l,
-        '3d',
-        tilted || depth
-          ? '3D layer drawn flat (its X/Y rotation, orientation and depth are ignored)'
-          : '3D layer drawn flat',
-      );
-    }
   }
 
   private masks(l: Layer, lt: number): DisplayMask[] {

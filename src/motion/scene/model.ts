@@ -163,13 +163,15 @@ export interface Transform {
   position?: NumProperty;
   positionX?: NumProperty;
   positionY?: NumProperty;
+  /** The separated Z position of a 3D layer (pixels, z away from the viewer). */
+  positionZ?: NumProperty;
   /** Percent, [x, y] (z ignored: drawn flat). */
   scale: NumProperty;
   /** Degrees; the Z rotation of a 3D layer. */
   rotation: NumProperty;
   /** 0..100. */
   opacity: NumProperty;
-  /** 3D only, listed as approximations when not neutral (orientation: its static value). */
+  /** 3D only, in degrees (orientation: its static value; its keys are not read). */
   orientation?: NumProperty;
   rotationX?: NumProperty;
   rotationY?: NumProperty;
@@ -336,6 +338,34 @@ export interface Effect {
   enabled: boolean;
 }
 
+/** A camera layer's options (ADBE Camera Options Group), in After Effects' units. */
+export interface CameraOptions {
+  /** Pixels from the camera to the plane drawn at 100 % (the angle of view follows from it and the width). */
+  zoom: NumProperty;
+  /** Depth of field switch (listed, not drawn), focus distance in pixels, aperture in pixels, blur level percent. */
+  depthOfField: NumProperty;
+  focusDistance: NumProperty;
+  aperture: NumProperty;
+  blurLevel: NumProperty;
+  /** Two-node camera: auto-orient towards its point of interest (stored as its anchor point; ldta byte 38 bit 6). */
+  twoNode: boolean;
+}
+
+/** A light layer's options (ADBE Light Options Group): what decides whether it changes the picture. */
+export interface LightOptions {
+  /** Percent. */
+  intensity: NumProperty;
+  color: NumProperty;
+  castsShadows: NumProperty;
+}
+
+/** A 3D layer's material options (ADBE Material Options Group); 1 = on for the switches. */
+export interface MaterialOptions {
+  castsShadows: NumProperty;
+  acceptsShadows: NumProperty;
+  acceptsLights: NumProperty;
+}
+
 export type LayerType = 'footage' | 'solid' | 'precomp' | 'text' | 'shape' | 'null' | 'adjustment' | 'camera' | 'light';
 
 export interface Layer {
@@ -385,6 +415,12 @@ export interface Layer {
   textAnimators?: boolean;
   /** Shape contents of a shape layer. */
   shapes?: ShapeItem[];
+  /** Camera layers: zoom, depth of field, one- or two-node. */
+  camera?: CameraOptions;
+  /** Light layers: intensity, colour, shadows. */
+  light?: LightOptions;
+  /** 3D layers: whether they cast and accept shadows and accept lights. */
+  material?: MaterialOptions;
   /** Every expression under the layer, with the property path; the ones on drawn properties are also on them. */
   expressions: { property: string; expression: string }[];
 }

@@ -1,0 +1,172 @@
+/**
+ * The drawer's 3D layers (plain browser JavaScript, spliced into draw-script.ts's closure, where `W`, `H`, `acquire`,
+ * `release`, `drawGroup`, `applyMatte` and `blendOf` are defined). A group with a `warp` (display.ts) is drawn flat
+ * into its own surface at the resolution its placement needs, then mapped onto the output pixel by pixel through the
+ * inverse of its homography with bilinear sampling of premultiplied colour (Canvas 2D has no perspective; this is
+ * exact and the same bytes every run). Pixels whose point lies behind the camera (depth below 1 px) stay empty.
+ */
+export const DRAW_3D_SCRIPT = String.raw`
+  // 3x3 homographies, row-major
+  const mul3 = (a, b) => {
+    const o = new Array(9);
+    for (let r = 0; r < 3; r++) for (let c = 0; c < 3; c++) o[r * 3 + c] = a[r * 3] * b[c] + a[r * 3 + 1] * b[3 + c] + a[r * 3 + 2] * b[6 + c];
+    return o;
+  };
+  const inv3 = (m) => {
+    const [a, b, c, d, e, f, g, h, i] = m;
+    const A = e * i - f * h, B = -(d * i - f * g), C = d * h - e * g;
+    const det = a * A + b * B + c * C;
+    if (!det || !isFinite(det)) return null;
+    return [A / det, -(b * i - c * h) / det, (b * f - c * e) / det, B / det, (a * i - c * g) / det, -(a * f - c * d) / det, C / det, -(a * h - b * g) / det, (a * e - b * d) / det];
+  };
+  const NEAR = 1;
+  // A placed layer drawn flat, then mapped onto the output: {x0, y0, img (unpremultiplied, its rectangle), M}, or null.
+  const warpLayer = (n, parent) => {
+    const M = mul3([parent[0], parent[2], parent[4], parent[1], parent[3], parent[5], 0, 0, 1], n.warp);
+    const b = n.bounds;
+    const bw = b[2] - b[0], bh = b[3] - b[1];
+    if (!(bw > 0 && bh > 0)) return null;
+    // The resolution: the largest scale the placement gives the layer at its corners in front of the camera.
+    const corners = [[b[0], b[1]], [b[2], b[1]], [b[2], b[3]], [b[0], b[3]]];
+    let scale = 0, behind = false;
+    const pts = [];
+    for (const [x, y] of corners) {
+      const w = M[6] * x + M[7] * y + M[8];
+      if (w < NEAR) { behind = true; continue; }
+      const X = (M[0] * x + M[1] * y + M[2]) / w, Y = (M[3] * x + M[4] * y + M[5]) / w;
+      pts.push([X, Y]);
+      const jx = Math.hypot((M[0] - X * M[6]) / w, (M[3] - Y * M[6]) / w);
+      const jy = Math.hypot((M[1] - X * M[7]) / w, (M[4] - Y * M[7]) / w);
+      scale = Math.max(scale, jx, jy);
+    }
+    if (!pts.length) return null;
+    // The flat surface is one of the pooled output-sized canvases, so the scale is capped to fit the layer in it.
+    const s = Math.max(1e-3, Math.min(scale || 1, 4, W / bw, H / bh));
+    const sw = Math.max(1, Math.ceil(bw * s)), sh = Math.max(1, Math.ceil(bh * s));
+    // The output rectangle it can reach: its projected corners, or everything when part of it is behind the camera.
+    let x0 = 0, y0 = 0, x1 = W, y1 = H;
+    if (!behind) {
+      x0 = Math.max(0, Math.floor(Math.min(...pts.map((p) => p[0]))));
+      y0 = Math.max(0, Math.floor(Math.min(...pts.map((p) => p[1]))));
+      x1 = Math.min(W, Math.ceil(Math.max(...pts.map((p) => p[0]))));
+      y1 = Math.min(H, Math.ceil(Math.max(...pts.map((p) => p[1]))));
+    }
+    const inv = inv3(M);
+    if (!inv || x1 <= x0 || y1 <= y0) return null;
+    const flat = acquire();
+    const fg = flat.getContext('2d');
+    drawGroup(fg, { kind: 'group', matrix: [1, 0, 0, 1, 0, 0], opacity: 1, blend: 'normal', clip: n.clip, masks: n.masks, children: n.children }, [s, 0, 0, s, -b[0] * s, -b[1] * s]);
+    const src = fg.getImageData(0, 0, sw, sh).data;
+    release(flat);
+    const ow = x1 - x0, oh = y1 - y0;
+    const img = new ImageData(ow, oh);
+    const dst = img.data;
+    for (let j = 0; j < oh; j++) {
+      const py = y0 + j + 0.5;
+      for (let i = 0; i < ow; i++) {
+        const px = x0 + i + 0.5;
+        const q = inv[6] * px + inv[7] * py + inv[8];
+        const u = (inv[0] * px + inv[1] * py + inv[2]) / q;
+        const v = (inv[3] * px + inv[4] * py + inv[5]) / q;
+        if (M[6] * u + M[7] * v + M[8] < NEAR) continue;
+        const sx = (u - b[0]) * s - 0.5, sy = (v - b[1]) * s - 0.5;
+        if (sx <= -1 || sy <= -1 || sx >= sw || sy >= sh) continue;
+        const ix = Math.floor(sx), iy = Math.floor(sy);
+        const ax = sx - ix, ay = sy - iy;
+        let r = 0, gg = 0, bb = 0, a = 0;
+        for (let k = 0; k < 4; k++) {
+          const cx = ix + (k & 1), cy = iy + (k >> 1);
+          if (cx < 0 || cy < 0 || cx >= sw || cy >= sh) continue;
+          const wgt = ((k & 1) ? ax : 1 - ax) * ((k >> 1) ? ay : 1 - ay);
+          const o = (cy * sw + cx) * 4;
+          const al = src[o + 3] * wgt;
+          r += src[o] * al; gg += src[o + 1] * al; bb += src[o + 2] * al; a += al;
+        }
+        if (a <= 0) continue;
+        const o = (j * ow + i) * 4;
+        dst[o] = r / a; dst[o + 1] = gg / a; dst[o + 2] = bb / a; dst[o + 3] = a;
+      }
+    }
+    if (!n.matte) return { x0, y0, img, M };
+    // A matte is applied in output pixels, as for a flat layer.
+    const c = acquire();
+    c.getContext('2d').putImageData(img, x0, y0);
+    applyMatte(c, n.matte, parent);
+    const matted = c.getContext('2d').getImageData(x0, y0, ow, oh);
+    release(c);
+    return { x0, y0, img: matted, M };
+  };
+  const composite = (g, canvas, opacity, blend) => {
+    g.save();
+    g.setTransform(1, 0, 0, 1, 0, 0);
+    g.globalAlpha = Math.max(0, Math.min(1, opacity));
+    g.globalCompositeOperation = blendOf(blend);
+    g.drawImage(canvas, 0, 0);
+    g.restore();
+  };
+  const drawWarped = (g, n, parent) => {
+    if (n.intersect) return drawCrossing(g, n, parent);
+    const w = warpLayer(n, parent);
+    if (!w) return;
+    const target = acquire();
+    target.getContext('2d').putImageData(w.img, w.x0, w.y0);
+    composite(g, target, n.opacity, n.blend);
+    release(target);
+  };
+  // Layers that cross each other (Classic 3D cuts them where they meet): at every pixel the layers there are laid
+  // over each other from the farthest to the nearest point, each with its opacity (normal blending).
+  const drawCrossing = (g, n, parent) => {
+    const layers = [];
+    for (const c of n.children) {
+      const w = warpLayer(c, parent);
+      if (w) layers.push({ w, opacity: Math.max(0, Math.min(1, c.opacity)) });
+    }
+    if (!layers.length) return;
+    const x0 = Math.min(...layers.map((l) => l.w.x0)), y0 = Math.min(...layers.map((l) => l.w.y0));
+    const x1 = Math.max(...layers.map((l) => l.w.x0 + l.w.img.width)), y1 = Math.max(...layers.map((l) => l.w.y0 + l.w.img.height));
+    const ow = x1 - x0, oh = y1 - y0;
+    const out = new ImageData(ow, oh);
+    const dst = out.data;
+    const L = layers.length;
+    const z = new Float64Array(L), idx = new Int32Array(L);
+    for (let j = 0; j < oh; j++) {
+      const py = y0 + j + 0.5;
+      for (let i = 0; i < ow; i++) {
+        const px = x0 + i + 0.5;
+        let m = 0;
+        for (let k = 0; k < L; k++) {
+          const w = layers[k].w, lx = x0 + i - w.x0, ly = y0 + j - w.y0;
+          if (lx < 0 || ly < 0 || lx >= w.img.width || ly >= w.img.height) continue;
+          if (!w.img.data[(ly * w.img.width + lx) * 4 + 3]) continue;
+          // the depth of the layer's point under this pixel: w of its homography at the inverse-mapped point
+          const M = w.M, inv = w.inv || (w.inv = inv3(M));
+          const q = inv[6] * px + inv[7] * py + inv[8];
+          const u = (inv[0] * px + inv[1] * py + inv[2]) / q, v = (inv[3] * px + inv[4] * py + inv[5]) / q;
+          const d = M[6] * u + M[7] * v + M[8];
+          // insertion by depth, far first; equal depths keep the list's order (the higher layer later)
+          let p = m++;
+          while (p > 0 && z[p - 1] < d) { z[p] = z[p - 1]; idx[p] = idx[p - 1]; p--; }
+          z[p] = d; idx[p] = k;
+        }
+        if (!m) continue;
+        let r = 0, gg = 0, bb = 0, a = 0;
+        for (let p = 0; p < m; p++) {
+          const l = layers[idx[p]], w = l.w;
+          const o = ((y0 + j - w.y0) * w.img.width + (x0 + i - w.x0)) * 4;
+          const sa = (w.img.data[o + 3] / 255) * l.opacity;
+          r = w.img.data[o] * sa + r * (1 - sa);
+          gg = w.img.data[o + 1] * sa + gg * (1 - sa);
+          bb = w.img.data[o + 2] * sa + bb * (1 - sa);
+          a = sa + a * (1 - sa);
+        }
+        if (a <= 0) continue;
+        const o = (j * ow + i) * 4;
+        dst[o] = r / a; dst[o + 1] = gg / a; dst[o + 2] = bb / a; dst[o + 3] = a * 255;
+      }
+    }
+    const target = acquire();
+    target.getContext('2d').putImageData(out, x0, y0);
+    composite(g, target, 1, 'normal');
+    release(target);
+  };
+`;
