@@ -379,7 +379,7 @@ export const DRAW_SCRIPT = String.raw`
 
   const drawGroup = (g, n, parent) => {
     const m = mul(parent, n.matrix);
-    const own = n.opacity < 1 || (n.blend && n.blend !== 'normal') || (n.masks && n.masks.length) || n.matte;
+    const own = n.opacity < 1 || (n.blend && n.blend !== 'normal') || (n.masks && n.masks.length) || n.matte || n.effects || n.styles;
     const target = own ? acquire() : null;
     const tg = own ? target.getContext('2d') : g;
     tg.save();
@@ -400,6 +400,10 @@ export const DRAW_SCRIPT = String.raw`
       tg.globalCompositeOperation = 'source-over';
       release(mask);
     }
+    // Effects after the masks, then layer styles (draw-effects.ts)
+    const tools = { acquire, release, W, H };
+    if (n.effects) window.__bmsEffects.apply(target, n, m, tools);
+    if (n.styles) window.__bmsEffects.styles(target, n, parent, tools);
     if (n.matte) applyMatte(target, n.matte, parent);
     g.save();
     g.setTransform(1, 0, 0, 1, 0, 0);

@@ -1,5 +1,6 @@
 import type { PreparedFrames } from './frames.js';
 import type { PreviewParams } from './job.js';
+import { EFFECTS_SCRIPT } from './draw-effects.js';
 import { DRAW_SCRIPT } from './draw-script.js';
 import { PREVIEW_LIMITS as L } from './limits.js';
 
@@ -46,6 +47,7 @@ canvas{display:block}
 <canvas id="out" width="${p.width}" height="${p.height}"></canvas>
 <svg width="0" height="0" style="position:absolute"><filter id="luma" color-interpolation-filters="sRGB"><feColorMatrix type="luminanceToAlpha"/></filter></svg>
 <script>window.__preview = ${scriptJson(data)};</script>
+<script>${EFFECTS_SCRIPT}</script>
 <script>${DRAW_SCRIPT}</script>
 </body></html>`;
 }
