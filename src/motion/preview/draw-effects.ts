@@ -594,8 +594,9 @@ export const EFFECTS_SCRIPT = String.raw`
   const S = {};
   const sp = (p, k, d) => num(p[k], d);
   const styleShadow = (c, p, fit, T, inner) => {
-    const a = ((180 - sp(p, 'localLightingAngle', 120)) * Math.PI) / 180, dist = sp(p, 'distance', 5);
-    const off = vec(fit, [Math.cos(a) * dist, -Math.sin(a) * dist]);
+    // the angle is where the light comes from (counter-clockwise from the right): the shadow falls the other way
+    const a = (sp(p, 'localLightingAngle', 120) * Math.PI) / 180, dist = sp(p, 'distance', 5);
+    const off = vec(fit, [-Math.cos(a) * dist, Math.sin(a) * dist]);
     const size = sp(p, 'blur', 5) * scaleOf(fit) * 0.5, color = col(p.color, [0, 0, 0, 1]), o = sp(p, 'opacity', 75) / 100;
     if (!inner) return shadowOf(T, c, color, o, off, size);
     // inner: the shadow of everything outside the layer, kept inside it
