@@ -1,5 +1,5 @@
 import type { DisplayEffect, DisplayLayerStyle } from './display.js';
-import type { Effect, EffectParam, LayerStyle, NumProperty } from './model.js';
+import type { Effect, EffectParam, Layer, LayerStyle, NumProperty } from './model.js';
 import { sampleStops } from './sample.js';
 
 /**
@@ -21,8 +21,12 @@ const DRAW_NOTHING = new Set([
   'ADBE Dropdown Control',
 ]);
 
-/** Audio effects change sound only (`ADBE Aud...`): nothing to draw, nothing to list for a picture. */
-const isSilent = (mn: string) => DRAW_NOTHING.has(mn) || mn.startsWith('ADBE Aud') || mn.startsWith('Pseudo/');
+/**
+ * Audio effects change sound only (`ADBE Aud Tone`, `ADBE Aud Reverb`...: nothing to draw, nothing to list for a
+ * picture; Audio Spectrum and Audio Waveform, `ADBE AudSpect`/`ADBE AudWave`, draw and are listed); pseudo effects
+ * are sets of expression controls.
+ */
+const isSilent = (mn: string) => DRAW_NOTHING.has(mn) || mn.startsWith('ADBE Aud ') || mn.startsWith('Pseudo/');
 
 const BLACK = [0, 0, 0, 1];
 const WHITE = [1, 1, 1, 1];
@@ -307,4 +311,24 @@ export function displayStyle(s: LayerStyle, num: (p: NumProperty) => number[], l
     out.stops = stops.colors.map(([offset, r, g, b]) => ({ offset, color: [r, g, b, 1] }));
   }
   return out;
+}
+
+/**
+ * The parameter `effect(e)(p)` names on a layer: the effect by its name, then its match name, or 1-based index; the
+ * parameter by name or 1-based index (After Effects' expression reference). Layer parameters are not numbers: none.
+ */
+export function effectParam(l: Layer, e: string | number, p: string | number): EffectParam | undefined {
+  const effect =
+    typeof e === 'number'
+      ? l.effects[e - 1]
+      : (l.effects.find((x) => x.name === e) ?? l.effects.find((x) => x.matchName === e));
+  const params = effect?.params ?? [];
+  const param = typeof p === 'number' ? params[p - 1] : params.find((x) => x.name === p || x.matchName === p);
+  return param && param.type !== 'layer' ? param : undefined;
+}
+
+/** True for a property path inside an effect that draws nothing (an expression control). */
+export function silentEffectPath(l: Layer, path: string): boolean {
+  const [parade, mn] = path.split('>');
+  return parade === 'ADBE Effect Parade' && !!mn && isSilent(mn) && l.effects.some((e) => e.matchName === mn);
 }

@@ -36,7 +36,15 @@ import type {
   TextDocument,
 } from './model.js';
 import type { ExpressionContext, ExpressionEvaluator, ExpressionLayer } from './expressions.js';
-import { DRAWN_STYLES, displayEffect, displayStyle, effectApproximation, effectStatus } from './effects.js';
+import {
+  DRAWN_STYLES,
+  displayEffect,
+  displayStyle,
+  effectApproximation,
+  effectParam,
+  effectStatus,
+  silentEffectPath,
+} from './effects.js';
 import { sampleHeld, sampleNum, samplePath, sampleStops } from './sample.js';
 
 export interface EvaluateOptions {
@@ -217,6 +225,10 @@ class Evaluator {
         const prop = { anchorPoint: tr.anchor, scale: tr.scale, rotation: tr.rotation, opacity: tr.opacity }[name];
         return this.num(x, prop, lt);
       },
+      effect: (e, p, time) => {
+        const param = effectParam(x, e, p);
+        return param && this.num(x, param.value, this.layerTime(x, time));
+      },
     };
   }
 
@@ -234,6 +246,8 @@ class Evaluator {
       for (const e of l.expressions) {
         const outcome = outcomes?.get(e.property);
         if (outcome === true) continue;
+        // an expression control's own expression changes nothing drawn unless something reads it (then it has run)
+        if (outcome === undefined && silentEffectPath(l, e.property)) continue;
         const why = outcome ?? 'expression not evaluated';
         this.note(l, 'expression', `${e.property}: ${why}; its own value is drawn: ${e.expression}`);
       }
