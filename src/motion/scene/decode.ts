@@ -913,7 +913,7 @@ const PARAM_TYPE: Record<number, EffectParamType> = {
  * the effect's `tdgp` when the file has it there, else the value the definition holds (After Effects leaves
  * parameters at that value out). pard: type u8@15, name@16 (32 bytes), value@56: f8 for sliders, s32 16.16 for
  * scalars and angles, u32 for checkboxes and popups, ARGB bytes for colours, two s32 16.16 percent of the layer for
- * points (research §9 "Effects"). An effect without its own definitions (an empty parT) uses the first the project has.
+ * points (docs/motion.md "Effects"). An effect without its own definitions (an empty parT) uses the first the project has.
  */
 function readEffectParams(
   sspc: Chunk,

@@ -290,7 +290,7 @@ function uniqueKey(params: DisplayEffect['params'], p: EffectParam): string {
   return key;
 }
 
-/** Layer styles the page draws (research §9 "Layer styles"); bevel, satin (chrome) and pattern are listed. */
+/** Layer styles the page draws (docs/motion.md "Effects"); bevel, satin (chrome) and pattern are listed. */
 export const DRAWN_STYLES = new Set([
   'dropShadow',
   'innerShadow',

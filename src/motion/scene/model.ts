@@ -330,7 +330,7 @@ export interface ShapeUnsupported extends ShapeBase {
   kind: 'unsupported';
 }
 
-/** What an effect parameter is (the parameter definition's control type, `pard` byte 15: research §9 "Effects"). */
+/** What an effect parameter is (the parameter definition's control type, `pard` byte 15: docs/motion.md "Effects"). */
 export type EffectParamType =
   | 'layer'
   | 'integer'
