@@ -8,6 +8,7 @@ import { previewHtml } from '../../src/motion/preview/page.js';
 import type { PreparedFrames } from '../../src/motion/preview/frames.js';
 import type { PreviewParams } from '../../src/motion/preview/job.js';
 import type { DisplayEffect, DisplayGroup, DisplayList, DisplayNode } from '../../src/motion/scene/display.js';
+import { DRAWN_EFFECTS } from '../../src/motion/scene/effects.js';
 
 /**
  * Effects and layer styles drawn by the preview page (draw-effects.ts), checked against their documented behaviour on
@@ -220,6 +221,44 @@ describe('preview effects (display list → pixels)', () => {
     // light from above (90°): the shadow falls 10 px below
     near(px(165, 45), [0, 0, 0]);
     near(px(165, 25), [255, 255, 255]);
+  });
+
+  it('every effect kind and layer style draws with its defaults and with typical values (no page error)', async () => {
+    const kinds: [string, DisplayEffect['params']][] = [
+      ...Object.values(DRAWN_EFFECTS).map((d): [string, DisplayEffect['params']] => [
+        d.kind,
+        Object.fromEntries(Object.entries(d.defaults ?? {}).map(([k, v]) => [k, v.length === 1 ? v[0] : v])),
+      ]),
+      ['radial-blur', { Amount: 30, Center: [25, 25], Type: 2 }],
+      ['directional-blur', { Direction: 45, 'Blur Length': 10 }],
+      ['radial-wipe', { 'Transition Completion': 40, 'Start Angle': 30, Wipe: 3, Feather: 5 }],
+      ['venetian-blinds', { 'Transition Completion': 50, Direction: 30, Width: 8, Feather: 2 }],
+      ['transform', { 'Anchor Point': [25, 25], Position: [30, 20], Scale: 80, Rotation: 30, Skew: 10, Opacity: 50 }],
+      ['motion-tile', { 'Tile Width': 50, 'Tile Height': 50, 'Output Width': 200, 'Mirror Edges': 1 }],
+      ['glow', { 'Glow Threshold': 50, 'Glow Radius': 20, 'Glow Intensity': 2, 'Glow Colors': 2 }],
+      ['turbulent-displace', { Amount: 20, Size: 30 }],
+    ];
+    // each layer draws a red square with one effect; the page must draw the frame (a page error fails the render)
+    const layers = kinds.map(([kind, params], k) =>
+      layer([solid(50, 50, [1, 0, 0, 1])], {
+        matrix: [0.3, 0, 0, 0.3, (k % 12) * 16, Math.floor(k / 12) * 16],
+        effects: [fx(kind, params)],
+        bounds: { width: 50, height: 50 },
+      }),
+    );
+    const styles = ['dropShadow', 'innerShadow', 'outerGlow', 'innerGlow', 'solidFill', 'gradientFill', 'frameFX'];
+    layers.push(
+      layer([solid(20, 20, [1, 1, 1, 1])], {
+        matrix: [1, 0, 0, 1, 170, 70],
+        styles: styles.map((kind) => ({ kind, params: {} })),
+        bounds: { width: 20, height: 20 },
+      }),
+    );
+    const px = await draw(layers, [0.5, 0.5, 0.5]);
+    // the frame was drawn to its last layer (drawing stops at a page error): the background shows where no layer
+    // is, the styled square is not background (a gradient overlay halfway down would be 128)
+    near(px(100, 95), [128, 128, 128]);
+    assert.notDeepEqual(px(175, 72), [128, 128, 128]);
   });
 });
 

@@ -498,6 +498,8 @@ export const EFFECTS_SCRIPT = String.raw`
     g.clearRect(0, 0, T.W, T.H);
     const x0 = (b.width - ow) / 2, y0 = (b.height - oh) / 2;
     g.setTransform(m[0], m[1], m[2], m[3], m[4], m[5]);
+    // the clip must not outlive the effect: surfaces are pooled
+    g.save();
     g.beginPath(); g.rect(x0, y0, ow, oh); g.clip();
     const ox = ctr[0] - tw / 2, oy = ctr[1] - th / 2;
     for (let i = Math.floor((x0 - ox) / tw) - 1; ox + i * tw < x0 + ow; i++) {
@@ -509,6 +511,7 @@ export const EFFECTS_SCRIPT = String.raw`
         g.restore();
       }
     }
+    g.restore();
     g.setTransform(1, 0, 0, 1, 0, 0);
     T.release(tile);
   };
