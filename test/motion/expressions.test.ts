@@ -284,7 +284,10 @@ describe('expressions: evaluated in the QuickJS sandbox', () => {
     failed(at('system.callSystem("ls")', rotation, 0), /system is not available/);
     failed(at('footage("data.json").sourceData', rotation, 0), /footage\(\) is not available/);
     failed(at('comp("Other").layer(1).position', position, 0), /comp\("Other"\)/);
-    failed(at('effect("Slider Control")("Slider")', rotation, 0), /effect\(\)/);
+    failed(
+      at('effect("Slider Control")("Slider")', rotation, 0),
+      /effect\("Slider Control"\)\("Slider"\) is not on layer 1/,
+    );
     failed(at('timeToFrames(time * 10) * textIndex/textTotal', rotation, 0), /textIndex/);
     failed(at('"some text"', rotation, 0), /gave string/);
     failed(at('0 / 0', rotation, 0), /not a finite number/);

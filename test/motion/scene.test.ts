@@ -332,7 +332,7 @@ describe('scene model: display lists', () => {
       3,
       'parent',
       [['ADBE Position', prop({ value: [20, 30, 0], expression: 'wiggle(2, 5)' })]],
-      [['ADBE Effect Parade', tdgp(['ADBE Gaussian Blur 2', list('sspc', group([]))])]],
+      [['ADBE Effect Parade', tdgp(['ADBE CurvesCustom', list('sspc', group([]))])]],
     ),
     layer(layerData({ id: 4, type: 3, flags39: 1, duration: 4 }), 'title', [
       ['ADBE Text Properties', tdgp(['ADBE Text Document', textDocument('Hello\r', 'Arial-BoldMT')])],

@@ -383,7 +383,7 @@ ${DRAW_3D_SCRIPT}
   const drawGroup = (g, n, parent) => {
     if (n.warp || n.intersect) return drawWarped(g, n, parent);
     const m = mul(parent, n.matrix);
-    const own = n.opacity < 1 || (n.blend && n.blend !== 'normal') || (n.masks && n.masks.length) || n.matte;
+    const own = n.opacity < 1 || (n.blend && n.blend !== 'normal') || (n.masks && n.masks.length) || n.matte || n.effects || n.styles;
     const target = own ? acquire() : null;
     const tg = own ? target.getContext('2d') : g;
     tg.save();
@@ -404,6 +404,10 @@ ${DRAW_3D_SCRIPT}
       tg.globalCompositeOperation = 'source-over';
       release(mask);
     }
+    // Effects after the masks, then layer styles (draw-effects.ts)
+    const tools = { acquire, release, W, H };
+    if (n.effects) window.__bmsEffects.apply(target, n, m, tools);
+    if (n.styles) window.__bmsEffects.styles(target, n, parent, tools);
     if (n.matte) applyMatte(target, n.matte, parent);
     g.save();
     g.setTransform(1, 0, 0, 1, 0, 0);

@@ -1,6 +1,7 @@
 import { workUrl } from '../../render/render-page.js';
 import type { PreparedFrames } from './frames.js';
 import type { PreviewParams } from './contract.js';
+import { EFFECTS_SCRIPT } from './draw-effects.js';
 import { DRAW_SCRIPT } from './draw-script.js';
 import { PREVIEW_LIMITS as L } from './limits.js';
 
@@ -44,6 +45,7 @@ canvas{display:block}
 <canvas id="out" width="${p.width}" height="${p.height}"></canvas>
 <svg width="0" height="0" style="position:absolute"><filter id="luma" color-interpolation-filters="sRGB"><feColorMatrix type="luminanceToAlpha"/></filter></svg>
 <script>window.__preview = ${scriptJson(data)};</script>
+<script>${EFFECTS_SCRIPT}</script>
 <script>${DRAW_SCRIPT}</script>
 </body></html>`;
 }

@@ -2,6 +2,7 @@ import { child, children, type Chunk } from '../chunks.js';
 import { cosPath, parseCos, type CosValue } from '../cos.js';
 import { expressionOf, readProject } from '../project.js';
 import { readChunkTree } from '../read.js';
+import { effectDefault } from './effects.js';
 import type { InspectedComposition, InspectedFootage, InspectedLayer } from '../schemas.js';
 import type {
   BezierPath,
@@ -10,12 +11,15 @@ import type {
   Dash,
   Ease,
   Effect,
+  EffectParam,
+  EffectParamType,
   Footage,
   GradientStops,
   Interpolation,
   Justification,
   Keyframe,
   Layer,
+  LayerStyle,
   LineCap,
   LineJoin,
   Mask,
@@ -876,12 +880,110 @@ function readMasks(g: Chunk | undefined, ctx: Ctx, size: [number, number]): Mask
   return out;
 }
 
-function readEffects(g: Chunk | undefined): Effect[] {
-  return entries(g).map(([mn, node]) => ({
-    matchName: mn,
-    name: nameOf(child(node, 'fnam')) || mn,
-    enabled: enabledOf(child(node, 'tdgp') ?? node),
-  }));
+function readEffects(g: Chunk | undefined, ctx: Ctx, size: [number, number], defs: Map<string, Chunk>): Effect[] {
+  return entries(g).map(([mn, node]) => {
+    const effect: Effect = {
+      matchName: mn,
+      name: nameOf(child(node, 'fnam')) || mn,
+      enabled: enabledOf(child(node, 'tdgp') ?? node),
+    };
+    const params = readEffectParams(node, mn, ctx, size, defs.get(mn));
+    if (params.length) effect.params = params;
+    return effect;
+  });
+}
+
+/** `pard` byte 15 (the SDK's PF_Param_* numbering; py-aep aep.ksy `property_control_type`); 9, 13, 14 are skipped. */
+const PARAM_TYPE: Record<number, EffectParamType> = {
+  0: 'layer',
+  1: 'integer',
+  2: 'scalar',
+  3: 'angle',
+  4: 'checkbox',
+  5: 'color',
+  6: 'point',
+  7: 'popup',
+  10: 'slider',
+  11: 'curve',
+  12: 'mask',
+  18: 'point3d',
+};
+
+/**
+ * An effect's parameters: the definitions (`parT`: tdmn + pard [+ pdnm]) in display order, each with its value from
+ * the effect's `tdgp` when the file has it there, else the value the definition holds (After Effects leaves
+ * parameters at that value out). pard: type u8@15, name@16 (32 bytes), value@56: f8 for sliders, s32 16.16 for
+ * scalars and angles, u32 for checkboxes and popups, ARGB bytes for colours, two s32 16.16 percent of the layer for
+ * points (docs/motion.md "Effects"). An effect without its own definitions (an empty parT) uses the first the project has.
+ */
+function readEffectParams(
+  sspc: Chunk,
+  mn: string,
+  ctx: Ctx,
+  size: [number, number],
+  shared: Chunk | undefined,
+): EffectParam[] {
+  const own = child(sspc, 'parT');
+  const defs = (own?.children?.some((c) => c.id === 'pard') ? own : shared)?.children ?? [];
+  const values = child(sspc, 'tdgp');
+  const out: EffectParam[] = [];
+  for (let i = 0; i + 1 < defs.length; i++) {
+    if (defs[i].id !== 'tdmn' || defs[i + 1].id !== 'pard') continue;
+    const pmn = matchName(defs[i]);
+    const pard = defs[i + 1].data!;
+    const label = defs[i + 2]?.id === 'pdnm' ? nameOf(defs[i + 2]) : '';
+    const type = pard.length >= 64 ? PARAM_TYPE[pard[15]] : undefined;
+    // the first definition (-0000) is the layer the effect works on, not a parameter
+    if (!type || pmn.endsWith('-0000')) continue;
+    const d = view(pard);
+    const fixed = (at: number) => d.getInt32(at) / 65536;
+    const name = cString(pard, 16, 32).trim() || (type === 'popup' ? '' : label);
+    // the definition's value is the last one set in the project (not always this instance's default): a known default
+    // comes first; checkboxes and popups carry their own default (u8@60, u16@62)
+    let def: number[] | undefined;
+    if (type === 'checkbox') def = [pard[60]];
+    else if (type === 'popup') def = [d.getUint16(62) || d.getUint32(56)];
+    else if ((def = effectDefault(mn, name))) def = def.slice();
+    else if (type === 'slider') def = [d.getFloat64(56)];
+    else if (type === 'scalar' || type === 'angle') def = [fixed(56)];
+    else if (type === 'integer') def = [d.getUint32(56)];
+    else if (type === 'color') def = [pard[61] / 255, pard[62] / 255, pard[63] / 255, pard[60] / 255];
+    else if (type === 'point') def = [(fixed(56) / 100) * size[0], (fixed(60) / 100) * size[1]];
+    else if (type === 'point3d') def = [0, 0, 0];
+    else def = [0];
+    const tdbs = leafAt(values, [pmn]);
+    const param: EffectParam = {
+      matchName: pmn,
+      name,
+      type,
+      value: numProp(tdbs, '', `ADBE Effect Parade>${mn}>${pmn}`, def, ctx),
+    };
+    if (type === 'popup' && label) param.options = label.split('|');
+    if (type === 'layer') {
+      const id = child(tdbs, 'tdpi')?.data;
+      param.layerId = id && id.length >= 4 ? view(id).getInt32(0) : 0;
+    }
+    out.push(param);
+  }
+  return out;
+}
+
+/**
+ * Layer styles: each `<style>/enabled` group that is switched on, with the numeric parameters the file stores in it
+ * (`dropShadow/distance`...; the ones left out are at After Effects' defaults, which the drawer knows).
+ */
+function readStyles(g: Chunk | undefined, ctx: Ctx): LayerStyle[] {
+  return entries(g)
+    .filter(([mn, n]) => mn !== 'ADBE Blend Options Group' && enabledOf(n))
+    .map(([mn, node]) => {
+      const kind = mn.split('/')[0];
+      const style: LayerStyle = { kind, params: {} };
+      for (const [pmn, leaf] of entries(node)) {
+        if (pmn === `${kind}/gradient`) style.gradient = stopsProp(leaf, `ADBE Layer Styles>${mn}>${pmn}`, ctx);
+        else if (leaf.id === 'tdbs') style.params[pmn] = numProp(leaf, '', `ADBE Layer Styles>${mn}>${pmn}`, [0], ctx);
+      }
+      return style;
+    });
 }
 
 /** The size of a layer's source (footage, solid or composition); undefined for layers without one. */
@@ -898,6 +1000,8 @@ function sourceSize(
 interface Refs {
   footage: Map<number, Footage>;
   comps: Map<number, InspectedComposition>;
+  /** Effect parameter definitions (`parT`) by effect match name, from the project's `EfdG` list. */
+  effectDefs: Map<string, Chunk>;
 }
 
 /** A layer: what inspect read (index, id, name, type, source, expressions) and what drawing needs besides. */
@@ -948,7 +1052,7 @@ function readLayer(node: Chunk, info: InspectedLayer, ctx: Ctx, refs: Refs): Lay
           : [0, 0, 0],
     ),
     masks: readMasks(find(props, 'ADBE Mask Parade'), ctx, size ?? [1, 1]),
-    effects: readEffects(find(props, 'ADBE Effect Parade')),
+    effects: readEffects(find(props, 'ADBE Effect Parade'), ctx, size ?? ctx.compSize, refs.effectDefs),
     layerStyles: entries(find(props, 'ADBE Layer Styles'))
       .filter(([mn, n]) => mn !== 'ADBE Blend Options Group' && enabledOf(n))
       .map(([mn]) => mn),
@@ -959,6 +1063,8 @@ function readLayer(node: Chunk, info: InspectedLayer, ctx: Ctx, refs: Refs): Lay
     }),
   };
   if (info.source) layer.sourceId = info.source.id;
+  const styles = readStyles(find(props, 'ADBE Layer Styles'), ctx);
+  if (styles.length) layer.styles = styles;
   const parentId = d.getUint32(132);
   if (parentId) layer.parentId = parentId;
   if (matteType) layer.trackMatte = matteId ? { mode: matteType, layerId: matteId } : { mode: matteType };
@@ -1098,12 +1204,38 @@ function itemNodes(node: Chunk, out: Map<number, Chunk>, depth = 0): Map<number,
   return out;
 }
 
+/**
+ * Effect parameter definitions by effect match name: After Effects writes an effect's `parT` once (in the project's
+ * `EfdG` > `EfDf` list or in the first instance's sspc) and leaves it out of the other instances.
+ */
+function effectDefinitions(root: Chunk): Map<string, Chunk> {
+  const out = new Map<string, Chunk>();
+  const walk = (node: Chunk, depth: number) => {
+    const list = node.children ?? [];
+    for (let i = 0; i < list.length; i++) {
+      const c = list[i];
+      if (c.id === 'tdmn' && list[i + 1]?.id === 'sspc') {
+        const part = child(list[i + 1], 'parT');
+        const mn = matchName(c);
+        if (part?.children?.some((x) => x.id === 'pard') && !out.has(mn)) out.set(mn, part);
+      }
+      if (c.children && depth < MAX_DEPTH) walk(c, depth + 1);
+    }
+  };
+  walk(root, 0);
+  return out;
+}
+
 /** The scene model of a project's chunk tree; names, types and expressions are inspect's (project.ts). */
 export function buildScene(root: Chunk): SceneProject {
   const inspected = readProject(root);
   const nodes = itemNodes(root, new Map());
   const footage = new Map(inspected.footage.map((f) => [f.id, readFootage(f, nodes.get(f.id))]));
-  const refs: Refs = { footage, comps: new Map(inspected.compositions.map((c) => [c.id, c])) };
+  const refs: Refs = {
+    footage,
+    comps: new Map(inspected.compositions.map((c) => [c.id, c])),
+    effectDefs: effectDefinitions(root),
+  };
   return {
     aeVersion: inspected.ae_version,
     compositions: inspected.compositions.map((c) => readComposition(c, nodes.get(c.id)!, refs)),

@@ -82,7 +82,34 @@ export interface DisplayGroup {
    * there over each other from the farthest point to the nearest, as Classic 3D cuts crossing layers.
    */
   intersect?: boolean;
+  /**
+   * Effects, in order, applied to the layer's pixels after its masks (draw-effects.ts). Their lengths and points are
+   * in the layer's coordinates (this group's matrix takes them to the output).
+   */
+  effects?: DisplayEffect[];
+  /** Layer styles, applied after the effects, in composition coordinates (a style does not turn with its layer). */
+  styles?: DisplayLayerStyle[];
+  /** The layer's own rectangle (0,0 to its size) that effects with edges (Repeat Edge Pixels, ramps) use. */
+  layerSize?: { width: number; height: number };
   children: DisplayNode[];
+}
+
+/** An effect at this instant: the page's kind for it, its match name, and its parameters by their names. */
+export interface DisplayEffect {
+  kind: string;
+  match_name: string;
+  /** After Effects' stored units (effects.ts); layer parameters are the layer's 1-based index (0: none). */
+  params: Record<string, number | number[]>;
+  /** The layer's time in seconds (effects that move by themselves: Wave Warp's speed). */
+  time: number;
+}
+
+/** A layer style at this instant (`dropShadow`...) with its parameters by name (`distance`, `color`...). */
+export interface DisplayLayerStyle {
+  kind: string;
+  params: Record<string, number | number[]>;
+  /** Gradient overlay: its colour stops. */
+  stops?: { offset: number; color: Color }[];
 }
 
 export interface DisplayMask {

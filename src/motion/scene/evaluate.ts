@@ -36,6 +36,15 @@ import type {
   TextDocument,
 } from './model.js';
 import type { ExpressionContext, ExpressionEvaluator, ExpressionLayer } from './expressions.js';
+import {
+  DRAWN_STYLES,
+  displayEffect,
+  displayStyle,
+  effectApproximation,
+  effectParam,
+  effectStatus,
+  silentEffectPath,
+} from './effects.js';
 import { sampleHeld, sampleNum, samplePath, sampleStops } from './sample.js';
 import { depthOrder, place, viewAt, worldMatrix, type Sampler, type Space } from './place-3d.js';
 import { fromAffine, IDENTITY4, mul4 } from './three-d.js';
@@ -228,6 +237,10 @@ class Evaluator {
         const prop = { anchorPoint: tr.anchor, scale: tr.scale, rotation: tr.rotation, opacity: tr.opacity }[name];
         return this.num(x, prop, lt);
       },
+      effect: (e, p, time) => {
+        const param = effectParam(x, e, p);
+        return param && this.num(x, param.value, this.layerTime(x, time));
+      },
     };
   }
 
@@ -245,6 +258,8 @@ class Evaluator {
       for (const e of l.expressions) {
         const outcome = outcomes?.get(e.property);
         if (outcome === true) continue;
+        // an expression control's own expression changes nothing drawn unless something reads it (then it has run)
+        if (outcome === undefined && silentEffectPath(l, e.property)) continue;
         const why = outcome ?? 'expression not evaluated';
         this.note(l, 'expression', `${e.property}: ${why}; its own value is drawn: ${e.expression}`);
       }
@@ -379,6 +394,7 @@ class Evaluator {
     }
     if (l.blendMode !== 'normal' && !CANVAS_BLENDS.has(l.blendMode))
       this.note(l, 'blend-mode', `blending mode ${l.blendMode} is drawn as normal`);
+    this.effects(l, comp, lt, g);
     if (collapsed3d) {
       // its layers are already placed in this composition's space
       g.matrix = IDENTITY;
@@ -388,6 +404,22 @@ class Evaluator {
     } else if (this.space && (l.threeD || this.space.collapsed))
       place(g, l.threeD ? worldMatrix(l, comp, t, this.sampler) : fromAffine(g.matrix), this.space);
     return g;
+  }
+
+  /** The layer's drawn effects and layer styles at layer time `lt` (effects.ts), with the rectangle they use. */
+  private effects(l: Layer, comp: Composition, lt: number, g: DisplayGroup): void {
+    const num = (p: NumProperty) => this.num(l, p, lt);
+    const index = (id: number) => comp.layers.find((x) => x.id === id)?.index;
+    const fx = l.effects
+      .filter((e) => e.enabled && effectStatus(e) === 'drawn')
+      .map((e) => displayEffect(e, num, index, lt));
+    const styles = (l.styles ?? []).filter((s) => DRAWN_STYLES.has(s.kind)).map((s) => displayStyle(s, num, lt));
+    if (fx.length) g.effects = fx;
+    if (styles.length) g.styles = styles;
+    if (!fx.length && !styles.length) return;
+    const src = l.sourceId === undefined ? undefined : (this.footage.get(l.sourceId) ?? this.comps.get(l.sourceId));
+    g.layerSize =
+      src?.width && src.height ? { width: src.width, height: src.height } : { width: comp.width, height: comp.height };
   }
 
   /** What the layer draws in its own coordinates, or undefined for nothing. */
@@ -444,8 +476,15 @@ class Evaluator {
   /** Approximations of a drawn layer: effects, 3D, layer styles, text animators (expressions: expressionNotes). */
   private notes(l: Layer, _lt: number): void {
     this.touched.add(l);
-    for (const e of l.effects) if (e.enabled) this.note(l, 'effect', `${e.matchName} (${e.name}) is not drawn`);
-    for (const s of l.layerStyles) this.note(l, 'layer-style', `${s} is not drawn`);
+    for (const e of l.effects) {
+      if (!e.enabled || effectStatus(e) === 'silent') continue;
+      const why = l.type === 'adjustment' ? 'is not drawn (effects of adjustment layers are not applied)' : undefined;
+      if (why || effectStatus(e) === 'missing')
+        this.note(l, 'effect', `${e.matchName} (${e.name}) ${why ?? 'is not drawn'}`);
+      else if (effectApproximation(e)) this.note(l, 'effect', `${e.matchName} (${e.name}): ${effectApproximation(e)}`);
+    }
+    for (const s of l.layerStyles)
+      if (!DRAWN_STYLES.has(s.split('/')[0])) this.note(l, 'layer-style', `${s} is not drawn`);
     if (l.textAnimators) this.note(l, 'text-animator', 'text animators are not drawn');
     if (l.preserveTransparency)
       this.note(l, 'preserve-transparency', 'drawn over everything below, not only where it is opaque');

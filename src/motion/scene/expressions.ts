@@ -54,6 +54,12 @@ export interface ExpressionLayer {
    * `maxDepth` fails, which stops expressions that read each other).
    */
   transform(name: TransformName, time: number): number[];
+  /**
+   * An effect parameter's value at a composition time: the effect by name (or match name) or 1-based index, the
+   * parameter by name or 1-based index, as `effect("Slider Control")("Slider")` reads it; undefined when there is none
+   * (or it is not a number: layer parameters).
+   */
+  effect?(effect: string | number, param: string | number, time: number): number[] | undefined;
 }
 
 export interface ExpressionComp {
@@ -335,6 +341,14 @@ class Sandbox implements ExpressionEvaluator {
         const name = args[2];
         if (!TRANSFORM_NAMES.includes(name as TransformName)) throw new Error(`no transform property ${String(name)}`);
         return l.transform(name as TransformName, n(3));
+      }
+      case 'E': {
+        const l = ctx.layer(n(1));
+        const [e, p] = [args[2], args[3]];
+        const ok = (v: unknown): v is string | number => typeof v === 'string' || typeof v === 'number';
+        const v = l && ok(e) && ok(p) ? l.effect?.(e, p, n(4)) : undefined;
+        if (!v) throw new Error(`effect(${JSON.stringify(e)})(${JSON.stringify(p)}) is not on layer ${n(1)}`);
+        return v;
       }
       case 'e':
         return easeFraction(args[1] as EaseKind, n(2));

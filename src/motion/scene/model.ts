@@ -332,10 +332,55 @@ export interface ShapeUnsupported extends ShapeBase {
   kind: 'unsupported';
 }
 
+/** What an effect parameter is (the parameter definition's control type, `pard` byte 15: docs/motion.md "Effects"). */
+export type EffectParamType =
+  | 'layer'
+  | 'integer'
+  | 'scalar'
+  | 'angle'
+  | 'checkbox'
+  | 'color'
+  | 'point'
+  | 'popup'
+  | 'slider'
+  | 'curve'
+  | 'mask'
+  | 'point3d'
+  | 'custom';
+
+/**
+ * One parameter of an effect, in the Effect Controls' order. Values are After Effects' stored units (what bodymovin
+ * exports): sliders, angles (degrees) and scalars as shown, colours RGBA 0..1, points in layer pixels, popups 1-based,
+ * checkboxes 0/1. A parameter the file leaves out has the value its definition (`pard`) holds.
+ */
+export interface EffectParam {
+  /** `<effect match name>-NNNN`: NNNN numbers parameters as the effect registers them, not in display order. */
+  matchName: string;
+  /** The definition's (English) name, or the checkbox's label; `dropShadow/...` names for layer styles. */
+  name: string;
+  type: EffectParamType;
+  value: NumProperty;
+  /** Layer parameters: the layer's id in the same composition (0: none). */
+  layerId?: number;
+  /** Popup parameters: the choices, 1-based in `value`. */
+  options?: string[];
+}
+
 export interface Effect {
   matchName: string;
   name: string;
   enabled: boolean;
+  /** The parameters (groups left out), in display order; absent when the effect has none readable. */
+  params?: EffectParam[];
+}
+
+/** A layer style (drop shadow...) with its parameters by match name (`dropShadow/distance`...). */
+export interface LayerStyle {
+  /** `dropShadow`, `innerShadow`, `outerGlow`, `innerGlow`, `bevelEmboss`, `chromeFX`, `solidFill`, `gradientFill`, `patternFill`, `frameFX`. */
+  kind: string;
+  params: { [matchName: string]: NumProperty };
+  /** Gradient overlay's gradient (`gradientFill/gradient`). */
+  gradient?: Property<GradientStops>;
 }
 
 /** A camera layer's options (ADBE Camera Options Group), in After Effects' units. */
@@ -405,8 +450,10 @@ export interface Layer {
   transform: Transform;
   masks: Mask[];
   effects: Effect[];
-  /** Layer styles present (drop shadow...): listed, not drawn. */
+  /** Layer styles switched on (`dropShadow/enabled`...). */
   layerStyles: string[];
+  /** The same styles with their parameters, in the file's order. */
+  styles?: LayerStyle[];
   /** Seconds of source time at layer time, when time remapping is on. */
   timeRemap?: NumProperty;
   /** Source Text keyframes of a text layer. */

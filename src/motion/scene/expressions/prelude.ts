@@ -10,7 +10,7 @@
  * Each run gets `facts`: JSON of {value, index, keys, comp} (the property's own value now, its layer's index, its key
  * times, the composition), so the common reads cost no call out of the sandbox, which is the expensive part.
  * Ops of the host: v(t) own value; V(t) own velocity; L(ref) a layer's facts; s(index, name, t) a layer's transform
- * value; e(kind, x) an ease; lo(dir, type, n, duration, t) a loop; f(t, fps, isDuration) timeToFrames; w(freq, amp, octaves,
+ * value; E(index, effect, param, t) an effect parameter's value; e(kind, x) an ease; lo(dir, type, n, duration, t) a loop; f(t, fps, isDuration) timeToFrames; w(freq, amp, octaves,
  * ampMult, t) wiggle; r() a random number; S(seed, timeless) seedRandom; n(point) noise.
  */
 export const PRELUDE = String.raw`
@@ -77,7 +77,16 @@ globalThis.__exec = Function('__source', 'return eval(__source)');
       Object.defineProperty(L.transform, p, { get: get, enumerable: true });
       Object.defineProperty(L, p, { get: get, enumerable: true });
     });
-    ['effect', 'mask', 'text', 'sourceRectAtTime', 'toComp', 'fromComp', 'toWorld', 'fromWorld'].forEach(function (m) {
+    // effect("name")("param"): a function of the parameter, as After Effects' effect group is
+    L.effect = function (e) {
+      if (e instanceof Number || e instanceof String) e = e.valueOf();
+      return function (pr) {
+        if (pr instanceof Number || pr instanceof String) pr = pr.valueOf();
+        var at = function (t) { return H('E', info.index, e, pr, t); };
+        return decorate(at(frame().t), at);
+      };
+    };
+    ['mask', 'text', 'sourceRectAtTime', 'toComp', 'fromComp', 'toWorld', 'fromWorld'].forEach(function (m) {
       L[m] = function () { throw new Error('layer.' + m + '() is not available in the preview'); };
     });
     c.layers[key] = L;
@@ -290,7 +299,7 @@ globalThis.__exec = Function('__source', 'return eval(__source)');
     noise: function (p) { return H('n', JSON.stringify(vec(p).map(function (x) { return num(x, 'noise()'); }))); },
     comp: function (name) { throw new Error('comp("' + name + '"): other compositions are not available in the preview'); },
     footage: function () { throw new Error('footage() is not available in the preview'); },
-    effect: function () { throw new Error('effect(): effect values are not read by the preview'); },
+    effect: function (e) { return layer(here()).effect(e); },
     mask: function () { throw new Error('mask() is not available in the preview'); },
   };
   Object.keys(functions).forEach(function (k) {

@@ -1,0 +1,334 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import sharp from 'sharp';
+import { startService, type TestService } from '../helpers/service.js';
+import { previewHtml } from '../../src/motion/preview/page.js';
+import type { PreparedFrames } from '../../src/motion/preview/frames.js';
+import type { PreviewParams } from '../../src/motion/preview/contract.js';
+import type { DisplayEffect, DisplayGroup, DisplayList, DisplayNode } from '../../src/motion/scene/display.js';
+import { DRAWN_EFFECTS } from '../../src/motion/scene/effects.js';
+
+/**
+ * Effects and layer styles drawn by the preview page (draw-effects.ts), checked against their documented behaviour on
+ * hand-made display lists (pixel values), and the Lottie-Windows BlurOverlap project (Gaussian Blur on precomps and
+ * shapes) against After Effects' own frames (../shared/fixtures/after-effects/ae-renders/, skipped without it).
+ */
+const W = 200;
+const H = 100;
+const RENDERS = path.resolve('../shared/fixtures/after-effects/ae-renders/CommunityToolkit__Lottie-Windows');
+const haveRenders = fs.existsSync(path.join(RENDERS, 'BlurOverlap', 'AfterEffects.aep'));
+if (!haveRenders) console.log(`# motion effects: ${RENDERS} is absent, the After Effects comparison is skipped`);
+
+const solid = (width: number, height: number, color: number[]): DisplayNode => ({
+  kind: 'solid',
+  width,
+  height,
+  color: color as [number, number, number, number],
+});
+const layer = (children: DisplayNode[], o: Partial<DisplayGroup> = {}): DisplayGroup => ({
+  kind: 'group',
+  matrix: [1, 0, 0, 1, 0, 0],
+  opacity: 1,
+  blend: 'normal',
+  children,
+  ...o,
+});
+const fx = (kind: string, params: DisplayEffect['params']): DisplayEffect => ({
+  kind,
+  match_name: kind,
+  params,
+  time: 0,
+});
+
+function page(children: DisplayNode[], background: [number, number, number] = [0, 0, 0]): string {
+  const l: DisplayList = {
+    composition: { id: 1, name: 'C', width: W, height: H, pixelAspect: 1, frameRate: 25, background },
+    time: 0,
+    root: layer(children),
+    approximations: [],
+  };
+  const prepared: PreparedFrames = {
+    frames: [0],
+    times: [0],
+    single: l,
+    chunks: 0,
+    composition: { width: W, height: H, background },
+    footage: {},
+    fonts: {},
+    approximations: [],
+  };
+  return previewHtml({ width: W, height: H, fps: 25 } as PreviewParams, prepared);
+}
+
+describe('preview effects (display list → pixels)', () => {
+  let t: TestService;
+  let board: string;
+  before(async () => {
+    t = await startService();
+    board = await t.createBoard('effects');
+  });
+  after(() => t.close());
+
+  async function draw(children: DisplayNode[], background: [number, number, number] = [0, 0, 0]) {
+    const res = await t.api('POST', '/api/html/render-frame', {
+      html: page(children, background),
+      board_id: board,
+      width: W,
+      height: H,
+      fps: 25,
+    });
+    assert.equal(res.status, 200, res.text);
+    const png = Buffer.from(await (await fetch(t.baseUrl + res.body.url)).arrayBuffer());
+    const { data } = await sharp(png).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+    return (x: number, y: number): number[] => {
+      const i = (y * W + x) * 3;
+      return [data[i], data[i + 1], data[i + 2]];
+    };
+  }
+  const near = (got: number[], want: number[], tol = 4) =>
+    assert.ok(
+      got.every((v, i) => Math.abs(v - want[i]) <= tol),
+      `pixel ${JSON.stringify(got)} is not ${JSON.stringify(want)}`,
+    );
+
+  it('Gaussian Blur: an edge becomes the normal CDF with sigma 0.3 x blurriness; Horizontal leaves rows sharp', async () => {
+    // a white half-plane x >= 100 blurred by 20: sigma 6, so at x = 100 + 6 the level is Phi(1) - 84 %
+    const px = await draw([
+      layer([solid(100, 40, [1, 1, 1, 1])], {
+        matrix: [1, 0, 0, 1, 100, 0],
+        effects: [fx('gaussian-blur', { Blurriness: 20, 'Blur Dimensions': 1, 'Repeat Edge Pixels': 0 })],
+        layerSize: { width: 100, height: 40 },
+      }),
+      layer([solid(100, 40, [1, 1, 1, 1])], {
+        matrix: [1, 0, 0, 1, 100, 60],
+        effects: [fx('gaussian-blur', { Blurriness: 20, 'Blur Dimensions': 2, 'Repeat Edge Pixels': 0 })],
+        layerSize: { width: 100, height: 40 },
+      }),
+    ]);
+    const v = (x: number) => px(x, 20)[0] / 255;
+    // pixel centres: x + 0.5 - 100 away from the edge
+    const cdf = (d: number) => 0.5 * (1 + erf(d / 6 / Math.SQRT2));
+    for (const x of [90, 96, 100, 103, 106, 112])
+      assert.ok(Math.abs(v(x) - cdf(x + 0.5 - 100)) < 0.04, `x ${x}: ${v(x)}`);
+    // horizontal only: the bottom layer's top edge (y 60) stays sharp
+    near(px(150, 58), [0, 0, 0], 3);
+    near(px(150, 61), [255, 255, 255], 3);
+  });
+
+  it('Levels maps input black/white and gamma; Invert; Tint maps luminance between two colours', async () => {
+    const grey = [0.5, 0.5, 0.5, 1];
+    const px = await draw([
+      layer([solid(50, 50, grey)], {
+        effects: [
+          fx('levels', {
+            'Channel:': 1,
+            'Input Black': 0.25,
+            'Input White': 0.75,
+            Gamma: 1,
+            'Output Black': 0,
+            'Output White': 1,
+          }),
+        ],
+        layerSize: { width: 50, height: 50 },
+      }),
+      layer([solid(50, 50, [0.2, 0.2, 0.2, 1])], {
+        matrix: [1, 0, 0, 1, 50, 0],
+        effects: [
+          fx('levels', {
+            'Channel:': 1,
+            'Input Black': 0,
+            'Input White': 1,
+            Gamma: 2,
+            'Output Black': 0,
+            'Output White': 1,
+          }),
+        ],
+        layerSize: { width: 50, height: 50 },
+      }),
+      layer([solid(50, 50, [1, 0.25, 0, 1])], {
+        matrix: [1, 0, 0, 1, 100, 0],
+        effects: [fx('invert', { Channel: 1, 'Blend With Original': 0 })],
+        layerSize: { width: 50, height: 50 },
+      }),
+      layer([solid(50, 50, [1, 1, 1, 1])], {
+        matrix: [1, 0, 0, 1, 150, 0],
+        effects: [fx('tint', { 'Map Black To': [0, 0, 0, 1], 'Map White To': [0, 0, 1, 1], 'Amount to Tint': 100 })],
+        layerSize: { width: 50, height: 50 },
+      }),
+    ]);
+    // (0.5 - 0.25) / 0.5 = 0.5 -> 128
+    near(px(25, 25), [128, 128, 128], 2);
+    // gamma 2: 0.2^(1/2) = 0.447 -> 114
+    near(px(75, 25), [114, 114, 114], 2);
+    near(px(125, 25), [0, 191, 255], 2);
+    near(px(175, 25), [0, 0, 255], 2);
+  });
+
+  it('Drop Shadow: offset by distance along the direction (135 = down right), its opacity of 255, under the layer', async () => {
+    const px = await draw(
+      [
+        layer([solid(40, 40, [1, 0, 0, 1])], {
+          matrix: [1, 0, 0, 1, 20, 20],
+          effects: [
+            fx('drop-shadow', {
+              'Shadow Color': [0, 0, 1, 1],
+              Opacity: 255,
+              Direction: 180,
+              Distance: 20,
+              Softness: 0,
+              'Shadow Only': 0,
+            }),
+          ],
+          layerSize: { width: 40, height: 40 },
+        }),
+      ],
+      [1, 1, 1],
+    );
+    near(px(40, 40), [255, 0, 0]);
+    // direction 180 points down: the shadow shows below the layer, from y 60 to 80
+    near(px(40, 70), [0, 0, 255]);
+    near(px(40, 85), [255, 255, 255]);
+    near(px(70, 40), [255, 255, 255]);
+  });
+
+  it('Fill, Linear Wipe and the drop shadow layer style', async () => {
+    const px = await draw(
+      [
+        layer([solid(50, 50, [1, 0, 0, 1])], {
+          effects: [fx('fill', { Color: [0, 1, 0, 1], Opacity: 1 })],
+          layerSize: { width: 50, height: 50 },
+        }),
+        layer([solid(80, 50, [0, 0, 1, 1])], {
+          matrix: [1, 0, 0, 1, 60, 0],
+          // wipe angle 90: from left to right; half done
+          effects: [fx('linear-wipe', { 'Transition Completion': 50, 'Wipe Angle': 90, Feather: 0 })],
+          layerSize: { width: 80, height: 50 },
+        }),
+        layer([solid(30, 30, [1, 1, 1, 1])], {
+          matrix: [1, 0, 0, 1, 150, 10],
+          styles: [{ kind: 'dropShadow', params: { distance: 10, blur: 0, opacity: 100, localLightingAngle: 90 } }],
+          layerSize: { width: 30, height: 30 },
+        }),
+      ],
+      [0.5, 0.5, 0.5],
+    );
+    near(px(25, 25), [0, 255, 0]);
+    near(px(70, 25), [128, 128, 128]);
+    near(px(130, 25), [0, 0, 255]);
+    // light from above (90°): the shadow falls 10 px below
+    near(px(165, 45), [0, 0, 0]);
+    near(px(165, 25), [255, 255, 255]);
+  });
+
+  it('every effect kind and layer style draws with its defaults and with typical values (no page error)', async () => {
+    const kinds: [string, DisplayEffect['params']][] = [
+      ...Object.values(DRAWN_EFFECTS).map((d): [string, DisplayEffect['params']] => [
+        d.kind,
+        Object.fromEntries(Object.entries(d.defaults ?? {}).map(([k, v]) => [k, v.length === 1 ? v[0] : v])),
+      ]),
+      ['radial-blur', { Amount: 30, Center: [25, 25], Type: 2 }],
+      ['directional-blur', { Direction: 45, 'Blur Length': 10 }],
+      ['radial-wipe', { 'Transition Completion': 40, 'Start Angle': 30, Wipe: 3, Feather: 5 }],
+      ['venetian-blinds', { 'Transition Completion': 50, Direction: 30, Width: 8, Feather: 2 }],
+      ['transform', { 'Anchor Point': [25, 25], Position: [30, 20], Scale: 80, Rotation: 30, Skew: 10, Opacity: 50 }],
+      ['motion-tile', { 'Tile Width': 50, 'Tile Height': 50, 'Output Width': 200, 'Mirror Edges': 1 }],
+      ['glow', { 'Glow Threshold': 50, 'Glow Radius': 20, 'Glow Intensity': 2, 'Glow Colors': 2 }],
+      ['turbulent-displace', { Amount: 20, Size: 30 }],
+    ];
+    // each layer draws a red square with one effect; the page must draw the frame (a page error fails the render)
+    const layers = kinds.map(([kind, params], k) =>
+      layer([solid(50, 50, [1, 0, 0, 1])], {
+        matrix: [0.3, 0, 0, 0.3, (k % 12) * 16, Math.floor(k / 12) * 16],
+        effects: [fx(kind, params)],
+        layerSize: { width: 50, height: 50 },
+      }),
+    );
+    const styles = ['dropShadow', 'innerShadow', 'outerGlow', 'innerGlow', 'solidFill', 'gradientFill', 'frameFX'];
+    layers.push(
+      layer([solid(20, 20, [1, 1, 1, 1])], {
+        matrix: [1, 0, 0, 1, 170, 70],
+        styles: styles.map((kind) => ({ kind, params: {} })),
+        layerSize: { width: 20, height: 20 },
+      }),
+    );
+    const px = await draw(layers, [0.5, 0.5, 0.5]);
+    // the frame was drawn to its last layer (drawing stops at a page error): the background shows where no layer
+    // is, the styled square is not background (a gradient overlay halfway down would be 128)
+    near(px(100, 95), [128, 128, 128]);
+    assert.notDeepEqual(px(175, 72), [128, 128, 128]);
+  });
+});
+
+/** Abramowitz-Stegun 7.1.26 (error below 1.5e-7). */
+function erf(x: number): number {
+  const s = Math.sign(x);
+  const a = Math.abs(x);
+  const t = 1 / (1 + 0.3275911 * a);
+  const y =
+    1 -
+    ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * Math.exp(-a * a);
+  return s * y;
+}
+
+describe(
+  'Gaussian Blur against After Effects (Lottie-Windows BlurOverlap)',
+  { skip: haveRenders ? false : `${RENDERS} is absent` },
+  () => {
+    let t: TestService;
+    let board: string;
+    let projectId: string;
+    before(async () => {
+      t = await startService();
+      board = await t.createBoard('blur');
+      const data = fs.readFileSync(path.join(RENDERS, 'BlurOverlap', 'AfterEffects.aep'));
+      const up = await t.upload(board, { name: 'BlurOverlap.aep', data }, { addToBoard: true });
+      assert.equal(up.status, 200, up.text);
+      projectId = up.body.element.id;
+    });
+    after(() => t.close());
+
+    it('each frame After Effects rendered is within the comparison bounds', async () => {
+      const frames = fs
+        .readdirSync(path.join(RENDERS, 'BlurOverlap', 'Frames'))
+        .filter((f) => f.endsWith('.png'))
+        .sort();
+      const figures: string[] = [];
+      let worst = 0;
+      for (const f of frames.filter((_, k) => k % 3 === 0)) {
+        const n = Number(/(\d+)/.exec(f)![1]);
+        const res = await t.api('POST', '/api/motion/projects/preview', {
+          board_id: board,
+          element_id: projectId,
+          composition: 'Main',
+          time: (n + 0.01) / 30,
+        });
+        assert.equal(res.status, 200, res.text);
+        assert.deepEqual(res.body.approximations, []);
+        const ours = await sharp(Buffer.from(await (await fetch(t.baseUrl + res.body.url)).arrayBuffer()))
+          .removeAlpha()
+          .raw()
+          .toBuffer();
+        // After Effects' RGBA over the composition's white background
+        const ae = await sharp(path.join(RENDERS, 'BlurOverlap', 'Frames', f))
+          .flatten({ background: '#ffffff' })
+          .removeAlpha()
+          .raw()
+          .toBuffer();
+        let sum = 0;
+        for (let i = 0; i < ae.length; i += 3)
+          sum += Math.max(
+            Math.abs(ae[i] - ours[i]),
+            Math.abs(ae[i + 1] - ours[i + 1]),
+            Math.abs(ae[i + 2] - ours[i + 2]),
+          );
+        const mean = sum / (ae.length / 3);
+        worst = Math.max(worst, mean);
+        figures.push(`${f} ${mean.toFixed(2)}`);
+      }
+      console.log(`# BlurOverlap mean largest channel difference per frame: ${figures.join(', ')}`);
+      assert.ok(worst <= 4, `worst frame ${worst.toFixed(2)}`);
+    });
+  },
+);

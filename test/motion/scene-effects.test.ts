@@ -1,0 +1,239 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { decodeScene } from '../../src/motion/scene/decode.js';
+import { evaluate } from '../../src/motion/scene/evaluate.js';
+import { createExpressionEvaluator, type ExpressionEvaluator } from '../../src/motion/scene/expressions.js';
+import type { Effect, EffectParam, Layer, NumProperty, SceneProject } from '../../src/motion/scene/model.js';
+
+/**
+ * Effects in the scene model: parameters decoded from real projects (values, the project's shared definitions,
+ * defaults), the display list's effects, expression controls drawing nothing and listing nothing, and effect
+ * parameters read by expressions (`effect("Slider Control")("Slider")`, another layer's effect, expressions on
+ * effect parameters).
+ */
+const FIXTURES = path.resolve('../shared/fixtures/after-effects');
+const have = fs.existsSync(path.join(FIXTURES, 'corpus', 'INDEX.md'));
+if (!have) console.log(`# motion scene effects: ${FIXTURES} is absent, the real projects are skipped`);
+
+const num = (p: string, value: number[], o: Partial<NumProperty> = {}): NumProperty => ({ path: p, value, ...o });
+const param = (effect: string, k: number, name: string, type: EffectParam['type'], v: NumProperty): EffectParam => ({
+  matchName: `${effect}-000${k}`,
+  name,
+  type,
+  value: v,
+});
+
+function solid(index: number, name: string, o: Partial<Layer> = {}): Layer {
+  return {
+    index,
+    id: index * 10,
+    name,
+    type: 'solid',
+    sourceId: 1,
+    startTime: 0,
+    inPoint: 0,
+    outPoint: 10,
+    stretch: 1,
+    enabled: true,
+    solo: false,
+    shy: false,
+    guide: false,
+    threeD: false,
+    adjustment: false,
+    collapse: false,
+    autoOrient: false,
+    motionBlur: false,
+    blendMode: 'normal',
+    preserveTransparency: false,
+    isMatte: false,
+    transform: {
+      anchor: num('ADBE Transform Group>ADBE Anchor Point', [50, 50, 0]),
+      position: num('ADBE Transform Group>ADBE Position', [100, 100, 0]),
+      scale: num('ADBE Transform Group>ADBE Scale', [100, 100, 100]),
+      rotation: num('ADBE Transform Group>ADBE Rotate Z', [0]),
+      opacity: num('ADBE Transform Group>ADBE Opacity', [100]),
+    },
+    masks: [],
+    effects: [],
+    layerStyles: [],
+    expressions: [],
+    ...o,
+  };
+}
+
+const SLIDER = 'ADBE Slider Control';
+const slider: Effect = {
+  matchName: SLIDER,
+  name: 'Size',
+  enabled: true,
+  params: [
+    param(SLIDER, 1, 'Slider', 'slider', {
+      path: `ADBE Effect Parade>${SLIDER}>${SLIDER}-0001`,
+      value: [10],
+      keyframes: [
+        { time: 0, value: [10], inInterpolation: 'linear', outInterpolation: 'linear' },
+        { time: 2, value: [30], inInterpolation: 'linear', outInterpolation: 'linear' },
+      ],
+    }),
+  ],
+};
+const BLUR = 'ADBE Gaussian Blur 2';
+const blurExpr = 'thisComp.layer("Controls").effect("Size")("Slider") * 2';
+const blur: Effect = {
+  matchName: BLUR,
+  name: 'Gaussian Blur',
+  enabled: true,
+  params: [
+    param(BLUR, 1, 'Blurriness', 'slider', {
+      path: `ADBE Effect Parade>${BLUR}>${BLUR}-0001`,
+      value: [0],
+      expression: blurExpr,
+    }),
+    param(BLUR, 2, 'Blur Dimensions', 'popup', num(`ADBE Effect Parade>${BLUR}>${BLUR}-0002`, [1])),
+  ],
+};
+const posExpr = '[effect("Size")("Slider"), effect(1)(1).valueAtTime(2)]';
+
+const scene: SceneProject = {
+  aeVersion: '23.0',
+  footage: [
+    {
+      id: 1,
+      name: 'S',
+      kind: 'solid',
+      width: 100,
+      height: 100,
+      color: [1, 0, 0, 1],
+      duration: 0,
+      frameRate: 0,
+      still: true,
+    },
+  ],
+  compositions: [
+    {
+      id: 2,
+      name: 'Main',
+      width: 400,
+      height: 300,
+      pixelAspect: 1,
+      frameRate: 30,
+      duration: 10,
+      background: [0, 0, 0],
+      workArea: { start: 0, end: 10 },
+      displayStartTime: 0,
+      hideShyLayers: false,
+      motionBlur: false,
+      layers: [
+        solid(1, 'Controls', {
+          effects: [slider],
+          transform: {
+            ...solid(1, '').transform,
+            position: num('ADBE Transform Group>ADBE Position', [0, 0, 0], { expression: posExpr }),
+          },
+          expressions: [{ property: 'ADBE Transform Group>ADBE Position', expression: posExpr }],
+        }),
+        solid(2, 'Blurred', {
+          effects: [blur],
+          expressions: [{ property: `ADBE Effect Parade>${BLUR}>${BLUR}-0001`, expression: blurExpr }],
+        }),
+      ],
+    },
+  ],
+};
+
+describe('scene: effects in the display list and in expressions', () => {
+  let ev: ExpressionEvaluator;
+  before(async () => {
+    ev = await createExpressionEvaluator();
+  });
+  after(() => ev.dispose());
+
+  it('expression controls draw nothing and are not listed; a drawn effect carries its parameters by name', () => {
+    const list = evaluate(scene, 2, 1, { expressions: ev });
+    assert.deepEqual(list.approximations, []);
+    const [blurred, controls] = list.root.children as { layer?: string; effects?: unknown[]; matrix: number[] }[];
+    assert.equal(controls.layer, 'Controls');
+    assert.equal(controls.effects, undefined);
+    // the slider is 20 at 1 s: the blur's expression reads it through another layer and doubles it
+    assert.equal(blurred.layer, 'Blurred');
+    assert.deepEqual(blurred.effects, [
+      { kind: 'gaussian-blur', match_name: BLUR, params: { Blurriness: 40, 'Blur Dimensions': 1 }, time: 1 },
+    ]);
+    // position [effect("Size")("Slider"), effect(1)(1).valueAtTime(2)] = [20, 30]; anchor 50,50
+    assert.deepEqual(controls.matrix.slice(4), [20 - 50, 30 - 50]);
+  });
+
+  it('without the sandbox the effect parameter expression is listed and its own value drawn', () => {
+    const list = evaluate(scene, 2, 1);
+    const blurred = list.root.children[0] as { effects?: { params: Record<string, unknown> }[] };
+    assert.equal(blurred.effects?.[0].params.Blurriness, 0);
+    assert.ok(list.approximations.some((a) => a.feature === 'expression' && a.detail.includes('Gaussian Blur 2-0001')));
+  });
+
+  it('an effect the page does not draw is listed, the expression control beside it is not', () => {
+    const liquify: Effect = { matchName: 'ADBE LIQUIFY', name: 'Liquify', enabled: true };
+    const s: SceneProject = {
+      ...scene,
+      compositions: [{ ...scene.compositions[0], layers: [solid(1, 'A', { effects: [liquify, slider] })] }],
+    };
+    assert.deepEqual(
+      evaluate(s, 2, 0).approximations.map((a) => a.detail),
+      ['ADBE LIQUIFY (Liquify) is not drawn'],
+    );
+  });
+});
+
+describe('scene: effect parameters of real projects', { skip: have ? false : `${FIXTURES} is absent` }, () => {
+  it('BlurOverlap: each Gaussian Blur with its blurriness; instances without definitions use the shared ones', () => {
+    const s = decodeScene(
+      fs.readFileSync(path.join(FIXTURES, 'ae-renders/CommunityToolkit__Lottie-Windows/BlurOverlap/AfterEffects.aep')),
+    );
+    const main = s.compositions.find((c) => c.name === 'Main')!;
+    const blurs = main.layers.map((l) => l.effects[0]?.params?.map((p) => [p.name, p.value.value[0]]));
+    // as the project's bodymovin export (Lottie.json) has them: 10, 40, 0; dimensions 1; repeat edge pixels on
+    assert.deepEqual(blurs.slice(0, 3), [
+      [
+        ['Blurriness', 10],
+        ['Blur Dimensions', 1],
+        ['Repeat Edge Pixels', 1],
+      ],
+      [
+        ['Blurriness', 40],
+        ['Blur Dimensions', 1],
+        ['Repeat Edge Pixels', 1],
+      ],
+      [
+        ['Blurriness', 0],
+        ['Blur Dimensions', 1],
+        ['Repeat Edge Pixels', 1],
+      ],
+    ]);
+  });
+
+  it('Fill in display order with its colour; Change To Color with its popup choices and colours', () => {
+    const fx = decodeScene(
+      fs.readFileSync(path.join(FIXTURES, 'corpus/KraftyFX__aex/cep__test__assets__layer_effects.aep')),
+    );
+    const fill = fx.compositions.flatMap((c) => c.layers).find((l) => l.effects[0]?.matchName === 'ADBE Fill')!;
+    const p = fill.effects[0].params!;
+    assert.deepEqual(
+      p.map((x) => x.matchName.slice(-4)),
+      ['0001', '0007', '0002', '0006', '0003', '0004', '0005'],
+    );
+    assert.deepEqual(p.find((x) => x.name === 'Color')!.value.value, [1, 0, 0, 1]);
+    const nm05 = decodeScene(
+      fs.readFileSync(path.join(FIXTURES, 'corpus/actumn__aepx.js/examples__input__nm05ae15_movedtime.aepx')),
+    );
+    const ctc = nm05.compositions
+      .flatMap((c) => c.layers)
+      .flatMap((l) => l.effects)
+      .find((e) => e.matchName === 'ADBE Change To Color')!;
+    const change = ctc.params!.find((x) => x.name === 'Change')!;
+    assert.deepEqual(change.options, ['Hue', 'Hue & Lightness', 'Hue & Saturation', 'Hue, Lightness & Saturation']);
+    assert.deepEqual(change.value.value, [4]);
+    const from = ctc.params!.find((x) => x.name === 'From')!.value.value.map((v) => Math.round(v * 255));
+    assert.deepEqual(from, [66, 79, 254, 255]);
+  });
+});
