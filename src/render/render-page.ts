@@ -100,7 +100,6 @@ export async function renderPage<T>(
   opts: RenderPageOptions,
   fn: (page: ClockPage) => Promise<T>,
 ): Promise<T> {
-  const What = opts.what[0].toUpperCase() + opts.what.slice(1);
   const limit = timeLimit(
     opts.signal,
     opts.timeoutMs,
@@ -113,27 +112,28 @@ export async function renderPage<T>(
   );
   const signal = limit.signal;
   const files = new PreparedFiles();
-  const cardEnv = () => ({
+  const cardEnv = {
     pool: env.pool,
     media: env.media?.files ?? files.media,
     serviceOrigins: env.media?.serviceOrigins ?? [],
-  });
+  };
   const page: ClockPage = {
     signal,
     files,
     png: (spec, onProgress) =>
-      withCardPage(cardEnv(), spec, signal, async (card) => {
+      withCardPage(cardEnv, spec, signal, async (card) => {
         await card.seek(spec.frame, onProgress && ((f) => onProgress((f + 1) / (spec.frame + 1))));
         return { png: await card.capture(), blocked: card.blocked };
       }),
     video: (spec, encode, onFrame) =>
-      captureVideo(env.tools, cardEnv(), spec, { ...encode, signal, timeoutMs: opts.timeoutMs }, onFrame),
+      captureVideo(env.tools, cardEnv, spec, { ...encode, signal, timeoutMs: opts.timeoutMs }, onFrame),
   };
   try {
     return await fn(page);
   } catch (err) {
     const stopped = limit.stopped();
     if (stopped) throw stopped;
-    throw opts.failedAsRender ? asRenderFailure(err, `${What} failed`) : err;
+    const what = opts.what[0].toUpperCase() + opts.what.slice(1);
+    throw opts.failedAsRender ? asRenderFailure(err, `${what} failed`) : err;
   }
 }

@@ -15,6 +15,7 @@ declare module '../../src/jobs/kinds.js' {
     work: { i: number };
     long: Record<string, never>;
     slow: Record<string, never>;
+    now: { fail?: boolean; wait?: boolean };
   }
 }
 
@@ -149,6 +150,32 @@ test('restart recovery: running jobs become errors, queued jobs run again', asyn
   assert.match(r.error!, /restart/);
   assert.equal((await second.wait(queued.id)).status, 'complete');
   assert.equal(reran, queued.id);
+});
+
+test('runNow: the same handler in the caller, its scratch removed however it ends, no record kept', async () => {
+  const scratchRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'bms-now-'));
+  const env = { scratchRoot } as unknown as ConstructorParameters<typeof JobRunner>[4];
+  const runner = new JobRunner(openDatabase(tmpDb()), 1, silent, undefined, env);
+  let scratch = '';
+  runner.define('now', async (job) => {
+    scratch = await job.scratch();
+    fs.writeFileSync(path.join(scratch, 'work.txt'), 'x');
+    if (job.params.wait)
+      await new Promise((_, reject) => job.signal.addEventListener('abort', () => reject(job.signal.reason)));
+    if (job.params.fail) throw new ToolFailed('ffmpeg', 'it broke');
+    return { result: { done: true, dir: path.dirname(scratch) } };
+  });
+  assert.deepEqual(await runner.runNow('now', {}, new AbortController().signal), { done: true, dir: scratchRoot });
+  assert.equal(fs.existsSync(scratch), false, 'the scratch folder is gone after success');
+  await assert.rejects(runner.runNow('now', { fail: true }, new AbortController().signal), /it broke/);
+  assert.equal(fs.existsSync(scratch), false, 'the scratch folder is gone after a failure');
+  const client = new AbortController();
+  const pending = runner.runNow('now', { wait: true }, client.signal);
+  await sleep(50);
+  client.abort(new Error('client gone'));
+  await assert.rejects(pending, /client gone/);
+  assert.equal(fs.existsSync(scratch), false, 'the scratch folder is gone after the caller went away');
+  assert.deepEqual(runner.list(), [], 'work run now is not a job');
 });
 
 test('generic job endpoints: 404 for unknown ids, list is empty on a fresh service', async () => {
