@@ -1,5 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
 import sharp from 'sharp';
 import { decodeScene } from '../../src/motion/scene/decode.js';
 import type { DisplayGroup } from '../../src/motion/scene/display.js';
@@ -285,5 +287,35 @@ describe('motion 3D: the drawn frame', () => {
     const b = await t.api('POST', '/api/motion/projects/preview', body);
     const get = async (u: string) => Buffer.from(await (await fetch(t.baseUrl + u)).arrayBuffer());
     assert.ok((await get(a.body.url)).equals(await get(b.body.url)));
+  });
+});
+
+const CORPUS = path.resolve('../shared/fixtures/after-effects/corpus/KraftyFX__aex');
+const haveCorpus = fs.existsSync(CORPUS);
+if (!haveCorpus) console.log(`# motion 3D: ${CORPUS} is absent, its cameras and lights are not read`);
+
+describe('motion 3D: cameras and lights of real projects', { skip: haveCorpus ? false : `${CORPUS} is absent` }, () => {
+  const read = (name: string) => decodeScene(fs.readFileSync(path.join(CORPUS, name))).compositions[0].layers;
+
+  it('tells a one-node camera from a two-node one (aex: "One-Node", "Two-Node" aiming at [100, 200, 300])', () => {
+    const cams = read('cep__test__assets__layer_camera.aep');
+    const one = cams.find((l) => l.name === 'One-Node')!;
+    const two = cams.find((l) => l.name === 'Two-Node')!;
+    assert.equal(one.camera?.twoNode, false);
+    assert.equal(two.camera?.twoNode, true);
+    assert.deepEqual(two.transform.anchor.value, [100, 200, 300]);
+  });
+
+  it("reads each light's type (the layers are named after theirs)", () => {
+    const lights = read('cep__test__assets__layer_light.aep').filter((l) => l.light);
+    assert.deepEqual(
+      lights.map((l) => [l.name, l.light!.lightType]),
+      [
+        ['Parallel Light', 'parallel'],
+        ['Spot Light', 'spot'],
+        ['Point Light', 'point'],
+        ['Ambient Light', 'ambient'],
+      ],
+    );
   });
 });
