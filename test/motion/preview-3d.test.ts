@@ -1,5 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
 import sharp from 'sharp';
 import { decodeScene } from '../../src/motion/scene/decode.js';
 import type { DisplayGroup } from '../../src/motion/scene/display.js';
@@ -201,6 +203,80 @@ describe('motion 3D: layers crossing each other', () => {
   });
 });
 
+describe('motion 3D: a collapsed 3D precomposition', () => {
+  it('places its layers with the outer camera, in the outer run of 3D layers, its opacity on each', () => {
+    const inner = comp({
+      id: 2,
+      name: 'Inner',
+      width: W,
+      height: H,
+      fps: FPS,
+      duration: 4,
+      layers: [solid3d(21, 51, 'Deep', [200, 150, 200]), solid3d(22, 52, 'Close', [200, 150, -100])],
+    });
+    const precomp = layer(layerData({ id: 3, source: 2, flags38: 0x04, flags39: 0x81, duration: 4 }), 'Inner', [
+      ['ADBE Transform Group', group([['ADBE Opacity', prop({ value: [0.5] })]])],
+    ]);
+    const scene = decodeScene(
+      project(
+        comp({
+          id: 1,
+          name: 'Outer',
+          width: W,
+          height: H,
+          fps: FPS,
+          duration: 4,
+          layers: [solid3d(2, 50, 'Mid', [200, 150, 0]), precomp],
+        }),
+        inner,
+        solidItem(50, 'Red Solid', 100, 100, [1, 0, 0]),
+        solidItem(51, 'Green Solid', 100, 100, [0, 1, 0]),
+        solidItem(52, 'Blue Solid', 100, 100, [0, 0, 1]),
+      ),
+    );
+    const list = evaluate(scene, 1, 0);
+    const nodes = list.root.children as DisplayGroup[];
+    assert.deepEqual(
+      nodes.map((n) => n.layer),
+      ['Deep', 'Mid', 'Close'],
+    );
+    assert.deepEqual(
+      nodes.map((n) => n.opacity),
+      [0.5, 1, 0.5],
+    );
+    // the default camera: zoom = 400 x 50/36, at (200, 150, -zoom); Close's corner (0, 0) is (150, 100, -100)
+    const zoom = (W * 50) / 36;
+    const [x, y] = projectPoint(nodes[2].warp!, 0, 0);
+    assert.ok(Math.abs(x - (200 + (zoom * -50) / (zoom - 100))) < 1e-6, `x ${x}`);
+    assert.ok(Math.abs(y - (150 + (zoom * -50) / (zoom - 100))) < 1e-6, `y ${y}`);
+    assert.deepEqual(list.approximations, []);
+  });
+
+  it('lists depth of field, which is not drawn', () => {
+    const cam = layer(layerData({ id: 1, type: 2, flags38: 0x04, flags39: 1, duration: 4 }), 'Lens', [
+      ['ADBE Camera Options Group', group([['ADBE Camera Depth of Field', prop({ value: [1] })]])],
+    ]);
+    const scene = decodeScene(
+      project(
+        comp({
+          id: 1,
+          name: 'Dof',
+          width: W,
+          height: H,
+          fps: FPS,
+          duration: 4,
+          layers: [cam, solid3d(2, 50, 'Red', [200, 150, 0])],
+        }),
+        solidItem(50, 'Red Solid', 100, 100, [1, 0, 0]),
+      ),
+    );
+    assert.deepEqual(
+      evaluate(scene, 1, 0).approximations.map((a) => [a.layer, a.feature]),
+      [['Lens', 'camera']],
+    );
+  });
+});
+
 describe('motion 3D: the drawn frame', () => {
   let t: TestService;
   let board: string;
@@ -285,5 +361,35 @@ describe('motion 3D: the drawn frame', () => {
     const b = await t.api('POST', '/api/motion/projects/preview', body);
     const get = async (u: string) => Buffer.from(await (await fetch(t.baseUrl + u)).arrayBuffer());
     assert.ok((await get(a.body.url)).equals(await get(b.body.url)));
+  });
+});
+
+const CORPUS = path.resolve('../shared/fixtures/after-effects/corpus/KraftyFX__aex');
+const haveCorpus = fs.existsSync(CORPUS);
+if (!haveCorpus) console.log(`# motion 3D: ${CORPUS} is absent, its cameras and lights are not read`);
+
+describe('motion 3D: cameras and lights of real projects', { skip: haveCorpus ? false : `${CORPUS} is absent` }, () => {
+  const read = (name: string) => decodeScene(fs.readFileSync(path.join(CORPUS, name))).compositions[0].layers;
+
+  it('tells a one-node camera from a two-node one (aex: "One-Node", "Two-Node" aiming at [100, 200, 300])', () => {
+    const cams = read('cep__test__assets__layer_camera.aep');
+    const one = cams.find((l) => l.name === 'One-Node')!;
+    const two = cams.find((l) => l.name === 'Two-Node')!;
+    assert.equal(one.camera?.twoNode, false);
+    assert.equal(two.camera?.twoNode, true);
+    assert.deepEqual(two.transform.anchor.value, [100, 200, 300]);
+  });
+
+  it("reads each light's type (the layers are named after theirs)", () => {
+    const lights = read('cep__test__assets__layer_light.aep').filter((l) => l.light);
+    assert.deepEqual(
+      lights.map((l) => [l.name, l.light!.lightType]),
+      [
+        ['Parallel Light', 'parallel'],
+        ['Spot Light', 'spot'],
+        ['Point Light', 'point'],
+        ['Ambient Light', 'ambient'],
+      ],
+    );
   });
 });

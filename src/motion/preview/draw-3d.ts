@@ -61,29 +61,41 @@ export const DRAW_3D_SCRIPT = String.raw`
     const ow = x1 - x0, oh = y1 - y0;
     const img = new ImageData(ow, oh);
     const dst = img.data;
+    // u, v and q move by constant steps along a row (the inverse is a homography); M's depth row likewise.
+    const [d0, d1, d2] = [M[6], M[7], M[8]];
+    const sw1 = sw - 1, sh1 = sh - 1;
     for (let j = 0; j < oh; j++) {
-      const py = y0 + j + 0.5;
-      for (let i = 0; i < ow; i++) {
-        const px = x0 + i + 0.5;
-        const q = inv[6] * px + inv[7] * py + inv[8];
-        const u = (inv[0] * px + inv[1] * py + inv[2]) / q;
-        const v = (inv[3] * px + inv[4] * py + inv[5]) / q;
-        if (M[6] * u + M[7] * v + M[8] < NEAR) continue;
+      const py = y0 + j + 0.5, px0 = x0 + 0.5;
+      let U = inv[0] * px0 + inv[1] * py + inv[2], V = inv[3] * px0 + inv[4] * py + inv[5], Q = inv[6] * px0 + inv[7] * py + inv[8];
+      let o = j * ow * 4;
+      for (let i = 0; i < ow; i++, U += inv[0], V += inv[3], Q += inv[6], o += 4) {
+        const u = U / Q, v = V / Q;
+        if (d0 * u + d1 * v + d2 < NEAR) continue;
         const sx = (u - b[0]) * s - 0.5, sy = (v - b[1]) * s - 0.5;
         if (sx <= -1 || sy <= -1 || sx >= sw || sy >= sh) continue;
         const ix = Math.floor(sx), iy = Math.floor(sy);
         const ax = sx - ix, ay = sy - iy;
         let r = 0, gg = 0, bb = 0, a = 0;
-        for (let k = 0; k < 4; k++) {
-          const cx = ix + (k & 1), cy = iy + (k >> 1);
-          if (cx < 0 || cy < 0 || cx >= sw || cy >= sh) continue;
-          const wgt = ((k & 1) ? ax : 1 - ax) * ((k >> 1) ? ay : 1 - ay);
-          const o = (cy * sw + cx) * 4;
-          const al = src[o + 3] * wgt;
-          r += src[o] * al; gg += src[o + 1] * al; bb += src[o + 2] * al; a += al;
+        if (ix >= 0 && iy >= 0 && ix < sw1 && iy < sh1) {
+          // all four texels inside: no bounds checks
+          const o0 = (iy * sw + ix) * 4, o1 = o0 + sw * 4;
+          const w00 = (1 - ax) * (1 - ay) * src[o0 + 3], w01 = ax * (1 - ay) * src[o0 + 7];
+          const w10 = (1 - ax) * ay * src[o1 + 3], w11 = ax * ay * src[o1 + 7];
+          a = w00 + w01 + w10 + w11;
+          if (a <= 0) continue;
+          r = src[o0] * w00 + src[o0 + 4] * w01 + src[o1] * w10 + src[o1 + 4] * w11;
+          gg = src[o0 + 1] * w00 + src[o0 + 5] * w01 + src[o1 + 1] * w10 + src[o1 + 5] * w11;
+          bb = src[o0 + 2] * w00 + src[o0 + 6] * w01 + src[o1 + 2] * w10 + src[o1 + 6] * w11;
+        } else {
+          for (let k = 0; k < 4; k++) {
+            const cx = ix + (k & 1), cy = iy + (k >> 1);
+            if (cx < 0 || cy < 0 || cx >= sw || cy >= sh) continue;
+            const t = (cy * sw + cx) * 4;
+            const al = src[t + 3] * ((k & 1) ? ax : 1 - ax) * ((k >> 1) ? ay : 1 - ay);
+            r += src[t] * al; gg += src[t + 1] * al; bb += src[t + 2] * al; a += al;
+          }
+          if (a <= 0) continue;
         }
-        if (a <= 0) continue;
-        const o = (j * ow + i) * 4;
         dst[o] = r / a; dst[o + 1] = gg / a; dst[o + 2] = bb / a; dst[o + 3] = a;
       }
     }

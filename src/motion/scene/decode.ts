@@ -1079,7 +1079,7 @@ function readLayer(node: Chunk, info: InspectedLayer, ctx: Ctx, refs: Refs): Lay
     if (text) layer.text = text;
     if (entries(find(find(props, 'ADBE Text Properties'), 'ADBE Text Animators')).length) layer.textAnimators = true;
   }
-  readThreeD(layer, props, ctx, (f38 & 0x40) !== 0);
+  readThreeD(layer, props, ctx, (f38 & 0x40) !== 0, ld.length >= 140 ? d.getUint32(136) : -1);
   if (info.type === 'shape')
     layer.shapes = shapeItems(find(props, 'ADBE Root Vectors Group'), 'ADBE Root Vectors Group', ctx, 0);
   return layer;
@@ -1091,7 +1091,13 @@ function readLayer(node: Chunk, info: InspectedLayer, ctx: Ctx, refs: Refs): Lay
  * Effects creates them). A two-node camera has ldta byte 38 bit 6 (layer_camera.aep of the corpus: "Two-Node" 0x44,
  * "One-Node" 0x04).
  */
-function readThreeD(layer: Layer, props: Chunk | undefined, ctx: Ctx, orientsToInterest: boolean): void {
+function readThreeD(
+  layer: Layer,
+  props: Chunk | undefined,
+  ctx: Ctx,
+  orientsToInterest: boolean,
+  lightCode: number,
+): void {
   const group = (name: string) => {
     const g = find(props, name);
     return (prop: string, def: number[]) => numProp(find(g, prop), prop, `${name}>${prop}`, def, ctx);
@@ -1109,6 +1115,7 @@ function readThreeD(layer: Layer, props: Chunk | undefined, ctx: Ctx, orientsToI
   } else if (layer.type === 'light') {
     const p = group('ADBE Light Options Group');
     layer.light = {
+      lightType: (['parallel', 'spot', 'point', 'ambient'] as const)[lightCode] ?? 'unknown',
       intensity: p('ADBE Light Intensity', [100]),
       color: p('ADBE Light Color', [1, 1, 1, 1]),
       castsShadows: p('ADBE Casts Shadows', [0]),

@@ -398,6 +398,8 @@ export interface CameraOptions {
 
 /** A light layer's options (ADBE Light Options Group): what decides whether it changes the picture. */
 export interface LightOptions {
+  /** ldta u32 at 136: 0 parallel, 1 spot, 2 point, 3 ambient (corpus layer_light.aep, its lights named by type). */
+  lightType: 'parallel' | 'spot' | 'point' | 'ambient' | 'unknown';
   /** Percent. */
   intensity: NumProperty;
   color: NumProperty;
