@@ -586,6 +586,55 @@ export const EFFECTS_SCRIPT = String.raw`
     });
   };
 
+  // A channel of a pixel as Displacement Map and Set Matte choose it (1 red, 2 green, 3 blue, 4 alpha, 5 luminance,
+  // 6 hue, 7 lightness, 8 saturation, 9 full, 10 half, 11 off).
+  const channel = (d, i, k) => {
+    const r = d[i] / 255, g = d[i + 1] / 255, b = d[i + 2] / 255, a = d[i + 3] / 255;
+    if (k === 1) return r;
+    if (k === 2) return g;
+    if (k === 3) return b;
+    if (k === 4) return a;
+    if (k === 5) return luma(r, g, b);
+    if (k >= 6 && k <= 8) return rgbToHsl(r, g, b)[k === 6 ? 0 : k === 7 ? 2 : 1];
+    if (k === 9) return 1;
+    if (k === 10) return 0.75;
+    return 0.5;
+  };
+  const layerPixels = (T, fx, name) => {
+    const node = fx.layers && fx.layers[name];
+    if (!node) return null;
+    const c = T.draw(node);
+    const d = ctxOf(c).getImageData(0, 0, T.W, T.H).data;
+    T.release(c);
+    return d;
+  };
+  // Displacement Map: each pixel takes the layer's pixel (value - 0.5) x 2 x max further along each axis, the value
+  // read from the map layer's chosen channel there; without a map layer the layer displaces itself.
+  E['displacement-map'] = (c, p, n, m, T, fx) => {
+    const src = ctxOf(c).getImageData(0, 0, T.W, T.H).data;
+    const map = layerPixels(T, fx, 'Displacement Map Layer') || src;
+    const kx = num(p['Use For Horizontal Displacement'], 1), ky = num(p['Use For Vertical Displacement'], 2);
+    const mx = num(p['Max Horizontal Displacement'], 5) * scaleOf(m), my = num(p['Max Vertical Displacement'], 5) * scaleOf(m);
+    perPixel(T, c, n, m, (r, g, b, a, x, y) => {
+      const i = (y * T.W + x) * 4;
+      const sx = Math.round(x + (channel(map, i, kx) - 0.5) * 2 * mx), sy = Math.round(y + (channel(map, i, ky) - 0.5) * 2 * my);
+      if (sx < 0 || sy < 0 || sx >= T.W || sy >= T.H) return [0, 0, 0, 0];
+      const j = (sy * T.W + sx) * 4;
+      return [src[j] / 255, src[j + 1] / 255, src[j + 2] / 255, src[j + 3] / 255];
+    }, true);
+  };
+  // Set Matte: the layer's alpha times the other layer's chosen channel (inverted when asked), or replaced by it.
+  E['set-matte'] = (c, p, n, m, T, fx) => {
+    const matte = layerPixels(T, fx, 'Take Matte From Layer');
+    if (!matte) return;
+    const k = num(p['Use For Matte'], 4), inv = num(p['Invert Matte'], 0) === 1, keep = num(p['Composite Matte with Original'], 1) === 1;
+    perPixel(T, c, n, m, (r, g, b, a, x, y) => {
+      let v = channel(matte, (y * T.W + x) * 4, k);
+      if (inv) v = 1 - v;
+      return [r, g, b, keep ? a * v : v];
+    }, true);
+  };
+
   const apply = (c, n, m, T) => {
     for (const fx of n.effects) {
       const f = E[fx.kind];
