@@ -22,6 +22,10 @@ export const EFFECTS_SCRIPT = String.raw`
   const map = (m, p) => [m[0] * p[0] + m[2] * p[1] + m[4], m[1] * p[0] + m[3] * p[1] + m[5]];
   const vec = (m, v) => [m[0] * v[0] + m[2] * v[1], m[1] * v[0] + m[3] * v[1]];
   const luma = (r, g, b) => 0.299 * r + 0.587 * g + 0.114 * b;
+  const invert = (m) => {
+    const d = m[0] * m[3] - m[1] * m[2] || 1;
+    return [m[3] / d, -m[1] / d, -m[2] / d, m[0] / d, (m[2] * m[5] - m[3] * m[4]) / d, (m[1] * m[4] - m[0] * m[5]) / d];
+  };
 
   // ---- surfaces ----
   const ctxOf = (c) => c.getContext('2d', { willReadFrequently: true });
@@ -443,7 +447,7 @@ export const EFFECTS_SCRIPT = String.raw`
     const done = num(p['Transition Completion'], 0) / 100, w = Math.max(1, num(p.Width, 10));
     if (done <= 0) return;
     const a = (num(p.Direction, 0) * Math.PI) / 180, f = num(p.Feather, 0);
-    const inv = (() => { const d = m[0] * m[3] - m[1] * m[2] || 1; return [m[3] / d, -m[1] / d, -m[2] / d, m[0] / d, (m[2] * m[5] - m[3] * m[4]) / d, (m[1] * m[4] - m[0] * m[5]) / d]; })();
+    const inv = invert(m);
     wipe(c, n, m, T, (x, y) => {
       const l = map(inv, [x, y]);
       const s = l[0] * Math.cos(a) + l[1] * Math.sin(a);
@@ -464,7 +468,7 @@ export const EFFECTS_SCRIPT = String.raw`
     g.setTransform(1, 0, 0, 1, 0, 0);
     g.clearRect(0, 0, T.W, T.H);
     // layer -> output: m * T(pos) * R * Skew * S * T(-anchor) * inverse(m)
-    const inv = (() => { const d = m[0] * m[3] - m[1] * m[2] || 1; return [m[3] / d, -m[1] / d, -m[2] / d, m[0] / d, (m[2] * m[5] - m[3] * m[4]) / d, (m[1] * m[4] - m[0] * m[5]) / d]; })();
+    const inv = invert(m);
     g.setTransform(m[0], m[1], m[2], m[3], m[4], m[5]);
     g.translate(pos[0], pos[1]);
     g.rotate(r);
@@ -488,7 +492,7 @@ export const EFFECTS_SCRIPT = String.raw`
     const ctr = Array.isArray(p['Tile Center']) ? p['Tile Center'] : [b.width / 2, b.height / 2];
     const mirror = num(p['Mirror Edges'], 0) === 1;
     if (tw < 1 || th < 1) return;
-    const inv = (() => { const d = m[0] * m[3] - m[1] * m[2] || 1; return [m[3] / d, -m[1] / d, -m[2] / d, m[0] / d, (m[2] * m[5] - m[3] * m[4]) / d, (m[1] * m[4] - m[0] * m[5]) / d]; })();
+    const inv = invert(m);
     // the layer's own pixels as one tile (in layer coordinates)
     const tile = T.acquire(), tg = tile.getContext('2d');
     tg.setTransform(inv[0], inv[1], inv[2], inv[3], inv[4], inv[5]);
@@ -540,7 +544,7 @@ export const EFFECTS_SCRIPT = String.raw`
     }, true);
   };
   E['fractal-noise'] = (c, p, n, m, T) => {
-    const inv = (() => { const d = m[0] * m[3] - m[1] * m[2] || 1; return [m[3] / d, -m[1] / d, -m[2] / d, m[0] / d, (m[2] * m[5] - m[3] * m[4]) / d, (m[1] * m[4] - m[0] * m[5]) / d]; })();
+    const inv = invert(m);
     const uni = num(p['Uniform Scaling'], 1) === 1;
     const sx = Math.max(1, uni ? num(p.Scale, 100) : num(p['Scale Width'], 100)), sy = Math.max(1, uni ? num(p.Scale, 100) : num(p['Scale Height'], 100));
     const rot = (num(p.Rotation, 0) * Math.PI) / 180, cr = Math.cos(rot), sr = Math.sin(rot);
@@ -645,6 +649,15 @@ export const EFFECTS_SCRIPT = String.raw`
   // ---- layer styles (composition coordinates: fit is the composition's matrix to the output) ----
   const S = {};
   const sp = (p, k, d) => num(p[k], d);
+  // Everything but the layer, opaque: what inner shadows and glows are cast from.
+  const outsideOf = (T, c) => {
+    const outside = T.acquire(), og = outside.getContext('2d');
+    og.fillStyle = '#000';
+    og.fillRect(0, 0, T.W, T.H);
+    og.globalCompositeOperation = 'destination-out';
+    og.drawImage(c, 0, 0);
+    return outside;
+  };
   const styleShadow = (c, p, fit, T, inner) => {
     // the angle is where the light comes from (counter-clockwise from the right): the shadow falls the other way
     const a = (sp(p, 'localLightingAngle', 120) * Math.PI) / 180, dist = sp(p, 'distance', 5);
@@ -652,9 +665,7 @@ export const EFFECTS_SCRIPT = String.raw`
     const size = sp(p, 'blur', 5) * scaleOf(fit) * 0.5, color = col(p.color, [0, 0, 0, 1]), o = sp(p, 'opacity', 75) / 100;
     if (!inner) return shadowOf(T, c, color, o, off, size);
     // inner: the shadow of everything outside the layer, kept inside it
-    const outside = T.acquire(), og = outside.getContext('2d');
-    og.fillStyle = '#000'; og.fillRect(0, 0, T.W, T.H);
-    og.globalCompositeOperation = 'destination-out'; og.drawImage(c, 0, 0);
+    const outside = outsideOf(T, c);
     const s = shadowOf(T, outside, color, o, off, size);
     T.release(outside);
     const g = s.getContext('2d');
@@ -684,9 +695,7 @@ export const EFFECTS_SCRIPT = String.raw`
     under(c, s, T);
   };
   S.innerGlow = (c, p, fit, T) => {
-    const outside = T.acquire(), og = outside.getContext('2d');
-    og.fillStyle = '#000'; og.fillRect(0, 0, T.W, T.H);
-    og.globalCompositeOperation = 'destination-out'; og.drawImage(c, 0, 0);
+    const outside = outsideOf(T, c);
     const s = shadowOf(T, outside, col(p.color, [1, 1, 0.745, 1]), sp(p, 'opacity', 75) / 100, [0, 0], sp(p, 'blur', 5) * scaleOf(fit) * 0.5);
     T.release(outside);
     over(c, s, T, 'source-atop');
