@@ -35,7 +35,7 @@ import type {
   ShapeItem,
   TextDocument,
 } from './model.js';
-import type { ExpressionContext, ExpressionEvaluator, ExpressionLayer } from './expressions.js';
+import type { ExpressionComp, ExpressionContext, ExpressionEvaluator, ExpressionLayer } from './expressions.js';
 import {
   DRAWN_STYLES,
   displayEffect,
@@ -198,15 +198,15 @@ class Evaluator {
         const x = typeof ref === 'number' ? comp.layers[ref - 1] : comp.layers.find((y) => y.name === ref);
         return x && this.expressionLayer(x);
       },
-      comp: {
-        name: comp.name,
-        width: comp.width,
-        height: comp.height,
-        pixelAspect: comp.pixelAspect,
-        duration: comp.duration,
-        frameDuration: 1 / comp.frameRate,
-        displayStartTime: comp.displayStartTime,
-        numLayers: comp.layers.length,
+      comp: compFacts(comp),
+      compNamed: (name) => {
+        const other = [...this.comps.values()].find((c) => c.name === name);
+        if (!other) return undefined;
+        const layer = (ref: string | number) => {
+          const x = typeof ref === 'number' ? other.layers[ref - 1] : other.layers.find((y) => y.name === ref);
+          return x && this.expressionLayer(x);
+        };
+        return { comp: compFacts(other), layer };
       },
     };
   }
@@ -640,6 +640,20 @@ const CANVAS_BLENDS = new Set([
   'classic-difference',
   'linear-dodge',
 ]);
+
+/** A composition as expressions see it (`thisComp`, `comp("name")`). */
+function compFacts(comp: Composition): ExpressionComp {
+  return {
+    name: comp.name,
+    width: comp.width,
+    height: comp.height,
+    pixelAspect: comp.pixelAspect,
+    duration: comp.duration,
+    frameDuration: 1 / comp.frameRate,
+    displayStartTime: comp.displayStartTime,
+    numLayers: comp.layers.length,
+  };
+}
 
 function groupMatrix(g: ShapeGroup, num: (p: NumProperty) => number[]): Matrix {
   const tr = g.transform;
