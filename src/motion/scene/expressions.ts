@@ -26,7 +26,7 @@ import { PRELUDE } from './expressions/prelude.js';
  * (quickjs-emscripten), whose code reaches nothing of the host but the one function this module gives it (values of
  * the property, of the composition's layers' transforms, noise and eases: numbers in, JSON numbers out). No require,
  * no process, no file, no network, no clock: an expression that asks for more (`$.evalFile`, `app`, `system`,
- * `footage()`, `comp("other")`, effects, text) fails with a reason, as one that throws, runs out of its time
+ * `footage()`, text, markers) fails with a reason, as one that throws, runs out of its time
  * (`timeLimitMs`, an interrupt) or memory (`memoryLimitBytes`), or gives something other than numbers does. On failure
  * the caller draws the property's own value and lists the reason in `approximations`.
  */
