@@ -222,6 +222,43 @@ describe('preview effects (display list → pixels)', () => {
     near(px(165, 25), [255, 255, 255]);
   });
 
+  it('Set Matte keeps the layer where the other layer is; Displacement Map moves pixels by the map', async () => {
+    const matte = layer([solid(100, 50, [1, 1, 1, 1])]);
+    // a map of value 1 in red: every pixel takes the one (1 - 0.5) x 2 x 10 = 10 px to its right
+    const map = layer([solid(W, H, [1, 0.5, 0.5, 1])]);
+    const px = await draw([
+      layer([solid(W, 50, [1, 0, 0, 1])], {
+        effects: [
+          {
+            ...fx('set-matte', { 'Use For Matte': 4, 'Invert Matte': 0, 'Composite Matte with Original': 1 }),
+            layers: { 'Take Matte From Layer': matte },
+          },
+        ],
+        layerSize: { width: W, height: 50 },
+      }),
+      layer([solid(50, 50, [0, 0, 1, 1])], {
+        matrix: [1, 0, 0, 1, 100, 50],
+        effects: [
+          {
+            ...fx('displacement-map', {
+              'Use For Horizontal Displacement': 1,
+              'Max Horizontal Displacement': 10,
+              'Use For Vertical Displacement': 2,
+              'Max Vertical Displacement': 10,
+            }),
+            layers: { 'Displacement Map Layer': map },
+          },
+        ],
+        layerSize: { width: 50, height: 50 },
+      }),
+    ]);
+    near(px(50, 25), [255, 0, 0]);
+    near(px(150, 25), [0, 0, 0]);
+    // the blue square (x 100..150) now shows from x 90 to 140
+    near(px(92, 75), [0, 0, 255]);
+    near(px(145, 75), [0, 0, 0]);
+  });
+
   it('every effect kind and layer style draws with its defaults and with typical values (no page error)', async () => {
     const kinds: [string, DisplayEffect['params']][] = [
       ...Object.values(DRAWN_EFFECTS).map((d): [string, DisplayEffect['params']] => [

@@ -165,6 +165,35 @@ describe('scene: effects in the display list and in expressions', () => {
     assert.deepEqual(controls.matrix.slice(4), [20 - 50, 30 - 50]);
   });
 
+  it('comp("name") reads another composition and its layers\' effects; a missing one fails with a reason', () => {
+    const expr = '[comp("Other").layer("Ctrl").effect("Size")("Slider"), comp("Other").width]';
+    const other = {
+      ...scene.compositions[0],
+      id: 3,
+      name: 'Other',
+      width: 640,
+      layers: [solid(1, 'Ctrl', { effects: [slider] })],
+    };
+    const reader = (e: string) =>
+      solid(1, 'Reader', {
+        transform: {
+          ...solid(1, '').transform,
+          position: num('ADBE Transform Group>ADBE Position', [0, 0, 0], { expression: e }),
+        },
+        expressions: [{ property: 'ADBE Transform Group>ADBE Position', expression: e }],
+      });
+    const s = (e: string): SceneProject => ({
+      ...scene,
+      compositions: [{ ...scene.compositions[0], layers: [reader(e)] }, other],
+    });
+    const list = evaluate(s(expr), 2, 2, { expressions: ev });
+    assert.deepEqual(list.approximations, []);
+    // the slider is 30 at 2 s; anchor 50,50
+    assert.deepEqual((list.root.children[0] as { matrix: number[] }).matrix.slice(4), [30 - 50, 640 - 50]);
+    const missing = evaluate(s('comp("Nope").width'), 2, 2, { expressions: ev });
+    assert.match(missing.approximations[0].detail, /comp\("Nope"\): there is no composition of that name/);
+  });
+
   it('without the sandbox the effect parameter expression is listed and its own value drawn', () => {
     const list = evaluate(scene, 2, 1);
     const blurred = list.root.children[0] as { effects?: { params: Record<string, unknown> }[] };

@@ -22,6 +22,10 @@ export const EFFECTS_SCRIPT = String.raw`
   const map = (m, p) => [m[0] * p[0] + m[2] * p[1] + m[4], m[1] * p[0] + m[3] * p[1] + m[5]];
   const vec = (m, v) => [m[0] * v[0] + m[2] * v[1], m[1] * v[0] + m[3] * v[1]];
   const luma = (r, g, b) => 0.299 * r + 0.587 * g + 0.114 * b;
+  const invert = (m) => {
+    const d = m[0] * m[3] - m[1] * m[2] || 1;
+    return [m[3] / d, -m[1] / d, -m[2] / d, m[0] / d, (m[2] * m[5] - m[3] * m[4]) / d, (m[1] * m[4] - m[0] * m[5]) / d];
+  };
 
   // ---- surfaces ----
   const ctxOf = (c) => c.getContext('2d', { willReadFrequently: true });
@@ -443,7 +447,7 @@ export const EFFECTS_SCRIPT = String.raw`
     const done = num(p['Transition Completion'], 0) / 100, w = Math.max(1, num(p.Width, 10));
     if (done <= 0) return;
     const a = (num(p.Direction, 0) * Math.PI) / 180, f = num(p.Feather, 0);
-    const inv = (() => { const d = m[0] * m[3] - m[1] * m[2] || 1; return [m[3] / d, -m[1] / d, -m[2] / d, m[0] / d, (m[2] * m[5] - m[3] * m[4]) / d, (m[1] * m[4] - m[0] * m[5]) / d]; })();
+    const inv = invert(m);
     wipe(c, n, m, T, (x, y) => {
       const l = map(inv, [x, y]);
       const s = l[0] * Math.cos(a) + l[1] * Math.sin(a);
@@ -464,7 +468,7 @@ export const EFFECTS_SCRIPT = String.raw`
     g.setTransform(1, 0, 0, 1, 0, 0);
     g.clearRect(0, 0, T.W, T.H);
     // layer -> output: m * T(pos) * R * Skew * S * T(-anchor) * inverse(m)
-    const inv = (() => { const d = m[0] * m[3] - m[1] * m[2] || 1; return [m[3] / d, -m[1] / d, -m[2] / d, m[0] / d, (m[2] * m[5] - m[3] * m[4]) / d, (m[1] * m[4] - m[0] * m[5]) / d]; })();
+    const inv = invert(m);
     g.setTransform(m[0], m[1], m[2], m[3], m[4], m[5]);
     g.translate(pos[0], pos[1]);
     g.rotate(r);
@@ -488,7 +492,7 @@ export const EFFECTS_SCRIPT = String.raw`
     const ctr = Array.isArray(p['Tile Center']) ? p['Tile Center'] : [b.width / 2, b.height / 2];
     const mirror = num(p['Mirror Edges'], 0) === 1;
     if (tw < 1 || th < 1) return;
-    const inv = (() => { const d = m[0] * m[3] - m[1] * m[2] || 1; return [m[3] / d, -m[1] / d, -m[2] / d, m[0] / d, (m[2] * m[5] - m[3] * m[4]) / d, (m[1] * m[4] - m[0] * m[5]) / d]; })();
+    const inv = invert(m);
     // the layer's own pixels as one tile (in layer coordinates)
     const tile = T.acquire(), tg = tile.getContext('2d');
     tg.setTransform(inv[0], inv[1], inv[2], inv[3], inv[4], inv[5]);
@@ -540,7 +544,7 @@ export const EFFECTS_SCRIPT = String.raw`
     }, true);
   };
   E['fractal-noise'] = (c, p, n, m, T) => {
-    const inv = (() => { const d = m[0] * m[3] - m[1] * m[2] || 1; return [m[3] / d, -m[1] / d, -m[2] / d, m[0] / d, (m[2] * m[5] - m[3] * m[4]) / d, (m[1] * m[4] - m[0] * m[5]) / d]; })();
+    const inv = invert(m);
     const uni = num(p['Uniform Scaling'], 1) === 1;
     const sx = Math.max(1, uni ? num(p.Scale, 100) : num(p['Scale Width'], 100)), sy = Math.max(1, uni ? num(p.Scale, 100) : num(p['Scale Height'], 100));
     const rot = (num(p.Rotation, 0) * Math.PI) / 180, cr = Math.cos(rot), sr = Math.sin(rot);
@@ -586,6 +590,55 @@ export const EFFECTS_SCRIPT = String.raw`
     });
   };
 
+  // A channel of a pixel as Displacement Map and Set Matte choose it (1 red, 2 green, 3 blue, 4 alpha, 5 luminance,
+  // 6 hue, 7 lightness, 8 saturation, 9 full, 10 half, 11 off).
+  const channel = (d, i, k) => {
+    const r = d[i] / 255, g = d[i + 1] / 255, b = d[i + 2] / 255, a = d[i + 3] / 255;
+    if (k === 1) return r;
+    if (k === 2) return g;
+    if (k === 3) return b;
+    if (k === 4) return a;
+    if (k === 5) return luma(r, g, b);
+    if (k >= 6 && k <= 8) return rgbToHsl(r, g, b)[k === 6 ? 0 : k === 7 ? 2 : 1];
+    if (k === 9) return 1;
+    if (k === 10) return 0.75;
+    return 0.5;
+  };
+  const layerPixels = (T, fx, name) => {
+    const node = fx.layers && fx.layers[name];
+    if (!node) return null;
+    const c = T.draw(node);
+    const d = ctxOf(c).getImageData(0, 0, T.W, T.H).data;
+    T.release(c);
+    return d;
+  };
+  // Displacement Map: each pixel takes the layer's pixel (value - 0.5) x 2 x max further along each axis, the value
+  // read from the map layer's chosen channel there; without a map layer the layer displaces itself.
+  E['displacement-map'] = (c, p, n, m, T, fx) => {
+    const src = ctxOf(c).getImageData(0, 0, T.W, T.H).data;
+    const map = layerPixels(T, fx, 'Displacement Map Layer') || src;
+    const kx = num(p['Use For Horizontal Displacement'], 1), ky = num(p['Use For Vertical Displacement'], 2);
+    const mx = num(p['Max Horizontal Displacement'], 5) * scaleOf(m), my = num(p['Max Vertical Displacement'], 5) * scaleOf(m);
+    perPixel(T, c, n, m, (r, g, b, a, x, y) => {
+      const i = (y * T.W + x) * 4;
+      const sx = Math.round(x + (channel(map, i, kx) - 0.5) * 2 * mx), sy = Math.round(y + (channel(map, i, ky) - 0.5) * 2 * my);
+      if (sx < 0 || sy < 0 || sx >= T.W || sy >= T.H) return [0, 0, 0, 0];
+      const j = (sy * T.W + sx) * 4;
+      return [src[j] / 255, src[j + 1] / 255, src[j + 2] / 255, src[j + 3] / 255];
+    }, true);
+  };
+  // Set Matte: the layer's alpha times the other layer's chosen channel (inverted when asked), or replaced by it.
+  E['set-matte'] = (c, p, n, m, T, fx) => {
+    const matte = layerPixels(T, fx, 'Take Matte From Layer');
+    if (!matte) return;
+    const k = num(p['Use For Matte'], 4), inv = num(p['Invert Matte'], 0) === 1, keep = num(p['Composite Matte with Original'], 1) === 1;
+    perPixel(T, c, n, m, (r, g, b, a, x, y) => {
+      let v = channel(matte, (y * T.W + x) * 4, k);
+      if (inv) v = 1 - v;
+      return [r, g, b, keep ? a * v : v];
+    }, true);
+  };
+
   const apply = (c, n, m, T) => {
     for (const fx of n.effects) {
       const f = E[fx.kind];
@@ -596,6 +649,15 @@ export const EFFECTS_SCRIPT = String.raw`
   // ---- layer styles (composition coordinates: fit is the composition's matrix to the output) ----
   const S = {};
   const sp = (p, k, d) => num(p[k], d);
+  // Everything but the layer, opaque: what inner shadows and glows are cast from.
+  const outsideOf = (T, c) => {
+    const outside = T.acquire(), og = outside.getContext('2d');
+    og.fillStyle = '#000';
+    og.fillRect(0, 0, T.W, T.H);
+    og.globalCompositeOperation = 'destination-out';
+    og.drawImage(c, 0, 0);
+    return outside;
+  };
   const styleShadow = (c, p, fit, T, inner) => {
     // the angle is where the light comes from (counter-clockwise from the right): the shadow falls the other way
     const a = (sp(p, 'localLightingAngle', 120) * Math.PI) / 180, dist = sp(p, 'distance', 5);
@@ -603,9 +665,7 @@ export const EFFECTS_SCRIPT = String.raw`
     const size = sp(p, 'blur', 5) * scaleOf(fit) * 0.5, color = col(p.color, [0, 0, 0, 1]), o = sp(p, 'opacity', 75) / 100;
     if (!inner) return shadowOf(T, c, color, o, off, size);
     // inner: the shadow of everything outside the layer, kept inside it
-    const outside = T.acquire(), og = outside.getContext('2d');
-    og.fillStyle = '#000'; og.fillRect(0, 0, T.W, T.H);
-    og.globalCompositeOperation = 'destination-out'; og.drawImage(c, 0, 0);
+    const outside = outsideOf(T, c);
     const s = shadowOf(T, outside, color, o, off, size);
     T.release(outside);
     const g = s.getContext('2d');
@@ -635,9 +695,7 @@ export const EFFECTS_SCRIPT = String.raw`
     under(c, s, T);
   };
   S.innerGlow = (c, p, fit, T) => {
-    const outside = T.acquire(), og = outside.getContext('2d');
-    og.fillStyle = '#000'; og.fillRect(0, 0, T.W, T.H);
-    og.globalCompositeOperation = 'destination-out'; og.drawImage(c, 0, 0);
+    const outside = outsideOf(T, c);
     const s = shadowOf(T, outside, col(p.color, [1, 1, 0.745, 1]), sp(p, 'opacity', 75) / 100, [0, 0], sp(p, 'blur', 5) * scaleOf(fit) * 0.5);
     T.release(outside);
     over(c, s, T, 'source-atop');

@@ -405,7 +405,7 @@ ${DRAW_3D_SCRIPT}
       release(mask);
     }
     // Effects after the masks, then layer styles (draw-effects.ts)
-    const tools = { acquire, release, W, H };
+    const tools = { acquire, release, W, H, draw: (node) => { const c = acquire(); drawNode(c.getContext('2d'), node, parent); return c; } };
     if (n.effects) window.__bmsEffects.apply(target, n, m, tools);
     if (n.styles) window.__bmsEffects.styles(target, n, parent, tools);
     if (n.matte) applyMatte(target, n.matte, parent);

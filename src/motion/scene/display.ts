@@ -102,6 +102,11 @@ export interface DisplayEffect {
   params: Record<string, number | number[]>;
   /** The layer's time in seconds (effects that move by themselves: Wave Warp's speed). */
   time: number;
+  /**
+   * Layers the effect reads (Displacement Map's map, Set Matte's matte) by parameter name, drawn in the SAME
+   * coordinates as this group's parent, as a track matte is.
+   */
+  layers?: Record<string, DisplayGroup>;
 }
 
 /** A layer style at this instant (`dropShadow`...) with its parameters by name (`distance`, `color`...). */

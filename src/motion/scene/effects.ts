@@ -201,6 +201,24 @@ export const DRAWN_EFFECTS: Record<string, Drawn> = {
       Phase: [0],
     },
   },
+  'ADBE Displacement Map': {
+    kind: 'displacement-map',
+    defaults: {
+      'Use For Horizontal Displacement': [1],
+      'Max Horizontal Displacement': [5],
+      'Use For Vertical Displacement': [2],
+      'Max Vertical Displacement': [5],
+    },
+    approximate: 'Displacement Map reads the map layer as the composition shows it (not stretched or tiled)',
+  },
+  'ADBE Set Matte3': {
+    kind: 'set-matte',
+    defaults: { 'Use For Matte': [4], 'Invert Matte': [0], 'Composite Matte with Original': [1] },
+  },
+  'ADBE Set Matte2': {
+    kind: 'set-matte',
+    defaults: { 'Use For Matte': [4], 'Invert Matte': [0], 'Composite Matte with Original': [1] },
+  },
   'ADBE Fractal Noise': {
     kind: 'fractal-noise',
     defaults: {

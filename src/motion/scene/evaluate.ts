@@ -35,7 +35,7 @@ import type {
   ShapeItem,
   TextDocument,
 } from './model.js';
-import type { ExpressionContext, ExpressionEvaluator, ExpressionLayer } from './expressions.js';
+import type { ExpressionComp, ExpressionContext, ExpressionEvaluator, ExpressionLayer } from './expressions.js';
 import {
   DRAWN_STYLES,
   displayEffect,
@@ -143,6 +143,8 @@ class Evaluator {
   private readonly touched = new Set<Layer>();
   /** Layer groups made so far at this instant (bounded by maxLayers). */
   private drawn = 0;
+  /** Layers whose effects are reading another layer (Displacement Map, Set Matte): no layer reads itself back. */
+  private readonly reading = new Set<Layer>();
   /** Per layer, each expression's outcome at this instant by property path: true, or why it failed. */
   private readonly outcomes = new Map<Layer, Map<string, true | string>>();
   /** 3D: where the composition being evaluated places its layers, and the space a collapsed 3D precomp hands in. */
@@ -208,15 +210,15 @@ class Evaluator {
         const x = typeof ref === 'number' ? comp.layers[ref - 1] : comp.layers.find((y) => y.name === ref);
         return x && this.expressionLayer(x);
       },
-      comp: {
-        name: comp.name,
-        width: comp.width,
-        height: comp.height,
-        pixelAspect: comp.pixelAspect,
-        duration: comp.duration,
-        frameDuration: 1 / comp.frameRate,
-        displayStartTime: comp.displayStartTime,
-        numLayers: comp.layers.length,
+      comp: compFacts(comp),
+      compNamed: (name) => {
+        const other = [...this.comps.values()].find((c) => c.name === name);
+        if (!other) return undefined;
+        const layer = (ref: string | number) => {
+          const x = typeof ref === 'number' ? other.layers[ref - 1] : other.layers.find((y) => y.name === ref);
+          return x && this.expressionLayer(x);
+        };
+        return { comp: compFacts(other), layer };
       },
     };
   }
@@ -394,7 +396,7 @@ class Evaluator {
     }
     if (l.blendMode !== 'normal' && !CANVAS_BLENDS.has(l.blendMode))
       this.note(l, 'blend-mode', `blending mode ${l.blendMode} is drawn as normal`);
-    this.effects(l, comp, lt, g);
+    this.effects(l, comp, t, lt, stack, g);
     if (collapsed3d) {
       // its layers are already placed in this composition's space
       g.matrix = IDENTITY;
@@ -407,12 +409,23 @@ class Evaluator {
   }
 
   /** The layer's drawn effects and layer styles at layer time `lt` (effects.ts), with the rectangle they use. */
-  private effects(l: Layer, comp: Composition, lt: number, g: DisplayGroup): void {
+  private effects(l: Layer, comp: Composition, t: number, lt: number, stack: number[], g: DisplayGroup): void {
     const num = (p: NumProperty) => this.num(l, p, lt);
     const index = (id: number) => comp.layers.find((x) => x.id === id)?.index;
-    const fx = l.effects
-      .filter((e) => e.enabled && effectStatus(e) === 'drawn')
-      .map((e) => displayEffect(e, num, index, lt));
+    const drawn = l.effects.filter((e) => e.enabled && effectStatus(e) === 'drawn');
+    const fx = drawn.map((e) => displayEffect(e, num, index, lt));
+    // layers an effect reads (a map, a matte): drawn as the composition shows them, once each; a layer reading itself
+    // or one that reads it back uses nothing
+    drawn.forEach((e, k) => {
+      for (const p of e.params ?? []) {
+        const ref = p.type === 'layer' && p.layerId ? comp.layers.find((x) => x.id === p.layerId) : undefined;
+        if (!ref || ref === l || this.reading.has(ref) || t < ref.inPoint || t >= ref.outPoint) continue;
+        this.reading.add(l);
+        const node = this.layer(ref, comp, t, stack, true);
+        this.reading.delete(l);
+        if (node) (fx[k].layers ??= {})[p.name] = node;
+      }
+    });
     const styles = (l.styles ?? []).filter((s) => DRAWN_STYLES.has(s.kind)).map((s) => displayStyle(s, num, lt));
     if (fx.length) g.effects = fx;
     if (styles.length) g.styles = styles;
@@ -668,6 +681,20 @@ const CANVAS_BLENDS = new Set([
   'classic-difference',
   'linear-dodge',
 ]);
+
+/** A composition as expressions see it (`thisComp`, `comp("name")`). */
+function compFacts(comp: Composition): ExpressionComp {
+  return {
+    name: comp.name,
+    width: comp.width,
+    height: comp.height,
+    pixelAspect: comp.pixelAspect,
+    duration: comp.duration,
+    frameDuration: 1 / comp.frameRate,
+    displayStartTime: comp.displayStartTime,
+    numLayers: comp.layers.length,
+  };
+}
 
 function groupMatrix(g: ShapeGroup, num: (p: NumProperty) => number[]): Matrix {
   const tr = g.transform;

@@ -26,7 +26,7 @@ import { PRELUDE } from './expressions/prelude.js';
  * (quickjs-emscripten), whose code reaches nothing of the host but the one function this module gives it (values of
  * the property, of the composition's layers' transforms, noise and eases: numbers in, JSON numbers out). No require,
  * no process, no file, no network, no clock: an expression that asks for more (`$.evalFile`, `app`, `system`,
- * `footage()`, `comp("other")`, effects, text) fails with a reason, as one that throws, runs out of its time
+ * `footage()`, text, markers) fails with a reason, as one that throws, runs out of its time
  * (`timeLimitMs`, an interrupt) or memory (`memoryLimitBytes`), or gives something other than numbers does. On failure
  * the caller draws the property's own value and lists the reason in `approximations`.
  */
@@ -91,6 +91,10 @@ export interface ExpressionContext {
   /** A layer of the same composition by name (the first of that name) or 1-based index; undefined when none. */
   layer(ref: string | number): ExpressionLayer | undefined;
   comp: ExpressionComp;
+  /** `comp("name")`: another composition of the project (the first of that name) and its layers; none when missing. */
+  compNamed?(
+    name: string,
+  ): { comp: ExpressionComp; layer(ref: string | number): ExpressionLayer | undefined } | undefined;
 }
 
 export type ExpressionResult = { ok: true; value: number[] } | { ok: false; reason: string };
@@ -317,6 +321,9 @@ class Sandbox implements ExpressionEvaluator {
       return v;
     };
     const own = (t: number) => (t === ctx.time ? ctx.value : ctx.sampleOwn(t));
+    // a layer of the expression's composition, or of comp(name) when the call names one
+    const layerIn = (comp: unknown, ref: string | number) =>
+      typeof comp === 'string' ? ctx.compNamed?.(comp)?.layer(ref) : ctx.layer(ref);
     switch (op) {
       case 'v':
         return own(n(1));
@@ -327,23 +334,28 @@ class Sandbox implements ExpressionEvaluator {
         const b = ctx.sampleOwn(t + h);
         return a.map((x, i) => ((b[i] ?? x) - x) / (2 * h));
       }
+      case 'C': {
+        const c = ctx.compNamed?.(String(args[1]));
+        if (!c) throw new Error(`comp("${String(args[1])}"): there is no composition of that name`);
+        return c.comp;
+      }
       case 'L': {
         const ref = args[1];
-        const l = typeof ref === 'string' || typeof ref === 'number' ? ctx.layer(ref) : undefined;
+        const l = typeof ref === 'string' || typeof ref === 'number' ? layerIn(args[2], ref) : undefined;
         if (!l)
           throw new Error(typeof ref === 'string' ? `layer "${ref}" is missing` : `layer ${String(ref)} is missing`);
         const { index, name, inPoint, outPoint, startTime, width, height } = l;
         return { index, name, inPoint, outPoint, startTime, width, height };
       }
       case 's': {
-        const l = ctx.layer(n(1));
+        const l = layerIn(args[4], n(1));
         if (!l) throw new Error(`layer ${n(1)} is missing`);
         const name = args[2];
         if (!TRANSFORM_NAMES.includes(name as TransformName)) throw new Error(`no transform property ${String(name)}`);
         return l.transform(name as TransformName, n(3));
       }
       case 'E': {
-        const l = ctx.layer(n(1));
+        const l = layerIn(args[5], n(1));
         const [e, p] = [args[2], args[3]];
         const ok = (v: unknown): v is string | number => typeof v === 'string' || typeof v === 'number';
         const v = l && ok(e) && ok(p) ? l.effect?.(e, p, n(4)) : undefined;

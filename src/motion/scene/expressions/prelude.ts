@@ -10,7 +10,8 @@
  * Each run gets `facts`: JSON of {value, index, keys, comp} (the property's own value now, its layer's index, its key
  * times, the composition), so the common reads cost no call out of the sandbox, which is the expensive part.
  * Ops of the host: v(t) own value; V(t) own velocity; L(ref) a layer's facts; s(index, name, t) a layer's transform
- * value; E(index, effect, param, t) an effect parameter's value; e(kind, x) an ease; lo(dir, type, n, duration, t) a loop; f(t, fps, isDuration) timeToFrames; w(freq, amp, octaves,
+ * value; E(index, effect, param, t) an effect parameter's value; C(name) another composition's facts (L, s and E
+ * take that name last for its layers); e(kind, x) an ease; lo(dir, type, n, duration, t) a loop; f(t, fps, isDuration) timeToFrames; w(freq, amp, octaves,
  * ampMult, t) wiggle; r() a random number; S(seed, timeless) seedRandom; n(point) noise.
  */
 export const PRELUDE = String.raw`
@@ -57,12 +58,13 @@ globalThis.__exec = Function('__source', 'return eval(__source)');
   }
 
   var TRANSFORMS = ['anchorPoint', 'position', 'scale', 'rotation', 'opacity'];
-  function layer(ref) {
+  // a layer of this composition, or of comp(cn) when cn is given (every host call about it then names cn)
+  function layer(ref, cn) {
     if (ref instanceof Number || ref instanceof String) ref = ref.valueOf();
     if (typeof ref !== 'number' && typeof ref !== 'string') throw new TypeError('layer() takes a name or an index');
-    var c = frame(), key = typeof ref + ':' + ref;
+    var c = frame(), key = (cn === undefined ? '' : cn + '>') + typeof ref + ':' + ref;
     if (c.layers[key]) return c.layers[key];
-    var info = H('L', ref);
+    var info = H('L', ref, cn);
     var L = { index: info.index, name: info.name, inPoint: info.inPoint, outPoint: info.outPoint,
       startTime: info.startTime, transform: {} };
     ['width', 'height'].forEach(function (k) {
@@ -72,7 +74,7 @@ globalThis.__exec = Function('__source', 'return eval(__source)');
       } });
     });
     TRANSFORMS.forEach(function (p) {
-      var at = function (t) { return H('s', info.index, p, t); };
+      var at = function (t) { return H('s', info.index, p, t, cn); };
       var get = function () { return decorate(at(frame().t), at); };
       Object.defineProperty(L.transform, p, { get: get, enumerable: true });
       Object.defineProperty(L, p, { get: get, enumerable: true });
@@ -82,7 +84,7 @@ globalThis.__exec = Function('__source', 'return eval(__source)');
       if (e instanceof Number || e instanceof String) e = e.valueOf();
       return function (pr) {
         if (pr instanceof Number || pr instanceof String) pr = pr.valueOf();
-        var at = function (t) { return H('E', info.index, e, pr, t); };
+        var at = function (t) { return H('E', info.index, e, pr, t, cn); };
         return decorate(at(frame().t), at);
       };
     };
@@ -297,7 +299,17 @@ globalThis.__exec = Function('__source', 'return eval(__source)');
     random: random,
     gaussRandom: gaussRandom,
     noise: function (p) { return H('n', JSON.stringify(vec(p).map(function (x) { return num(x, 'noise()'); }))); },
-    comp: function (name) { throw new Error('comp("' + name + '"): other compositions are not available in the preview'); },
+    comp: function (name) {
+      var c = frame(), cn = String(name);
+      c.comps = c.comps || {};
+      if (!c.comps[cn]) {
+        var i = H('C', cn);
+        c.comps[cn] = { name: i.name, width: i.width, height: i.height, duration: i.duration,
+          frameDuration: i.frameDuration, displayStartTime: i.displayStartTime, pixelAspect: i.pixelAspect,
+          numLayers: i.numLayers, layer: function (r) { return layer(r, cn); } };
+      }
+      return c.comps[cn];
+    },
     footage: function () { throw new Error('footage() is not available in the preview'); },
     effect: function (e) { return layer(here()).effect(e); },
     mask: function () { throw new Error('mask() is not available in the preview'); },
