@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { startService, type TestService } from '../helpers/service.js';
+import { findRedisServer, REDIS_MISSING, startRedis } from '../helpers/redis.js';
 import type { EagerAnswer, EagerRequest } from '../helpers/eager-client.js';
 
 // A body the service refuses before reading it (413 from Content-Length, an upload over MAX_UPLOAD_BYTES) must not
@@ -30,11 +31,11 @@ after(async () => {
   await capped?.close();
 });
 
-function eager(requests: EagerRequest[]): Promise<EagerAnswer[]> {
+function eager(requests: EagerRequest[], port = svc.port): Promise<EagerAnswer[]> {
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', path.join(import.meta.dirname, '../helpers/eager-client.ts'), String(svc.port)],
+      ['--import', 'tsx', path.join(import.meta.dirname, '../helpers/eager-client.ts'), String(port)],
       { stdio: ['pipe', 'pipe', 'inherit'] },
     );
     let out = '';
@@ -198,3 +199,53 @@ test('a client that sends slowly is cut off once the discard passes its time', a
   assert.ok(held < CAPS.maxMs + 4000, `closed ${held} ms after the answer`);
   assert.ok(r.written < MB);
 });
+
+const redisBin = findRedisServer();
+
+test(
+  "a render worker's output over MAX_UPLOAD_BYTES is answered 413, and nothing is kept",
+  { skip: redisBin ? false : REDIS_MISSING },
+  async () => {
+    const redis = await startRedis(redisBin!);
+    const token = 'refused-bodies-token-0123456789';
+    const queued = await startService({
+      JOB_QUEUE: redis.url,
+      JOB_QUEUE_NAME: 'refused-bodies',
+      API_TOKEN: token,
+      LOCAL_WORKER: '0',
+      MAX_UPLOAD_BYTES: String(UPLOAD_LIMIT),
+    });
+    try {
+      const b = await queued.createBoard();
+      // A job no worker takes (LOCAL_WORKER=0 and none started) stays queued, so its output may be uploaded.
+      const job = await queued.api('POST', '/api/html/render', {
+        html: '<p>x</p>',
+        width: 64,
+        height: 64,
+        fps: 10,
+        duration: 1,
+        board_id: b,
+        async: true,
+      });
+      assert.equal(job.status, 202, job.text);
+      const requests: EagerRequest[] = [8 * MB, 64 * MB].flatMap((bytes) =>
+        (['keep-alive', 'close'] as const).map((connection) => ({
+          method: 'PUT',
+          path: `/api/workers/jobs/${job.body.job_id}/output?board_id=${b}&name=out.mp4`,
+          body: { kind: 'raw' as const, bytes },
+          headers: { authorization: `Bearer ${token}` },
+          connection,
+        })),
+      );
+      for (const a of await eager(requests, queued.port)) {
+        assert.equal(a.status, 413, a.error ?? a.body);
+        assert.equal(errorCode(a), 'payload_too_large');
+      }
+      const folder = path.join(queued.dataDir, 'media', 'admin', b);
+      assert.deepEqual(fs.existsSync(folder) ? fs.readdirSync(folder) : [], []);
+    } finally {
+      await queued.close();
+      await redis.stop();
+    }
+  },
+);

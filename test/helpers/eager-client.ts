@@ -7,8 +7,9 @@ import http from 'node:http';
 export interface EagerRequest {
   method: string;
   path: string;
-  /** The body's bytes: JSON text (`json`) or one file part after a board_id field (`upload`). */
-  body: { kind: 'json' | 'upload'; bytes: number; boardId?: string };
+  /** The body's bytes: JSON text (`json`), one file part after a board_id field (`upload`), or bytes (`raw`). */
+  body: { kind: 'json' | 'upload' | 'raw'; bytes: number; boardId?: string };
+  headers?: Record<string, string>;
   /** `keep-alive`: node's default agent; `close`: no agent, so the request says `Connection: close`. */
   connection: 'keep-alive' | 'close';
 }
@@ -21,7 +22,11 @@ export interface EagerAnswer {
 }
 
 const BOUNDARY = 'eager-client-boundary';
-const UPLOAD_CONTENT_TYPE = `multipart/form-data; boundary=${BOUNDARY}`;
+const CONTENT_TYPES = {
+  json: 'application/json',
+  upload: `multipart/form-data; boundary=${BOUNDARY}`,
+  raw: 'application/octet-stream',
+};
 
 const bodies = new Map<string, Buffer>();
 
@@ -32,7 +37,10 @@ function bodyOf({ kind, bytes, boardId = 'bd_none' }: EagerRequest['body']): Buf
   if (known) return known;
   let head: string;
   let tail: string;
-  if (kind === 'json') {
+  if (kind === 'raw') {
+    head = '';
+    tail = '';
+  } else if (kind === 'json') {
     head = '{"name":"';
     tail = '"}';
   } else {
@@ -60,8 +68,9 @@ function send(port: number, r: EagerRequest): Promise<EagerAnswer> {
         method: r.method,
         path: r.path,
         headers: {
-          'content-type': r.body.kind === 'json' ? 'application/json' : UPLOAD_CONTENT_TYPE,
+          'content-type': CONTENT_TYPES[r.body.kind],
           'content-length': body.length,
+          ...r.headers,
         },
         ...(r.connection === 'close' ? { agent: false } : {}),
       },
