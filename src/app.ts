@@ -13,6 +13,7 @@ import { isTempName } from './files/atomic.js';
 import { MediaRoot } from './files/media-root.js';
 import { installErrorHandling } from './http/errors.js';
 import { installGuard } from './http/guard.js';
+import { DISCARD_LIMITS, installLingeringClose, type DiscardLimits } from './http/lingering-close.js';
 import { DEFAULT_BODY_LIMIT, installJsonParser } from './http/json-body.js';
 import { perPartValidation } from './http/validation.js';
 import { JobRunner } from './jobs/runner.js';
@@ -174,6 +175,8 @@ export interface BuildOptions {
    * answers (a link-local address, a rebinding one) without touching the machine's DNS. The address policy wraps it.
    */
   lookup?: LookupFunction;
+  /** Test seam: how much of a refused body is discarded before its connection is cut (DISCARD_LIMITS by default). */
+  discardLimits?: DiscardLimits;
 }
 
 export async function buildService(config: Config, opts: BuildOptions = {}): Promise<Service> {
@@ -244,6 +247,8 @@ export async function buildService(config: Config, opts: BuildOptions = {}): Pro
   const features = await registerFeatures(app, ctx);
 
   await app.ready();
+  // After the media fast path, which takes the place of fastify's request listener.
+  installLingeringClose(app.server, opts.discardLimits ?? DISCARD_LIMITS);
   start();
 
   // A connection that has not sent a byte yet is neither idle nor busy to Node, so closing would wait the whole grace

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import type { AddressInfo, LookupFunction } from 'node:net';
 import { loadConfig } from '../../src/config.js';
-import { buildService, type Service } from '../../src/app.js';
+import { buildService, type BuildOptions, type Service } from '../../src/app.js';
 
 export interface TestService {
   service: Service;
@@ -40,7 +40,12 @@ export interface ApiAnswer<T> {
  */
 export async function startService(
   env: Record<string, string | undefined> = {},
-  opts: { dataDir?: string; logStream?: NodeJS.WritableStream; lookup?: LookupFunction } = {},
+  opts: {
+    dataDir?: string;
+    logStream?: NodeJS.WritableStream;
+    lookup?: LookupFunction;
+    discardLimits?: BuildOptions['discardLimits'];
+  } = {},
 ): Promise<TestService> {
   const dataDir = opts.dataDir ?? (await fsp.mkdtemp(path.join(os.tmpdir(), 'bms-test-')));
   // TEST_JOB_QUEUE=redis://...: the same tests with jobs on the shared queue (test/workers/renders-on-queue.test.ts),
@@ -66,6 +71,7 @@ export async function startService(
   const service = await buildService(config, {
     ...(opts.logStream ? { logStream: opts.logStream } : { logger: false }),
     lookup: opts.lookup,
+    discardLimits: opts.discardLimits,
   });
   await service.app.listen({ host: config.host, port: config.port });
   // With API_TOKEN set, the helpers send it like any client of the service would.
