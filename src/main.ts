@@ -34,7 +34,7 @@ async function serve(): Promise<void> {
 
 const commands: Record<string, (args: string[]) => Promise<void>> = {
   serve: () => serve(),
-  // Loaded on demand, so `serve` never loads grammY or the native node-pty module.
+  // Loaded on demand, so `serve` never loads grammY or the native (optional) node-pty module.
   bot: async (args) => (await import('./bridge/clients/bot-cli.js')).botCommand(args),
   terminal: async (args) => (await import('./bridge/clients/terminal-cli.js')).terminalCommand(args),
   worker: async (args) => (await import('./workers/cli.js')).workerCommand(args),
