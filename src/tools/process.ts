@@ -86,9 +86,13 @@ function track(child: ChildProcess, opts: StartOptions): void {
  * `leaderGone` (it has exited already) Windows looks its orphans up by their parent id, since /T starts from a live
  * process. Resolves once the kill was sent (on Windows, once taskkill has run).
  */
-export function endProcessTree(target: ChildProcess | number, o: { leaderGone?: boolean } = {}): Promise<void> {
-  const pid = typeof target === 'number' ? target : target.pid;
-  if (pid === undefined) return Promise.resolve();
+export function endProcessTree(
+  target: ChildProcess | number | null | undefined,
+  o: { leaderGone?: boolean } = {},
+): Promise<void> {
+  const pid = typeof target === 'number' ? target : target?.pid;
+  // Never 0 or less: kill(0) and kill(-1) reach this process's own group, or every process it may signal.
+  if (pid === undefined || !Number.isInteger(pid) || pid <= 0) return Promise.resolve();
   if (!isWindows()) {
     for (const id of [-pid, pid]) {
       try {

@@ -22,6 +22,7 @@ async function loadPty(): Promise<typeof import('@lydell/node-pty')> {
   } catch (err) {
     throw new Error(
       `the terminal needs the optional package @lydell/node-pty for ${process.platform}-${process.arch}: run \`npm ci\` without --omit=optional (${String(err)})`,
+      { cause: err },
     );
   }
   if (process.platform === 'darwin') {
