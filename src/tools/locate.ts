@@ -134,10 +134,7 @@ function browserInstalls(host: Host): string[] {
       'Chromium.app/Contents/MacOS/Chromium',
       'Microsoft Edge.app/Contents/MacOS/Microsoft Edge',
     ];
-    return [
-      ...apps.map((a) => `/Applications/${a}`),
-      ...apps.map((a) => path.posix.join(host.home, 'Applications', a)),
-    ];
+    return apps.flatMap((a) => [`/Applications/${a}`, path.posix.join(host.home, 'Applications', a)]);
   }
   return [
     '/usr/bin/chromium-headless-shell',

@@ -36,9 +36,14 @@ interface Tracked {
 const live = new Map<number, Tracked>();
 const isWindows = () => process.platform === 'win32';
 
-/** Starts `file` with `args` (never through a shell), see the module's comment. */
+/**
+ * Starts `file` with `args` (never through a shell), see the module's comment. A JavaScript file (`.js`, `.mjs`,
+ * `.cjs`) is run by this Node: a tool written in JavaScript, such as the tests' stand-ins, runs alike on every OS
+ * (Windows starts neither `#!` scripts nor, without a shell, `.cmd` files).
+ */
 export function startProcess(file: string, args: readonly string[], opts: StartOptions = {}): ChildProcess {
-  const child = spawn(file, args, {
+  const script = /\.[cm]?js$/i.test(file);
+  const child = spawn(script ? process.execPath : file, script ? [file, ...args] : args, {
     cwd: opts.cwd,
     env: opts.env,
     stdio: opts.stdio ?? ['ignore', 'pipe', 'pipe'],
