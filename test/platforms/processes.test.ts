@@ -83,10 +83,9 @@ describe(
 
     it("ffmpeg's runner, cancelled, answers Cancelled and leaves no process", async () => {
       const abort = new AbortController();
-      let pids: number[] = [];
       const file = path.join(dir, 'pids-ffmpeg');
       const run = runProcess(tree, ['file', file], { signal: abort.signal }, 'ffmpeg');
-      pids = await eventually(async () => {
+      const pids = await eventually(async () => {
         const text = await fsp.readFile(file, 'utf8').catch(() => '');
         return text.includes(' ') ? text.trim().split(' ').map(Number) : undefined;
       });
