@@ -19,6 +19,7 @@ import { startReplicateDouble, type ReplicateDouble } from '../helpers/ai-double
  */
 const YTDLP_THROUGH_PROXY = `import fs from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
 const args = process.argv.slice(2);
 if (args[0] === '--version') {
   console.log('2099.01.01');
@@ -27,6 +28,11 @@ if (args[0] === '--version') {
 const out = args[args.indexOf('-P') + 1];
 if (!args.includes('--proxy')) process.exit(4);
 const proxy = new URL(args[args.indexOf('--proxy') + 1]);
+// The credentials in the proxy's URL, as curl and yt-dlp send them.
+const auth = {
+  'proxy-authorization':
+    'Basic ' + Buffer.from(decodeURIComponent(proxy.username) + ':' + decodeURIComponent(proxy.password)).toString('base64'),
+};
 const ok = (res) =>
   new Promise((resolve) => {
     const chunks = [];
@@ -38,7 +44,7 @@ const ok = (res) =>
 const plain = (url) =>
   new Promise((resolve) =>
     http
-      .get({ host: proxy.hostname, port: proxy.port, path: url, headers: { host: new URL(url).host } }, (res) =>
+      .get({ host: proxy.hostname, port: proxy.port, path: url, headers: { host: new URL(url).host, ...auth } }, (res) =>
         ok(res).then(resolve),
       )
       .on('error', () => resolve(undefined)),
@@ -51,6 +57,7 @@ const tunnel = (url) =>
       port: proxy.port,
       method: 'CONNECT',
       path: u.hostname + ':' + (u.port || 80),
+      headers: auth,
     });
     req.on('connect', (res, socket) => {
       if (res.statusCode !== 200) return socket.destroy(), resolve(undefined);
