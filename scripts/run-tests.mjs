@@ -11,6 +11,16 @@ function find(dir) {
   });
 }
 
+// node:sqlite without a flag, and the statement option the stores use, arrived in 22.15 (docs/platforms.md).
+const [major, minor] = process.versions.node.split('.').map(Number);
+if (major < 22 || (major === 22 && minor < 15)) {
+  console.error(
+    `The tests need Node.js 22.15 or later, or 24; this is ${process.version}. ` +
+      'On this machine: PATH="$(.ci/node 24):$PATH" npm ci && npm test',
+  );
+  process.exit(1);
+}
+
 const only = process.argv.slice(2);
 const files = (only.length ? only : find('test')).sort();
 const result = spawnSync(

@@ -4,6 +4,7 @@ import sharp from 'sharp';
 import type { FastifyBaseLogger } from 'fastify';
 import { tempPathIn } from '../files/atomic.js';
 import { folderInside, type MediaRoot } from '../files/media-root.js';
+import { renameRetrying } from '../files/retry.js';
 import { runFfmpeg } from '../tools/ffmpeg.js';
 import { probe } from '../tools/ffprobe.js';
 import type { Tools } from '../tools/locate.js';
@@ -99,7 +100,7 @@ export class MediaProber {
       .resize(THUMB_SIZE, THUMB_SIZE, { fit: 'inside', withoutEnlargement: true })
       .jpeg({ quality: 80 })
       .toFile(temp);
-    await fsp.rename(temp, thumb.file);
+    await renameRetrying(temp, thumb.file);
     return {
       width: swap ? meta.height : meta.width,
       height: swap ? meta.width : meta.height,
@@ -148,7 +149,7 @@ export class MediaProber {
           ],
           { timeoutMs: 60_000 },
         );
-        await fsp.rename(temp, thumb.file);
+        await renameRetrying(temp, thumb.file);
         facts.thumbnail_url = thumb.url;
       } catch (err) {
         await fsp.rm(temp, { force: true });

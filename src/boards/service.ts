@@ -2,6 +2,8 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import type { MediaRoot } from '../files/media-root.js';
+import { Conflict } from '../errors.js';
+import { isBusy, renameRetrying } from '../files/retry.js';
 import { badRequest, conflict, notFound } from '../http/errors.js';
 import { newId, nowIso } from '../ids.js';
 import type { BoardEvents } from './events.js';
@@ -142,17 +144,36 @@ export class BoardService {
     return real;
   }
 
-  /** Deletes the board record; its default folder moves to DATA_DIR/trash rather than being destroyed. */
+  /**
+   * Deletes the board: its default folder moves to DATA_DIR/trash rather than being destroyed, then the record goes.
+   * The folder first, so a folder that cannot move (another program still holds a file in it after the retries, as
+   * on Windows) leaves the board whole (409 folder_busy) rather than a record-less folder nobody can reach.
+   */
   async deleteBoard(id: string): Promise<void> {
     const board = this.requireBoard(id);
-    this.store.deleteBoard(id);
     const dir = this.root.defaultBoardDir(id);
     const trash = path.join(this.dataDir, 'trash');
     await fsp.mkdir(trash, { recursive: true });
+    const trashed = path.join(trash, `${id}-${Date.now()}`);
+    let moved = false;
     try {
-      await fsp.rename(dir, path.join(trash, `${id}-${Date.now()}`));
+      await renameRetrying(dir, trashed);
+      moved = true;
     } catch (err) {
+      if (isBusy(err)) {
+        throw new Conflict(
+          'The board folder is in use by another program; close its files and try again',
+          undefined,
+          'folder_busy',
+        );
+      }
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+    try {
+      this.store.deleteBoard(id);
+    } catch (err) {
+      if (moved) await renameRetrying(trashed, dir).catch(() => undefined);
+      throw err;
     }
     this.emitSafely(() => this.events.emit('board-deleted', board));
   }

@@ -1,24 +1,105 @@
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import type BetterSqlite3 from 'better-sqlite3';
-
-export type Db = BetterSqlite3.Database;
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
 
 /**
- * better-sqlite3's driver, by Node version. The 12.x line is the last that runs on Node 20, but built against Node
- * 24.19+'s headers its statements abort the process when a garbage collection outside JavaScript frees them
- * (nodejs/node#65446). The 13.x line (Node-API, Node 22+) has no such objects; Node 22 and later load it, installed
- * as `better-sqlite3-napi`. Both have the same API.
+ * The statement shape the stores use. Parameters are positional values or one object of named ones (`@name` in the
+ * SQL, `{ name }` here, no other keys); SQLite refuses anything else when it binds. Rows are `unknown` until a store
+ * casts them to its row type; BLOBs come back as Uint8Array.
  */
-export const SqliteDatabase: typeof BetterSqlite3 = createRequire(import.meta.url)(
-  Number(process.versions.node.split('.')[0]) >= 22 ? 'better-sqlite3-napi' : 'better-sqlite3',
-);
+export interface Statement {
+  run(...params: unknown[]): { changes: number; lastInsertRowid: number | bigint };
+  get(...params: unknown[]): unknown;
+  all(...params: unknown[]): unknown[];
+  iterate(...params: unknown[]): IterableIterator<unknown>;
+}
+
+/**
+ * Node's own SQLite (`node:sqlite`, unflagged since 22.13; 22.15 added the statement option used below), so nothing native is installed or compiled on any
+ * platform. Every Node line that has it still prints "SQLite is an experimental feature" once on load; that one
+ * warning is dropped here (the API the stores use has not changed since 22.13), every other warning passes on.
+ */
+function loadSqlite(): typeof import('node:sqlite') {
+  const emitWarning = process.emitWarning;
+  process.emitWarning = function (this: NodeJS.Process, warning: string | Error, ...rest: unknown[]) {
+    if (String(typeof warning === 'string' ? warning : warning.message).startsWith('SQLite is an experimental')) return;
+    return (emitWarning as (...a: unknown[]) => void).call(this, warning, ...rest);
+  } as typeof process.emitWarning;
+  try {
+    return createRequire(import.meta.url)('node:sqlite') as typeof import('node:sqlite');
+  } catch (err) {
+    throw new Error(
+      `Board Media Service needs Node.js 22.15 or later (for node:sqlite); this is Node ${process.version}`,
+      { cause: err },
+    );
+  } finally {
+    process.emitWarning = emitWarning;
+  }
+}
+
+let sqlite: typeof import('node:sqlite') | undefined;
+
+/**
+ * One SQLite connection with the few conveniences the stores use: `pragma`, and `transaction(fn)` that returns a
+ * function running `fn` in a transaction (a savepoint when nested), rolled back when it throws.
+ */
+export class Db {
+  private readonly raw: DatabaseSync;
+  private depth = 0;
+
+  constructor(file: string) {
+    sqlite ??= loadSqlite();
+    this.raw = new sqlite.DatabaseSync(file);
+  }
+
+  prepare(sql: string): Statement {
+    const statement = this.raw.prepare(sql);
+    // The stores bind whole records ({ ...element }) to statements that name only some of their fields.
+    statement.setAllowUnknownNamedParameters(true);
+    return statement as unknown as StatementSync & Statement;
+  }
+
+  exec(sql: string): void {
+    this.raw.exec(sql);
+  }
+
+  /** `PRAGMA <text>`, answering its rows. */
+  pragma(text: string): unknown[] {
+    return this.raw.prepare(`PRAGMA ${text}`).all();
+  }
+
+  get inTransaction(): boolean {
+    return this.depth > 0;
+  }
+
+  transaction<A extends unknown[], T>(fn: (...args: A) => T): (...args: A) => T {
+    return (...args) => {
+      const savepoint = `sp${this.depth}`;
+      this.raw.exec(this.depth === 0 ? 'BEGIN' : `SAVEPOINT ${savepoint}`);
+      this.depth++;
+      try {
+        const result = fn(...args);
+        this.depth--;
+        this.raw.exec(this.depth === 0 ? 'COMMIT' : `RELEASE ${savepoint}`);
+        return result;
+      } catch (err) {
+        this.depth--;
+        this.raw.exec(this.depth === 0 ? 'ROLLBACK' : `ROLLBACK TO ${savepoint}; RELEASE ${savepoint}`);
+        throw err;
+      }
+    };
+  }
+
+  close(): void {
+    this.raw.close();
+  }
+}
 
 /** Opens (creating if needed) the service's SQLite database with WAL and foreign keys on. */
 export function openDatabase(file: string): Db {
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  const db = new SqliteDatabase(file);
+  const db = new Db(file);
   db.pragma('journal_mode = WAL');
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');

@@ -5,12 +5,15 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import { numberedName } from './names.js';
+import { fitNameToPath } from './path-rules.js';
+import { removeRetrying, renameRetrying } from './retry.js';
 
 /** Temp files start with this, so listings and cleanup can tell them from users' files. */
 const TEMP_PREFIX = '.tmp-';
 
+/** A fresh temp path in `dir` for a file to be named `filename` (cut to fit Windows' path limit there). */
 export function tempPathIn(dir: string, filename: string): string {
-  return path.join(dir, `${TEMP_PREFIX}${crypto.randomBytes(6).toString('hex')}-${filename}`);
+  return path.join(dir, `${TEMP_PREFIX}${crypto.randomBytes(6).toString('hex')}-${fitNameToPath(dir, filename)}`);
 }
 
 /** Names tempPathIn makes, exactly: cleanup in a user's connected folder must never take a file of theirs. */
@@ -19,32 +22,35 @@ export const isTempName = (name: string): boolean => /^\.tmp-[0-9a-f]{12}-/.test
 /**
  * Moves a finished temp file to `dir/filename`, or `filename (n)` when that name is taken, never replacing an
  * existing file: `link` fails with EEXIST instead of overwriting, which makes the check and the claim one atomic step.
- * Returns the name it got.
+ * Returns the name it got (on Windows cut so the full path stays within 259 characters).
  */
-export async function commitUnique(tempPath: string, dir: string, filename: string): Promise<string> {
+export async function commitUnique(tempPath: string, dir: string, wanted: string): Promise<string> {
+  const filename = fitNameToPath(dir, wanted);
   for (let n = 0; n < 10_000; n++) {
     const candidate = n === 0 ? filename : numberedName(filename, n);
     const target = path.join(dir, candidate);
     try {
       await fsp.link(tempPath, target);
-      await fsp.unlink(tempPath);
-      return candidate;
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'EEXIST') continue;
-      if (code === 'EPERM' || code === 'ENOTSUP' || code === 'EXDEV' || code === 'EOPNOTSUPP') {
-        // Filesystems without hard links: claim the name exclusively, then rename over our own placeholder.
+      // Filesystems without hard links (FAT and exFAT answer EISDIR or EPERM): claim the name exclusively, then rename
+      // over our own placeholder.
+      if (code === 'EPERM' || code === 'ENOTSUP' || code === 'EXDEV' || code === 'EOPNOTSUPP' || code === 'EISDIR') {
         try {
           await (await fsp.open(target, 'wx')).close();
         } catch (e) {
           if ((e as NodeJS.ErrnoException).code === 'EEXIST') continue;
           throw e;
         }
-        await fsp.rename(tempPath, target);
+        await renameRetrying(tempPath, target);
         return candidate;
       }
       throw err;
     }
+    // Only after the claim succeeded: a failure here must not read as a file system without hard links.
+    await removeRetrying(tempPath);
+    return candidate;
   }
   throw new Error(`no free name for ${filename} in ${dir}`);
 }
@@ -69,9 +75,9 @@ export async function replaceFileAtomic(
     } finally {
       await handle.close();
     }
-    await fsp.rename(temp, target);
+    await renameRetrying(temp, target);
   } catch (err) {
-    await fsp.rm(temp, { force: true });
+    await removeRetrying(temp);
     throw err;
   }
 }
@@ -88,7 +94,7 @@ export async function writeNewFile(dir: string, filename: string, data: string |
     }
     return await commitUnique(temp, dir, filename);
   } catch (err) {
-    await fsp.rm(temp, { force: true });
+    await removeRetrying(temp);
     throw err;
   }
 }
@@ -100,11 +106,11 @@ export async function writeNewFile(dir: string, filename: string, data: string |
 /** Moves `source` to the fresh path `target`: a rename, or a copy that never replaces a file across file systems. */
 export async function moveFile(source: string, target: string): Promise<void> {
   try {
-    await fsp.rename(source, target);
+    await renameRetrying(source, target);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
     await fsp.copyFile(source, target, fs.constants.COPYFILE_EXCL);
-    await fsp.rm(source, { force: true });
+    await removeRetrying(source);
   }
 }
 
@@ -116,7 +122,7 @@ export async function moveIntoUnique(source: string, dir: string, filename: stri
     return await commitUnique(temp, dir, filename);
   } catch (err) {
     // A half-copied temp file in a connected folder would never be cleaned up at start (only the media root is).
-    await fsp.rm(temp, { force: true });
+    await removeRetrying(temp);
     throw err;
   }
 }

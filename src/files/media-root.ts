@@ -3,6 +3,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { Conflict, DomainError } from '../errors.js';
 import { badRequest, notFound } from '../http/errors.js';
+import { isInside, realpathOf, realpathOfSync, segmentProblem } from './path-rules.js';
 
 /** Where a `/media/...` URL points on disk. */
 export interface ResolvedMedia {
@@ -17,22 +18,18 @@ export interface ResolvedMedia {
 }
 
 /**
- * True when `real` (a canonical path) lies inside `base`. A realpath is canonical, so when it starts with `base/` the
- * base holds the file; only otherwise (a base reached through a symlink, or an escape) does a caller resolve the base
- * and ask again, which spares one file-system call on almost every request.
- */
-const isInside = (real: string, base: string | undefined) => base !== undefined && real.startsWith(base + path.sep);
-
-/**
  * The real path of `segments` under `base` when something exists there and, with every symlink resolved, still lies
- * inside `base`; undefined otherwise (missing, or a link that leads out). Every read of a file the service finds by a
- * name from a request or a record (media, card files and versions, presets) goes through here.
+ * inside `base` with no dotfile on the way; undefined otherwise (missing, or a link that leads out or to a dotfile).
+ * Every read of a file the service finds by a name from a request or a record (media, card files and versions,
+ * presets) goes through here. A realpath is canonical, so when it starts with `base/` the base holds the file; only
+ * otherwise (a base reached through a symlink, or an escape) is the base resolved and asked again, which spares one
+ * file-system call on almost every request.
  */
 export async function resolveInside(base: string, segments: string[]): Promise<string | undefined> {
   try {
-    const real = await fsp.realpath(path.join(base, ...segments));
+    const real = await realpathOf(path.join(base, ...segments));
     if (isInside(real, base)) return real;
-    return isInside(real, await fsp.realpath(base).catch(() => undefined)) ? real : undefined;
+    return isInside(real, await realpathOf(base).catch(() => undefined)) ? real : undefined;
   } catch {
     return undefined;
   }
@@ -92,7 +89,7 @@ export function openRegularFile(real: string): { fd: number; stat: fs.Stats } | 
 
 function realpathOrUndefined(p: string): string | undefined {
   try {
-    return fs.realpathSync.native(p);
+    return realpathOfSync(p);
   } catch {
     return undefined;
   }
@@ -169,16 +166,7 @@ export class MediaRoot {
         } catch {
           throw badRequest('Malformed percent-encoding in media path');
         }
-        if (
-          seg === '' ||
-          seg === '.' ||
-          seg === '..' ||
-          seg.startsWith('.') ||
-          /[\\/\u0000]/.test(seg) ||
-          /^[a-z]:/i.test(seg)
-        ) {
-          throw badRequest('Media path contains a forbidden segment');
-        }
+        if (segmentProblem(seg)) throw badRequest('Media path contains a forbidden segment');
         return seg;
       });
     if (segments.length === 0) throw badRequest('Empty media path');
@@ -224,7 +212,7 @@ export class MediaRoot {
     const missing = () => notFound(`No media file at ${url.split('?')[0]}`);
     let real: string;
     try {
-      real = fs.realpathSync.native(path.join(base, ...segments));
+      real = realpathOfSync(path.join(base, ...segments));
     } catch {
       throw missing();
     }

@@ -1,6 +1,6 @@
 import path from 'node:path';
+import { isWindowsDevice } from './path-rules.js';
 
-const WINDOWS_RESERVED = /^(con|prn|aux|nul|conin\$|conout\$|com[0-9\u00b9\u00b2\u00b3]|lpt[0-9\u00b9\u00b2\u00b3])$/i;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 const MAX_NAME_BYTES = 180;
 const TRAILING = /[.\s]/;
@@ -19,9 +19,7 @@ export function sanitizeFilename(input: string, fallback = 'file'): string {
     .replace(/^[.\s]+/, '');
   name = withoutTrailingDotsAndSpaces(name).replace(/\s+/g, ' ');
   let { name: stem, ext } = path.parse(name);
-  // Windows opens a device for `con.tar.gz` or `aux .png` too: the part before the first dot, trimmed, decides.
-  const dot = name.indexOf('.');
-  if (WINDOWS_RESERVED.test((dot < 0 ? name : name.slice(0, dot)).trim())) stem = `_${stem}`;
+  if (isWindowsDevice(name)) stem = `_${stem}`;
   if (!stem) stem = fallback;
   ext = ext.slice(0, 16);
   return cutToBytes(stem, MAX_NAME_BYTES - Buffer.byteLength(ext)) + ext;

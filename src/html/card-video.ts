@@ -5,6 +5,7 @@ import type { Element } from '../boards/schemas.js';
 import type { BoardService } from '../boards/service.js';
 import { Cancelled, InvalidInput, NotFound } from '../errors.js';
 import { tempPathIn } from '../files/atomic.js';
+import { renameRetrying } from '../files/retry.js';
 import type { MediaRoot } from '../files/media-root.js';
 import { abortable } from '../render/page.js';
 import type { HtmlCardService } from './card-html.js';
@@ -134,8 +135,8 @@ export class CardVideos {
           const { middleFrame } = await this.renderer.renderToFile({ html, ...spec, format: 'mp4' }, temp, stop.signal);
           await fsp.writeFile(posterTemp, await sharp(middleFrame).jpeg({ quality: 82 }).toBuffer());
           // Poster first: the video's presence is what marks the pair as complete.
-          await fsp.rename(posterTemp, video.posterPath);
-          await fsp.rename(temp, video.path);
+          await renameRetrying(posterTemp, video.posterPath);
+          await renameRetrying(temp, video.path);
           return video;
         } finally {
           await Promise.all([fsp.rm(temp, { force: true }), fsp.rm(posterTemp, { force: true })]);

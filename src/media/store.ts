@@ -26,8 +26,9 @@ function toBlob(hi: number, lo: number): Buffer {
 interface HashRow {
   element_id: string;
   board_id: string;
-  phash: Buffer;
-  dhash: Buffer;
+  /** SQLite hands BLOBs back as plain Uint8Arrays. */
+  phash: Uint8Array;
+  dhash: Uint8Array;
 }
 
 /** SQL of the perceptual index: one row per hashed image or video key frame. */
@@ -56,14 +57,15 @@ export class MediaHashStore {
     const rows = this.db
       .prepare('SELECT element_id, board_id, phash, dhash FROM media_hashes ORDER BY element_id, frame')
       .iterate() as IterableIterator<HashRow>;
+    const word = (b: Uint8Array, at: number) => new DataView(b.buffer, b.byteOffset, b.byteLength).getUint32(at);
     for (const r of rows) {
       yield {
         elementId: r.element_id,
         boardId: r.board_id,
-        pHi: r.phash.readUInt32BE(0),
-        pLo: r.phash.readUInt32BE(4),
-        dHi: r.dhash.readUInt32BE(0),
-        dLo: r.dhash.readUInt32BE(4),
+        pHi: word(r.phash, 0),
+        pLo: word(r.phash, 4),
+        dHi: word(r.dhash, 0),
+        dLo: word(r.dhash, 4),
       };
     }
   }

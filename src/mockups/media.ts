@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import sharp from 'sharp';
@@ -10,6 +9,7 @@ import { VIDEO_ENCODERS } from '../render/encoders.js';
 import { runFfmpeg } from '../tools/ffmpeg.js';
 import { probe } from '../tools/ffprobe.js';
 import type { Tools } from '../tools/locate.js';
+import { runFile } from '../tools/process.js';
 import { layerKey, type FrameLook } from './scene.js';
 import type { MockupFormat, ProjectStateT } from './schemas.js';
 import { Unavailable } from '../errors.js';
@@ -70,13 +70,8 @@ const encoderLists = new Map<string, Promise<string>>();
 function encodersOf(ffmpegPath: string): Promise<string> {
   let list = encoderLists.get(ffmpegPath);
   if (!list) {
-    list = new Promise((resolve, reject) =>
-      execFile(
-        ffmpegPath,
-        ['-hide_banner', '-encoders'],
-        { timeout: 30_000, maxBuffer: 4 * 1024 * 1024 },
-        (err, out) => (err ? reject(err) : resolve(out)),
-      ),
+    list = runFile(ffmpegPath, ['-hide_banner', '-encoders'], { timeoutMs: 30_000, maxBuffer: 4 * 1024 * 1024 }).then(
+      (r) => r.stdout,
     );
     list.catch(() => encoderLists.delete(ffmpegPath));
     encoderLists.set(ffmpegPath, list);

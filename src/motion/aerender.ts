@@ -1,5 +1,5 @@
-import { execFile, spawn } from 'node:child_process';
 import { Cancelled, ToolFailed, Unavailable } from '../errors.js';
+import { endProcessTree, startProcess } from '../tools/process.js';
 
 interface AerenderRun {
   binary: string;
@@ -32,19 +32,6 @@ export function aerenderArgs(o: {
   return args;
 }
 
-/** Kills aerender and everything it started (AfterFX, aerendercore): its own process group, or taskkill /T on Windows. */
-function killTree(pid: number): void {
-  if (process.platform === 'win32') {
-    execFile('taskkill', ['/pid', String(pid), '/T', '/F'], () => undefined);
-    return;
-  }
-  try {
-    process.kill(-pid, 'SIGKILL');
-  } catch {
-    // the group is already gone
-  }
-}
-
 /**
  * Runs aerender, following its output: progress from PROGRESS frame lines, errors from its error lines, a stall
  * (no output for `stallMs`) or an abort kills the whole process tree. Resolves with the transcript when it exits 0;
@@ -53,11 +40,9 @@ function killTree(pid: number): void {
 export function runAerender(run: AerenderRun): Promise<{ transcript: string }> {
   return new Promise((resolve, reject) => {
     if (run.signal?.aborted) return reject(new Cancelled());
-    const child = spawn(run.binary, run.args, {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: process.platform !== 'win32',
-      windowsHide: true,
-    });
+    // endTreeOnExit: whatever aerender left running (AfterFX, aerendercore) goes when it exits, on every OS; helpers
+    // that keep running hold the pipes open.
+    const child = startProcess(run.binary, run.args, { endTreeOnExit: true });
     let transcript = '';
     const errors: string[] = [];
     let pending = '';
@@ -66,7 +51,7 @@ export function runAerender(run: AerenderRun): Promise<{ transcript: string }> {
     const kill = (why: 'stall' | 'abort') => {
       if (killedFor || child.pid === undefined) return;
       killedFor = why;
-      killTree(child.pid);
+      void endProcessTree(child);
     };
     const armStall = () => {
       clearTimeout(stallTimer);
@@ -97,10 +82,6 @@ export function runAerender(run: AerenderRun): Promise<{ transcript: string }> {
     child.on('error', (err) => {
       done();
       reject(new Unavailable('motion_editor_missing', `aerender could not be started: ${err.message}`));
-    });
-    // Whatever aerender left running in its group goes when it exits (helpers that keep running hold the pipes open).
-    child.on('exit', () => {
-      if (child.pid !== undefined && process.platform !== 'win32') killTree(child.pid);
     });
     child.on('close', (code, signal) => {
       done();

@@ -6,6 +6,7 @@ import yazl from 'yazl';
 import type { HistoryStore } from '../generation/history.js';
 import type { AppContext } from '../context.js';
 import { tempPathIn } from '../files/atomic.js';
+import { renameRetrying } from '../files/retry.js';
 import { conflict, notFound } from '../http/errors.js';
 import { newId, nowIso } from '../ids.js';
 import { PageBuilder, type CardSources, type PageFile } from './page.js';
@@ -282,7 +283,7 @@ export class SharingService {
     const temp = tempPathIn(this.ctx.media.root, filename);
     try {
       await writeZip(page.files, temp, p);
-      await fsp.rename(temp, target);
+      await renameRetrying(temp, target);
     } finally {
       await fsp.rm(temp, { force: true });
     }

@@ -1,5 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import type { FastifyBaseLogger } from 'fastify';
+import { endProcessTree, startProcess } from '../tools/process.js';
 import type { PlayerCommand } from './player-command.js';
 
 interface PlaybackQueueOptions {
@@ -23,18 +24,8 @@ const STDERR_KEEP = 500;
 /** Distinct failure messages remembered; beyond this every failure is logged at debug level. */
 const MAX_REPORTED = 50;
 
-/** Ends the player and anything it started: POSIX players run in their own process group for this. */
-function kill(child: ChildProcess): void {
-  if (process.platform !== 'win32' && child.pid !== undefined) {
-    try {
-      process.kill(-child.pid, 'SIGKILL');
-      return;
-    } catch {
-      // the group is already gone; fall through to the process itself
-    }
-  }
-  child.kill('SIGKILL');
-}
+/** Ends the player and anything it started. */
+const kill = (child: ChildProcess) => void endProcessTree(child);
 
 /** Plays sounds one at a time, in the order they were asked for, through the host's player. */
 export class PlaybackQueue {
@@ -88,11 +79,9 @@ export class PlaybackQueue {
 
   private play(sound: string, file: string): Promise<void> {
     const { player } = this.o;
-    const child = spawn(player.program, player.args(file), {
+    const child = startProcess(player.program, player.args(file), {
       stdio: ['ignore', 'ignore', 'pipe'],
       env: this.o.env,
-      detached: process.platform !== 'win32',
-      windowsHide: true,
     });
     let stderr = '';
     child.stderr?.setEncoding('utf8').on('data', (d: string) => {

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'shell-quote';
+import { envVar } from '../tools/locate.js';
 
 /** How to run the host's player for one WAV file. */
 export interface PlayerCommand {
@@ -56,7 +57,7 @@ function which(command: string, env: NodeJS.ProcessEnv, platform: NodeJS.Platfor
     return isExecutable(full, platform) ? full : undefined;
   }
   const exts = platform === 'win32' ? ['.exe', ''] : [''];
-  for (const dir of (env.PATH ?? env.Path ?? '').split(path.delimiter).filter(Boolean)) {
+  for (const dir of (envVar(env, 'PATH') ?? '').split(path.delimiter).filter(Boolean)) {
     for (const ext of exts) {
       const candidate = path.join(dir, command + ext);
       if (isExecutable(candidate, platform)) return candidate;

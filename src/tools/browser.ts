@@ -4,7 +4,9 @@ import path from 'node:path';
 import puppeteer, { type Browser, type BrowserContext, type CDPSession, type Page } from 'puppeteer-core';
 import type { FastifyBaseLogger } from 'fastify';
 import { Cancelled, DomainError, ShuttingDown, ToolUnavailable } from '../errors.js';
+import { removeRetrying } from '../files/retry.js';
 import type { ToolInfo, Tools } from './locate.js';
+import { adoptProcess, endProcessTree } from './process.js';
 
 /**
  * The shared headless-Chromium adapter: at most `maxPages` pages at once, each in its own warm browser process (one per
@@ -520,12 +522,14 @@ export class BrowserPool {
     try {
       cdp = await browser.target().createCDPSession();
     } catch (err) {
-      await browser.close().catch(() => browser.process()?.kill('SIGKILL'));
-      await fsp.rm(userDataDir, { recursive: true, force: true });
+      await browser.close().catch(() => endProcessTree(browser.process()));
+      await removeRetrying(userDataDir);
       throw new ToolUnavailable(`Chromium started but could not be driven: ${(err as Error).message.split('\n')[0]}`, {
         tool: 'chromium',
       });
     }
+    // Shutdown (and the parent-exit option) ends it and removes its profile even when close() never runs.
+    adoptProcess(browser.process(), { tempDirs: [userDataDir] });
     const running: Running = {
       browser,
       cdp,
@@ -540,7 +544,6 @@ export class BrowserPool {
     browser.on('disconnected', () => {
       if (!running.retiring) this.log.warn('Chromium exited; the next page starts a new one');
       this.forget(running);
-      void fsp.rm(userDataDir, { recursive: true, force: true }).catch(() => undefined);
     });
     return running;
   }
@@ -557,8 +560,8 @@ export class BrowserPool {
   private async shutdown(running: Running | undefined): Promise<void> {
     if (!running) return;
     running.retiring = true;
-    await running.browser.close().catch(() => running.browser.process()?.kill('SIGKILL'));
-    await fsp.rm(running.userDataDir, { recursive: true, force: true }).catch(() => undefined);
+    await running.browser.close().catch(() => endProcessTree(running.browser.process()));
+    await removeRetrying(running.userDataDir).catch(() => undefined);
   }
 
   /** Takes `n` page slots, waiting in FIFO order (the head waits until it fits, so large requests are not starved). */

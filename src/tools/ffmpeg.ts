@@ -1,6 +1,6 @@
-import { spawn } from 'node:child_process';
 import { Cancelled, TimedOut, ToolFailed, ToolUnavailable } from '../errors.js';
 import type { Tools } from './locate.js';
+import { endProcessTree, startProcess } from './process.js';
 
 export interface FfmpegProgress {
   /** 0..1 when the expected output duration is known. */
@@ -58,7 +58,7 @@ export async function runFfmpeg(tools: Tools, args: string[], opts: RunOptions =
 export function runProcess(file: string, args: string[], opts: RunOptions, label: string): Promise<void> {
   return new Promise((resolve, reject) => {
     if (opts.signal?.aborted) return reject(new Cancelled(`${label} was cancelled`, 'aborted'));
-    const child = spawn(file, args, {
+    const child = startProcess(file, args, {
       env: opts.env,
       stdio: [
         opts.stdin === 'pipe' ? 'pipe' : 'ignore',
@@ -75,7 +75,7 @@ export function runProcess(file: string, args: string[], opts: RunOptions, label
     let killedFor: 'abort' | 'timeout' | undefined;
     const kill = (why: 'abort' | 'timeout') => {
       killedFor = why;
-      child.kill('SIGKILL');
+      void endProcessTree(child);
     };
     const onAbort = () => kill('abort');
     opts.signal?.addEventListener('abort', onAbort, { once: true });

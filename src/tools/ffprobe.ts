@@ -1,6 +1,6 @@
-import { execFile } from 'node:child_process';
 import { ToolFailed } from '../errors.js';
 import type { Tools } from './locate.js';
+import { runFile } from './process.js';
 
 export interface ProbeResult {
   formatName: string;
@@ -44,26 +44,22 @@ function rate(r: string | undefined): number | undefined {
 /** Runs ffprobe on a file and returns its container, duration and first video/audio streams. */
 export async function probe(tools: Tools, file: string, timeoutMs = 30_000): Promise<ProbeResult> {
   const ffprobe = await tools.require('ffprobe');
-  const stdout = await new Promise<string>((resolve, reject) => {
-    execFile(
-      ffprobe.path,
-      ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', file],
-      { timeout: timeoutMs, maxBuffer: 8 * 1024 * 1024 },
-      (err, out, errOut) => {
-        if (err)
-          reject(
-            new ToolFailed(
-              'unreadable_media',
-              `ffprobe could not read the file: ${String(errOut || err.message)
-                .trim()
-                .split('\n')
-                .pop()}`,
-            ),
-          );
-        else resolve(out);
-      },
-    );
-  });
+  const stdout = await runFile(
+    ffprobe.path,
+    ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', file],
+    { timeoutMs, maxBuffer: 8 * 1024 * 1024 },
+  ).then(
+    (r) => r.stdout,
+    (err: Error & { stderr?: string }) => {
+      throw new ToolFailed(
+        'unreadable_media',
+        `ffprobe could not read the file: ${String(err.stderr || err.message)
+          .trim()
+          .split('\n')
+          .pop()}`,
+      );
+    },
+  );
   const raw = JSON.parse(stdout) as FfprobeJson;
   const streams = raw.streams ?? [];
   const v = streams.find((s) => s.codec_type === 'video' && !s.disposition?.attached_pic);

@@ -8,6 +8,7 @@ import { lacksTools, startQueueWorker } from '../jobs/queue.js';
 import { browserPoolOptions, loadHtmlConfig } from '../html/config.js';
 import { BrowserPool } from '../tools/browser.js';
 import { Tools } from '../tools/locate.js';
+import { endAllProcesses } from '../tools/process.js';
 import { InputCache } from './input-cache.js';
 import { runQueuedJob } from './run-job.js';
 import { ServiceClient, ServiceUnreachable } from './service-client.js';
@@ -133,6 +134,8 @@ export async function runWorker(args: string[], env: NodeJS.ProcessEnv = process
   log.info('stopping: running jobs go back to the queue');
   await worker.close();
   await browsers.close();
+  // Whatever a job started and its cancel did not reach (a tree left by a program that exited) ends with the worker.
+  await endAllProcesses();
 }
 
 export const workerCommand = command((args) => runWorker(args));

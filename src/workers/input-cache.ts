@@ -7,6 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { ServiceClient } from './service-client.js';
 import { ServiceUnreachable } from './service-client.js';
+import { renameRetrying } from '../files/retry.js';
 
 export interface CachedInput {
   url: string;
@@ -85,7 +86,7 @@ export class InputCache {
       const got = hash.digest('hex');
       // The file changed on the service after the job was queued: trying again gets the new hash.
       if (got !== input.sha256) throw new ServiceUnreachable(`${input.url} changed while it was fetched`);
-      await fsp.rename(part, file);
+      await renameRetrying(part, file);
     } catch (err) {
       await fsp.rm(part, { force: true });
       throw err;

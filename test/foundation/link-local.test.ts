@@ -1,9 +1,6 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import fsp from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo, LookupFunction } from 'node:net';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
 import net from 'node:net';
@@ -11,9 +8,78 @@ import { isForbiddenAddress } from '../../src/net/address-policy.js';
 import { OutboundHttp } from '../../src/net/outbound.js';
 import { startPolicyProxy } from '../../src/net/proxy.js';
 import { ServiceClient } from '../../src/workers/service-client.js';
+import { writeFakeTool } from '../helpers/fake-tool.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { startService, waitForJob, type TestService } from '../helpers/service.js';
 import { startReplicateDouble, type ReplicateDouble } from '../helpers/ai-doubles/replicate.js';
+
+/**
+ * Stands in for yt-dlp: reads the page through its --proxy, then fetches each src twice through it, as a plain
+ * request and through a CONNECT tunnel (how yt-dlp reaches https), keeping what arrives (status 200 only).
+ */
+const YTDLP_THROUGH_PROXY = `import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+const args = process.argv.slice(2);
+if (args[0] === '--version') {
+  console.log('2099.01.01');
+  process.exit(0);
+}
+const out = args[args.indexOf('-P') + 1];
+if (!args.includes('--proxy')) process.exit(4);
+const proxy = new URL(args[args.indexOf('--proxy') + 1]);
+// The credentials in the proxy's URL, as curl and yt-dlp send them.
+const auth = {
+  'proxy-authorization':
+    'Basic ' + Buffer.from(decodeURIComponent(proxy.username) + ':' + decodeURIComponent(proxy.password)).toString('base64'),
+};
+const ok = (res) =>
+  new Promise((resolve) => {
+    const chunks = [];
+    res.on('data', (c) => chunks.push(c));
+    res.on('end', () => resolve(res.statusCode === 200 ? Buffer.concat(chunks) : undefined));
+    res.on('error', () => resolve(undefined));
+  });
+// An absolute URL in the request line: how a client asks a forward proxy.
+const plain = (url) =>
+  new Promise((resolve) =>
+    http
+      .get({ host: proxy.hostname, port: proxy.port, path: url, headers: { host: new URL(url).host, ...auth } }, (res) =>
+        ok(res).then(resolve),
+      )
+      .on('error', () => resolve(undefined)),
+  );
+const tunnel = (url) =>
+  new Promise((resolve) => {
+    const u = new URL(url);
+    const req = http.request({
+      host: proxy.hostname,
+      port: proxy.port,
+      method: 'CONNECT',
+      path: u.hostname + ':' + (u.port || 80),
+      headers: auth,
+    });
+    req.on('connect', (res, socket) => {
+      if (res.statusCode !== 200) return socket.destroy(), resolve(undefined);
+      http
+        .get({ createConnection: () => socket, path: u.pathname + u.search, headers: { host: u.host } }, (r) =>
+          ok(r).then(resolve),
+        )
+        .on('error', () => resolve(undefined));
+    });
+    req.on('error', () => resolve(undefined));
+    req.end();
+  });
+const page = (await plain(args.at(-1)))?.toString() ?? '';
+let n = 0;
+for (const [, src] of page.matchAll(/src="([^"]*)"/g)) {
+  n++;
+  const direct = await plain(src);
+  if (direct) fs.writeFileSync(path.join(out, n + '-plain.png'), direct);
+  const tunnelled = await tunnel(src);
+  if (tunnelled) fs.writeFileSync(path.join(out, n + '-tunnel.png'), tunnelled);
+}
+`;
 
 /**
  * A stand-in resolver: each test name answers its list in turn (the last repeats); `all` look-ups get every address
@@ -244,58 +310,34 @@ describe('server-side fetches never reach link-local or metadata addresses', () 
     );
   });
 
-  it(
-    'yt-dlp connects only through the policy: the media a page names, plain or tunnelled, and its own page again',
-    {
-      skip: spawnSync('curl', ['--version']).status !== 0 && 'the stand-in yt-dlp needs curl',
-    },
-    async () => {
-      // Stands in for yt-dlp: reads the page through its --proxy, then fetches each src twice through it, as a plain
-      // request and through a CONNECT tunnel (how yt-dlp reaches https), keeping what arrives.
-      const fake = path.join(await tempDir(), 'yt-dlp');
-      await fsp.writeFile(
-        fake,
-        `#!/bin/sh
-[ "$1" = "--version" ] && { echo 2099.01.01; exit 0; }
-while [ $# -gt 0 ]; do case "$1" in -P) out="$2";; --proxy) proxy="$2";; esac; last="$1"; shift; done
-[ -n "$proxy" ] || exit 4
-n=0
-for src in $(curl -sf --proxy "$proxy" "$last" | sed -n 's/.*src="\\([^"]*\\)".*/\\1/p'); do
-  n=$((n+1))
-  curl -sf --proxy "$proxy" -o "$out/$n-plain.png" "$src" || rm -f "$out/$n-plain.png"
-  curl -sf --proxytunnel --proxy "$proxy" -o "$out/$n-tunnel.png" "$src" || rm -f "$out/$n-tunnel.png"
-done
-exit 0
-`,
-        { mode: 0o755 },
+  it('yt-dlp connects only through the policy: the media a page names, plain or tunnelled, and its own page again', async () => {
+    const fake = await writeFakeTool(await tempDir(), 'yt-dlp', YTDLP_THROUGH_PROXY);
+    const y = await startService({ YTDLP_PATH: fake }, { lookup: resolver.lookup });
+    try {
+      const b = await y.createBoard('pages');
+      const ok = await y.api('POST', '/api/download', { board_id: b, url: `http://nas.test:${port}/post-ok` });
+      assert.equal(ok.status, 200, ok.text);
+      assert.deepEqual(
+        ok.body.elements.map((e: { type: string }) => e.type),
+        ['image', 'image'],
       );
-      const y = await startService({ YTDLP_PATH: fake }, { lookup: resolver.lookup });
-      try {
-        const b = await y.createBoard('pages');
-        const ok = await y.api('POST', '/api/download', { board_id: b, url: `http://nas.test:${port}/post-ok` });
-        assert.equal(ok.status, 200, ok.text);
-        assert.deepEqual(
-          ok.body.elements.map((e: { type: string }) => e.type),
-          ['image', 'image'],
-        );
-        served.length = 0;
-        const bad = await y.api('POST', '/api/download', { board_id: b, url: `http://nas.test:${port}/post-bad` });
-        refused(bad, 'meta.test');
-        assert.ok(!served.some((line) => line.startsWith('meta.test')), served.join(', '));
-        const tls = await y.api('POST', '/api/download', { board_id: b, url: `http://nas.test:${port}/post-https` });
-        refused(tls, 'meta.test');
-        // The service read the page at 127.0.0.1; yt-dlp's own look-up of the same name got the link-local answer.
-        const rebound = await y.api('POST', '/api/download', {
-          board_id: b,
-          url: `http://rebind3.test:${port}/post-ok`,
-        });
-        refused(rebound, 'rebind3.test');
-        assert.equal((await y.api('GET', `/api/moodboards/${b}`)).body.elements.length, 2, 'only the first page added');
-      } finally {
-        await y.close();
-      }
-    },
-  );
+      served.length = 0;
+      const bad = await y.api('POST', '/api/download', { board_id: b, url: `http://nas.test:${port}/post-bad` });
+      refused(bad, 'meta.test');
+      assert.ok(!served.some((line) => line.startsWith('meta.test')), served.join(', '));
+      const tls = await y.api('POST', '/api/download', { board_id: b, url: `http://nas.test:${port}/post-https` });
+      refused(tls, 'meta.test');
+      // The service read the page at 127.0.0.1; yt-dlp's own look-up of the same name got the link-local answer.
+      const rebound = await y.api('POST', '/api/download', {
+        board_id: b,
+        url: `http://rebind3.test:${port}/post-ok`,
+      });
+      refused(rebound, 'rebind3.test');
+      assert.equal((await y.api('GET', `/api/moodboards/${b}`)).body.elements.length, 2, 'only the first page added');
+    } finally {
+      await y.close();
+    }
+  });
 
   it('board import from_url refuses them, now and as a job', async () => {
     const target = await t.createBoard('target');

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { SqliteDatabase } from '../../src/db/database.js';
+import { Db } from '../../src/db/database.js';
 import { eventually, startService, type TestService } from '../helpers/service.js';
 
 /** A 400 `invalid_request` whose first detail names `field`. */
@@ -248,7 +248,7 @@ describe('rows already holding non-finite numbers are repaired on read', () => {
       await svc.close();
 
       // What older code let in: SQLite keeps 9e999 as Infinity in a REAL (or INTEGER) column.
-      const db = new SqliteDatabase(path.join(dataDir, 'board-media.sqlite'));
+      const db = new Db(path.join(dataDir, 'board-media.sqlite'));
       db.prepare('UPDATE elements SET x = 9e999, y = -9e999, width = 9e999, height = -9e999 WHERE id = ?').run(el.id);
       db.prepare(
         "INSERT INTO bridge_chats (bot_id, chat_id, linked_at) VALUES ('default', 9e999, '2026-01-01T00:00:00.000Z')",

@@ -70,7 +70,8 @@ test(
         fs.mkdirSync(dir, { recursive: true });
         fs.writeFileSync(
           path.join(dir, 'chrome-headless-shell'),
-          `#!/bin/sh\necho "Chrome-Headless-Shell ${version}"\n`,
+          // JavaScript run by this Node through its #! line: found by its bare name, so POSIX only.
+          `#!${process.execPath}\nconsole.log('Chrome-Headless-Shell ${version}');\n`,
           { mode: 0o755 },
         );
         return path.join(dir, 'chrome-headless-shell');

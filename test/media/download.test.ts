@@ -6,6 +6,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
 import { startService, waitForJob, type TestService } from '../helpers/service.js';
+import { writeFakeTool } from '../helpers/fake-tool.js';
 import { makeVideo, probeFile, tempDir } from '../helpers/fixtures.js';
 
 const LIMIT = 512 * 1024;
@@ -204,20 +205,24 @@ describe('download', () => {
   });
 
   it('hands web pages to yt-dlp when it is installed, one element per media file', async () => {
-    const fake = path.join(fx, 'yt-dlp');
     await fsp.writeFile(path.join(fx, 'one.png'), png);
     // Stands in for yt-dlp: writes two media files and an info file into the -P folder.
-    await fsp.writeFile(
-      fake,
-      `#!/bin/sh
-[ "$1" = "--version" ] && { echo 2099.01.01; exit 0; }
-while [ $# -gt 0 ]; do [ "$1" = "-P" ] && out="$2"; last="$1"; shift; done
-[ "$last" = "${origin}/page" ] || exit 3
-cp '${path.join(fx, 'one.png')}' "$out/001-Post_image.png"
-cp '${path.join(fx, 'clip.mp4')}' "$out/002-Post_video.mp4"
-echo '{}' > "$out/002-Post_video.info.json"
+    const fake = await writeFakeTool(
+      fx,
+      'yt-dlp',
+      `import fs from 'node:fs';
+import path from 'node:path';
+const args = process.argv.slice(2);
+if (args[0] === '--version') {
+  console.log('2099.01.01');
+  process.exit(0);
+}
+const out = args[args.indexOf('-P') + 1];
+if (args.at(-1) !== ${JSON.stringify(`${origin}/page`)}) process.exit(3);
+fs.copyFileSync(${JSON.stringify(path.join(fx, 'one.png'))}, path.join(out, '001-Post_image.png'));
+fs.copyFileSync(${JSON.stringify(path.join(fx, 'clip.mp4'))}, path.join(out, '002-Post_video.mp4'));
+fs.writeFileSync(path.join(out, '002-Post_video.info.json'), '{}');
 `,
-      { mode: 0o755 },
     );
     const svc = await startService({ YTDLP_PATH: fake });
     try {

@@ -1,8 +1,8 @@
-import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { Tools } from '../../src/tools/locate.js';
+import { writeFakeTool } from '../helpers/fake-tool.js';
 
 const FAKE = fileURLToPath(new URL('./fake-aerender.ts', import.meta.url));
 
@@ -28,20 +28,22 @@ export async function bundleFakeAerender(dir: string): Promise<string> {
   return out;
 }
 
-/** Writes an executable `aerender` that runs the bundled stand-in in a mode; point AERENDER_PATH at it. */
+/**
+ * Writes an `aerender` stand-in (JavaScript, which the service runs with its own Node on every OS) that runs the
+ * bundled stand-in in a mode; point AERENDER_PATH at it.
+ */
 export async function fakeAerender(
   dir: string,
   bundle: string,
   mode: 'ok' | 'slow' | 'hang' | 'nofile' | 'half' | 'noflag',
   log?: string,
 ): Promise<string> {
-  const folder = path.join(dir, `ae-${mode}`);
-  await fsp.mkdir(folder, { recursive: true });
-  const file = path.join(folder, 'aerender');
-  const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
   // The bundle lives in a temp folder, where the npm-shipped ffmpeg cannot be resolved: hand it the path found here.
   const ffmpeg = (await new Tools(process.env).require('ffmpeg')).path;
-  const env = [`FAKE_AE_MODE=${mode}`, `FFMPEG_PATH=${q(ffmpeg)}`, ...(log ? [`FAKE_AE_LOG=${q(log)}`] : [])].join(' ');
-  await fsp.writeFile(file, `#!/bin/sh\n${env} exec ${q(process.execPath)} ${q(bundle)} "$@"\n`, { mode: 0o755 });
-  return file;
+  const env = { FAKE_AE_MODE: mode, FFMPEG_PATH: ffmpeg, ...(log ? { FAKE_AE_LOG: log } : {}) };
+  return writeFakeTool(
+    path.join(dir, `ae-${mode}`),
+    'aerender',
+    `Object.assign(process.env, ${JSON.stringify(env)});\nawait import(${JSON.stringify(pathToFileURL(bundle).href)});\n`,
+  );
 }

@@ -63,7 +63,7 @@ describe('motion render through aerender', () => {
     const res = await s.t.api('GET', '/api/motion/detect');
     assert.equal(res.status, 200);
     assert.equal(res.body.installed, true);
-    assert.match(res.body.binaryPath, /ae-ok\/aerender$/);
+    assert.match(res.body.binaryPath, /ae-ok[\\/]aerender\.mjs$/);
     assert.equal(res.body.version, 'aerender version 24.0x45');
   });
 

@@ -4,6 +4,7 @@ import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { eventually, logCapture, startService } from '../helpers/service.js';
+import { writeNamedFakeTool } from '../helpers/fake-tool.js';
 import { alive, makeRecorder, type PlayEvent } from './recorder.js';
 
 const NAMES = ['notice', 'error', 'success', 'message', 'complete', 'warning'];
@@ -202,30 +203,36 @@ describe('sound playback', () => {
     }
   });
 
-  it('uses the first usual player on PATH when SOUND_PLAYER is not set', async () => {
-    const bin = await fsp.mkdtemp(path.join(os.tmpdir(), 'bms-fake-bin-'));
-    const log = path.join(bin, 'args.log');
-    // pw-play comes after paplay in the order of preference.
-    for (const name of ['pw-play', 'paplay']) {
-      await fsp.writeFile(path.join(bin, name), `#!/bin/sh\nprintf '${name} %s\\n' "$*" >> '${log}'\n`, {
-        mode: 0o755,
-      });
-    }
-    const svc = await startService({ SOUND_PLAYER: '', PATH: bin });
-    try {
-      assert.deepEqual((await svc.api('GET', '/api/sounds')).body.player, { available: true, name: 'paplay' });
-      assert.equal((await svc.api('POST', '/api/sounds/message/play')).body.queued, true);
-      const line = await eventually(
-        async () => (await fsp.readFile(log, 'utf8').catch(() => '')).trim() || undefined,
-        20_000,
-        'paplay to run',
-      );
-      assert.equal(line, `paplay ${path.join(svc.dataDir, 'sounds', 'message.wav')}`);
-    } finally {
-      await svc.close();
-      await fsp.rm(bin, { recursive: true, force: true });
-    }
-  });
+  it(
+    'uses the first usual player on PATH when SOUND_PLAYER is not set',
+    { skip: process.platform === 'win32' && 'the stand-in players are found by their bare names' },
+    async () => {
+      const bin = await fsp.mkdtemp(path.join(os.tmpdir(), 'bms-fake-bin-'));
+      const log = path.join(bin, 'args.log');
+      // pw-play comes after paplay in the order of preference.
+      for (const name of ['pw-play', 'paplay']) {
+        await writeNamedFakeTool(
+          bin,
+          name,
+          `require('node:fs').appendFileSync(${JSON.stringify(log)}, ${JSON.stringify(name)} + ' ' + process.argv.slice(2).join(' ') + '\\n');\n`,
+        );
+      }
+      const svc = await startService({ SOUND_PLAYER: '', PATH: bin });
+      try {
+        assert.deepEqual((await svc.api('GET', '/api/sounds')).body.player, { available: true, name: 'paplay' });
+        assert.equal((await svc.api('POST', '/api/sounds/message/play')).body.queued, true);
+        const line = await eventually(
+          async () => (await fsp.readFile(log, 'utf8').catch(() => '')).trim() || undefined,
+          20_000,
+          'paplay to run',
+        );
+        assert.equal(line, `paplay ${path.join(svc.dataDir, 'sounds', 'message.wav')}`);
+      } finally {
+        await svc.close();
+        await fsp.rm(bin, { recursive: true, force: true });
+      }
+    },
+  );
   describe('without a player', () => {
     const cases: [string, Record<string, string>, RegExp][] = [
       [

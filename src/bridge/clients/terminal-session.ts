@@ -1,11 +1,46 @@
 import crypto from 'node:crypto';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import pty from 'node-pty';
+import type { IPty } from '@lydell/node-pty';
 import { quote } from 'shell-quote';
 import { hasControlCharacters } from '../ansi.js';
 import type { BridgeItem } from '../items.js';
 import type { BridgeClient } from './bridge-client.js';
 import { ScreenReader } from './screen-reader.js';
+
+/**
+ * node-pty, loaded only by the terminal command: an optional dependency whose per-platform package ships the native
+ * module prebuilt (nothing compiled at install). On macOS its `spawn-helper` must be executable; node-pty's own
+ * prebuilds lost that bit (node-pty#850, `posix_spawnp failed`), so it is set here when missing.
+ */
+async function loadPty(): Promise<typeof import('@lydell/node-pty')> {
+  let pty: typeof import('@lydell/node-pty');
+  try {
+    pty = await import('@lydell/node-pty');
+  } catch (err) {
+    throw new Error(
+      `the terminal needs the optional package @lydell/node-pty for ${process.platform}-${process.arch}: run \`npm ci\` without --omit=optional (${String(err)})`,
+      { cause: err },
+    );
+  }
+  if (process.platform === 'darwin') {
+    const pkg = createRequire(import.meta.url).resolve(`@lydell/node-pty-darwin-${process.arch}/package.json`);
+    ensureExecutable(path.join(path.dirname(pkg), 'spawn-helper'));
+  }
+  return pty;
+}
+
+/** Adds the execute bits to a file that lacks them (a no-op when it has them or is missing). */
+export function ensureExecutable(file: string): void {
+  try {
+    const mode = fs.statSync(file).mode;
+    if ((mode & 0o111) !== 0o111) fs.chmodSync(file, mode | 0o111);
+  } catch {
+    // missing: node-pty reports it when it spawns
+  }
+}
 
 interface TerminalSessionOptions {
   bridge: BridgeClient;
@@ -57,7 +92,7 @@ export class TerminalSession {
   private readonly maxDelayMs: number;
   private readonly log: (message: string, err?: unknown) => void;
   private readonly stopping = new AbortController();
-  private proc?: pty.IPty;
+  private proc?: IPty;
   private idleTimer?: NodeJS.Timeout;
   private maxTimer?: NodeJS.Timeout;
   /** Sends and typing each run one after another, in order. */
@@ -76,6 +111,7 @@ export class TerminalSession {
 
   /** Arms the bridge, then starts the command. Throws (and starts nothing) when the service refuses to arm. */
   async start(): Promise<void> {
+    const pty = await loadPty();
     await this.bridge.session(this.sessionId, this.opts.boardId, true);
     const proc = pty.spawn(this.opts.command, this.opts.args ?? [], {
       name: 'xterm-256color',

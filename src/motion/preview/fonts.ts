@@ -1,5 +1,5 @@
-import { execFile } from 'node:child_process';
 import path from 'node:path';
+import { runFile } from '../../tools/process.js';
 import { systemFonts } from './font-folders.js';
 
 /** A font a text layer asks for, as found on this machine. */
@@ -21,13 +21,13 @@ function fcMatch(
   pattern: string,
   signal?: AbortSignal,
 ): Promise<{ file: string; family: string; postscript: string } | undefined> {
-  return new Promise((resolve) => {
-    execFile('fc-match', ['-f', FC_FORMAT, pattern], { timeout: 10_000, signal }, (err, stdout) => {
-      if (err) return resolve(undefined);
+  return runFile('fc-match', ['-f', FC_FORMAT, pattern], { timeoutMs: 10_000, signal }).then(
+    ({ stdout }) => {
       const [file, family, postscript] = stdout.split('\n');
-      resolve(file && FONT_EXTENSIONS.has(path.extname(file).toLowerCase()) ? { file, family, postscript } : undefined);
-    });
-  });
+      return file && FONT_EXTENSIONS.has(path.extname(file).toLowerCase()) ? { file, family, postscript } : undefined;
+    },
+    () => undefined,
+  );
 }
 
 /** Style words of a PostScript name's suffix ("Arial-BoldItalicMT" → bold, italic), for a look-alike. */
