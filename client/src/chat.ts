@@ -22,7 +22,7 @@ export async function chat(conn: Connection, request: ChatRequest, opts: ChatOpt
     method: 'POST',
     headers: { ...conn.headers(), 'content-type': 'application/json', accept: 'text/event-stream' },
     body: JSON.stringify(request),
-    signal: opts.signal,
+    signal: opts.signal ?? null,
   });
   if (!res.ok) throw await BoardMediaError.fromResponse(res);
   if (!res.body) throw new BoardMediaError(res.status, 'stream_ended', 'The chat answer has no body');

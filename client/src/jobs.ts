@@ -69,7 +69,7 @@ export function waitForJob(conn: Connection, jobId: string, opts: WaitOptions = 
       try {
         const res = await conn.fetch(conn.url(`/api/jobs/${encodeURIComponent(jobId)}`), {
           headers: conn.headers(),
-          signal: opts.signal,
+          signal: opts.signal ?? null,
         });
         if (res.ok) seen((await res.json()) as Job);
         // An unknown job (404) or a refused request will not change by asking again; a 5xx may.
