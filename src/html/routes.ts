@@ -3,7 +3,7 @@ import { BoardOutputs } from '../boards/outputs.js';
 import type { App, AppContext } from '../context.js';
 import { badRequest } from '../http/errors.js';
 import { answerNowOrQueued } from '../http/now-or-queued.js';
-import { errorResponses, Queued } from '../http/schemas.js';
+import { errorResponses, queuedOf } from '../http/schemas.js';
 import { HtmlCardService } from './card-html.js';
 import { mediaRootFiles } from './card-page.js';
 import { CardVideos } from './card-video.js';
@@ -93,7 +93,7 @@ export const registerHtml = (app: App, ctx: AppContext): HtmlParts => {
           `and is added to the board as a video element. A ${L.proxyHeight}p proxy is made for taller videos; the thumbnail is the middle frame. ` +
           'With `async: true` the answer is 202 and the render an `html.render` job (progress = frames done / total).',
         body: RenderBody,
-        response: { 200: VideoResponse, 202: Queued, ...renderErrors },
+        response: { 200: VideoResponse, 202: queuedOf(HTML_RENDER_JOB), ...renderErrors },
       },
     },
     async (req, reply) => {
@@ -129,7 +129,7 @@ export const registerHtml = (app: App, ctx: AppContext): HtmlParts => {
           'The same pixels as frame `frame` of a video rendered with the same html, size and fps. The PNG goes to the board folder (not added as an element). ' +
           'With `async: true` the answer is 202 and the render an `html.render-frame` job (progress = frames stepped through / frame + 1).',
         body: RenderFrameBody,
-        response: { 200: FrameResponse, 202: Queued, ...renderErrors },
+        response: { 200: FrameResponse, 202: queuedOf(HTML_FRAME_JOB), ...renderErrors },
       },
     },
     async (req, reply) => {

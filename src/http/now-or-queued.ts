@@ -21,7 +21,7 @@ export interface NowOrQueuedWork<K extends JobKind, R> {
 /**
  * Answer now or queued, the one way an operation that accepts `async: true` is served: without it the work runs in
  * the request and its result is the answer; with it the checks run, a job of `kind` is queued and the answer is
- * 202 `{job_id, status: "queued"}`, the job's result later holding the same body as the synchronous answer.
+ * 202 `{job_id, kind, status: "queued"}`, the job's result later holding the same body as the synchronous answer.
  */
 export async function answerNowOrQueued<K extends JobKind, R>(
   jobs: JobRunner,
@@ -32,5 +32,5 @@ export async function answerNowOrQueued<K extends JobKind, R>(
   if (!isAsync) return work.run(abortOnDisconnect(reply));
   await work.check();
   const job = jobs.enqueue(work.kind, work.params, { boardId: work.boardId, idPrefix: work.idPrefix });
-  return reply.status(202).send({ job_id: job.id, status: 'queued' as const });
+  return reply.status(202).send({ job_id: job.id, kind: work.kind, status: 'queued' as const });
 }

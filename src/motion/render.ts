@@ -2,6 +2,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { DomainError, ToolMissing, Unavailable, Unprocessable } from '../errors.js';
 import { filenameFromTitle } from '../files/names.js';
+import type { Element } from '../boards/schemas.js';
 import type { JobContext, JobOutcome } from '../jobs/runner.js';
 import { runFfmpeg } from '../tools/ffmpeg.js';
 import { probe } from '../tools/ffprobe.js';
@@ -24,7 +25,7 @@ declare module '../jobs/kinds.js' {
 }
 
 export interface MotionRenderResult {
-  element: Record<string, unknown>;
+  element: Element;
   url: string;
 }
 
