@@ -1,15 +1,15 @@
 import { BoardMediaError } from './errors.js';
 import type { Connection } from './connection.js';
 import { readSse } from './sse.js';
-import type { ActionCard, ChatRequest, ChatResult } from './types.js';
+import type { ActionCard, ChatRequest, ChatResult, ErrorBody } from './types.js';
 
 export interface ChatOptions {
   /** Each piece of the assistant's text as the model writes it. */
-  onDelta?: (text: string) => void;
+  onDelta?: ((text: string) => void) | undefined;
   /** Each action card once it is complete (proposed, or applied / failed with auto-apply). */
-  onAction?: (card: ActionCard) => void;
+  onAction?: ((card: ActionCard) => void) | undefined;
   /** Aborting hangs up, which aborts the model call on the service. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 /**
@@ -38,8 +38,8 @@ export async function chat(conn: Connection, request: ChatRequest, opts: ChatOpt
       case 'done':
         return data as ChatResult;
       case 'error': {
-        const { error } = data as { error: { code: string; message: string } };
-        throw new BoardMediaError(res.status, error.code, error.message);
+        const { error } = data as ErrorBody;
+        throw new BoardMediaError(res.status, error.code, error.message, error.details ?? []);
       }
     }
   }

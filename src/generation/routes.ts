@@ -2,6 +2,7 @@ import type { App, AppContext } from '../context.js';
 import type { JobRecord } from '../jobs/store.js';
 import { asPlainJson, errorResponses } from '../http/schemas.js';
 import { jobViewAs } from '../jobs/routes.js';
+import type { ErrorCode } from '../http/error-codes.js';
 import { abortOnDisconnect } from '../http/client-abort.js';
 import { createGenerationContext, type GenerationContext } from './context.js';
 import { enhancePrompt } from './enhance.js';
@@ -38,7 +39,7 @@ function aiJobView(g: GenerationContext, job: JobRecord<PollParams>) {
     job_id: job.id,
     ...(result?.element ? { element: result.element } : {}),
     // The provider's code, kept in the history entry, says more than the job's own (`provider_failed`).
-    error_code: (job.status !== 'complete' ? history?.error_code : undefined) ?? job.error_code,
+    error_code: ((job.status !== 'complete' ? history?.error_code : undefined) ?? job.error_code) as ErrorCode | null,
     history_entry_id: historyId,
   };
 }

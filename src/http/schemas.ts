@@ -1,4 +1,5 @@
 import { Type, type TSchema } from 'typebox';
+import { ERROR_CODES, type ErrorCode } from './error-codes.js';
 
 /**
  * Schema pieces every feature shares: ids, the error body with the statuses that answer it, the queued answer and
@@ -19,12 +20,32 @@ export const RecordOf = <V extends TSchema>(
 /** A board, element, project or job id in a path or body. */
 export const Id = Type.String({ minLength: 1, maxLength: 64 });
 
+/** One field of the request that was wrong: `body.width`, `querystring.types`, `params.job_id`, `headers.last-event-id`. */
+export const ErrorDetail = Type.Object(
+  {
+    field: Type.String({
+      description: 'where in the request: `body.`, `querystring.`, `params.` or `headers.` and the path',
+    }),
+    message: Type.String({ description: 'what is wrong with it' }),
+  },
+  { title: 'ErrorDetail' },
+);
+
 export const ErrorBody = Type.Object(
   {
     error: Type.Object({
-      code: Type.String({ description: 'stable machine-readable code, for example `not_found`' }),
+      code: Type.Enum(Object.keys(ERROR_CODES) as ErrorCode[], {
+        description: 'stable machine-readable code, one per class of mistake or failure (docs/errors.md)',
+      }),
       message: Type.String({ description: 'human-readable explanation' }),
-      details: Type.Optional(Type.Unknown()),
+      details: Type.Optional(
+        Type.Array(ErrorDetail, { description: 'the fields of the request that were wrong, when the request was' }),
+      ),
+      info: Type.Optional(
+        Type.Record(Type.String(), Type.Unknown(), {
+          description: 'facts beyond the fields, for some codes (`retry_after` seconds, a `reason`, the `bot_ids`)',
+        }),
+      ),
     }),
   },
   { title: 'Error', description: 'The body of every 4xx and 5xx answer' },
@@ -70,7 +91,7 @@ export const JobSchema = Type.Object({
   eta_seconds: Type.Union([Type.Number(), Type.Null()]),
   output_url: Type.Union([Type.String(), Type.Null()]),
   error: Type.Union([Type.String(), Type.Null()]),
-  error_code: Type.Union([Type.String(), Type.Null()], {
+  error_code: Type.Union([Type.Enum(Object.keys(ERROR_CODES) as ErrorCode[]), Type.Null()], {
     description: "the failure's stable code (`ffmpeg_failed`, `timeout`, `cancelled`, ...)",
   }),
   result: Type.Unknown(),
