@@ -91,7 +91,7 @@ export const JobSchema = Type.Object({
   eta_seconds: Type.Union([Type.Number(), Type.Null()]),
   output_url: Type.Union([Type.String(), Type.Null()]),
   error: Type.Union([Type.String(), Type.Null()]),
-  error_code: Type.Union([Type.Enum(Object.keys(ERROR_CODES) as ErrorCode[]), Type.Null()], {
+  error_code: Type.Union([Type.String(), Type.Null()], {
     description: "the failure's stable code (`ffmpeg_failed`, `timeout`, `cancelled`, ...)",
   }),
   result: Type.Unknown(),
@@ -109,6 +109,9 @@ export const jobOf = <K extends string, R extends TSchema>(kind: K, result: R) =
     {
       ...JobSchema.properties,
       kind: Type.Literal(kind),
+      error_code: Type.Union([Type.Enum(Object.keys(ERROR_CODES) as ErrorCode[]), Type.Null()], {
+        description: "the failure's stable code (docs/errors.md)",
+      }),
       result: Type.Union([result, Type.Null()], { description: 'what the job made, once `status` is `complete`' }),
     },
     { title: `${schemaName(kind)}Job` },
