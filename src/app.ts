@@ -21,6 +21,7 @@ import { OutboundHttp } from './net/outbound.js';
 import { lacksTools, SharedQueue, startQueueWorker, type QueueWorker } from './jobs/queue.js';
 import { registerWorkerRoutes } from './jobs/worker-routes.js';
 import { registerJobs } from './jobs/routes.js';
+import { nameSchemasAndOperations } from './http/openapi.js';
 import { Tools } from './tools/locate.js';
 import { BrowserPool } from './tools/browser.js';
 import { browserPoolOptions } from './html/config.js';
@@ -33,7 +34,13 @@ import { registerBoards } from './boards/routes.js';
 import { registerServing } from './serving/routes.js';
 import { registerUploads } from './uploads/routes.js';
 import { registerHealth } from './health/routes.js';
-import { elementInitializers, registerFeatures, SERVICE_DATA_KEYS, type FeatureParts } from './features.js';
+import {
+  elementInitializers,
+  JOB_RESULTS,
+  registerFeatures,
+  SERVICE_DATA_KEYS,
+  type FeatureParts,
+} from './features.js';
 import { SERVICE_VERSION } from './version.js';
 
 /** How long in-flight requests may take to finish once shutdown starts. */
@@ -234,6 +241,8 @@ export async function buildService(config: Config, opts: BuildOptions = {}): Pro
         securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'Only when API_TOKEN is set' } },
       },
     },
+    // The document is OpenAPI 3 (`openapi` above), so `openapiObject` is the one given.
+    transformObject: (doc) => nameSchemasAndOperations((doc as { openapiObject: Record<string, unknown> }).openapiObject),
   });
   await app.register(swaggerUi, { routePrefix: '/api/docs' });
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
@@ -242,7 +251,7 @@ export async function buildService(config: Config, opts: BuildOptions = {}): Pro
   registerBoards(app, ctx);
   registerServing(app, ctx);
   await registerUploads(app, ctx);
-  registerJobs(app, ctx);
+  registerJobs(app, ctx, JOB_RESULTS);
   registerWorkerRoutes(app, ctx, outputs);
   const features = await registerFeatures(app, ctx);
 

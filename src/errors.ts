@@ -33,7 +33,7 @@ export class DomainError extends Error {
 
 /** The request itself is wrong (a value out of range, a combination that cannot work). */
 export class InvalidInput extends DomainError {
-  constructor(message: string, details?: unknown, code = 'bad_request') {
+  constructor(message: string, details?: unknown, code = 'invalid_request') {
     super('invalid_input', code, message, details);
   }
 }

@@ -1,3 +1,4 @@
+import type { TSchema } from 'typebox';
 import type { ElementInitializer } from './boards/service.js';
 import type { ElementType } from './boards/schemas.js';
 import type { App, AppContext } from './context.js';
@@ -15,12 +16,19 @@ import { HTML_CARD_DATA_KEYS, htmlCardInitializer } from './html/card-html.js';
 import { registerMotion } from './motion/routes.js';
 import { registerMotionPanel } from './motion-panel/routes.js';
 import { registerGeneration } from './generation/routes.js';
-import { GENERATION_DATA_KEYS } from './generation/schemas.js';
+import { GENERATION_DATA_KEYS, GenerationJobResult } from './generation/schemas.js';
 import { registerAgents } from './agents/routes.js';
 import { registerSharing } from './sharing/routes.js';
 import { registerMockups } from './mockups/routes.js';
 import { registerEvents } from './events/routes.js';
 import type { EventsService } from './events/service.js';
+import type { JobKind } from './jobs/kinds.js';
+import { OutputResult } from './http/schemas.js';
+import { FrameResponse, VideoResponse } from './html/schemas.js';
+import { Downloaded, NewElement } from './media/schemas.js';
+import { PreviewResult, RenderResult as MotionRenderResult } from './motion/schemas.js';
+import { ImportAnswer, ShareAnswer } from './sharing/schemas.js';
+import { TimelineRenderResult } from './timeline/schemas.js';
 
 /** What features build that the service hands on (tests read in-memory state through it). */
 export interface FeatureParts {
@@ -62,3 +70,25 @@ export const elementInitializers = (media: MediaRoot): Partial<Record<ElementTyp
 
 /** Element `data` keys that features write and clients may not set. */
 export const SERVICE_DATA_KEYS: readonly string[] = [...HTML_CARD_DATA_KEYS, ...GENERATION_DATA_KEYS];
+
+/**
+ * The result of each job kind, as GET /api/jobs/{job_id} and the kinds' own polls answer it once complete: the
+ * `Job` union of the OpenAPI document (one `<Kind>Job` per kind). A kind without an entry is still served, with an
+ * untyped result (the kinds tests and benchmarks define); test/foundation/error-model.test.ts checks every kind the
+ * service defines has one.
+ */
+export const JOB_RESULTS = {
+  'html.render': VideoResponse,
+  'html.render-frame': FrameResponse,
+  'media.convert-video': NewElement,
+  'media.concat-videos': NewElement,
+  'media.download': Downloaded,
+  'timeline.render': TimelineRenderResult,
+  'mockups.render': OutputResult,
+  'motion.render': MotionRenderResult,
+  'motion.preview': PreviewResult,
+  'generation.poll': GenerationJobResult,
+  'sharing.share': ShareAnswer,
+  'sharing.reshare': ShareAnswer,
+  'sharing.import': ImportAnswer,
+} as const satisfies Partial<Record<JobKind, TSchema>>;

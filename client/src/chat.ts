@@ -1,15 +1,15 @@
 import { BoardMediaError } from './errors.js';
 import type { Connection } from './connection.js';
 import { readSse } from './sse.js';
-import type { ActionCard, ChatRequest, ChatResult } from './types.js';
+import type { ActionCard, ChatRequest, ChatResult, ErrorBody } from './types.js';
 
 export interface ChatOptions {
   /** Each piece of the assistant's text as the model writes it. */
-  onDelta?: (text: string) => void;
+  onDelta?: ((text: string) => void) | undefined;
   /** Each action card once it is complete (proposed, or applied / failed with auto-apply). */
-  onAction?: (card: ActionCard) => void;
+  onAction?: ((card: ActionCard) => void) | undefined;
   /** Aborting hangs up, which aborts the model call on the service. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 /**
@@ -22,7 +22,7 @@ export async function chat(conn: Connection, request: ChatRequest, opts: ChatOpt
     method: 'POST',
     headers: { ...conn.headers(), 'content-type': 'application/json', accept: 'text/event-stream' },
     body: JSON.stringify(request),
-    signal: opts.signal,
+    signal: opts.signal ?? null,
   });
   if (!res.ok) throw await BoardMediaError.fromResponse(res);
   if (!res.body) throw new BoardMediaError(res.status, 'stream_ended', 'The chat answer has no body');
@@ -38,8 +38,8 @@ export async function chat(conn: Connection, request: ChatRequest, opts: ChatOpt
       case 'done':
         return data as ChatResult;
       case 'error': {
-        const { error } = data as { error: { code: string; message: string } };
-        throw new BoardMediaError(res.status, error.code, error.message);
+        const { error } = data as ErrorBody;
+        throw new BoardMediaError(res.status, error.code, error.message, error.details ?? []);
       }
     }
   }

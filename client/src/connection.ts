@@ -1,10 +1,15 @@
 export interface ClientOptions {
   /** The service's origin, e.g. `http://127.0.0.1:4100`. */
   baseUrl: string;
-  /** API_TOKEN when the service has one: sent as `Authorization: Bearer`. */
-  token?: string;
+  /** API_TOKEN when the service has one: sent as `Authorization: Bearer` (`process.env.API_TOKEN` may be unset). */
+  token?: string | undefined;
   /** A fetch to use instead of the global one (tests, proxies, Electron's net.fetch). */
-  fetch?: typeof fetch;
+  fetch?: typeof fetch | undefined;
+  /**
+   * `api` throws a BoardMediaError for every 4xx and 5xx answer, as the helpers do, instead of answering
+   * `{error}`; a call that resolves then always has its `data`.
+   */
+  throwOnError?: boolean | undefined;
 }
 
 /** Where the service is and how to talk to it: shared by the typed calls and the hand-written helpers. */

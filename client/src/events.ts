@@ -5,27 +5,35 @@ import type { EventOf, EventType, LiveEvent } from './types.js';
 
 export type StreamState = 'connecting' | 'open' | 'reconnecting' | 'closed';
 
+/** What a stream tells whoever follows it: `events()`'s own callbacks, and each `subscribe`r (waits for jobs). */
+export interface StreamListener {
+  /** Every event but `resync` and `dropped`, in order. */
+  onEvent?: ((event: LiveEvent) => void) | undefined;
+  onResync?: ((event: EventOf<'resync'>) => void) | undefined;
+  onState?: ((state: StreamState, error?: unknown) => void) | undefined;
+}
+
 export interface EventStreamOptions {
   /** Only this board's events. */
-  boardId?: string;
+  boardId?: string | undefined;
   /** Only these types (all when absent); `resync` always comes. */
-  types?: Exclude<EventType, 'resync' | 'dropped'>[];
+  types?: Exclude<EventType, 'resync' | 'dropped'>[] | undefined;
   /** Continue after this event id (one seen in an earlier session); by default from now. */
-  lastEventId?: number | string;
+  lastEventId?: number | string | undefined;
   /** Every event but `resync` and `dropped`, in order. */
-  onEvent: (event: LiveEvent) => void;
+  onEvent?: ((event: LiveEvent) => void) | undefined;
   /**
    * The service no longer has every event since the last one seen (the gap is older than its history, or it
    * restarted): refetch what you show. The stream goes on from the newest event.
    */
-  onResync?: (event: EventOf<'resync'>) => void;
+  onResync?: ((event: EventOf<'resync'>) => void) | undefined;
   /** Connection state changes; `error` says why a connection ended or could not open. */
-  onState?: (state: StreamState, error?: unknown) => void;
+  onState?: ((state: StreamState, error?: unknown) => void) | undefined;
   /** Reconnect delays double from the service's `retry:` (or `initialMs`) up to `maxMs`, with jitter. */
-  backoff?: { initialMs?: number; maxMs?: number };
+  backoff?: { initialMs?: number | undefined; maxMs?: number | undefined } | undefined;
   /** No bytes (not even a heartbeat, every 15 s by default) for this long: the connection is taken as dead. */
-  idleTimeoutMs?: number;
-  signal?: AbortSignal;
+  idleTimeoutMs?: number | undefined;
+  signal?: AbortSignal | undefined;
 }
 
 export interface EventStream {
@@ -35,6 +43,13 @@ export interface EventStream {
   readonly closed: Promise<void>;
   /** The id of the last event received: what a reconnect asks to continue after. */
   readonly lastEventId: string | undefined;
+  /** The connection's state now (`onState` tells its changes). */
+  readonly state: StreamState;
+  /**
+   * Follows this stream too (more listeners on the one connection: `waitForJob(job, {events})` uses it); returns
+   * the function that stops following.
+   */
+  subscribe(listener: StreamListener): () => void;
   close(): void;
 }
 
@@ -70,6 +85,13 @@ export function subscribeEvents(conn: Connection, opts: EventStreamOptions): Eve
   const ready = new Promise<void>((resolve, reject) => ((setReady = resolve), (failReady = reject)));
   ready.catch(() => undefined); // a caller that never awaits `ready` must not see an unhandled rejection
 
+  let state: StreamState = 'connecting';
+  const listeners = new Set<StreamListener>([opts]);
+  const setState = (next: StreamState, error?: unknown) => {
+    state = next;
+    for (const l of [...listeners]) l.onState?.(next, error);
+  };
+
   let opened = false;
   /** One connection: resolves when it ends, rejects when it fails (a BoardMediaError with the answer's status). */
   const connect = async (): Promise<void> => {
@@ -93,15 +115,17 @@ export function subscribeEvents(conn: Connection, opts: EventStreamOptions): Eve
       });
       if (!res.ok || !res.body) throw await BoardMediaError.fromResponse(res);
       opened = true;
-      opts.onState?.('open');
+      setState('open');
       setReady();
       for await (const message of readSse(res.body, alive)) {
         if (message.retry !== undefined) retryMs = Math.max(message.retry, 100);
         if (message.id !== undefined) lastEventId = message.id;
         if (message.event === 'dropped') continue; // the service closes the stream next: reconnect, missing nothing
         const event = JSON.parse(message.data) as LiveEvent;
-        if (event.type === 'resync') opts.onResync?.(event);
-        else opts.onEvent(event);
+        for (const l of [...listeners]) {
+          if (event.type === 'resync') l.onResync?.(event);
+          else l.onEvent?.(event);
+        }
       }
     } finally {
       clearTimeout(idle);
@@ -112,7 +136,7 @@ export function subscribeEvents(conn: Connection, opts: EventStreamOptions): Eve
 
   const run = async () => {
     let failures = 0;
-    opts.onState?.('connecting');
+    setState('connecting');
     while (!stop.signal.aborted) {
       opened = false;
       let error: unknown;
@@ -124,17 +148,17 @@ export function subscribeEvents(conn: Connection, opts: EventStreamOptions): Eve
       if (stop.signal.aborted) break;
       if (error instanceof BoardMediaError && error.status >= 400 && error.status < 500) {
         failReady(error);
-        opts.onState?.('closed', error);
+        setState('closed', error);
         return;
       }
-      opts.onState?.('reconnecting', error);
+      setState('reconnecting', error);
       failures = opened ? 0 : failures + 1;
       // Full jitter over a doubling delay: the clients of a restarted service do not all come back at once.
       const delay = Math.min(maxMs, retryMs * 2 ** failures);
       await sleep(delay / 2 + (Math.random() * delay) / 2, stop.signal);
     }
     failReady(new BoardMediaError(0, 'closed', 'The event stream was closed'));
-    opts.onState?.('closed');
+    setState('closed');
   };
   const closed = run().finally(() => opts.signal?.removeEventListener('abort', abortFromOutside));
 
@@ -143,6 +167,13 @@ export function subscribeEvents(conn: Connection, opts: EventStreamOptions): Eve
     closed,
     get lastEventId() {
       return lastEventId;
+    },
+    get state() {
+      return state;
+    },
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
     },
     close: () => stop.abort(),
   };

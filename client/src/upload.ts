@@ -1,6 +1,6 @@
 import { BoardMediaError } from './errors.js';
 import type { Connection } from './connection.js';
-import type { UploadResult } from './types.js';
+import type { Element, UploadResult } from './types.js';
 
 export interface UploadProgress {
   /** Bytes of the request body sent so far (the file and the few form fields around it). */
@@ -14,18 +14,24 @@ export interface UploadOptions {
   /** A browser `File`, or any `Blob` (in Node: `await fs.openAsBlob(path)`, which reads the file as it is sent). */
   file: Blob;
   /** The file name on the board; a `File`'s own name by default. */
-  filename?: string;
+  filename?: string | undefined;
   /** Also add the file to the board as an element (answered as `element`). */
-  addToBoard?: boolean;
+  addToBoard?: boolean | undefined;
   /** Stored in the new element's `data` (with `addToBoard`). */
-  data?: Record<string, unknown>;
-  onProgress?: (progress: UploadProgress) => void;
-  signal?: AbortSignal;
+  data?: Record<string, unknown> | undefined;
+  onProgress?: ((progress: UploadProgress) => void) | undefined;
+  signal?: AbortSignal | undefined;
   /**
    * `xhr` where XMLHttpRequest exists (browsers, Electron, Tauri): the only browser API that reports upload progress
    * over HTTP/1.1. Elsewhere `fetch` with a streamed body (Node), counting the bytes as fetch takes them.
    */
-  transport?: 'xhr' | 'fetch';
+  transport?: 'xhr' | 'fetch' | undefined;
+}
+
+/** `upload`, whose answer has its `element` when `addToBoard` is `true`. */
+export interface UploadedToBoard {
+  (opts: UploadOptions & { addToBoard: true }): Promise<UploadResult & { element: Element }>;
+  (opts: UploadOptions): Promise<UploadResult>;
 }
 
 /** POST /api/upload with progress; the answer, or a BoardMediaError with the service's error. */
@@ -123,7 +129,7 @@ async function uploadFetch(
     body,
     // Node's fetch streams a ReadableStream body only in half-duplex mode (the answer is read after the body is sent).
     duplex: 'half',
-    signal: opts.signal,
+    signal: opts.signal ?? null,
   } as RequestInit);
   if (!res.ok) throw await BoardMediaError.fromResponse(res);
   return (await res.json()) as UploadResult;

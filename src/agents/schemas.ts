@@ -112,23 +112,26 @@ export const AGENT_ACTIONS: Record<AgentType, ActionType[]> = {
 export const CARD_STATUSES = ['proposed', 'applied', 'rejected', 'failed'] as const;
 export type CardStatus = (typeof CARD_STATUSES)[number];
 
-export const ActionCardSchema = Type.Object({
-  id: Type.String({ description: 'act_...' }),
-  type: Type.Enum(ACTION_TYPES),
-  params: Type.Record(Type.String(), Type.Unknown(), {
-    description: "the tool's arguments, as the schema of its type",
-  }),
-  preview: Type.Record(Type.String(), Type.Unknown(), {
-    description: 'what the user sees before applying; shape per type in docs/agents.md',
-  }),
-  status: Type.Enum(CARD_STATUSES),
-  error: Type.Optional(
-    Type.Object(
-      { code: Type.String(), message: Type.String() },
-      { description: 'why the last execution failed (status failed)' },
+export const ActionCardSchema = Type.Object(
+  {
+    id: Type.String({ description: 'act_...' }),
+    type: Type.Enum(ACTION_TYPES),
+    params: Type.Record(Type.String(), Type.Unknown(), {
+      description: "the tool's arguments, as the schema of its type",
+    }),
+    preview: Type.Record(Type.String(), Type.Unknown(), {
+      description: 'what the user sees before applying; shape per type in docs/agents.md',
+    }),
+    status: Type.Enum(CARD_STATUSES),
+    error: Type.Optional(
+      Type.Object(
+        { code: Type.String(), message: Type.String() },
+        { description: 'why the last execution failed (status failed)' },
+      ),
     ),
-  ),
-});
+  },
+  { title: 'ActionCard' },
+);
 export type ActionCardView = Static<typeof ActionCardSchema>;
 
 // --- routes ---
@@ -190,6 +193,7 @@ export const ChatAnswer = Type.Object(
     actions: Type.Array(ActionCardSchema, { description: 'every card of this turn' }),
   },
   {
+    title: 'ChatResult',
     description:
       'With `Accept: application/json`. Otherwise `text/event-stream`: `message` events `{delta}`, one `action` event per card, ' +
       'then `done` with this body, or `error` with `{error: {code, message}}`.',

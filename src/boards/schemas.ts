@@ -7,44 +7,84 @@ export type ElementType = (typeof ELEMENT_TYPES)[number];
 /** Types whose element points at a media file that is probed and thumbnailed. */
 export const MEDIA_TYPES: readonly ElementType[] = ['image', 'video', 'audio'];
 
-export const ElementSchema = Type.Object({
-  id: Type.String(),
-  board_id: Type.String(),
-  type: Type.Enum(ELEMENT_TYPES),
-  url: Type.Union([Type.String(), Type.Null()], {
-    description: '/media/<board_id>/<filename>, or null for text elements',
-  }),
-  name: Type.Union([Type.String(), Type.Null()]),
-  data: Type.Record(Type.String(), Type.Unknown(), {
-    description:
-      'free-form; the service adds width, height, duration, codec, thumbnail_url (probe), htmlUrl/htmlVersion (html cards), bridge_origin',
-  }),
-  x: Type.Number(),
-  y: Type.Number(),
-  width: Type.Union([Type.Number(), Type.Null()]),
-  height: Type.Union([Type.Number(), Type.Null()]),
-  created_at: Type.String(),
-  updated_at: Type.String(),
-});
+const Opt = Type.Optional;
+/**
+ * What the service writes into an element's `data` (free-form otherwise): the probe's facts for image, video and
+ * audio elements (`probe_status` pending, then done or error), an HTML card's backing file. A client that writes one
+ * of these keys itself (PATCH) replaces the service's value until the next probe.
+ */
+export const ElementData = Type.Object(
+  {
+    probe_status: Opt(Type.Enum(['pending', 'done', 'error'])),
+    probe_error: Opt(Type.Union([Type.String(), Type.Null()])),
+    width: Opt(Type.Number({ description: 'pixels (images: as displayed, EXIF orientation applied)' })),
+    height: Opt(Type.Number()),
+    duration: Opt(Type.Number({ description: 'seconds (video, audio)' })),
+    thumbnail_url: Opt(Type.String({ description: 'a JPEG under /media/thumbs/' })),
+    format: Opt(Type.String({ description: 'images: jpeg, png, webp, ...' })),
+    has_alpha: Opt(Type.Boolean()),
+    container: Opt(Type.String()),
+    has_audio: Opt(Type.Boolean()),
+    has_video: Opt(Type.Boolean()),
+    codec: Opt(Type.String()),
+    fps: Opt(Type.Number()),
+    audio_codec: Opt(Type.String()),
+    audio_channels: Opt(Type.Number()),
+    sample_rate: Opt(Type.Number()),
+    htmlUrl: Opt(Type.String({ description: 'html cards: the backing file' })),
+    htmlVersion: Opt(Type.Number({ description: 'html cards: the stored version of the backing file' })),
+  },
+  { title: 'ElementData', additionalProperties: true },
+);
+
+export const ElementSchema = Type.Object(
+  {
+    id: Type.String(),
+    board_id: Type.String(),
+    type: Type.Enum(ELEMENT_TYPES),
+    url: Type.Union([Type.String(), Type.Null()], {
+      description: '/media/<board_id>/<filename>, or null for text elements',
+    }),
+    name: Type.Union([Type.String(), Type.Null()]),
+    data: Type.Record(Type.String(), Type.Unknown(), {
+      description: 'free-form; what the service fills in is typed in ElementData',
+      // Served as written (a client may store any key), documented with the keys the service fills in.
+      'x-document-as': ElementData,
+    }),
+    x: Type.Number(),
+    y: Type.Number(),
+    width: Type.Union([Type.Number(), Type.Null()]),
+    height: Type.Union([Type.Number(), Type.Null()]),
+    created_at: Type.String(),
+    updated_at: Type.String(),
+  },
+  { title: 'Element' },
+);
 export type Element = Static<typeof ElementSchema>;
 
-export const BoardSummarySchema = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  created_at: Type.String(),
-  updated_at: Type.String(),
-  element_count: Type.Integer(),
-});
+export const BoardSummarySchema = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    created_at: Type.String(),
+    updated_at: Type.String(),
+    element_count: Type.Integer(),
+  },
+  { title: 'BoardSummary' },
+);
 export type BoardSummary = Static<typeof BoardSummarySchema>;
 
-export const BoardSchema = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  created_at: Type.String(),
-  updated_at: Type.String(),
-  connected_folder: Type.Union([Type.String(), Type.Null()]),
-  elements: Type.Array(ElementSchema),
-});
+export const BoardSchema = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    created_at: Type.String(),
+    updated_at: Type.String(),
+    connected_folder: Type.Union([Type.String(), Type.Null()]),
+    elements: Type.Array(ElementSchema),
+  },
+  { title: 'Board' },
+);
 
 export const BoardParams = Type.Object({ id: Id });
 export const ElementParams = Type.Object({ id: Id, eid: Id });

@@ -96,7 +96,7 @@ const envelope = <T extends EventType>(type: T) =>
 /** The `data:` line of every event on GET /api/events: one envelope per type, `type` telling them apart. */
 export const LiveEventSchema = Type.Union(
   (Object.keys(DATA) as EventType[]).map((t) => envelope(t)),
-  { description: 'Every SSE event: `id: <id>`, `event: <type>`, `data: <this envelope as JSON>`' },
+  { title: 'LiveEvent', description: 'Every SSE event: `id: <id>`, `event: <type>`, `data: <this envelope as JSON>`' },
 );
 
 /** One event as the stream sends it. */

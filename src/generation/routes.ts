@@ -1,6 +1,8 @@
 import type { App, AppContext } from '../context.js';
 import type { JobRecord } from '../jobs/store.js';
-import { errorResponses } from '../http/schemas.js';
+import { asPlainJson, errorResponses } from '../http/schemas.js';
+import { jobViewAs } from '../jobs/routes.js';
+import type { ErrorCode } from '../http/error-codes.js';
 import { abortOnDisconnect } from '../http/client-abort.js';
 import { createGenerationContext, type GenerationContext } from './context.js';
 import { enhancePrompt } from './enhance.js';
@@ -33,12 +35,11 @@ function aiJobView(g: GenerationContext, job: JobRecord<PollParams>) {
   const history = g.history.get(historyId);
   const result = job.result as { element?: GeneratedElement } | null;
   return {
+    ...jobViewAs(AiJob, job),
     job_id: job.id,
-    status: job.status,
-    progress: job.progress,
     ...(result?.element ? { element: result.element } : {}),
-    ...(job.error ? { error: job.error } : {}),
-    ...(history?.error_code && job.status !== 'complete' ? { error_code: history.error_code } : {}),
+    // The provider's code, kept in the history entry, says more than the job's own (`provider_failed`).
+    error_code: ((job.status !== 'complete' ? history?.error_code : undefined) ?? job.error_code) as ErrorCode | null,
     history_entry_id: historyId,
   };
 }
@@ -117,6 +118,7 @@ export const registerGeneration = (app: App, ctx: AppContext): GenerationContext
         params: JobParam,
         response: { 200: AiJob, ...errorResponses },
       },
+      ...asPlainJson,
     },
     async (req) => aiJobView(g, ctx.jobs.require(req.params.job_id, POLL_JOB)),
   );
@@ -131,6 +133,7 @@ export const registerGeneration = (app: App, ctx: AppContext): GenerationContext
         params: JobParam,
         response: { 200: AiJob, ...errorResponses },
       },
+      ...asPlainJson,
     },
     async (req) => {
       ctx.jobs.cancel(ctx.jobs.require(req.params.job_id, POLL_JOB).id);

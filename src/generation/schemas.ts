@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { ErrorBody, errorResponses, Id, RecordOf } from '../http/schemas.js';
+import { ErrorBody, errorResponses, Id, jobOf, RecordOf } from '../http/schemas.js';
 import { PROVIDERS } from './providers.js';
 
 export const ProviderParam = Type.Object({ provider: Type.Enum([...PROVIDERS]) });
@@ -103,30 +103,40 @@ export type GenerateBody = Static<typeof GenerateBody>;
 
 const ElementRef = Type.Object({ id: Type.String(), type: Type.String(), url: Type.String() });
 
-export const GenerateAnswer = Type.Object({
-  status: Type.Enum(['complete', 'queued'], {
-    description: '`complete`: the element is on the board; `queued`: poll GET /api/ai/jobs/{job_id}',
-  }),
-  element: Type.Optional(ElementRef),
-  job_id: Type.Optional(Type.String()),
-  history_entry_id: Type.String(),
-  cost_estimate: Type.Number({ description: "US dollars, from the catalogue's list price (docs/generation.md)" }),
-});
+/** The result of a queued generation's job (`generation.poll`): the element on the board and its history entry. */
+export const GenerationJobResult = Type.Object(
+  { element: ElementRef, history_entry_id: Type.String() },
+  { title: 'GenerationJobResult' },
+);
+
+export const GenerateAnswer = Type.Object(
+  {
+    status: Type.Enum(['complete', 'queued'], {
+      description: '`complete`: the element is on the board; `queued`: poll GET /api/ai/jobs/{job_id}',
+    }),
+    element: Type.Optional(ElementRef),
+    job_id: Type.Optional(Type.String()),
+    history_entry_id: Type.String(),
+    cost_estimate: Type.Number({ description: "US dollars, from the catalogue's list price (docs/generation.md)" }),
+  },
+  { title: 'GenerateResult' },
+);
 
 export const JobParam = Type.Object({ job_id: Id });
 
-export const AiJob = Type.Object({
-  job_id: Type.String(),
-  status: Type.Enum(['queued', 'running', 'complete', 'error', 'cancelled']),
-  progress: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
-  element: Type.Optional(ElementRef),
-  error: Type.Optional(Type.String()),
-  error_code: Type.Optional(Type.String()),
-  history_entry_id: Type.Optional(Type.String()),
-  provider_cancelled: Type.Optional(
-    Type.Boolean({ description: 'cancel only: whether the provider confirmed the cancel' }),
-  ),
-});
+/** The spec's generation poll as one job model: the job's fields, `job_id`, and the element once it is on the board. */
+export const AiJob = Type.Object(
+  {
+    ...jobOf('generation.poll', GenerationJobResult).properties,
+    job_id: Type.String({ description: 'the same as `id`' }),
+    element: Type.Optional(ElementRef),
+    history_entry_id: Type.String(),
+    provider_cancelled: Type.Optional(
+      Type.Boolean({ description: 'cancel only: whether the provider confirmed the cancel' }),
+    ),
+  },
+  { title: 'GenerationStatus' },
+);
 
 export const HistoryQuery = Type.Object({
   board_id: Type.Optional(Id),

@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import type { App, AppContext } from '../context.js';
 import { badRequest } from '../http/errors.js';
 import { answerNowOrQueued } from '../http/now-or-queued.js';
-import { errorResponses, Queued } from '../http/schemas.js';
+import { errorResponses, queuedOf } from '../http/schemas.js';
 import { HtmlCardService } from './card-html.js';
 import { CardVideos } from './card-video.js';
 import { RENDER_LIMITS as L } from './limits.js';
@@ -85,7 +85,7 @@ export const registerHtml = (app: App, ctx: AppContext): HtmlParts => {
           `and is added to the board as a video element. A ${L.proxyHeight}p proxy is made for taller videos; the thumbnail is the middle frame. ` +
           'With `async: true` the answer is 202 and the render an `html.render` job (progress = frames done / total).',
         body: RenderBody,
-        response: { 200: VideoResponse, 202: Queued, ...renderErrors },
+        response: { 200: VideoResponse, 202: queuedOf(HTML_RENDER_JOB), ...renderErrors },
       },
     },
     async (req, reply) => {
@@ -120,7 +120,7 @@ export const registerHtml = (app: App, ctx: AppContext): HtmlParts => {
           'The same pixels as frame `frame` of a video rendered with the same html, size and fps. The PNG goes to the board folder (not added as an element). ' +
           'With `async: true` the answer is 202 and the render an `html.render-frame` job (progress = frames stepped through / frame + 1).',
         body: RenderFrameBody,
-        response: { 200: FrameResponse, 202: Queued, ...renderErrors },
+        response: { 200: FrameResponse, 202: queuedOf(HTML_FRAME_JOB), ...renderErrors },
       },
     },
     async (req, reply) => {

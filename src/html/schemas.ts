@@ -75,23 +75,29 @@ export const RenderFrameBody = Type.Object(
 
 const BlockedRequests = Type.Array(Type.String(), { description: 'URLs the card asked for that the sandbox refused' });
 
-export const VideoResponse = Type.Object({
-  type: Type.Literal('video'),
-  filename: Type.String(),
-  url: Type.String(),
-  proxy_url: Type.Optional(Type.String({ description: `H.264, ${L.proxyHeight} px high; only for taller videos` })),
-  thumbnail_url: Type.Optional(Type.String()),
-  element: ElementSchema,
-  frames: Type.Integer(),
-  blocked_requests: BlockedRequests,
-});
+export const VideoResponse = Type.Object(
+  {
+    type: Type.Literal('video'),
+    filename: Type.String(),
+    url: Type.String(),
+    proxy_url: Type.Optional(Type.String({ description: `H.264, ${L.proxyHeight} px high; only for taller videos` })),
+    thumbnail_url: Type.Optional(Type.String()),
+    element: ElementSchema,
+    frames: Type.Integer(),
+    blocked_requests: BlockedRequests,
+  },
+  { title: 'HtmlRenderResult' },
+);
 
-export const FrameResponse = Type.Object({
-  type: Type.Literal('image'),
-  filename: Type.String(),
-  url: Type.String(),
-  blocked_requests: BlockedRequests,
-});
+export const FrameResponse = Type.Object(
+  {
+    type: Type.Literal('image'),
+    filename: Type.String(),
+    url: Type.String(),
+    blocked_requests: BlockedRequests,
+  },
+  { title: 'HtmlFrameResult' },
+);
 
 export const CardParams = Type.Object({ board_id: Id, element_id: Id });
 export const VersionParams = Type.Object({

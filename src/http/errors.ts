@@ -1,5 +1,6 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import { Conflict, DomainError, InvalidInput, NotFound, type ErrorKind } from '../errors.js';
+import { isErrorCode } from './error-codes.js';
 
 /** The one map from a domain error's kind to the HTTP status it is answered with. */
 const STATUS_OF_KIND: Record<ErrorKind, number> = {
@@ -64,12 +65,53 @@ function describeValidation(error: FastifyError): { message: string; details: un
   return { message: first ? `${first.field} ${first.message}` : error.message, details };
 }
 
+type Detail = { field: string; message: string };
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const PARTS = ['body', 'querystring', 'params', 'headers'] as const;
+const PART_OF = { body: 'body', querystring: 'query', params: 'params', headers: 'headers' } as const;
+
+/**
+ * A field as the request has it: `width` in a body is `body.width`, as schema errors name it. Feature code names
+ * fields as it knows them; the part of the request holding the first segment is found here, once.
+ */
+function fieldPath(field: string, req: FastifyRequest): string {
+  if (/^(body|querystring|params|headers)(\.|$)/.test(field)) return field;
+  const top = field.split(/[.[]/)[0] ?? field;
+  for (const part of PARTS) {
+    const value: unknown = req[PART_OF[part]];
+    if (isObject(value) && Object.hasOwn(value, top)) return `${part}.${field}`;
+  }
+  return field;
+}
+
+/**
+ * The one error model: `details` is always a list of `{field, message}` (or absent); whatever else a domain error
+ * carried (`retry_after`, `reason`, `bot_ids`, a url) goes into `info`.
+ */
+function errorBody(err: DomainError, req: FastifyRequest) {
+  const d = err.details;
+  const items = Array.isArray(d) ? d : isObject(d) && typeof d.field === 'string' ? [d] : [];
+  const details: Detail[] = items
+    .filter((i): i is Record<string, unknown> & { field: string } => isObject(i) && typeof i.field === 'string')
+    .map((i) => ({ field: fieldPath(i.field, req), message: typeof i.message === 'string' ? i.message : err.message }));
+  const { field: _field, message: _message, ...info } = isObject(d) ? d : {};
+  if (!isErrorCode(err.code)) req.log.error({ code: err.code }, 'an error code missing from src/http/error-codes.ts');
+  return {
+    error: {
+      code: err.code,
+      message: err.message,
+      ...(details.length > 0 ? { details } : {}),
+      ...(Object.keys(info).length > 0 ? { info } : {}),
+    },
+  };
+}
+
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError | DomainError | Error, req, reply) => {
     if (err instanceof DomainError) {
       const status = statusOf(err);
       if (status >= 500) req.log.error({ err }, err.message);
-      return reply.status(status).send({ error: { code: err.code, message: err.message, details: err.details } });
+      return reply.status(status).send(errorBody(err, req));
     }
     const fe = err as FastifyError;
     if (fe.validation) {
@@ -96,7 +138,7 @@ export function installErrorHandling(app: FastifyInstance): void {
             ? 'payload_too_large'
             : status === 415
               ? 'unsupported_media_type'
-              : 'bad_request';
+              : 'invalid_request';
       return reply.status(status).send({ error: { code, message: fe.message } });
     }
     req.log.error({ err }, 'unhandled error');

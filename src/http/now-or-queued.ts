@@ -20,7 +20,7 @@ export interface NowOrQueuedWork<K extends JobKind> {
  * Answer now or queued, the one way an operation that accepts `async: true` is served: the checks run, then without
  * it the kind's handler runs in the request (`JobRunner.runNow`: the same handler and context as the job, its signal
  * the client going away) and the job's result is the answer; with it a job of `kind` is queued and the answer is 202
- * `{job_id, status: "queued"}`, the job's result later holding the same body as the synchronous answer.
+ * `{job_id, kind, status: "queued"}`, the job's result later holding the same body as the synchronous answer.
  */
 export async function answerNowOrQueued<K extends JobKind>(
   jobs: JobRunner,
@@ -31,5 +31,5 @@ export async function answerNowOrQueued<K extends JobKind>(
   await work.check();
   if (!isAsync) return jobs.runNow(work.kind, work.params, abortOnDisconnect(reply));
   const job = jobs.enqueue(work.kind, work.params, { boardId: work.boardId, idPrefix: work.idPrefix });
-  return reply.status(202).send({ job_id: job.id, status: 'queued' as const });
+  return reply.status(202).send({ job_id: job.id, kind: work.kind, status: 'queued' as const });
 }

@@ -258,7 +258,13 @@ export class JobRunner extends EventEmitter<{ update: [JobRecord, JobUpdate] }> 
   require(id: string, kind?: string | readonly string[]): JobRecord {
     const job = this.store.get(id);
     const kinds = kind === undefined ? undefined : typeof kind === 'string' ? [kind] : kind;
-    if (!job || (kinds && !kinds.includes(job.kind))) throw new NotFound(`Job ${id} not found`);
+    if (!job)
+      throw new NotFound(`Job ${id} not found`, 'not_found', [{ field: 'params.job_id', message: 'no such job' }]);
+    // A kind's own poll asked about another kind's job: the job exists, so say where it is polled.
+    if (kinds && !kinds.includes(job.kind))
+      throw new NotFound(`Job ${id} is a ${job.kind} job; poll it at GET /api/jobs/${id}`, 'wrong_job_kind', [
+        { field: 'params.job_id', message: `is a ${job.kind} job, not ${kinds.join(' or ')}` },
+      ]);
     return job;
   }
 

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { ELEMENT_TYPES } from '../boards/schemas.js';
-import { Id, JobSchema, RecordOf } from '../http/schemas.js';
+import { Id, RecordOf } from '../http/schemas.js';
 import { ERROR_KINDS } from '../errors.js';
 
 export const JobParams = Type.Object({ job_id: Id });
@@ -10,8 +10,6 @@ export const JobListQuery = Type.Object({
   kind: Type.Optional(Type.String()),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })),
 });
-
-export const JobList = Type.Object({ jobs: Type.Array(JobSchema) });
 
 // The render workers' side (src/jobs/worker-routes.ts); every route needs API_TOKEN, which JOB_QUEUE requires.
 

@@ -1,5 +1,5 @@
 import type { App, AppContext, Feature } from '../context.js';
-import { ErrorBody, Queued } from '../http/schemas.js';
+import { ErrorBody, queuedOf } from '../http/schemas.js';
 import { abortOnDisconnect } from '../http/client-abort.js';
 import { answerNowOrQueued } from '../http/now-or-queued.js';
 import { checkConcatRequest, concatVideos } from './concat.js';
@@ -66,7 +66,7 @@ export const registerMedia: Feature = (app: App, appCtx: AppContext) => {
         body: DownloadBody,
         response: {
           200: Downloaded,
-          202: Queued,
+          202: queuedOf(JOB_DOWNLOAD),
           ...mediaErrors,
           413: ErrorBody,
           415: ErrorBody,
@@ -139,7 +139,7 @@ export const registerMedia: Feature = (app: App, appCtx: AppContext) => {
         description:
           'Pairs: mp4 with h264, h265, av1; webm with vp9, av1; mov with h264, h265, prores. bitrate like 2M or 800k (50k..500M).',
         body: ConvertVideoBody,
-        response: { 200: NewElement, 202: Queued, ...mediaErrors },
+        response: { 200: NewElement, 202: queuedOf(JOB_CONVERT), ...mediaErrors },
       },
     },
     async (req, reply) => {
@@ -165,7 +165,7 @@ export const registerMedia: Feature = (app: App, appCtx: AppContext) => {
         description:
           'Stream copy when codec, size, frame rate and audio layout match; otherwise normalised to the first clip (letterboxed) and re-encoded.',
         body: ConcatBody,
-        response: { 200: NewElement, 202: Queued, ...mediaErrors },
+        response: { 200: NewElement, 202: queuedOf(JOB_CONCAT), ...mediaErrors },
       },
     },
     async (req, reply) => {

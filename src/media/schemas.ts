@@ -23,18 +23,24 @@ export const NewElement = Type.Object(
     filename: Type.String({ description: 'name of the new file in the board folder' }),
     url: Type.String({ description: '/media/<board_id>/<filename>' }),
   },
-  { description: 'The element added to the board for the new file (the source is never modified)' },
+  {
+    title: 'NewElementResult',
+    description: 'The element added to the board for the new file (the source is never modified)',
+  },
 );
-export const Downloaded = Type.Object({
-  elements: Type.Array(
-    Type.Object({
-      id: Type.String(),
-      type: Type.String(),
-      url: Type.String(),
-      name: Type.Union([Type.String(), Type.Null()]),
-    }),
-  ),
-});
+export const Downloaded = Type.Object(
+  {
+    elements: Type.Array(
+      Type.Object({
+        id: Type.String(),
+        type: Type.String(),
+        url: Type.String(),
+        name: Type.Union([Type.String(), Type.Null()]),
+      }),
+    ),
+  },
+  { title: 'DownloadResult' },
+);
 const Match = Type.Object({
   board_id: Type.String(),
   element_id: Type.String(),

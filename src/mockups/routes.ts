@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { App, AppContext } from '../context.js';
 import { badRequest } from '../http/errors.js';
-import { ErrorBody, errorResponses } from '../http/schemas.js';
+import { asPlainJson, ErrorBody, errorResponses, OutputResult, queuedOf } from '../http/schemas.js';
 import { MockupService } from './projects.js';
 import { RENDER_JOB, renderMockup, type MockupRenderParams } from './render.js';
 import { encodersFor, mediaRefs, requireEncoders, resolveRefs, screenKind } from './media.js';
@@ -15,12 +15,14 @@ import {
   ProjectParams,
   PutBody,
   RenderBody,
-  RenderStatus,
   Summary,
 } from './schemas.js';
-import { toRenderStatus } from '../timeline/schemas.js';
+import { renderStatusOf, toRenderStatus } from '../timeline/schemas.js';
 
 /** Mockup projects of a board (a device showing a board file, moved in 3D) and their render jobs. */
+/** The spec's mockup render poll: "same pattern as the video project render poll". */
+const MockupRenderStatus = renderStatusOf(RENDER_JOB, OutputResult, 'MockupRenderStatus');
+
 export const registerMockups = (app: App, ctx: AppContext): void => {
   const projects = new MockupService(ctx.db, ctx.boards);
   // The project's files are declared inputs and the video handed back: render workers run it too.
@@ -108,7 +110,7 @@ export const registerMockups = (app: App, ctx: AppContext): void => {
           '(ProRes 4444 when transparent_background). transparent_background needs webm or mov. The files the project uses are checked now (400 naming the url).',
         body: RenderBody,
         response: {
-          202: Type.Object({ job_id: Type.String(), status: Type.Literal('queued') }),
+          202: queuedOf(RENDER_JOB),
           ...errorResponses,
           503: ErrorBody,
         },
@@ -141,8 +143,8 @@ export const registerMockups = (app: App, ctx: AppContext): void => {
         fps: b.fps,
         transparent,
       };
-      const job = ctx.jobs.enqueue(RENDER_JOB, params, { boardId: b.board_id, idPrefix: 'mockjob_' });
-      return reply.status(202).send({ job_id: job.id, status: 'queued' as const });
+      const job = ctx.jobs.enqueue(RENDER_JOB, params, { boardId: b.board_id });
+      return reply.status(202).send({ job_id: job.id, kind: RENDER_JOB, status: 'queued' as const });
     },
   );
 
@@ -153,12 +155,13 @@ export const registerMockups = (app: App, ctx: AppContext): void => {
         tags,
         summary: 'Poll a mockup render job',
         params: JobParams,
-        response: { 200: RenderStatus, ...errorResponses },
+        response: { 200: MockupRenderStatus, ...errorResponses },
       },
+      ...asPlainJson,
     },
     async (req) => {
       const job = ctx.jobs.require(req.params.job_id, RENDER_JOB);
-      return toRenderStatus(job);
+      return toRenderStatus(MockupRenderStatus, job);
     },
   );
 };

@@ -164,16 +164,19 @@ export const Project = Type.Object(
     created_at: Type.String(),
     updated_at: Type.String(),
   },
-  OPEN,
+  { ...OPEN, title: 'MockupProject' },
 );
 
-export const Summary = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  device: Type.Enum(DEVICES),
-  updated_at: Type.String({ description: 'ISO 8601, changes on every save' }),
-  duration_seconds: Type.Number(),
-});
+export const Summary = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    device: Type.Enum(DEVICES),
+    updated_at: Type.String({ description: 'ISO 8601, changes on every save' }),
+    duration_seconds: Type.Number(),
+  },
+  { title: 'MockupProjectSummary' },
+);
 
 export const CreateBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 200 }),
@@ -197,8 +200,6 @@ export const RenderBody = Type.Object(
 );
 
 /** The video-project render poll's answer, which the mockup poll follows. */
-export { RenderStatus } from '../timeline/schemas.js';
-
 export const BoardParams = Type.Object({ id: Id });
 export const ProjectParams = Type.Object({ id: Id, pid: Id });
 export const JobParams = Type.Object({ job_id: Id });

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { ToolMissing, Unavailable, Unprocessable } from '../errors.js';
 import { asRenderFailure } from '../render/render-page.js';
 import { filenameFromTitle } from '../files/names.js';
+import type { Element } from '../boards/schemas.js';
 import type { JobContext, JobOutcome } from '../jobs/runner.js';
 import { audioArgs, containerArgs, videoArgs } from '../render/encoders.js';
 import { runFfmpeg } from '../tools/ffmpeg.js';
@@ -26,7 +27,7 @@ declare module '../jobs/kinds.js' {
 }
 
 export interface MotionRenderResult {
-  element: Record<string, unknown>;
+  element: Element;
   url: string;
 }
 

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { Feature } from '../context.js';
-import { errorResponses } from '../http/schemas.js';
+import { asPlainJson, errorResponses } from '../http/schemas.js';
 import { abortOnDisconnect } from '../http/client-abort.js';
 import {
   DetectAnswer,
@@ -25,6 +25,7 @@ import {
 import { MotionService } from './service.js';
 import { answerNowOrQueued } from '../http/now-or-queued.js';
 import { MOTION_PREVIEW_JOB } from './preview/contract.js';
+import { MOTION_RENDER_JOB } from './render.js';
 
 /** The motion editor (After Effects): detect aerender, inspect projects without it, render them with edits, presets. */
 export const registerMotion: Feature = (app, ctx) => {
@@ -106,7 +107,7 @@ export const registerMotion: Feature = (app, ctx) => {
     },
     async (req, reply) => {
       const job = await motion.enqueueRender(req.body);
-      return reply.status(202).send({ id: job.id, status: 'queued' as const });
+      return reply.status(202).send({ id: job.id, job_id: job.id, kind: MOTION_RENDER_JOB, status: 'queued' as const });
     },
   );
 
@@ -119,6 +120,7 @@ export const registerMotion: Feature = (app, ctx) => {
         params: MotionJobParams,
         response: { 200: RenderJobAnswer, ...errorResponses },
       },
+      ...asPlainJson,
     },
     async (req) => motion.jobStatus(req.params.job_id),
   );

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { ErrorBody, errorResponses, Id, Queued } from '../http/schemas.js';
+import { ErrorBody, errorResponses, Id, jobOf, queuedOf } from '../http/schemas.js';
 import { ElementSchema } from '../boards/schemas.js';
 import { PREVIEW_LIMITS as PL } from './preview/limits.js';
 
@@ -74,26 +74,29 @@ const EditableRef = {
   layer: Type.String(),
 };
 
-export const InspectedProject = Type.Object({
-  ae_version: Type.String({ description: 'version of After Effects that saved the file, e.g. "22.1x74"' }),
-  expression_engine: Type.Union([Type.String(), Type.Null()], {
-    description: '"javascript-1.0" or "extendscript"; null in files older than AE 16',
-  }),
-  compositions: Type.Array(InspectedComposition),
-  footage: Type.Array(InspectedFootage),
-  editable: Type.Object({
-    text: Type.Array(Type.Object({ ...EditableRef, text: Type.String() })),
-    media: Type.Array(
-      Type.Object({
-        ...EditableRef,
-        source_id: Type.Integer(),
-        source_name: Type.String(),
-        kind: Type.Enum(['file', 'placeholder']),
-      }),
-    ),
-    expressions: Type.Array(Type.Object({ ...EditableRef, property: Type.String(), expression: Type.String() })),
-  }),
-});
+export const InspectedProject = Type.Object(
+  {
+    ae_version: Type.String({ description: 'version of After Effects that saved the file, e.g. "22.1x74"' }),
+    expression_engine: Type.Union([Type.String(), Type.Null()], {
+      description: '"javascript-1.0" or "extendscript"; null in files older than AE 16',
+    }),
+    compositions: Type.Array(InspectedComposition),
+    footage: Type.Array(InspectedFootage),
+    editable: Type.Object({
+      text: Type.Array(Type.Object({ ...EditableRef, text: Type.String() })),
+      media: Type.Array(
+        Type.Object({
+          ...EditableRef,
+          source_id: Type.Integer(),
+          source_name: Type.String(),
+          kind: Type.Enum(['file', 'placeholder']),
+        }),
+      ),
+      expressions: Type.Array(Type.Object({ ...EditableRef, property: Type.String(), expression: Type.String() })),
+    }),
+  },
+  { title: 'InspectResult' },
+);
 export type InspectedProject = Static<typeof InspectedProject>;
 export type InspectedComposition = Static<typeof InspectedComposition>;
 export type InspectedLayer = Static<typeof InspectedLayer>;
@@ -263,20 +266,19 @@ export const RenderBody = Type.Object(
 );
 export type RenderBody = Static<typeof RenderBody>;
 
-export const RenderResult = Type.Object({
-  element: Type.Record(Type.String(), Type.Unknown(), { description: 'the video element added to the board' }),
-  url: Type.String({ description: '/media/<board_id>/<file>' }),
-});
+export const RenderResult = Type.Object(
+  {
+    element: ElementSchema,
+    url: Type.String({ description: '/media/<board_id>/<file>' }),
+  },
+  { title: 'MotionRenderResult' },
+);
 
-export const RenderJobAnswer = Type.Object({
-  id: Type.String({ description: 'motionjob_...' }),
-  status: Type.Enum(['queued', 'running', 'complete', 'error', 'cancelled']),
-  progress: Type.Number({ description: 'fraction 0..1' }),
-  eta_seconds: Type.Union([Type.Number(), Type.Null()]),
-  result: Type.Optional(RenderResult),
-  error: Type.Optional(Type.String()),
-  error_code: Type.Optional(Type.String({ description: "the failure's stable code, beside `error`" })),
-});
+/** The spec's motion render poll ("job status, progress and result") as one job model: the job's fields and `job_id`. */
+export const RenderJobAnswer = Type.Object(
+  { ...jobOf('motion.render', RenderResult).properties, job_id: Type.String({ description: 'the same as `id`' }) },
+  { title: 'MotionRenderStatus' },
+);
 
 // ---- presets ----
 
@@ -291,20 +293,26 @@ export const PresetBody = Type.Object(
   },
   { additionalProperties: false },
 );
-export const Preset = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  composition: Type.String(),
-  inputs: PresetInputs,
-  created_at: Type.String(),
-  updated_at: Type.String(),
-});
+export const Preset = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    composition: Type.String(),
+    inputs: PresetInputs,
+    created_at: Type.String(),
+    updated_at: Type.String(),
+  },
+  { title: 'MotionPreset' },
+);
 export type Preset = Static<typeof Preset>;
 
 export const renderErrors = { ...errorResponses, 409: ErrorBody, 422: ErrorBody };
 
-/** 202 answer of a motion render (its own poll route answers by `id`). */
-export const MotionQueued = Type.Object({ id: Type.String(), status: Queued.properties.status });
+/** 202 answer of a motion render: the spec's `{id, status}` (`id` prefixed `motionjob_`) and every 202's fields. */
+export const MotionQueued = Type.Object(
+  { id: Type.String({ description: 'motionjob_..., the same as `job_id`' }), ...queuedOf('motion.render').properties },
+  { title: 'MotionRenderQueued' },
+);
 export const MotionJobParams = Type.Object({ job_id: Type.String({ minLength: 1, maxLength: 64 }) });
 export const PresetList = Type.Array(Preset);
 export const PresetParams = Type.Object({ preset_id: Type.String({ minLength: 1, maxLength: 64 }) });
@@ -385,21 +393,24 @@ export const PreviewBody = Type.Object(
 );
 export type PreviewBody = Static<typeof PreviewBody>;
 
-export const PreviewResult = Type.Object({
-  type: Type.Enum(['image', 'video']),
-  filename: Type.String({ description: 'the unique name the file got in the board folder' }),
-  url: Type.String({ description: '/media/<board_id>/<file>' }),
-  width: Type.Integer(),
-  height: Type.Integer(),
-  time: Type.Optional(Type.Number({ description: 'png: the time of the frame drawn (floor(time x fps) / fps)' })),
-  duration: Type.Optional(Type.Number({ description: 'videos: seconds' })),
-  fps: Type.Number(),
-  approximations: Type.Array(Approximation, {
-    description: 'what the picture does not show as After Effects would; empty: drawn as After Effects draws it',
-  }),
-  element: Type.Optional(ElementSchema),
-});
+export const PreviewResult = Type.Object(
+  {
+    type: Type.Enum(['image', 'video']),
+    filename: Type.String({ description: 'the unique name the file got in the board folder' }),
+    url: Type.String({ description: '/media/<board_id>/<file>' }),
+    width: Type.Integer(),
+    height: Type.Integer(),
+    time: Type.Optional(Type.Number({ description: 'png: the time of the frame drawn (floor(time x fps) / fps)' })),
+    duration: Type.Optional(Type.Number({ description: 'videos: seconds' })),
+    fps: Type.Number(),
+    approximations: Type.Array(Approximation, {
+      description: 'what the picture does not show as After Effects would; empty: drawn as After Effects draws it',
+    }),
+    element: Type.Optional(ElementSchema),
+  },
+  { title: 'PreviewResult' },
+);
 export type PreviewResult = Static<typeof PreviewResult>;
 
 export const previewErrors = { ...errorResponses, 422: ErrorBody, 503: ErrorBody, 504: ErrorBody };
-export const PreviewQueued = Queued;
+export const PreviewQueued = queuedOf('motion.preview');

@@ -1,4 +1,5 @@
 import type { AppContext } from '../context.js';
+import { jobViewAs } from '../jobs/routes.js';
 import { failureOf } from '../jobs/runner.js';
 import type { JobRecord } from '../jobs/store.js';
 import { AerenderLocator } from './detect.js';
@@ -12,7 +13,7 @@ import {
   type MotionRenderParams,
   type MotionRenderResult,
 } from './render.js';
-import type { PresetBody, RenderBody } from './schemas.js';
+import { RenderJobAnswer, type PresetBody, type RenderBody } from './schemas.js';
 import type { Static } from 'typebox';
 import { Conflict } from '../errors.js';
 import { MotionPreviews } from './preview/service.js';
@@ -32,7 +33,7 @@ export class MotionService {
       inputs: motionRenderInputs,
       portable: true,
       tools: ['aerender'],
-      result: (c): MotionRenderResult => ({ element: c.element as unknown as Record<string, unknown>, url: c.url }),
+      result: (c): MotionRenderResult => ({ element: c.element, url: c.url }),
     });
   }
 
@@ -78,15 +79,7 @@ export class MotionService {
 
   jobStatus(id: string) {
     const job = this.ctx.jobs.require(id, MOTION_RENDER_JOB);
-    return {
-      id: job.id,
-      status: job.status,
-      progress: job.progress,
-      eta_seconds: job.eta_seconds,
-      ...(job.status === 'complete' && job.result ? { result: job.result as MotionRenderResult } : {}),
-      ...(job.error ? { error: job.error } : {}),
-      ...(job.error_code ? { error_code: job.error_code } : {}),
-    };
+    return { ...jobViewAs(RenderJobAnswer, job), job_id: job.id };
   }
 
   /** Saves a preset after checking its composition and edits against the project, as a render would. */

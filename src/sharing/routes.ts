@@ -2,7 +2,7 @@ import type { GenerationContext } from '../generation/context.js';
 import type { HtmlParts } from '../html/routes.js';
 import type { App, AppContext } from '../context.js';
 import { abortOnDisconnect } from '../http/client-abort.js';
-import { Queued } from '../http/schemas.js';
+import { queuedOf } from '../http/schemas.js';
 import { answerNowOrQueued } from '../http/now-or-queued.js';
 import { Importer } from './import.js';
 import {
@@ -90,7 +90,7 @@ export const registerSharing = (
           'POST or PUT), or with `async: true` as a job. 409 when the board already has a complete live share (PUT updates it).',
         params: BoardParams,
         body: ShareBody,
-        response: { 200: ShareAnswer, 202: Queued, ...shareErrors },
+        response: { 200: ShareAnswer, 202: queuedOf(JOB_SHARE), ...shareErrors },
       },
     },
     async (req, reply) => {
@@ -119,7 +119,7 @@ export const registerSharing = (
           'Compares the page with the manifest of what the worker holds (content hashes): answers `uploaded` and `skipped` file counts. The URL stays the same.',
         params: BoardParams,
         body: ReshareBody,
-        response: { 200: ShareAnswer, 202: Queued, ...shareErrors },
+        response: { 200: ShareAnswer, 202: queuedOf(JOB_RESHARE), ...shareErrors },
       },
       // Every field is optional, so no body at all means `{}`.
       preValidation: async (req) => {
@@ -161,7 +161,7 @@ export const registerSharing = (
           'new-board: a fresh board named like the shared one (`board_id`). Archives are checked entry by entry before anything is read (see docs/sharing.md).',
         params: BoardParams,
         body: ImportBody,
-        response: { 200: ImportAnswer, 202: Queued, ...shareErrors },
+        response: { 200: ImportAnswer, 202: queuedOf(JOB_IMPORT), ...shareErrors },
       },
     },
     async (req, reply) => {

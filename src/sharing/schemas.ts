@@ -113,18 +113,21 @@ export const ReshareBody = Type.Object(
   { additionalProperties: false },
 );
 
-export const ShareAnswer = Type.Object({
-  share_id: Type.String(),
-  kind: Type.Enum(['live', 'archive']),
-  url: Type.Union([Type.String(), Type.Null()], { description: 'live: the public page' }),
-  download_url: Type.Union([Type.String(), Type.Null()], {
-    description: 'archive: /media/share-archive-<share_id>.zip; live: null',
-  }),
-  files: Type.Integer({ description: 'files of the page' }),
-  uploaded: Type.Optional(Type.Integer({ description: 'live: files sent to the worker by this call' })),
-  skipped: Type.Optional(Type.Integer({ description: 'live: files already there with the same content' })),
-  bytes_uploaded: Type.Optional(Type.Integer()),
-});
+export const ShareAnswer = Type.Object(
+  {
+    share_id: Type.String(),
+    kind: Type.Enum(['live', 'archive']),
+    url: Type.Union([Type.String(), Type.Null()], { description: 'live: the public page' }),
+    download_url: Type.Union([Type.String(), Type.Null()], {
+      description: 'archive: /media/share-archive-<share_id>.zip; live: null',
+    }),
+    files: Type.Integer({ description: 'files of the page' }),
+    uploaded: Type.Optional(Type.Integer({ description: 'live: files sent to the worker by this call' })),
+    skipped: Type.Optional(Type.Integer({ description: 'live: files already there with the same content' })),
+    bytes_uploaded: Type.Optional(Type.Integer()),
+  },
+  { title: 'ShareResult' },
+);
 export type ShareAnswerT = Static<typeof ShareAnswer>;
 
 /** A share as the live event stream announces it (`share.updated`), at each change of its state. */
@@ -157,11 +160,14 @@ export const ImportBody = Type.Object(
 );
 export type ImportBodyT = Static<typeof ImportBody>;
 
-export const ImportAnswer = Type.Object({
-  board_id: Type.String({ description: 'the board imported into (the new board for new-board)' }),
-  mode: Type.Enum(['replace', 'append', 'new-board']),
-  imported: Type.Integer({ description: 'elements added' }),
-});
+export const ImportAnswer = Type.Object(
+  {
+    board_id: Type.String({ description: 'the board imported into (the new board for new-board)' }),
+    mode: Type.Enum(['replace', 'append', 'new-board']),
+    imported: Type.Integer({ description: 'elements added' }),
+  },
+  { title: 'ImportResult' },
+);
 export type ImportAnswerT = Static<typeof ImportAnswer>;
 
 export const shareErrors = { ...errorResponses, 409: ErrorBody, 413: ErrorBody, 502: ErrorBody, 503: ErrorBody };

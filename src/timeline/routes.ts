@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { Feature } from '../context.js';
 import { badRequest, notFound } from '../http/errors.js';
-import { errorResponses, Queued } from '../http/schemas.js';
+import { asPlainJson, errorResponses, queuedOf } from '../http/schemas.js';
 import { TimelineService } from './service.js';
 import { renderSettings } from './render-options.js';
 import { RENDER_JOB, renderInputs, renderProject, type RenderParams } from './render.js';
@@ -110,7 +110,7 @@ export const registerTimeline: Feature = async (app, ctx) => {
         description: `At most ${PROJECT_LIMITS.renderLayers} items on visible channels and ${PROJECT_LIMITS.durationSeconds} s of output (400).`,
         params: ProjectParams,
         body: RenderBody,
-        response: { 202: Queued, ...errorResponses },
+        response: { 202: queuedOf(RENDER_JOB), ...errorResponses },
       },
     },
     async (req, reply) => {
@@ -137,8 +137,8 @@ export const registerTimeline: Feature = async (app, ctx) => {
         projectName: project.name,
         data: project.data,
       };
-      const job = ctx.jobs.enqueue(RENDER_JOB, params, { boardId: req.params.id, idPrefix: 'render_' });
-      return reply.status(202).send({ job_id: job.id, status: 'queued' as const });
+      const job = ctx.jobs.enqueue(RENDER_JOB, params, { boardId: req.params.id });
+      return reply.status(202).send({ job_id: job.id, kind: RENDER_JOB, status: 'queued' as const });
     },
   );
 
@@ -151,6 +151,7 @@ export const registerTimeline: Feature = async (app, ctx) => {
         params: JobParams,
         response: { 200: RenderStatus, ...errorResponses },
       },
+      ...asPlainJson,
     },
     async (req) => {
       projects.get(req.params.id, req.params.pid);
@@ -158,7 +159,7 @@ export const registerTimeline: Feature = async (app, ctx) => {
       const params = job.params;
       if (params.projectId !== req.params.pid || params.boardId !== req.params.id)
         throw notFound(`Job ${req.params.job_id} not found`);
-      return toRenderStatus(job);
+      return toRenderStatus(RenderStatus, job);
     },
   );
 };

@@ -10,39 +10,7 @@ export interface paths {
             cookie?: never;
         };
         /** Liveness, version and the external programs that were found */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            ok: boolean;
-                            version: string;
-                            tools: {
-                                name: string;
-                                found: boolean;
-                                path?: string;
-                                /** @description env, system or npm */
-                                source?: string;
-                                version?: string;
-                                /** @description what to install, when the program was not found */
-                                hint?: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getHealth"];
         put?: never;
         post?: never;
         delete?: never;
@@ -59,100 +27,10 @@ export interface paths {
             cookie?: never;
         };
         /** List boards */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            name: string;
-                            created_at: string;
-                            updated_at: string;
-                            element_count: number;
-                        }[];
-                    };
-                };
-            };
-        };
+        get: operations["getMoodboards"];
         put?: never;
         /** Create a board */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        name: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            name: string;
-                            created_at: string;
-                            updated_at: string;
-                            connected_folder: string | null;
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postMoodboards"];
         delete?: never;
         options?: never;
         head?: never;
@@ -167,216 +45,15 @@ export interface paths {
             cookie?: never;
         };
         /** A board with its elements */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            name: string;
-                            created_at: string;
-                            updated_at: string;
-                            connected_folder: string | null;
-                            elements: {
-                                id: string;
-                                board_id: string;
-                                /** @enum {unknown} */
-                                type: "image" | "video" | "audio" | "html" | "text" | "file";
-                                /** @description /media/<board_id>/<filename>, or null for text elements */
-                                url: string | null;
-                                name: string | null;
-                                /** @description free-form; the service adds width, height, duration, codec, thumbnail_url (probe), htmlUrl/htmlVersion (html cards), bridge_origin */
-                                data: {
-                                    [key: string]: unknown;
-                                };
-                                x: number;
-                                y: number;
-                                width: number | null;
-                                height: number | null;
-                                created_at: string;
-                                updated_at: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getMoodboardsById"];
         put?: never;
         post?: never;
         /** Delete a board; its media folder moves to the trash */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        delete: operations["deleteMoodboardsById"];
         options?: never;
         head?: never;
         /** Rename a board or connect it to a folder on disk */
-        patch: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        name?: string;
-                        connected_folder?: string | null;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            name: string;
-                            created_at: string;
-                            updated_at: string;
-                            connected_folder: string | null;
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        patch: operations["patchMoodboardsById"];
         trace?: never;
     };
     "/api/moodboards/{id}/elements": {
@@ -387,178 +64,13 @@ export interface paths {
             cookie?: never;
         };
         /** List a board's elements */
-        get: {
-            parameters: {
-                query?: {
-                    type?: "image" | "video" | "audio" | "html" | "text" | "file";
-                };
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            board_id: string;
-                            /** @enum {unknown} */
-                            type: "image" | "video" | "audio" | "html" | "text" | "file";
-                            /** @description /media/<board_id>/<filename>, or null for text elements */
-                            url: string | null;
-                            name: string | null;
-                            /** @description free-form; the service adds width, height, duration, codec, thumbnail_url (probe), htmlUrl/htmlVersion (html cards), bridge_origin */
-                            data: {
-                                [key: string]: unknown;
-                            };
-                            x: number;
-                            y: number;
-                            width: number | null;
-                            height: number | null;
-                            created_at: string;
-                            updated_at: string;
-                        }[];
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getMoodboardsElements"];
         put?: never;
         /**
          * Add an element
          * @description url must name an existing /media file (html cards without url get a new backing file; text elements need none).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @enum {unknown} */
-                        type: "image" | "video" | "audio" | "html" | "text" | "file";
-                        url?: string | null;
-                        name?: string | null;
-                        /** @description merged into the stored data, which may hold at most 1 MiB of JSON (a larger result is a 400) */
-                        data?: {
-                            [key: string]: unknown;
-                        };
-                        x?: number;
-                        y?: number;
-                        width?: number | null;
-                        height?: number | null;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            board_id: string;
-                            /** @enum {unknown} */
-                            type: "image" | "video" | "audio" | "html" | "text" | "file";
-                            /** @description /media/<board_id>/<filename>, or null for text elements */
-                            url: string | null;
-                            name: string | null;
-                            /** @description free-form; the service adds width, height, duration, codec, thumbnail_url (probe), htmlUrl/htmlVersion (html cards), bridge_origin */
-                            data: {
-                                [key: string]: unknown;
-                            };
-                            x: number;
-                            y: number;
-                            width: number | null;
-                            height: number | null;
-                            created_at: string;
-                            updated_at: string;
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postMoodboardsElements"];
         delete?: never;
         options?: never;
         head?: never;
@@ -573,231 +85,15 @@ export interface paths {
             cookie?: never;
         };
         /** One element */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                    eid: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            board_id: string;
-                            /** @enum {unknown} */
-                            type: "image" | "video" | "audio" | "html" | "text" | "file";
-                            /** @description /media/<board_id>/<filename>, or null for text elements */
-                            url: string | null;
-                            name: string | null;
-                            /** @description free-form; the service adds width, height, duration, codec, thumbnail_url (probe), htmlUrl/htmlVersion (html cards), bridge_origin */
-                            data: {
-                                [key: string]: unknown;
-                            };
-                            x: number;
-                            y: number;
-                            width: number | null;
-                            height: number | null;
-                            created_at: string;
-                            updated_at: string;
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getMoodboardsElementsByEid"];
         put?: never;
         post?: never;
         /** Remove an element from the board (its file stays in the board folder) */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                    eid: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        delete: operations["deleteMoodboardsElementsByEid"];
         options?: never;
         head?: never;
         /** Move, resize, rename an element or merge keys into its data (a key set to null is removed) */
-        patch: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                    eid: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        name?: string | null;
-                        /** @description merged into the stored data, which may hold at most 1 MiB of JSON (a larger result is a 400) */
-                        data?: {
-                            [key: string]: unknown;
-                        };
-                        x?: number;
-                        y?: number;
-                        width?: number | null;
-                        height?: number | null;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            board_id: string;
-                            /** @enum {unknown} */
-                            type: "image" | "video" | "audio" | "html" | "text" | "file";
-                            /** @description /media/<board_id>/<filename>, or null for text elements */
-                            url: string | null;
-                            name: string | null;
-                            /** @description free-form; the service adds width, height, duration, codec, thumbnail_url (probe), htmlUrl/htmlVersion (html cards), bridge_origin */
-                            data: {
-                                [key: string]: unknown;
-                            };
-                            x: number;
-                            y: number;
-                            width: number | null;
-                            height: number | null;
-                            created_at: string;
-                            updated_at: string;
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        patch: operations["patchMoodboardsElementsByEid"];
         trace?: never;
     };
     "/media/{*}": {
@@ -811,28 +107,7 @@ export interface paths {
          * A media file, with byte ranges and conditional requests
          * @description `/media/<board_id>/<file>` or `/media/admin/<board_id>/<file>` for board files, `/media/<name>` for files at the media root. With API_TOKEN set, `?token=` is accepted.
          */
-        get: {
-            parameters: {
-                query?: {
-                    token?: string;
-                };
-                header?: never;
-                path: {
-                    "*": string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        get: operations["getMediaBy"];
         put?: never;
         post?: never;
         delete?: never;
@@ -841,28 +116,7 @@ export interface paths {
          * A media file, with byte ranges and conditional requests
          * @description `/media/<board_id>/<file>` or `/media/admin/<board_id>/<file>` for board files, `/media/<name>` for files at the media root. With API_TOKEN set, `?token=` is accepted.
          */
-        head: {
-            parameters: {
-                query?: {
-                    token?: string;
-                };
-                header?: never;
-                path: {
-                    "*": string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        head: operations["headMediaBy"];
         patch?: never;
         trace?: never;
     };
@@ -879,100 +133,7 @@ export interface paths {
          * Upload a file to a board
          * @description multipart/form-data with `board_id` and `file`; optional `add_to_board=true` also adds it as an element (returned as `element`) and optional `data` (a JSON object) is stored in that element. A filename longer than 1024 characters is a 400.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            filename: string;
-                            /** @description /media/<board_id>/<filename> */
-                            url: string;
-                            element?: {
-                                id: string;
-                                board_id: string;
-                                /** @enum {unknown} */
-                                type: "image" | "video" | "audio" | "html" | "text" | "file";
-                                /** @description /media/<board_id>/<filename>, or null for text elements */
-                                url: string | null;
-                                name: string | null;
-                                /** @description free-form; the service adds width, height, duration, codec, thumbnail_url (probe), htmlUrl/htmlVersion (html cards), bridge_origin */
-                                data: {
-                                    [key: string]: unknown;
-                                };
-                                x: number;
-                                y: number;
-                                width: number | null;
-                                height: number | null;
-                                created_at: string;
-                                updated_at: string;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postUpload"];
         delete?: never;
         options?: never;
         head?: never;
@@ -987,48 +148,7 @@ export interface paths {
             cookie?: never;
         };
         /** Recent jobs, newest first */
-        get: {
-            parameters: {
-                query?: {
-                    board_id?: string;
-                    kind?: string;
-                    limit?: number;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            jobs: {
-                                id: string;
-                                kind: string;
-                                board_id: string | null;
-                                /** @enum {unknown} */
-                                status: "queued" | "running" | "complete" | "error" | "cancelled";
-                                progress: number;
-                                eta_seconds: number | null;
-                                output_url: string | null;
-                                error: string | null;
-                                /** @description the failure's stable code (`ffmpeg_failed`, `timeout`, `cancelled`, ...) */
-                                error_code: string | null;
-                                result: unknown;
-                                created_at: string;
-                                started_at: string | null;
-                                finished_at: string | null;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getJobs"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1045,78 +165,7 @@ export interface paths {
             cookie?: never;
         };
         /** One job */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    job_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            kind: string;
-                            board_id: string | null;
-                            /** @enum {unknown} */
-                            status: "queued" | "running" | "complete" | "error" | "cancelled";
-                            progress: number;
-                            eta_seconds: number | null;
-                            output_url: string | null;
-                            error: string | null;
-                            /** @description the failure's stable code (`ffmpeg_failed`, `timeout`, `cancelled`, ...) */
-                            error_code: string | null;
-                            result: unknown;
-                            created_at: string;
-                            started_at: string | null;
-                            finished_at: string | null;
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getJobsByJobId"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1135,78 +184,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Cancel a queued or running job (its partial output is removed) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    job_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            kind: string;
-                            board_id: string | null;
-                            /** @enum {unknown} */
-                            status: "queued" | "running" | "complete" | "error" | "cancelled";
-                            progress: number;
-                            eta_seconds: number | null;
-                            output_url: string | null;
-                            error: string | null;
-                            /** @description the failure's stable code (`ffmpeg_failed`, `timeout`, `cancelled`, ...) */
-                            error_code: string | null;
-                            result: unknown;
-                            created_at: string;
-                            started_at: string | null;
-                            finished_at: string | null;
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postJobsCancel"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1221,67 +199,7 @@ export interface paths {
             cookie?: never;
         };
         /** A render worker checks its token and learns the queued kinds */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            service_version: string;
-                            queue: string;
-                            kinds: string[];
-                            tools: {
-                                [key: string]: string[];
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getWorkersHello"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1298,79 +216,7 @@ export interface paths {
             cookie?: never;
         };
         /** A job's params and inputs (with content hashes), for the worker that took it from the queue */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    job_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            kind: string;
-                            board_id: string | null;
-                            status: string;
-                            cancelled: boolean;
-                            params: unknown;
-                            inputs: {
-                                url: string;
-                                sha256?: string;
-                                size?: number;
-                                error?: {
-                                    kind: string;
-                                    code: string;
-                                    message: string;
-                                };
-                            }[];
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getWorkersJobsByJobId"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1390,73 +236,7 @@ export interface paths {
          * A /media file a running job's page reads beyond its inputs (a card's image), with its content hash
          * @description Resolved through the media root with every containment check; the worker then fetches /media.
          */
-        get: {
-            parameters: {
-                query: {
-                    url: string;
-                };
-                header?: never;
-                path: {
-                    job_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            url: string;
-                            sha256?: string;
-                            size?: number;
-                            error?: {
-                                kind: string;
-                                code: string;
-                                message: string;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getWorkersJobsMedia"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1475,98 +255,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** A worker finished a job: its uploaded output is committed into the board, once per job */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    job_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        upload_id?: string;
-                        element?: {
-                            type?: "image" | "video" | "audio" | "html" | "text" | "file";
-                            data?: {
-                                [key: string]: unknown;
-                            };
-                        } | false;
-                        data?: {
-                            [key: string]: unknown;
-                        };
-                        sides?: {
-                            [key: string]: string;
-                        };
-                        output_url?: string;
-                        result?: unknown;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            kind: string;
-                            board_id: string | null;
-                            /** @enum {unknown} */
-                            status: "queued" | "running" | "complete" | "error" | "cancelled";
-                            progress: number;
-                            eta_seconds: number | null;
-                            output_url: string | null;
-                            error: string | null;
-                            /** @description the failure's stable code (`ffmpeg_failed`, `timeout`, `cancelled`, ...) */
-                            error_code: string | null;
-                            result: unknown;
-                            created_at: string;
-                            started_at: string | null;
-                            finished_at: string | null;
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postWorkersJobsComplete"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1583,87 +272,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** A worker reports that a job failed for good, or stopped because it was cancelled */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    job_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        kind: "invalid_input" | "not_found" | "conflict" | "too_large" | "unsupported" | "unprocessable" | "rate_limited" | "cancelled" | "upstream" | "unavailable" | "timed_out" | "internal";
-                        code: string;
-                        message: string;
-                        details?: unknown;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            kind: string;
-                            board_id: string | null;
-                            /** @enum {unknown} */
-                            status: "queued" | "running" | "complete" | "error" | "cancelled";
-                            progress: number;
-                            eta_seconds: number | null;
-                            output_url: string | null;
-                            error: string | null;
-                            /** @description the failure's stable code (`ffmpeg_failed`, `timeout`, `cancelled`, ...) */
-                            error_code: string | null;
-                            result: unknown;
-                            created_at: string;
-                            started_at: string | null;
-                            finished_at: string | null;
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postWorkersJobsFail"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1681,517 +290,7 @@ export interface paths {
          * Live events (Server-Sent Events): every change to boards, elements, jobs, shares, bots, agents
          * @description Each event is `id: <id>`, `event: <type>`, `data: <envelope JSON>` (the envelope `{id, type, at, board_id?, data}`). Reconnect with `Last-Event-ID` (or `?last_event_id=`): the missed events follow from the last 1,000 (EVENTS_HISTORY), or one `resync` when they are gone. `: heartbeat` comments every 15 s; a client that does not read gets `dropped` and is closed. `?token=` carries API_TOKEN for EventSource. See docs/events.md.
          */
-        get: {
-            parameters: {
-                query?: {
-                    board_id?: string;
-                    /** @description comma-separated event types to receive (all when absent): board.created, board.updated, board.deleted, element.added, element.updated, element.deleted, job.queued, job.progress, job.completed, job.failed, job.cancelled, share.updated, bridge.status, agent.card, generation.updated */
-                    types?: string;
-                    /** @description as the Last-Event-ID header, for clients that cannot set it; the header wins when both are given */
-                    last_event_id?: string;
-                    /** @description API_TOKEN, for EventSource (which cannot send Authorization); never logged */
-                    token?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description text/event-stream of events, one envelope schema per type */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "text/event-stream": {
-                            /** @description increasing, also across restarts of the service; the SSE `id:` line, as Last-Event-ID */
-                            id: number;
-                            /** @enum {string} */
-                            type: "board.created";
-                            /** @description when the change was committed (ISO 8601) */
-                            at: string;
-                            /** @description the board the event is about, when there is one */
-                            board_id?: string;
-                            data: {
-                                board: {
-                                    id: string;
-                                    name: string;
-                                    created_at: string;
-                                    updated_at: string;
-                                    connected_folder: string | null;
-                                    element_count: number;
-                                };
-                            };
-                        } | {
-                            /** @description increasing, also across restarts of the service; the SSE `id:` line, as Last-Event-ID */
-                            id: number;
-                            /** @enum {string} */
-                            type: "board.updated";
-                            /** @description when the change was committed (ISO 8601) */
-                            at: string;
-                            /** @description the board the event is about, when there is one */
-                            board_id?: string;
-                            /** @description its name or connected folder changed */
-                            data: {
-                                board: {
-                                    id: string;
-                                    name: string;
-                                    created_at: string;
-                                    updated_at: string;
-                                    connected_folder: string | null;
-                                    element_count: number;
-                                };
-                            };
-                        } | {
-                            /** @description increasing, also across restarts of the service; the SSE `id:` line, as Last-Event-ID */
-                            id: number;
-                            /** @enum {string} */
-                            type: "board.deleted";
-                            /** @description when the change was committed (ISO 8601) */
-                            at: string;
-                            /** @description the board the event is about, when there is one */
-                            board_id?: string;
-                            /** @description the board as it was */
-                            data: {
-                                board: {
-                                    id: string;
-                                    name: string;
-                                    created_at: string;
-                                    updated_at: string;
-                                    connected_folder: string | null;
-                                };
-                            };
-                        } | {
-                            /** @description increasing, also across restarts of the service; the SSE `id:` line, as Last-Event-ID */
-                            id: number;
-                            /** @enum {string} */
-                            type: "element.added";
-                            /** @description when the change was committed (ISO 8601) */
-                            at: string;
-                            /** @description the board the event is about, when there is one */
-                            board_id?: string;
-                            /** @description the element as GET answers it */
-                            data: {
-                                element: {
-                                    id: string;
-                                    board_id: string;
-                                    /** @enum {unknown} */
-                                    type: "image" | "video" | "audio" | "html" | "text" | "file";
-                                    /** @description /media/<board_id>/<filename>, or null for text elements */
-                                    url: string | null;
-                                    name: string | null;
-                                    /** @description free-form; the service adds width, height, duration, codec, thumbnail_url (probe), htmlUrl/htmlVersion (html cards), bridge_origin */
-                                    data: {
-                                        [key: string]: unknown;
-                                    };
-                                    x: number;
-                                    y: number;
-                                    width: number | null;
-                                    height: number | null;
-                                    created_at: string;
-                                    updated_at: string;
-                                };
-                            };
-                        } | {
-                            /** @description increasing, also across restarts of the service; the SSE `id:` line, as Last-Event-ID */
-                            id: number;
-                            /** @enum {string} */
-                            type: "element.updated";
-                            /** @description when the change was committed (ISO 8601) */
-                            at: string;
-                            /** @description the board the event is about, when there is one */
-                            board_id?: string;
-                            /** @description the whole element after any write: move, resize, rename, data merged, probe facts and thumbnail stored, html version bumped */
-                            data: {
-                                element: {
-                                    id: string;
-                                    board_id: string;
-                                    /** @enum {unknown} */
-                                    type: "image" | "video" | "audio" | "html" | "text" | "file";
-                                    /** @description /media/<board_id>/<filename>, or null for text elements */
-                                    url: string | null;
-                                    name: string | null;
-                                    /** @description free-form; the service adds width, height, duration, codec, thumbnail_url (probe), htmlUrl/htmlVersion (html cards), bridge_origin */
-                                    data: {
-                                        [key: string]: unknown;
-                                    };
-                                    x: number;
-                                    y: number;
-                                    width: number | null;
-                                    height: number | null;
-                                    created_at: string;
-                                    updated_at: string;
-                                };
-                            };
-                        } | {
-                            /** @description increasing, also across restarts of the service; the SSE `id:` line, as Last-Event-ID */
-                            id: number;
-                            /** @enum {string} */
-                            type: "element.deleted";
-                            /** @description when the change was committed (ISO 8601) */
-                            at: string;
-                            /** @description the board the event is about, when there is one */
-                            board_id?: string;
-                            /** @description the element as it was */
-                            data: {
-                                element: {
-                                    id: string;
-                                    board_id: string;
-                                    /** @enum {unknown} */
-                                    type: "image" | "video" | "audio" | "html" | "text" | "file";
-                                    /** @description /media/<board_id>/<filename>, or null for text elements */
-                                    url: string | null;
-                                    name: string | null;
-                                    /** @description free-form; the service adds width, height, duration, codec, thumbnail_url (probe), htmlUrl/htmlVersion (html cards), bridge_origin */
-                                    data: {
-                                        [key: string]: unknown;
-                                    };
-                                    x: number;
-                                    y: number;
-                                    width: number | null;
-                                    height: number | null;
-                                    created_at: string;
-                                    updated_at: string;
-                                };
-                            };
-                        } | {
-                            /** @description increasing, also across restarts of the service; the SSE `id:` line, as Last-Event-ID */
-                            id: number;
-                            /** @enum {string} */
-                            type: "job.queued";
-                            /** @description when the change was committed (ISO 8601) */
-                            at: string;
-                            /** @description the board the event is about, when there is one */
-                            board_id?: string;
-                            /** @description a new job, or one a render worker handed back to the queue */
-                            data: {
-                                job: {
-                                    id: string;
-                                    kind: string;
-                                    board_id: string | null;
-                                    /** @enum {unknown} */
-                                    status: "queued" | "running" | "complete" | "error" | "cancelled";
-                                    progress: number;
-                                    eta_seconds: number | null;
-                                    output_url: string | null;
-                                    error: string | null;
-                                    /** @description the failure's stable code (`ffmpeg_failed`, `timeout`, `cancelled`, ...) */
-                                    error_code: string | null;
-                                    result: unknown;
-                                    created_at: string;
-                                    started_at: string | null;
-                                    finished_at: string | null;
-                                };
-                            };
-                        } | {
-                            /** @description increasing, also across restarts of the service; the SSE `id:` line, as Last-Event-ID */
-                            id: number;
-                            /** @enum {string} */
-                            type: "job.progress";
-                            /** @description when the change was committed (ISO 8601) */
-                            at: string;
-                            /** @description the board the event is about, when there is one */
-                            board_id?: string;
-                            /** @description started (status running) or progressed; at most 4 a second per job, the latest always sent */
-                            data: {
-                                job: {
-                                    id: string;
-                                    kind: string;
-                                    board_id: string | null;
-                                    /** @enum {unknown} */
-                                    status: "queued" | "running" | "complete" | "error" | "cancelled";
-                                    progress: number;
-                                    eta_seconds: number | null;
-                                    output_url: string | null;
-                                    error: string | null;
-                                    /** @description the failure's stable code (`ffmpeg_failed`, `timeout`, `cancelled`, ...) */
-                                    error_code: string | null;
-                                    result: unknown;
-                                    created_at: string;
-                                    started_at: string | null;
-                                    finished_at: string | null;
-                                };
-                            };
-                        } | {
-                            /** @description increasing, also across restarts of the service; the SSE `id:` line, as Last-Event-ID */
-                            id: number;
-                            /** @enum {string} */
-                            type: "job.completed";
-                            /** @description when the change was committed (ISO 8601) */
-                            at: string;
-                            /** @description the board the event is about, when there is one */
-                            board_id?: string;
-                            /** @description `job.output_url` names the output file */
-                            data: {
-                                job: {
-                                    id: string;
-                                    kind: string;
-                                    board_id: string | null;
-                                    /** @enum {unknown} */
-                                    status: "queued" | "running" | "complete" | "error" | "cancelled";
-                                    progress: number;
-                                    eta_seconds: number | null;
-                                    output_url: string | null;
-                                    error: string | null;
-                                    /** @description the failure's stable code (`ffmpeg_failed`, `timeout`, `cancelled`, ...) */
-                                    error_code: string | null;
-                                    result: unknown;
-                                    created_at: string;
-                                    started_at: string | null;
-                                    finished_at: string | null;
-                                };
-                                /** @description the element the job's output was added as, null when it added none */
-                                element: {
-                                    id: string;
-                                    board_id: string;
-                                    /** @enum {unknown} */
-                                    type: "image" | "video" | "audio" | "html" | "text" | "file";
-                                    /** @description /media/<board_id>/<filename>, or null for text elements */
-                                    url: string | null;
-                                    name: string | null;
-                                    /** @description free-form; the service adds width, height, duration, codec, thumbnail_url (probe), htmlUrl/htmlVersion (html cards), bridge_origin */
-                                    data: {
-                                        [key: string]: unknown;
-                                    };
-                                    x: number;
-                                    y: number;
-                                    width: number | null;
-                                    height: number | null;
-                                    created_at: string;
-                                    updated_at: string;
-                                } | null;
-                            };
-                        } | {
-                            /** @description increasing, also across restarts of the service; the SSE `id:` line, as Last-Event-ID */
-                            id: number;
-                            /** @enum {string} */
-                            type: "job.failed";
-                            /** @description when the change was committed (ISO 8601) */
-                            at: string;
-                            /** @description the board the event is about, when there is one */
-                            board_id?: string;
-                            /** @description `job.error` and `job.error_code` say why */
-                            data: {
-                                job: {
-                                    id: string;
-                                    kind: string;
-                                    board_id: string | null;
-                                    /** @enum {unknown} */
-                                    status: "queued" | "running" | "complete" | "error" | "cancelled";
-                                    progress: number;
-                                    eta_seconds: number | null;
-                                    output_url: string | null;
-                                    error: string | null;
-                                    /** @description the failure's stable code (`ffmpeg_failed`, `timeout`, `cancelled`, ...) */
-                                    error_code: string | null;
-                                    result: unknown;
-                                    created_at: string;
-                                    started_at: string | null;
-                                    finished_at: string | null;
-                                };
-                            };
-                        } | {
-                            /** @description increasing, also across restarts of the service; the SSE `id:` line, as Last-Event-ID */
-                            id: number;
-                            /** @enum {string} */
-                            type: "job.cancelled";
-                            /** @description when the change was committed (ISO 8601) */
-                            at: string;
-                            /** @description the board the event is about, when there is one */
-                            board_id?: string;
-                            data: {
-                                job: {
-                                    id: string;
-                                    kind: string;
-                                    board_id: string | null;
-                                    /** @enum {unknown} */
-                                    status: "queued" | "running" | "complete" | "error" | "cancelled";
-                                    progress: number;
-                                    eta_seconds: number | null;
-                                    output_url: string | null;
-                                    error: string | null;
-                                    /** @description the failure's stable code (`ffmpeg_failed`, `timeout`, `cancelled`, ...) */
-                                    error_code: string | null;
-                                    result: unknown;
-                                    created_at: string;
-                                    started_at: string | null;
-                                    finished_at: string | null;
-                                };
-                            };
-                        } | {
-                            /** @description increasing, also across restarts of the service; the SSE `id:` line, as Last-Event-ID */
-                            id: number;
-                            /** @enum {string} */
-                            type: "share.updated";
-                            /** @description when the change was committed (ISO 8601) */
-                            at: string;
-                            /** @description the board the event is about, when there is one */
-                            board_id?: string;
-                            data: {
-                                share: {
-                                    share_id: string;
-                                    board_id: string;
-                                    /** @enum {unknown} */
-                                    kind: "live" | "archive";
-                                    /**
-                                     * @description live: `uploading` while the page is sent, then `complete` (or `failed`: a later POST resumes it); `deleted` once it is gone
-                                     * @enum {unknown}
-                                     */
-                                    state: "uploading" | "complete" | "failed" | "deleted";
-                                    /** @description live: the public page */
-                                    url: string | null;
-                                    /** @description archive: the ZIP under /media */
-                                    download_url: string | null;
-                                    updated_at: string;
-                                };
-                            };
-                        } | {
-                            /** @description increasing, also across restarts of the service; the SSE `id:` line, as Last-Event-ID */
-                            id: number;
-                            /** @enum {string} */
-                            type: "bridge.status";
-                            /** @description when the change was committed (ISO 8601) */
-                            at: string;
-                            /** @description the board the event is about, when there is one */
-                            board_id?: string;
-                            /** @description a bot's terminal session was armed or disarmed, or its chat linked or unlinked */
-                            data: {
-                                status: {
-                                    bot_id: string;
-                                    session_enabled: boolean;
-                                    chat_linked: boolean;
-                                    /** @description board of the armed session, null when not armed */
-                                    board_id: string | null;
-                                    /** @description session_enabled AND chat_linked */
-                                    active: boolean;
-                                    session_id: string | null;
-                                    chat_id: number | null;
-                                };
-                            };
-                        } | {
-                            /** @description increasing, also across restarts of the service; the SSE `id:` line, as Last-Event-ID */
-                            id: number;
-                            /** @enum {string} */
-                            type: "agent.card";
-                            /** @description when the change was committed (ISO 8601) */
-                            at: string;
-                            /** @description the board the event is about, when there is one */
-                            board_id?: string;
-                            /** @description an agent's action card was proposed, applied, rejected or failed (`action.status`) */
-                            data: {
-                                session_id: string;
-                                action: {
-                                    /** @description act_... */
-                                    id: string;
-                                    /** @enum {unknown} */
-                                    type: "generate_image" | "update_element_html" | "create_html_card" | "add_text" | "move_element" | "delete_element" | "trim_media" | "convert_media" | "send_to_terminal";
-                                    /** @description the tool's arguments, as the schema of its type */
-                                    params: {
-                                        [key: string]: unknown;
-                                    };
-                                    /** @description what the user sees before applying; shape per type in docs/agents.md */
-                                    preview: {
-                                        [key: string]: unknown;
-                                    };
-                                    /** @enum {unknown} */
-                                    status: "proposed" | "applied" | "rejected" | "failed";
-                                    /** @description why the last execution failed (status failed) */
-                                    error?: {
-                                        code: string;
-                                        message: string;
-                                    };
-                                };
-                            };
-                        } | {
-                            /** @description increasing, also across restarts of the service; the SSE `id:` line, as Last-Event-ID */
-                            id: number;
-                            /** @enum {string} */
-                            type: "generation.updated";
-                            /** @description when the change was committed (ISO 8601) */
-                            at: string;
-                            /** @description the board the event is about, when there is one */
-                            board_id?: string;
-                            /** @description a generation request was made or changed state (its entry in GET /api/ai/history) */
-                            data: {
-                                entry: {
-                                    id: string;
-                                    board_id: string;
-                                    model: string;
-                                    provider: string;
-                                    kind: string;
-                                    prompt: string;
-                                    negative_prompt: string | null;
-                                    aspect_ratio: string | null;
-                                    params: {
-                                        [key: string]: unknown;
-                                    };
-                                    /** @enum {unknown} */
-                                    status: "running" | "queued" | "complete" | "error" | "cancelled";
-                                    cost_estimate: number;
-                                    job_id: string | null;
-                                    provider_job_id: string | null;
-                                    element_id: string | null;
-                                    error: string | null;
-                                    error_code: string | null;
-                                    created_at: string;
-                                    finished_at: string | null;
-                                    duration_ms: number | null;
-                                };
-                            };
-                        } | {
-                            /** @description increasing, also across restarts of the service; the SSE `id:` line, as Last-Event-ID */
-                            id: number;
-                            /** @enum {string} */
-                            type: "resync";
-                            /** @description when the change was committed (ISO 8601) */
-                            at: string;
-                            /** @description the board the event is about, when there is one */
-                            board_id?: string;
-                            /** @description the events after Last-Event-ID are no longer kept (or the id is from another run of the service): refetch what you show; this event's id is the newest, so a reconnect continues from here */
-                            data: {
-                                /** @enum {unknown} */
-                                reason: "history_passed" | "unknown_id";
-                                /** @description the id the client asked to continue from */
-                                last_event_id: string;
-                            };
-                        } | {
-                            /** @description increasing, also across restarts of the service; the SSE `id:` line, as Last-Event-ID */
-                            id: number;
-                            /** @enum {string} */
-                            type: "dropped";
-                            /** @description when the change was committed (ISO 8601) */
-                            at: string;
-                            /** @description the board the event is about, when there is one */
-                            board_id?: string;
-                            /** @description the last event of a stream the client did not read fast enough; reconnect with Last-Event-ID */
-                            data: {
-                                /** @enum {string} */
-                                reason: "slow_client";
-                                buffered_bytes: number;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getEvents"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2213,191 +312,7 @@ export interface paths {
          * Download a URL onto a board
          * @description http(s) only, at most 5 redirects, DOWNLOAD_MAX_BYTES / DOWNLOAD_TIMEOUT_MS limits. The type comes from the bytes and the Content-Type. A web page is handed to yt-dlp when it is installed (one element per image/video of a post), else 415.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        board_id: string;
-                        url: string;
-                        /** @description answer at once with a job to poll at GET /api/jobs/{job_id} */
-                        async?: boolean;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            elements: {
-                                id: string;
-                                type: string;
-                                url: string;
-                                name: string | null;
-                            }[];
-                        };
-                    };
-                };
-                /** @description The request became a job; when it completes, its result holds the body the request would have answered. */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            job_id: string;
-                            /** @enum {string} */
-                            status: "queued";
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                502: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                504: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postDownload"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2414,116 +329,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Save an element's audio as a new MP3 element */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        board_id: string;
-                        element_id: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description The element added to the board for the new file (the source is never modified) */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            element: {
-                                id: string;
-                                /** @enum {unknown} */
-                                type: "image" | "video" | "audio" | "html" | "text" | "file";
-                                url: string | null;
-                                name: string | null;
-                                data: {
-                                    [key: string]: unknown;
-                                };
-                            };
-                            /** @description name of the new file in the board folder */
-                            filename: string;
-                            /** @description /media/<board_id>/<filename> */
-                            url: string;
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postExtractAudio"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2540,118 +346,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Frame-accurate cut of a video or audio element into a new element */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        board_id: string;
-                        element_id: string;
-                        start_seconds: number;
-                        end_seconds: number;
-                    };
-                };
-            };
-            responses: {
-                /** @description The element added to the board for the new file (the source is never modified) */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            element: {
-                                id: string;
-                                /** @enum {unknown} */
-                                type: "image" | "video" | "audio" | "html" | "text" | "file";
-                                url: string | null;
-                                name: string | null;
-                                data: {
-                                    [key: string]: unknown;
-                                };
-                            };
-                            /** @description name of the new file in the board folder */
-                            filename: string;
-                            /** @description /media/<board_id>/<filename> */
-                            url: string;
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postTrimMedia"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2671,120 +366,7 @@ export interface paths {
          * Convert (and optionally resize) an image element into a new element
          * @description One of width/height keeps the aspect ratio; both fit the image inside the box. EXIF orientation is applied.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        board_id: string;
-                        element_id: string;
-                        /** @enum {unknown} */
-                        format: "png" | "jpg" | "webp" | "avif";
-                        width?: number | null;
-                        height?: number | null;
-                    };
-                };
-            };
-            responses: {
-                /** @description The element added to the board for the new file (the source is never modified) */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            element: {
-                                id: string;
-                                /** @enum {unknown} */
-                                type: "image" | "video" | "audio" | "html" | "text" | "file";
-                                url: string | null;
-                                name: string | null;
-                                data: {
-                                    [key: string]: unknown;
-                                };
-                            };
-                            /** @description name of the new file in the board folder */
-                            filename: string;
-                            /** @description /media/<board_id>/<filename> */
-                            url: string;
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postConvertImage"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2804,136 +386,7 @@ export interface paths {
          * Re-encode a video element into another container/codec as a new element
          * @description Pairs: mp4 with h264, h265, av1; webm with vp9, av1; mov with h264, h265, prores. bitrate like 2M or 800k (50k..500M).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        board_id: string;
-                        element_id: string;
-                        /** @enum {unknown} */
-                        format: "mp4" | "webm" | "mov";
-                        /** @enum {unknown} */
-                        codec: "h264" | "h265" | "vp9" | "av1" | "prores";
-                        bitrate?: string | null;
-                        /** @description answer at once with a job to poll at GET /api/jobs/{job_id} */
-                        async?: boolean;
-                    };
-                };
-            };
-            responses: {
-                /** @description The element added to the board for the new file (the source is never modified) */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            element: {
-                                id: string;
-                                /** @enum {unknown} */
-                                type: "image" | "video" | "audio" | "html" | "text" | "file";
-                                url: string | null;
-                                name: string | null;
-                                data: {
-                                    [key: string]: unknown;
-                                };
-                            };
-                            /** @description name of the new file in the board folder */
-                            filename: string;
-                            /** @description /media/<board_id>/<filename> */
-                            url: string;
-                        };
-                    };
-                };
-                /** @description The request became a job; when it completes, its result holds the body the request would have answered. */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            job_id: string;
-                            /** @enum {string} */
-                            status: "queued";
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postConvertVideo"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2953,131 +406,7 @@ export interface paths {
          * Join video elements in order into a new element
          * @description Stream copy when codec, size, frame rate and audio layout match; otherwise normalised to the first clip (letterboxed) and re-encoded.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        board_id: string;
-                        element_ids: string[];
-                        /** @description answer at once with a job to poll at GET /api/jobs/{job_id} */
-                        async?: boolean;
-                    };
-                };
-            };
-            responses: {
-                /** @description The element added to the board for the new file (the source is never modified) */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            element: {
-                                id: string;
-                                /** @enum {unknown} */
-                                type: "image" | "video" | "audio" | "html" | "text" | "file";
-                                url: string | null;
-                                name: string | null;
-                                data: {
-                                    [key: string]: unknown;
-                                };
-                            };
-                            /** @description name of the new file in the board folder */
-                            filename: string;
-                            /** @description /media/<board_id>/<filename> */
-                            url: string;
-                        };
-                    };
-                };
-                /** @description The request became a job; when it completes, its result holds the body the request would have answered. */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            job_id: string;
-                            /** @enum {string} */
-                            status: "queued";
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postConcatVideos"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3097,112 +426,7 @@ export interface paths {
          * Images and video key frames on any board that look like this element
          * @description Local perceptual index (DCT pHash + dHash). At most 50 matches, best first, distance <= 32; the element itself is excluded.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        board_id: string;
-                        element_id: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            matches: {
-                                board_id: string;
-                                element_id: string;
-                                url: string | null;
-                                name: string | null;
-                                /** @description Hamming distance over pHash + dHash, 0 (same picture) to 128 */
-                                distance: number;
-                                /** @description 1 - distance / 128 */
-                                score: number;
-                            }[];
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postFindSimilar"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3217,44 +441,7 @@ export interface paths {
             cookie?: never;
         };
         /** The notification sounds and the host player */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            sounds: {
-                                name: string;
-                                description: string;
-                                /** @description seconds */
-                                duration: number;
-                                /** @description the WAV file, for previews */
-                                url: string;
-                            }[];
-                            /** @description what unknown names play */
-                            default: string;
-                            player: {
-                                available: boolean;
-                                /** @description the player program in use */
-                                name?: string;
-                                /** @description why no player is available */
-                                reason?: string;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getSounds"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3271,70 +458,7 @@ export interface paths {
             cookie?: never;
         };
         /** The WAV file of a sound (404 for an unknown name: no fallback for an explicit file) */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description A sound name such as `notice` or `error`; unknown names play `notice` */
-                    sound: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description 16-bit PCM WAV */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": string;
-                    };
-                };
-                /** @description Default Response */
-                304: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getSoundsBySoundWav"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3353,79 +477,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Play a notification sound on the host (queued; answers at once) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description A sound name such as `notice` or `error`; any other name plays `notice` */
-                        sound: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description false when this host has no usable sound player */
-                            ok: boolean;
-                            /** @description the sound that plays (the default for an unknown name) */
-                            sound: string;
-                            /** @description whether this sound will play */
-                            queued: boolean;
-                            /**
-                             * @description why it will not play, when queued is false
-                             * @enum {unknown}
-                             */
-                            reason?: "no_player" | "queue_full";
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postSoundsPlay"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3442,75 +494,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Play the named notification sound on the host (queued; answers at once) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description A sound name such as `notice` or `error`; any other name plays `notice` */
-                    sound: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description false when this host has no usable sound player */
-                            ok: boolean;
-                            /** @description the sound that plays (the default for an unknown name) */
-                            sound: string;
-                            /** @description whether this sound will play */
-                            queued: boolean;
-                            /**
-                             * @description why it will not play, when queued is false
-                             * @enum {unknown}
-                             */
-                            reason?: "no_player" | "queue_full";
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postSoundsBySoundPlay"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3530,84 +514,7 @@ export interface paths {
          * Arm (enabled=true) or disarm the bridge for a terminal session
          * @description Arming needs `session_id` and `board_id`. Disarming drains the bot’s queues; a disarm naming another session than the armed one changes nothing.
          */
-        post: {
-            parameters: {
-                query?: {
-                    /** @description which bot; letters, digits, `_`, `.`, `-`, at most 64; default `default` */
-                    bot_id?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description form `pty-...` */
-                        session_id?: string;
-                        board_id?: string;
-                        enabled: boolean;
-                        /** @description which bot; letters, digits, `_`, `.`, `-`, at most 64; default `default` */
-                        bot_id?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            bot_id: string;
-                            session_enabled: boolean;
-                            chat_linked: boolean;
-                            /** @description board of the armed session, null when not armed */
-                            board_id: string | null;
-                            /** @description session_enabled AND chat_linked */
-                            active: boolean;
-                            session_id: string | null;
-                            chat_id: number | null;
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postTerminalBridgeSession"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3627,84 +534,7 @@ export interface paths {
          * Link (enabled=true) or unlink a chat to a bot
          * @description Linking needs `chat_id`. Unlinking drains the bot’s queues; an unlink naming another chat than the linked one changes nothing.
          */
-        post: {
-            parameters: {
-                query?: {
-                    /** @description which bot; letters, digits, `_`, `.`, `-`, at most 64; default `default` */
-                    bot_id?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        chat_id?: number;
-                        enabled: boolean;
-                        /** @description which bot; letters, digits, `_`, `.`, `-`, at most 64; default `default` */
-                        bot_id?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            bot_id: string;
-                            session_enabled: boolean;
-                            chat_linked: boolean;
-                            /** @description board of the armed session, null when not armed */
-                            board_id: string | null;
-                            /** @description session_enabled AND chat_linked */
-                            active: boolean;
-                            session_id: string | null;
-                            chat_id: number | null;
-                            /** @description name of the armed board, null when no session is armed */
-                            board_name: string | null;
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postTerminalBridgeChat"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3719,73 +549,7 @@ export interface paths {
             cookie?: never;
         };
         /** Bridge status of one bot */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description which bot; letters, digits, `_`, `.`, `-`, at most 64; default `default` */
-                    bot_id?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            bot_id: string;
-                            session_enabled: boolean;
-                            chat_linked: boolean;
-                            /** @description board of the armed session, null when not armed */
-                            board_id: string | null;
-                            /** @description session_enabled AND chat_linked */
-                            active: boolean;
-                            session_id: string | null;
-                            chat_id: number | null;
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getTerminalBridgeStatus"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3805,178 +569,13 @@ export interface paths {
          * Long poll for items to deliver to the chat (used by the bot)
          * @description Answers as soon as items are queued (up to 100 at once, in order, each delivered once), or `{items: []}` after `wait` seconds.
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description which bot; letters, digits, `_`, `.`, `-`, at most 64; default `default` */
-                    bot_id?: string;
-                    /** @description seconds to wait for an item (long poll); default 25, values above 60 count as 60, 0 answers at once */
-                    wait?: number;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description in queue order; empty on timeout */
-                            items: {
-                                /** @description unique item id, `bi_...` */
-                                id: string;
-                                /** @enum {unknown} */
-                                kind: "text" | "media" | "path";
-                                /** @description kind text: plain text (to-messenger text has no escape sequences) */
-                                text?: string;
-                                /** @description kind media and path: the `/media/...` url of the file */
-                                url?: string;
-                                /** @description kind media: optional caption */
-                                caption?: string;
-                                /** @description kind path: absolute local path of the file */
-                                path?: string;
-                                /** @description ISO 8601 UTC time the item was queued */
-                                created_at: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getTerminalBridgeToMessenger"];
         put?: never;
         /**
          * Queue terminal output for the chat (only while the bot is active)
          * @description Escape sequences and control characters are stripped before the text is stored.
          */
-        post: {
-            parameters: {
-                query?: {
-                    /** @description which bot; letters, digits, `_`, `.`, `-`, at most 64; default `default` */
-                    bot_id?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @enum {unknown} */
-                        kind?: "text";
-                        text: string;
-                        /** @description which bot; letters, digits, `_`, `.`, `-`, at most 64; default `default` */
-                        bot_id?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description false when the bot is not active (nothing is stored) or the text was empty */
-                            queued: boolean;
-                            bot_id: string;
-                            /** @description One queued bridge item. Fields that do not apply to the kind are absent. */
-                            item?: {
-                                /** @description unique item id, `bi_...` */
-                                id: string;
-                                /** @enum {unknown} */
-                                kind: "text" | "media" | "path";
-                                /** @description kind text: plain text (to-messenger text has no escape sequences) */
-                                text?: string;
-                                /** @description kind media and path: the `/media/...` url of the file */
-                                url?: string;
-                                /** @description kind media: optional caption */
-                                caption?: string;
-                                /** @description kind path: absolute local path of the file */
-                                path?: string;
-                                /** @description ISO 8601 UTC time the item was queued */
-                                created_at: string;
-                            };
-                            /** @enum {unknown} */
-                            reason?: "inactive" | "empty";
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postTerminalBridgeToMessenger"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3996,115 +595,7 @@ export interface paths {
          * Send a board file to the chat of the bot connected to a terminal
          * @description Routed to the bot whose armed session is `session_id`; without it to `bot_id` when given, else to the only live bot. 409 when that terminal or bot is not live, or when zero or several bots are live and nothing says which.
          */
-        post: {
-            parameters: {
-                query?: {
-                    /** @description which bot; letters, digits, `_`, `.`, `-`, at most 64; default `default` */
-                    bot_id?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description /media/... url of a file inside the media root */
-                        url: string;
-                        /** @description at most 1024 characters (Telegram’s caption limit) */
-                        caption?: string;
-                        session_id?: string;
-                        /** @description which bot; letters, digits, `_`, `.`, `-`, at most 64; default `default` */
-                        bot_id?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description false when the bot is not active (nothing is stored) or the text was empty */
-                            queued: boolean;
-                            bot_id: string;
-                            /** @description One queued bridge item. Fields that do not apply to the kind are absent. */
-                            item?: {
-                                /** @description unique item id, `bi_...` */
-                                id: string;
-                                /** @enum {unknown} */
-                                kind: "text" | "media" | "path";
-                                /** @description kind text: plain text (to-messenger text has no escape sequences) */
-                                text?: string;
-                                /** @description kind media and path: the `/media/...` url of the file */
-                                url?: string;
-                                /** @description kind media: optional caption */
-                                caption?: string;
-                                /** @description kind path: absolute local path of the file */
-                                path?: string;
-                                /** @description ISO 8601 UTC time the item was queued */
-                                created_at: string;
-                            };
-                            /** @enum {unknown} */
-                            reason?: "inactive" | "empty";
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postTerminalBridgeSendMedia"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4122,179 +613,13 @@ export interface paths {
          * Long poll for items to type into the terminal (used by the terminal side)
          * @description Answers as soon as items are queued (up to 100 at once, in order, each delivered once), or `{items: []}` after `wait` seconds.
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description which bot; letters, digits, `_`, `.`, `-`, at most 64; default `default` */
-                    bot_id?: string;
-                    /** @description seconds to wait for an item (long poll); default 25, values above 60 count as 60, 0 answers at once */
-                    wait?: number;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description in queue order; empty on timeout */
-                            items: {
-                                /** @description unique item id, `bi_...` */
-                                id: string;
-                                /** @enum {unknown} */
-                                kind: "text" | "media" | "path";
-                                /** @description kind text: plain text (to-messenger text has no escape sequences) */
-                                text?: string;
-                                /** @description kind media and path: the `/media/...` url of the file */
-                                url?: string;
-                                /** @description kind media: optional caption */
-                                caption?: string;
-                                /** @description kind path: absolute local path of the file */
-                                path?: string;
-                                /** @description ISO 8601 UTC time the item was queued */
-                                created_at: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getTerminalBridgeToTerminal"];
         put?: never;
         /**
          * Queue a chat message or a file path for the terminal (only while the bot is active)
          * @description `{kind: "text", text}` is typed and submitted; `{kind: "path", url}` is resolved to the absolute path of the file (404 when missing) and typed. Control characters are removed from text.
          */
-        post: {
-            parameters: {
-                query?: {
-                    /** @description which bot; letters, digits, `_`, `.`, `-`, at most 64; default `default` */
-                    bot_id?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @enum {unknown} */
-                        kind: "text" | "path";
-                        text?: string;
-                        url?: string;
-                        /** @description which bot; letters, digits, `_`, `.`, `-`, at most 64; default `default` */
-                        bot_id?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description false when the bot is not active (nothing is stored) or the text was empty */
-                            queued: boolean;
-                            bot_id: string;
-                            /** @description One queued bridge item. Fields that do not apply to the kind are absent. */
-                            item?: {
-                                /** @description unique item id, `bi_...` */
-                                id: string;
-                                /** @enum {unknown} */
-                                kind: "text" | "media" | "path";
-                                /** @description kind text: plain text (to-messenger text has no escape sequences) */
-                                text?: string;
-                                /** @description kind media and path: the `/media/...` url of the file */
-                                url?: string;
-                                /** @description kind media: optional caption */
-                                caption?: string;
-                                /** @description kind path: absolute local path of the file */
-                                path?: string;
-                                /** @description ISO 8601 UTC time the item was queued */
-                                created_at: string;
-                            };
-                            /** @enum {unknown} */
-                            reason?: "inactive" | "empty";
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postTerminalBridgeToTerminal"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4309,142 +634,10 @@ export interface paths {
             cookie?: never;
         };
         /** Project summaries of a board, most recently saved first */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            name: string;
-                            /** @description ISO 8601, changes on every save */
-                            last_modified: string;
-                            /** @description seconds: end of the last item of a visible channel */
-                            duration: number;
-                        }[];
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getMoodboardsVideoProjects"];
         put?: never;
         /** Create a project with an empty timeline and default settings */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        name: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            name: string;
-                            last_modified: string;
-                            duration: number;
-                            /** @description the project state in the current layout (see docs/timeline.md) */
-                            data: {
-                                [key: string]: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postMoodboardsVideoProjects"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4459,210 +652,15 @@ export interface paths {
             cookie?: never;
         };
         /** A project with its data (older layouts migrated) */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                    pid: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            name: string;
-                            last_modified: string;
-                            duration: number;
-                            /** @description the project state in the current layout (see docs/timeline.md) */
-                            data: {
-                                [key: string]: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getMoodboardsVideoProjectsByPid"];
         /**
          * Replace the whole project state; answers the saved project
          * @description Limits (400 naming the field): 1000 channels, 10000 clips, 10000 items, 100000 keyframes, items ending by 43200 s, 8388608 bytes of data JSON; a larger body is a 413, one of more than 500000 JSON values a 400.
          */
-        put: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                    pid: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description must match the path when given */
-                        id?: string;
-                        /** @description kept when left out */
-                        name?: string;
-                        /** @description the full project data; unknown fields are kept */
-                        data: unknown;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            name: string;
-                            last_modified: string;
-                            duration: number;
-                            /** @description the project state in the current layout (see docs/timeline.md) */
-                            data: {
-                                [key: string]: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        put: operations["putMoodboardsVideoProjectsByPid"];
         post?: never;
         /** Delete a project (rendered videos stay on the board) */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                    pid: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        delete: operations["deleteMoodboardsVideoProjectsByPid"];
         options?: never;
         head?: never;
         patch?: never;
@@ -4681,80 +679,7 @@ export interface paths {
          * Render the project to a video file in the board folder (a job)
          * @description At most 500 items on visible channels and 43200 s of output (400).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                    pid: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @enum {unknown} */
-                        format?: "mp4" | "webm" | "mov";
-                        /** @enum {unknown} */
-                        codec?: "h264" | "h265" | "vp9" | "prores";
-                        crf?: number;
-                        /** @enum {unknown} */
-                        size_preset?: "1080p" | "720p" | "4k" | "square" | "vertical" | "source";
-                        fps?: number;
-                    };
-                };
-            };
-            responses: {
-                /** @description The request became a job; when it completes, its result holds the body the request would have answered. */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            job_id: string;
-                            /** @enum {string} */
-                            status: "queued";
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postMoodboardsVideoProjectsRender"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4769,78 +694,7 @@ export interface paths {
             cookie?: never;
         };
         /** Poll a render job */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                    pid: string;
-                    job_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            job_id: string;
-                            /** @enum {unknown} */
-                            status: "queued" | "running" | "complete" | "error" | "cancelled";
-                            /** @description fraction 0..1 */
-                            progress: number;
-                            eta_seconds: number | null;
-                            /** @description /media/<board_id>/<file> once complete */
-                            output_url: string | null;
-                            error?: string;
-                            /** @description the failure's stable code, beside `error` */
-                            error_code?: string;
-                            /** @description the board element the finished video was added as */
-                            element_id?: string;
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getMoodboardsVideoProjectsRenderByJobId"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4857,192 +711,10 @@ export interface paths {
             cookie?: never;
         };
         /** Every camera preset, most recently updated first */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            presets: {
-                                id: string;
-                                name: string;
-                                description: string;
-                                /** @description seconds; null: the length of what it is applied to */
-                                duration: number | null;
-                                keyframes: {
-                                    /** @description percent of the preset duration */
-                                    position: number;
-                                    /**
-                                     * @description shapes the segment starting at this key; Linear when left out
-                                     * @enum {unknown}
-                                     */
-                                    easing?: "Linear" | "Smooth" | "EaseIn" | "EaseOut" | "Hold";
-                                    /** @description camera property -> value as a string */
-                                    properties: {
-                                        [key: string]: string;
-                                    };
-                                }[];
-                                /** @description un-keyframed camera settings, e.g. camDofEnabled, camAperture */
-                                base?: {
-                                    [key: string]: number;
-                                };
-                                updated_at: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getCameraPresets"];
         put?: never;
         /** Create a preset, or replace the one with the given id (201 created, 200 replaced) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description an existing id replaces that preset; a new one is created under it */
-                        id?: string;
-                        name: string;
-                        description?: string;
-                        duration?: number | null;
-                        keyframes?: {
-                            /** @description percent of the preset duration */
-                            position: number;
-                            /**
-                             * @description shapes the segment starting at this key; Linear when left out
-                             * @enum {unknown}
-                             */
-                            easing?: "Linear" | "Smooth" | "EaseIn" | "EaseOut" | "Hold";
-                            /** @description camera property -> value as a string */
-                            properties: {
-                                [key: string]: string;
-                            };
-                        }[];
-                        /** @description un-keyframed camera settings, e.g. camDofEnabled, camAperture */
-                        base?: {
-                            [key: string]: number;
-                        };
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            name: string;
-                            description: string;
-                            /** @description seconds; null: the length of what it is applied to */
-                            duration: number | null;
-                            keyframes: {
-                                /** @description percent of the preset duration */
-                                position: number;
-                                /**
-                                 * @description shapes the segment starting at this key; Linear when left out
-                                 * @enum {unknown}
-                                 */
-                                easing?: "Linear" | "Smooth" | "EaseIn" | "EaseOut" | "Hold";
-                                /** @description camera property -> value as a string */
-                                properties: {
-                                    [key: string]: string;
-                                };
-                            }[];
-                            /** @description un-keyframed camera settings, e.g. camDofEnabled, camAperture */
-                            base?: {
-                                [key: string]: number;
-                            };
-                            updated_at: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            name: string;
-                            description: string;
-                            /** @description seconds; null: the length of what it is applied to */
-                            duration: number | null;
-                            keyframes: {
-                                /** @description percent of the preset duration */
-                                position: number;
-                                /**
-                                 * @description shapes the segment starting at this key; Linear when left out
-                                 * @enum {unknown}
-                                 */
-                                easing?: "Linear" | "Smooth" | "EaseIn" | "EaseOut" | "Hold";
-                                /** @description camera property -> value as a string */
-                                properties: {
-                                    [key: string]: string;
-                                };
-                            }[];
-                            /** @description un-keyframed camera settings, e.g. camDofEnabled, camAperture */
-                            base?: {
-                                [key: string]: number;
-                            };
-                            updated_at: string;
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postCameraPresets"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5060,60 +732,7 @@ export interface paths {
         put?: never;
         post?: never;
         /** Delete a preset */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    preset_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        delete: operations["deleteCameraPresetsByPresetId"];
         options?: never;
         head?: never;
         patch?: never;
@@ -5132,185 +751,7 @@ export interface paths {
          * Render an HTML card to a video on virtual time
          * @description Frame f shows the page at t = f / fps s. The video (H.264 mp4 or VP9 webm) goes to the board folder, named from `title`, and is added to the board as a video element. A 480p proxy is made for taller videos; the thumbnail is the middle frame. With `async: true` the answer is 202 and the render an `html.render` job (progress = frames done / total).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description a full HTML document */
-                        html: string;
-                        /**
-                         * @description pixels, even
-                         * @default 1280
-                         */
-                        width?: number;
-                        /**
-                         * @description pixels, even
-                         * @default 720
-                         */
-                        height?: number;
-                        /** @default 30 */
-                        fps?: number;
-                        /** @description seconds */
-                        duration: number;
-                        /**
-                         * @default mp4
-                         * @enum {unknown}
-                         */
-                        format?: "mp4" | "webm";
-                        /** @description names the output file */
-                        title?: string;
-                        board_id: string;
-                        /** @description answer 202 {job_id} at once and render as an `html.render` job (GET /api/jobs/{job_id}: progress is the share of frames captured, with an eta; the result is the same body as the synchronous answer) */
-                        async?: boolean;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {string} */
-                            type: "video";
-                            filename: string;
-                            url: string;
-                            /** @description H.264, 480 px high; only for taller videos */
-                            proxy_url?: string;
-                            thumbnail_url?: string;
-                            element: {
-                                id: string;
-                                board_id: string;
-                                /** @enum {unknown} */
-                                type: "image" | "video" | "audio" | "html" | "text" | "file";
-                                /** @description /media/<board_id>/<filename>, or null for text elements */
-                                url: string | null;
-                                name: string | null;
-                                /** @description free-form; the service adds width, height, duration, codec, thumbnail_url (probe), htmlUrl/htmlVersion (html cards), bridge_origin */
-                                data: {
-                                    [key: string]: unknown;
-                                };
-                                x: number;
-                                y: number;
-                                width: number | null;
-                                height: number | null;
-                                created_at: string;
-                                updated_at: string;
-                            };
-                            frames: number;
-                            /** @description URLs the card asked for that the sandbox refused */
-                            blocked_requests: string[];
-                        };
-                    };
-                };
-                /** @description The request became a job; when it completes, its result holds the body the request would have answered. */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            job_id: string;
-                            /** @enum {string} */
-                            status: "queued";
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                504: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postHtmlRender"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5330,159 +771,7 @@ export interface paths {
          * Render one frame of an HTML card to a PNG
          * @description The same pixels as frame `frame` of a video rendered with the same html, size and fps. The PNG goes to the board folder (not added as an element). With `async: true` the answer is 202 and the render an `html.render-frame` job (progress = frames stepped through / frame + 1).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description a full HTML document */
-                        html: string;
-                        /**
-                         * @description pixels, even
-                         * @default 1280
-                         */
-                        width?: number;
-                        /**
-                         * @description pixels, even
-                         * @default 720
-                         */
-                        height?: number;
-                        /** @default 30 */
-                        fps?: number;
-                        /** @description frame index; the page shows t = frame / fps seconds. Default 0 */
-                        frame?: number;
-                        /** @description when given, frame must lie inside it */
-                        duration?: number;
-                        /** @description names the output file */
-                        title?: string;
-                        board_id: string;
-                        /** @description answer 202 {job_id} at once and render as an `html.render-frame` job (GET /api/jobs/{job_id}: progress is the share of frames stepped through up to `frame`, with an eta; the result is the same body as the synchronous answer) */
-                        async?: boolean;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {string} */
-                            type: "image";
-                            filename: string;
-                            url: string;
-                            /** @description URLs the card asked for that the sandbox refused */
-                            blocked_requests: string[];
-                        };
-                    };
-                };
-                /** @description The request became a job; when it completes, its result holds the body the request would have answered. */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            job_id: string;
-                            /** @enum {string} */
-                            status: "queued";
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                504: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postHtmlRenderFrame"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5498,91 +787,7 @@ export interface paths {
         };
         get?: never;
         /** Write an html card's HTML as its next version */
-        put: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    board_id: string;
-                    element_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        html: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            htmlUrl: string;
-                            htmlVersion: number;
-                            element: {
-                                id: string;
-                                board_id: string;
-                                /** @enum {unknown} */
-                                type: "image" | "video" | "audio" | "html" | "text" | "file";
-                                /** @description /media/<board_id>/<filename>, or null for text elements */
-                                url: string | null;
-                                name: string | null;
-                                /** @description free-form; the service adds width, height, duration, codec, thumbnail_url (probe), htmlUrl/htmlVersion (html cards), bridge_origin */
-                                data: {
-                                    [key: string]: unknown;
-                                };
-                                x: number;
-                                y: number;
-                                width: number | null;
-                                height: number | null;
-                                created_at: string;
-                                updated_at: string;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        put: operations["putMoodboardsElementsHtml"];
         post?: never;
         delete?: never;
         options?: never;
@@ -5600,85 +805,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Record a direct edit of the backing file as the next version */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    board_id: string;
-                    element_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            htmlUrl: string;
-                            htmlVersion: number;
-                            element: {
-                                id: string;
-                                board_id: string;
-                                /** @enum {unknown} */
-                                type: "image" | "video" | "audio" | "html" | "text" | "file";
-                                /** @description /media/<board_id>/<filename>, or null for text elements */
-                                url: string | null;
-                                name: string | null;
-                                /** @description free-form; the service adds width, height, duration, codec, thumbnail_url (probe), htmlUrl/htmlVersion (html cards), bridge_origin */
-                                data: {
-                                    [key: string]: unknown;
-                                };
-                                x: number;
-                                y: number;
-                                width: number | null;
-                                height: number | null;
-                                created_at: string;
-                                updated_at: string;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postMoodboardsElementsHtmlChanged"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5693,73 +820,7 @@ export interface paths {
             cookie?: never;
         };
         /** List an html card's versions */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    board_id: string;
-                    element_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            htmlUrl: string;
-                            /** @description the current version */
-                            htmlVersion: number;
-                            versions: {
-                                version: number;
-                                size: number;
-                                created_at: string;
-                                current: boolean;
-                            }[];
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getMoodboardsElementsHtmlVersions"];
         put?: never;
         post?: never;
         delete?: never;
@@ -5776,67 +837,7 @@ export interface paths {
             cookie?: never;
         };
         /** The HTML of one version */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    board_id: string;
-                    element_id: string;
-                    n: number;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            version: number;
-                            html: string;
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getMoodboardsElementsHtmlVersionsByN"];
         put?: never;
         post?: never;
         delete?: never;
@@ -5855,86 +856,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Write version n back as a new version */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    board_id: string;
-                    element_id: string;
-                    n: number;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            htmlUrl: string;
-                            htmlVersion: number;
-                            element: {
-                                id: string;
-                                board_id: string;
-                                /** @enum {unknown} */
-                                type: "image" | "video" | "audio" | "html" | "text" | "file";
-                                /** @description /media/<board_id>/<filename>, or null for text elements */
-                                url: string | null;
-                                name: string | null;
-                                /** @description free-form; the service adds width, height, duration, codec, thumbnail_url (probe), htmlUrl/htmlVersion (html cards), bridge_origin */
-                                data: {
-                                    [key: string]: unknown;
-                                };
-                                x: number;
-                                y: number;
-                                width: number | null;
-                                height: number | null;
-                                created_at: string;
-                                updated_at: string;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postMoodboardsElementsHtmlVersionsRestore"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5949,32 +871,7 @@ export interface paths {
             cookie?: never;
         };
         /** Whether After Effects (aerender) is installed, where, and its version (cached 30 s) */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            installed: boolean;
-                            /** @description empty when not installed */
-                            binaryPath: string;
-                            /** @description first line of `aerender -version`; empty when not installed */
-                            version: string;
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getMotionDetect"];
         put?: never;
         post?: never;
         delete?: never;
@@ -5993,156 +890,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Compositions, layers, footage and editable parts of an .aep/.aepx project (read-only; needs no After Effects) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        board_id: string;
-                        element_id?: string;
-                        /** @description a /media URL of an .aep/.aepx file, instead of element_id */
-                        url?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description version of After Effects that saved the file, e.g. "22.1x74" */
-                            ae_version: string;
-                            /** @description "javascript-1.0" or "extendscript"; null in files older than AE 16 */
-                            expression_engine: string | null;
-                            compositions: {
-                                id: number;
-                                name: string;
-                                width: number;
-                                height: number;
-                                frame_rate: number;
-                                /** @description seconds */
-                                duration: number;
-                                /** @description [r, g, b], 0..255 */
-                                background: number[];
-                                layers: {
-                                    /** @description 1-based, as comp.layer(index) in ExtendScript */
-                                    index: number;
-                                    id: number;
-                                    /** @description as After Effects shows it: an unnamed layer takes its source item's name (a text layer: its text) */
-                                    name: string;
-                                    /** @description false when the layer has no name of its own and shows the name above */
-                                    named: boolean;
-                                    /** @enum {unknown} */
-                                    type: "text" | "footage" | "solid" | "precomp" | "shape" | "camera" | "light" | "null" | "adjustment";
-                                    /** @description seconds */
-                                    in_point: number;
-                                    /** @description seconds */
-                                    out_point: number;
-                                    source?: {
-                                        /** @description the project item the layer shows (a footage item or a composition) */
-                                        id: number;
-                                        name: string;
-                                        /** @enum {unknown} */
-                                        kind: "composition" | "file" | "solid" | "placeholder";
-                                        /** @description file path as saved in the project (the machine that saved it) */
-                                        path?: string;
-                                    };
-                                    /** @description text layers: the first text document (AE ends paragraphs with \r) */
-                                    source_text?: string;
-                                    /** @description text layers: PostScript names of the fonts the document lists */
-                                    fonts?: string[];
-                                    expressions: {
-                                        /** @description match names from the layer down, joined with ">" (e.g. "ADBE Transform Group>ADBE Position") */
-                                        property: string;
-                                        expression: string;
-                                    }[];
-                                    /** @description index of the parent layer */
-                                    parent_index?: number;
-                                }[];
-                            }[];
-                            footage: {
-                                id: number;
-                                name: string;
-                                /** @enum {unknown} */
-                                kind: "file" | "solid" | "placeholder";
-                                path?: string;
-                                width?: number;
-                                height?: number;
-                            }[];
-                            editable: {
-                                text: {
-                                    composition: string;
-                                    layer_index: number;
-                                    layer: string;
-                                    text: string;
-                                }[];
-                                media: {
-                                    composition: string;
-                                    layer_index: number;
-                                    layer: string;
-                                    source_id: number;
-                                    source_name: string;
-                                    /** @enum {unknown} */
-                                    kind: "file" | "placeholder";
-                                }[];
-                                expressions: {
-                                    composition: string;
-                                    layer_index: number;
-                                    layer: string;
-                                    property: string;
-                                    expression: string;
-                                }[];
-                            };
-                        } & {
-                            /** @description whether aerender was found; render needs it, inspect does not */
-                            installed: boolean;
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postMotionProjectsInspect"];
         delete?: never;
         options?: never;
         head?: never;
@@ -6159,213 +907,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Draw a composition (one PNG frame, or an mp4/webm video) with text and media edits, without After Effects; the file lands in the board folder */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        board_id: string;
-                        element_id?: string;
-                        /** @description a /media URL of an .aep/.aepx file, instead of element_id */
-                        url?: string;
-                        /** @description a composition's name, or its `id` exactly as inspect gives it */
-                        composition: number | string;
-                        /**
-                         * @description png (default): one frame at `time`; mp4/webm: a video from `start` for `duration`
-                         * @enum {unknown}
-                         */
-                        format?: "png" | "mp4" | "webm";
-                        /** @description png: seconds of composition time from its first frame, 0 <= time < duration (default 0); the frame drawn is floor(time x fps) */
-                        time?: number;
-                        /** @description pixels; alone it scales the output keeping the aspect (even for videos). Default the composition */
-                        width?: number;
-                        /** @description pixels; with width: that exact size, the composition fitted inside on its background colour */
-                        height?: number;
-                        /** @description output frame rate; default the composition's */
-                        fps?: number;
-                        /** @description videos: first second (composition time), default 0 */
-                        start?: number;
-                        /** @description videos: seconds; default the composition's work area, at most 60 s */
-                        duration?: number;
-                        textEdits?: {
-                            /** @description a layer name (the first layer with that name, as After Effects resolves comp.layer(name)) or a 1-based index in the composition */
-                            layer: number | string;
-                            /** @description new source text; use \r for a new paragraph as AE does */
-                            text: string;
-                        }[];
-                        mediaEdits?: {
-                            /** @description a layer name (the first layer with that name, as After Effects resolves comp.layer(name)) or a 1-based index in the composition */
-                            layer: number | string;
-                            /** @description an image/video/audio element of the board */
-                            element_id?: string;
-                            /** @description a /media URL; give element_id or url */
-                            url?: string;
-                        }[];
-                        /** @description add the file to the board as an element (default false: only the file is written) */
-                        add_to_board?: boolean;
-                        /** @description answer 202 {job_id} at once and draw as a `motion.preview` job (GET /api/jobs/{job_id}: progress, eta, cancel; the result is the synchronous answer) */
-                        async?: boolean;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {unknown} */
-                            type: "image" | "video";
-                            /** @description the unique name the file got in the board folder */
-                            filename: string;
-                            /** @description /media/<board_id>/<file> */
-                            url: string;
-                            width: number;
-                            height: number;
-                            /** @description png: the time of the frame drawn (floor(time x fps) / fps) */
-                            time?: number;
-                            /** @description videos: seconds */
-                            duration?: number;
-                            fps: number;
-                            /** @description what the picture does not show as After Effects would; empty: drawn as After Effects draws it */
-                            approximations: {
-                                /** @description the layer, 1-based in its composition */
-                                layer_index?: number;
-                                /** @description the layer's name (inside a precomp: the path of names) */
-                                layer?: string;
-                                /** @description what is not drawn as After Effects draws it (effect, expression, font, ...) */
-                                feature: string;
-                                detail: string;
-                            }[];
-                            element?: {
-                                id: string;
-                                board_id: string;
-                                /** @enum {unknown} */
-                                type: "image" | "video" | "audio" | "html" | "text" | "file";
-                                /** @description /media/<board_id>/<filename>, or null for text elements */
-                                url: string | null;
-                                name: string | null;
-                                /** @description free-form; the service adds width, height, duration, codec, thumbnail_url (probe), htmlUrl/htmlVersion (html cards), bridge_origin */
-                                data: {
-                                    [key: string]: unknown;
-                                };
-                                x: number;
-                                y: number;
-                                width: number | null;
-                                height: number | null;
-                                created_at: string;
-                                updated_at: string;
-                            };
-                        };
-                    };
-                };
-                /** @description The request became a job; when it completes, its result holds the body the request would have answered. */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            job_id: string;
-                            /** @enum {string} */
-                            status: "queued";
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                504: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postMotionProjectsPreview"];
         delete?: never;
         options?: never;
         head?: never;
@@ -6382,163 +924,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Render a composition with edits applied to a copy of the project; waits, then answers the video element added to the board */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        board_id: string;
-                        element_id?: string;
-                        /** @description a /media URL of the project, instead of element_id */
-                        url?: string;
-                        /** @description default: the preset's, else the project's only composition */
-                        composition?: string;
-                        textEdits?: {
-                            /** @description a layer name (the first layer with that name, as After Effects resolves comp.layer(name)) or a 1-based index in the composition */
-                            layer: number | string;
-                            /** @description new source text; use \r for a new paragraph as AE does */
-                            text: string;
-                        }[];
-                        mediaEdits?: {
-                            /** @description a layer name (the first layer with that name, as After Effects resolves comp.layer(name)) or a 1-based index in the composition */
-                            layer: number | string;
-                            /** @description an image/video/audio element of the board */
-                            element_id?: string;
-                            /** @description a /media URL; give element_id or url */
-                            url?: string;
-                        }[];
-                        expressionEdits?: {
-                            /** @description a layer name (the first layer with that name, as After Effects resolves comp.layer(name)) or a 1-based index in the composition */
-                            layer: number | string;
-                            /** @description display or match names from the layer down, nested groups joined with ">" (e.g. "Position", "ADBE Transform Group>ADBE Position", "Effects>Slider Control>Slider") */
-                            property: string;
-                            /** @description an empty string removes the expression */
-                            expression: string;
-                        }[];
-                        addLayers?: {
-                            /** @enum {unknown} */
-                            type: "text" | "media" | "solid";
-                            name: string;
-                            /** @description text layers: the text (required) */
-                            text?: string;
-                            /** @description media layers: the board element to import (required) */
-                            element_id?: string;
-                            /** @description solid layers: #rrggbb (default black); text layers: fill colour */
-                            color?: string;
-                            /** @description [x, y] in composition pixels; default the centre */
-                            position?: number[];
-                        }[];
-                        /** @description overrides the composition's width */
-                        width?: number;
-                        height?: number;
-                        /** @description overrides the composition's frame rate */
-                        fps?: number;
-                        /** @description aerender -s */
-                        start_frame?: number;
-                        /** @description aerender -e (inclusive) */
-                        end_frame?: number;
-                        /**
-                         * @description auto = H.264 mp4; mov = ProRes 422 HQ
-                         * @enum {unknown}
-                         */
-                        output_format?: "auto" | "mp4" | "webm" | "mov";
-                        preset_id?: string | null;
-                        preset_name?: string | null;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description the video element added to the board */
-                            element: {
-                                [key: string]: unknown;
-                            };
-                            /** @description /media/<board_id>/<file> */
-                            url: string;
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postMotionProjectsRender"];
         delete?: never;
         options?: never;
         head?: never;
@@ -6555,160 +941,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Queue the same render as a background job */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        board_id: string;
-                        element_id?: string;
-                        /** @description a /media URL of the project, instead of element_id */
-                        url?: string;
-                        /** @description default: the preset's, else the project's only composition */
-                        composition?: string;
-                        textEdits?: {
-                            /** @description a layer name (the first layer with that name, as After Effects resolves comp.layer(name)) or a 1-based index in the composition */
-                            layer: number | string;
-                            /** @description new source text; use \r for a new paragraph as AE does */
-                            text: string;
-                        }[];
-                        mediaEdits?: {
-                            /** @description a layer name (the first layer with that name, as After Effects resolves comp.layer(name)) or a 1-based index in the composition */
-                            layer: number | string;
-                            /** @description an image/video/audio element of the board */
-                            element_id?: string;
-                            /** @description a /media URL; give element_id or url */
-                            url?: string;
-                        }[];
-                        expressionEdits?: {
-                            /** @description a layer name (the first layer with that name, as After Effects resolves comp.layer(name)) or a 1-based index in the composition */
-                            layer: number | string;
-                            /** @description display or match names from the layer down, nested groups joined with ">" (e.g. "Position", "ADBE Transform Group>ADBE Position", "Effects>Slider Control>Slider") */
-                            property: string;
-                            /** @description an empty string removes the expression */
-                            expression: string;
-                        }[];
-                        addLayers?: {
-                            /** @enum {unknown} */
-                            type: "text" | "media" | "solid";
-                            name: string;
-                            /** @description text layers: the text (required) */
-                            text?: string;
-                            /** @description media layers: the board element to import (required) */
-                            element_id?: string;
-                            /** @description solid layers: #rrggbb (default black); text layers: fill colour */
-                            color?: string;
-                            /** @description [x, y] in composition pixels; default the centre */
-                            position?: number[];
-                        }[];
-                        /** @description overrides the composition's width */
-                        width?: number;
-                        height?: number;
-                        /** @description overrides the composition's frame rate */
-                        fps?: number;
-                        /** @description aerender -s */
-                        start_frame?: number;
-                        /** @description aerender -e (inclusive) */
-                        end_frame?: number;
-                        /**
-                         * @description auto = H.264 mp4; mov = ProRes 422 HQ
-                         * @enum {unknown}
-                         */
-                        output_format?: "auto" | "mp4" | "webm" | "mov";
-                        preset_id?: string | null;
-                        preset_name?: string | null;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            /** @enum {string} */
-                            status: "queued";
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postMotionRenderJobs"];
         delete?: never;
         options?: never;
         head?: never;
@@ -6723,81 +956,7 @@ export interface paths {
             cookie?: never;
         };
         /** Poll a motion render job (cancel it with POST /api/jobs/{id}/cancel) */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    job_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description motionjob_... */
-                            id: string;
-                            /** @enum {unknown} */
-                            status: "queued" | "running" | "complete" | "error" | "cancelled";
-                            /** @description fraction 0..1 */
-                            progress: number;
-                            eta_seconds: number | null;
-                            result?: {
-                                /** @description the video element added to the board */
-                                element: {
-                                    [key: string]: unknown;
-                                };
-                                /** @description /media/<board_id>/<file> */
-                                url: string;
-                            };
-                            error?: string;
-                            /** @description the failure's stable code, beside `error` */
-                            error_code?: string;
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getMotionRenderJobsByJobId"];
         put?: never;
         post?: never;
         delete?: never;
@@ -6814,303 +973,10 @@ export interface paths {
             cookie?: never;
         };
         /** Saved input presets of a project element, by name */
-        get: {
-            parameters: {
-                query: {
-                    board_id: string;
-                    element_id: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            name: string;
-                            composition: string;
-                            inputs: {
-                                textEdits?: {
-                                    /** @description a layer name (the first layer with that name, as After Effects resolves comp.layer(name)) or a 1-based index in the composition */
-                                    layer: number | string;
-                                    /** @description new source text; use \r for a new paragraph as AE does */
-                                    text: string;
-                                }[];
-                                mediaEdits?: {
-                                    /** @description a layer name (the first layer with that name, as After Effects resolves comp.layer(name)) or a 1-based index in the composition */
-                                    layer: number | string;
-                                    /** @description an image/video/audio element of the board */
-                                    element_id?: string;
-                                    /** @description a /media URL; give element_id or url */
-                                    url?: string;
-                                }[];
-                                expressionEdits?: {
-                                    /** @description a layer name (the first layer with that name, as After Effects resolves comp.layer(name)) or a 1-based index in the composition */
-                                    layer: number | string;
-                                    /** @description display or match names from the layer down, nested groups joined with ">" (e.g. "Position", "ADBE Transform Group>ADBE Position", "Effects>Slider Control>Slider") */
-                                    property: string;
-                                    /** @description an empty string removes the expression */
-                                    expression: string;
-                                }[];
-                                addLayers?: {
-                                    /** @enum {unknown} */
-                                    type: "text" | "media" | "solid";
-                                    name: string;
-                                    /** @description text layers: the text (required) */
-                                    text?: string;
-                                    /** @description media layers: the board element to import (required) */
-                                    element_id?: string;
-                                    /** @description solid layers: #rrggbb (default black); text layers: fill colour */
-                                    color?: string;
-                                    /** @description [x, y] in composition pixels; default the centre */
-                                    position?: number[];
-                                }[];
-                            };
-                            created_at: string;
-                            updated_at: string;
-                        }[];
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getMotionProjectsPresets"];
         put?: never;
         /** Save a named input preset (checked against the project like a render); the same name replaces the old one */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        board_id: string;
-                        element_id: string;
-                        name: string;
-                        composition: string;
-                        inputs: {
-                            textEdits?: {
-                                /** @description a layer name (the first layer with that name, as After Effects resolves comp.layer(name)) or a 1-based index in the composition */
-                                layer: number | string;
-                                /** @description new source text; use \r for a new paragraph as AE does */
-                                text: string;
-                            }[];
-                            mediaEdits?: {
-                                /** @description a layer name (the first layer with that name, as After Effects resolves comp.layer(name)) or a 1-based index in the composition */
-                                layer: number | string;
-                                /** @description an image/video/audio element of the board */
-                                element_id?: string;
-                                /** @description a /media URL; give element_id or url */
-                                url?: string;
-                            }[];
-                            expressionEdits?: {
-                                /** @description a layer name (the first layer with that name, as After Effects resolves comp.layer(name)) or a 1-based index in the composition */
-                                layer: number | string;
-                                /** @description display or match names from the layer down, nested groups joined with ">" (e.g. "Position", "ADBE Transform Group>ADBE Position", "Effects>Slider Control>Slider") */
-                                property: string;
-                                /** @description an empty string removes the expression */
-                                expression: string;
-                            }[];
-                            addLayers?: {
-                                /** @enum {unknown} */
-                                type: "text" | "media" | "solid";
-                                name: string;
-                                /** @description text layers: the text (required) */
-                                text?: string;
-                                /** @description media layers: the board element to import (required) */
-                                element_id?: string;
-                                /** @description solid layers: #rrggbb (default black); text layers: fill colour */
-                                color?: string;
-                                /** @description [x, y] in composition pixels; default the centre */
-                                position?: number[];
-                            }[];
-                        };
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            name: string;
-                            composition: string;
-                            inputs: {
-                                textEdits?: {
-                                    /** @description a layer name (the first layer with that name, as After Effects resolves comp.layer(name)) or a 1-based index in the composition */
-                                    layer: number | string;
-                                    /** @description new source text; use \r for a new paragraph as AE does */
-                                    text: string;
-                                }[];
-                                mediaEdits?: {
-                                    /** @description a layer name (the first layer with that name, as After Effects resolves comp.layer(name)) or a 1-based index in the composition */
-                                    layer: number | string;
-                                    /** @description an image/video/audio element of the board */
-                                    element_id?: string;
-                                    /** @description a /media URL; give element_id or url */
-                                    url?: string;
-                                }[];
-                                expressionEdits?: {
-                                    /** @description a layer name (the first layer with that name, as After Effects resolves comp.layer(name)) or a 1-based index in the composition */
-                                    layer: number | string;
-                                    /** @description display or match names from the layer down, nested groups joined with ">" (e.g. "Position", "ADBE Transform Group>ADBE Position", "Effects>Slider Control>Slider") */
-                                    property: string;
-                                    /** @description an empty string removes the expression */
-                                    expression: string;
-                                }[];
-                                addLayers?: {
-                                    /** @enum {unknown} */
-                                    type: "text" | "media" | "solid";
-                                    name: string;
-                                    /** @description text layers: the text (required) */
-                                    text?: string;
-                                    /** @description media layers: the board element to import (required) */
-                                    element_id?: string;
-                                    /** @description solid layers: #rrggbb (default black); text layers: fill colour */
-                                    color?: string;
-                                    /** @description [x, y] in composition pixels; default the centre */
-                                    position?: number[];
-                                }[];
-                            };
-                            created_at: string;
-                            updated_at: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            name: string;
-                            composition: string;
-                            inputs: {
-                                textEdits?: {
-                                    /** @description a layer name (the first layer with that name, as After Effects resolves comp.layer(name)) or a 1-based index in the composition */
-                                    layer: number | string;
-                                    /** @description new source text; use \r for a new paragraph as AE does */
-                                    text: string;
-                                }[];
-                                mediaEdits?: {
-                                    /** @description a layer name (the first layer with that name, as After Effects resolves comp.layer(name)) or a 1-based index in the composition */
-                                    layer: number | string;
-                                    /** @description an image/video/audio element of the board */
-                                    element_id?: string;
-                                    /** @description a /media URL; give element_id or url */
-                                    url?: string;
-                                }[];
-                                expressionEdits?: {
-                                    /** @description a layer name (the first layer with that name, as After Effects resolves comp.layer(name)) or a 1-based index in the composition */
-                                    layer: number | string;
-                                    /** @description display or match names from the layer down, nested groups joined with ">" (e.g. "Position", "ADBE Transform Group>ADBE Position", "Effects>Slider Control>Slider") */
-                                    property: string;
-                                    /** @description an empty string removes the expression */
-                                    expression: string;
-                                }[];
-                                addLayers?: {
-                                    /** @enum {unknown} */
-                                    type: "text" | "media" | "solid";
-                                    name: string;
-                                    /** @description text layers: the text (required) */
-                                    text?: string;
-                                    /** @description media layers: the board element to import (required) */
-                                    element_id?: string;
-                                    /** @description solid layers: #rrggbb (default black); text layers: fill colour */
-                                    color?: string;
-                                    /** @description [x, y] in composition pixels; default the centre */
-                                    position?: number[];
-                                }[];
-                            };
-                            created_at: string;
-                            updated_at: string;
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postMotionProjectsPresets"];
         delete?: never;
         options?: never;
         head?: never;
@@ -7128,63 +994,7 @@ export interface paths {
         put?: never;
         post?: never;
         /** Delete a preset */
-        delete: {
-            parameters: {
-                query: {
-                    board_id: string;
-                    element_id: string;
-                };
-                header?: never;
-                path: {
-                    preset_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        delete: operations["deleteMotionProjectsPresetsByPresetId"];
         options?: never;
         head?: never;
         patch?: never;
@@ -7200,143 +1010,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Download a URL onto the board through the download pipeline (yt-dlp for pages); the elements are added to the board */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        board_id: string;
-                        /** @description an http(s) URL of a media file or a page yt-dlp can read */
-                        url: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            elements: {
-                                id: string;
-                                type: string;
-                                url: string;
-                                name: string | null;
-                            }[];
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                502: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                504: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postIntegrationsMotionEditorResolveMedia"];
         delete?: never;
         options?: never;
         head?: never;
@@ -7351,80 +1025,7 @@ export interface paths {
             cookie?: never;
         };
         /** Flat list of the board elements the panel can import: images, videos, and html cards as their rendered video */
-        get: {
-            parameters: {
-                query: {
-                    board_id: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description the board element id */
-                            id: string;
-                            /**
-                             * @description html: a card, served as its rendered mp4
-                             * @enum {unknown}
-                             */
-                            type: "image" | "video" | "html";
-                            name: string;
-                            /** @description /media URL of the file to import (for a card: its cached video) */
-                            url: string;
-                            /** @description the download endpoint (attachment with the file name, byte ranges) */
-                            download_url: string;
-                            width: number | null;
-                            height: number | null;
-                            /** @description seconds; null for images */
-                            duration: number | null;
-                            thumbnail_url: string | null;
-                        }[];
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getIntegrationsMotionEditorElements"];
         put?: never;
         post?: never;
         delete?: never;
@@ -7441,28 +1042,7 @@ export interface paths {
             cookie?: never;
         };
         /** The element file as an attachment named after it (byte ranges, conditional requests); a card streams its video */
-        get: {
-            parameters: {
-                query: {
-                    board_id: string;
-                };
-                header?: never;
-                path: {
-                    eid: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        get: operations["getIntegrationsMotionEditorElementsDownload"];
         put?: never;
         post?: never;
         delete?: never;
@@ -7479,30 +1059,7 @@ export interface paths {
             cookie?: never;
         };
         /** Polled by the panel to find the running service */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            version: string;
-                            backend_port: number;
-                            boards_count: number;
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getIntegrationsMotionEditorStatus"];
         put?: never;
         post?: never;
         delete?: never;
@@ -7519,42 +1076,7 @@ export interface paths {
             cookie?: never;
         };
         /** Each provider: configured or not, where its key comes from, the key's last 4 characters, base URL */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            providers: {
-                                /** @enum {unknown} */
-                                provider: "openai" | "anthropic" | "google" | "replicate" | "fal" | "openai-compatible";
-                                configured: boolean;
-                                /** @description where the key (openai-compatible: the base URL) comes from */
-                                source: ("runtime" | "env") | (never | null);
-                                /** @description last 4 characters of a key of 12 or more; the key itself is never returned */
-                                key_last4: string | null;
-                                base_url: string | null;
-                                /** @description the environment variables that configure it */
-                                env: {
-                                    key: string;
-                                    base_url: string;
-                                };
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getAiProviders"];
         put?: never;
         post?: never;
         delete?: never;
@@ -7572,157 +1094,10 @@ export interface paths {
         };
         get?: never;
         /** Set a provider's key and/or base URL at run time (stored in DATA_DIR, readable by the user only) */
-        put: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    provider: "openai" | "anthropic" | "google" | "replicate" | "fal" | "openai-compatible";
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description printable ASCII, no spaces */
-                        api_key?: string;
-                        /** @description http(s) URL of the API root, e.g. https://api.openai.com/v1 */
-                        base_url?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {unknown} */
-                            provider: "openai" | "anthropic" | "google" | "replicate" | "fal" | "openai-compatible";
-                            configured: boolean;
-                            /** @description where the key (openai-compatible: the base URL) comes from */
-                            source: ("runtime" | "env") | (never | null);
-                            /** @description last 4 characters of a key of 12 or more; the key itself is never returned */
-                            key_last4: string | null;
-                            base_url: string | null;
-                            /** @description the environment variables that configure it */
-                            env: {
-                                key: string;
-                                base_url: string;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        put: operations["putAiProvidersByProvider"];
         post?: never;
         /** Forget the run-time key and base URL; the environment's apply again */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    provider: "openai" | "anthropic" | "google" | "replicate" | "fal" | "openai-compatible";
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {unknown} */
-                            provider: "openai" | "anthropic" | "google" | "replicate" | "fal" | "openai-compatible";
-                            configured: boolean;
-                            /** @description where the key (openai-compatible: the base URL) comes from */
-                            source: ("runtime" | "env") | (never | null);
-                            /** @description last 4 characters of a key of 12 or more; the key itself is never returned */
-                            key_last4: string | null;
-                            base_url: string | null;
-                            /** @description the environment variables that configure it */
-                            env: {
-                                key: string;
-                                base_url: string;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        delete: operations["deleteAiProvidersByProvider"];
         options?: never;
         head?: never;
         patch?: never;
@@ -7736,57 +1111,7 @@ export interface paths {
             cookie?: never;
         };
         /** Models of the configured providers, by kind */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            image: {
-                                id: string;
-                                label: string;
-                                /** @enum {unknown} */
-                                provider: "openai" | "anthropic" | "google" | "replicate" | "fal" | "openai-compatible";
-                                /** @description image/video: accepted aspect ratios, the first is the default */
-                                aspect_ratios?: string[];
-                                /** @description image/video: true when generate answers with a job to poll */
-                                queued?: boolean;
-                            }[];
-                            video: {
-                                id: string;
-                                label: string;
-                                /** @enum {unknown} */
-                                provider: "openai" | "anthropic" | "google" | "replicate" | "fal" | "openai-compatible";
-                                /** @description image/video: accepted aspect ratios, the first is the default */
-                                aspect_ratios?: string[];
-                                /** @description image/video: true when generate answers with a job to poll */
-                                queued?: boolean;
-                            }[];
-                            chat: {
-                                id: string;
-                                label: string;
-                                /** @enum {unknown} */
-                                provider: "openai" | "anthropic" | "google" | "replicate" | "fal" | "openai-compatible";
-                                /** @description image/video: accepted aspect ratios, the first is the default */
-                                aspect_ratios?: string[];
-                                /** @description image/video: true when generate answers with a job to poll */
-                                queued?: boolean;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getAiModels"];
         put?: never;
         post?: never;
         delete?: never;
@@ -7805,161 +1130,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Generate an image or video onto a board: at once (`status: complete`, the element) or queued (`status: queued`, a job to poll) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        board_id: string;
-                        /** @description an id from GET /api/ai/models (image or video) */
-                        model: string;
-                        prompt: string;
-                        /** @description form `16:9`; one of the model's aspect_ratios */
-                        aspect_ratio: string;
-                        /** @description a board file (`/media/<board_id>/<file>`) or an http(s) URL */
-                        input_image_url?: string;
-                        negative_prompt?: string;
-                        /** @description model-specific inputs passed to the provider (`seed` integer; `duration` seconds for per-second video prices); at most 65536 bytes of JSON */
-                        params?: {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description `complete`: the element is on the board; `queued`: poll GET /api/ai/jobs/{job_id}
-                             * @enum {unknown}
-                             */
-                            status: "complete" | "queued";
-                            element?: {
-                                id: string;
-                                type: string;
-                                url: string;
-                            };
-                            job_id?: string;
-                            history_entry_id: string;
-                            /** @description US dollars, from the catalogue's list price (docs/generation.md) */
-                            cost_estimate: number;
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                502: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                504: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postAiGenerate"];
         delete?: never;
         options?: never;
         head?: never;
@@ -7974,77 +1145,7 @@ export interface paths {
             cookie?: never;
         };
         /** Poll a queued generation */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    job_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            job_id: string;
-                            /** @enum {unknown} */
-                            status: "queued" | "running" | "complete" | "error" | "cancelled";
-                            progress?: number;
-                            element?: {
-                                id: string;
-                                type: string;
-                                url: string;
-                            };
-                            error?: string;
-                            error_code?: string;
-                            history_entry_id?: string;
-                            /** @description cancel only: whether the provider confirmed the cancel */
-                            provider_cancelled?: boolean;
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getAiJobsByJobId"];
         put?: never;
         post?: never;
         delete?: never;
@@ -8063,77 +1164,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Cancel a queued generation here and at the provider (the generic POST /api/jobs/{job_id}/cancel does the same) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    job_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            job_id: string;
-                            /** @enum {unknown} */
-                            status: "queued" | "running" | "complete" | "error" | "cancelled";
-                            progress?: number;
-                            element?: {
-                                id: string;
-                                type: string;
-                                url: string;
-                            };
-                            error?: string;
-                            error_code?: string;
-                            history_entry_id?: string;
-                            /** @description cancel only: whether the provider confirmed the cancel */
-                            provider_cancelled?: boolean;
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postAiJobsCancel"];
         delete?: never;
         options?: never;
         head?: never;
@@ -8148,54 +1179,7 @@ export interface paths {
             cookie?: never;
         };
         /** Generation requests, newest first (`board_id` filters) */
-        get: {
-            parameters: {
-                query?: {
-                    board_id?: string;
-                    limit?: number;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            entries: {
-                                id: string;
-                                board_id: string;
-                                model: string;
-                                provider: string;
-                                kind: string;
-                                prompt: string;
-                                negative_prompt: string | null;
-                                aspect_ratio: string | null;
-                                params: {
-                                    [key: string]: unknown;
-                                };
-                                /** @enum {unknown} */
-                                status: "running" | "queued" | "complete" | "error" | "cancelled";
-                                cost_estimate: number;
-                                job_id: string | null;
-                                provider_job_id: string | null;
-                                element_id: string | null;
-                                error: string | null;
-                                error_code: string | null;
-                                created_at: string;
-                                finished_at: string | null;
-                                duration_ms: number | null;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getAiHistory"];
         put?: never;
         post?: never;
         delete?: never;
@@ -8214,140 +1198,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Rewrite a prompt with a chat model, looking at a reference image (a board file or an http(s) URL) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        prompt: string;
-                        /** @description sent to the model as an image part; null or absent: text only */
-                        reference_image_url?: string | (never | null);
-                        /** @description a chat model id from GET /api/ai/models */
-                        model: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            enhanced_prompt: string;
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                502: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                504: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postAiPromptEnhancerAnalyze"];
         delete?: never;
         options?: never;
         head?: never;
@@ -8364,148 +1215,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Transcribe an audio or video element (kept as its data.transcript); long audio is cut on silences */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        board_id: string;
-                        element_id: string;
-                        /** @description null: detect */
-                        language: string | (never | null);
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            text: string;
-                            /** @description ISO-639-1: the requested one, else what the provider detected */
-                            language: string | null;
-                            segments?: {
-                                start: number;
-                                end: number;
-                                text: string;
-                            }[];
-                            /** @description how many uploads the audio took (more than 1 past the provider's size limit) */
-                            pieces: number;
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                502: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                504: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postAiTranscribe"];
         delete?: never;
         options?: never;
         head?: never;
@@ -8525,79 +1235,7 @@ export interface paths {
          * Start an agent session on a board with a chat model
          * @description Sessions live in memory (a restart ends them) and expire after AGENT_SESSION_IDLE_SECONDS (default 3600) without a call.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        board_id: string;
-                        /** @enum {unknown} */
-                        agent_type: "board-helper" | "prompt-suggestor" | "terminal";
-                        /** @description a chat model id from GET /api/ai/models */
-                        model: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            session_id: string;
-                            started_at: string;
-                            board_id: string;
-                            /** @enum {unknown} */
-                            agent_type: "board-helper" | "prompt-suggestor" | "terminal";
-                            model: string;
-                            /** @description the action types this agent may propose */
-                            actions: ("generate_image" | "update_element_html" | "create_html_card" | "add_text" | "move_element" | "delete_element" | "trim_media" | "convert_media" | "send_to_terminal")[];
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postAgentsSession"];
         delete?: never;
         options?: never;
         head?: never;
@@ -8617,235 +1255,7 @@ export interface paths {
          * Chat with the agent; the answer streams as Server-Sent Events with action cards
          * @description `text/event-stream` (default): `event: message` `{delta}` as the model writes, `event: action` with each card when complete, then `event: done` `{message, actions}` or `event: error` `{error: {code, message}}`. With `Accept: application/json`: the same `{message, actions}` as one body. A client that disconnects aborts the model call. One chat at a time per session (409).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        session_id: string;
-                        /** @description the new messages of this turn; the session remembers the earlier ones */
-                        messages: {
-                            /** @enum {unknown} */
-                            role: "user" | "assistant";
-                            content: string;
-                        }[];
-                        /** @description element ids of the board (selection, mentions), shown to the model */
-                        references?: string[];
-                    };
-                };
-            };
-            responses: {
-                /** @description With `Accept: application/json`. Otherwise `text/event-stream`: `message` events `{delta}`, one `action` event per card, then `done` with this body, or `error` with `{error: {code, message}}`. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description the whole assistant message of this turn */
-                            message: string;
-                            /** @description every card of this turn */
-                            actions: {
-                                /** @description act_... */
-                                id: string;
-                                /** @enum {unknown} */
-                                type: "generate_image" | "update_element_html" | "create_html_card" | "add_text" | "move_element" | "delete_element" | "trim_media" | "convert_media" | "send_to_terminal";
-                                /** @description the tool's arguments, as the schema of its type */
-                                params: {
-                                    [key: string]: unknown;
-                                };
-                                /** @description what the user sees before applying; shape per type in docs/agents.md */
-                                preview: {
-                                    [key: string]: unknown;
-                                };
-                                /** @enum {unknown} */
-                                status: "proposed" | "applied" | "rejected" | "failed";
-                                /** @description why the last execution failed (status failed) */
-                                error?: {
-                                    code: string;
-                                    message: string;
-                                };
-                            }[];
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                501: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                502: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                504: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postAgentsChat"];
         delete?: never;
         options?: never;
         head?: never;
@@ -8865,273 +1275,7 @@ export interface paths {
          * Execute an action card through the service; returns the elements it created or changed and the board
          * @description 409 when already applied, rejected, being applied, or when its element was deleted since; 404 for an unknown card. A failing execution answers its error and marks the card failed (it may be applied again).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        session_id: string;
-                        action_id: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            action: {
-                                /** @description act_... */
-                                id: string;
-                                /** @enum {unknown} */
-                                type: "generate_image" | "update_element_html" | "create_html_card" | "add_text" | "move_element" | "delete_element" | "trim_media" | "convert_media" | "send_to_terminal";
-                                /** @description the tool's arguments, as the schema of its type */
-                                params: {
-                                    [key: string]: unknown;
-                                };
-                                /** @description what the user sees before applying; shape per type in docs/agents.md */
-                                preview: {
-                                    [key: string]: unknown;
-                                };
-                                /** @enum {unknown} */
-                                status: "proposed" | "applied" | "rejected" | "failed";
-                                /** @description why the last execution failed (status failed) */
-                                error?: {
-                                    code: string;
-                                    message: string;
-                                };
-                            };
-                            /** @description the elements the action created or changed (a deleted one as it was) */
-                            elements: {
-                                id: string;
-                                board_id: string;
-                                /** @enum {unknown} */
-                                type: "image" | "video" | "audio" | "html" | "text" | "file";
-                                /** @description /media/<board_id>/<filename>, or null for text elements */
-                                url: string | null;
-                                name: string | null;
-                                /** @description free-form; the service adds width, height, duration, codec, thumbnail_url (probe), htmlUrl/htmlVersion (html cards), bridge_origin */
-                                data: {
-                                    [key: string]: unknown;
-                                };
-                                x: number;
-                                y: number;
-                                width: number | null;
-                                height: number | null;
-                                created_at: string;
-                                updated_at: string;
-                            }[];
-                            /** @description generate_image with a queued model: poll GET /api/ai/jobs/{job_id} for the image */
-                            job_id?: string;
-                            board: {
-                                id: string;
-                                name: string;
-                                created_at: string;
-                                updated_at: string;
-                                connected_folder: string | null;
-                                elements: {
-                                    id: string;
-                                    board_id: string;
-                                    /** @enum {unknown} */
-                                    type: "image" | "video" | "audio" | "html" | "text" | "file";
-                                    /** @description /media/<board_id>/<filename>, or null for text elements */
-                                    url: string | null;
-                                    name: string | null;
-                                    /** @description free-form; the service adds width, height, duration, codec, thumbnail_url (probe), htmlUrl/htmlVersion (html cards), bridge_origin */
-                                    data: {
-                                        [key: string]: unknown;
-                                    };
-                                    x: number;
-                                    y: number;
-                                    width: number | null;
-                                    height: number | null;
-                                    created_at: string;
-                                    updated_at: string;
-                                }[];
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                501: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                502: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                504: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postAgentsApplyAction"];
         delete?: never;
         options?: never;
         head?: never;
@@ -9148,225 +1292,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Drop an action card; the board is not touched */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        session_id: string;
-                        action_id: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            action: {
-                                /** @description act_... */
-                                id: string;
-                                /** @enum {unknown} */
-                                type: "generate_image" | "update_element_html" | "create_html_card" | "add_text" | "move_element" | "delete_element" | "trim_media" | "convert_media" | "send_to_terminal";
-                                /** @description the tool's arguments, as the schema of its type */
-                                params: {
-                                    [key: string]: unknown;
-                                };
-                                /** @description what the user sees before applying; shape per type in docs/agents.md */
-                                preview: {
-                                    [key: string]: unknown;
-                                };
-                                /** @enum {unknown} */
-                                status: "proposed" | "applied" | "rejected" | "failed";
-                                /** @description why the last execution failed (status failed) */
-                                error?: {
-                                    code: string;
-                                    message: string;
-                                };
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                501: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                502: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                504: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postAgentsRejectAction"];
         delete?: never;
         options?: never;
         head?: never;
@@ -9386,70 +1312,7 @@ export interface paths {
          * While enabled, new action cards execute as they arrive (status applied or failed in the stream)
          * @description Off for a new session; it ends with the session.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        session_id: string;
-                        enabled: boolean;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            session_id: string;
-                            auto_apply: boolean;
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postAgentsAutoApply"];
         delete?: never;
         options?: never;
         head?: never;
@@ -9466,70 +1329,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** End a session and free its memory; a chat in flight is aborted. Ending it again changes nothing */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        session_id: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            session_id: string;
-                            /** @enum {boolean} */
-                            ended: true;
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postAgentsEndSession"];
         delete?: never;
         options?: never;
         head?: never;
@@ -9548,466 +1348,14 @@ export interface paths {
          * Upload what changed since the last upload of the live share
          * @description Compares the page with the manifest of what the worker holds (content hashes): answers `uploaded` and `skipped` file counts. The URL stays the same.
          */
-        put: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description default: what the share was created with */
-                        include_history?: boolean;
-                        /** @description answer 202 {job_id} at once and run as a job (poll /api/jobs/{job_id}) */
-                        async?: boolean;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            share_id: string;
-                            /** @enum {unknown} */
-                            kind: "live" | "archive";
-                            /** @description live: the public page */
-                            url: string | null;
-                            /** @description archive: /media/share-archive-<share_id>.zip; live: null */
-                            download_url: string | null;
-                            /** @description files of the page */
-                            files: number;
-                            /** @description live: files sent to the worker by this call */
-                            uploaded?: number;
-                            /** @description live: files already there with the same content */
-                            skipped?: number;
-                            bytes_uploaded?: number;
-                        };
-                    };
-                };
-                /** @description The request became a job; when it completes, its result holds the body the request would have answered. */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            job_id: string;
-                            /** @enum {string} */
-                            status: "queued";
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                502: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        put: operations["putMoodboardsShare"];
         /**
          * Share a board as a live page on your share worker, or as a ZIP archive
          * @description live: builds the static page (index.html, board.json, content-hashed media) and uploads it to SHARE_WORKER_URL; `url` serves the page. archive: writes /media/share-archive-<share_id>.zip. Runs in the request (the upload stops if the client leaves and resumes on the next POST or PUT), or with `async: true` as a job. 409 when the board already has a complete live share (PUT updates it).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @enum {unknown} */
-                        kind: "live" | "archive";
-                        /**
-                         * @description add html card versions and the board's generation history to board.json
-                         * @default false
-                         */
-                        include_history?: boolean;
-                        /** @description answer 202 {job_id} at once and run as a job (poll /api/jobs/{job_id}) */
-                        async?: boolean;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            share_id: string;
-                            /** @enum {unknown} */
-                            kind: "live" | "archive";
-                            /** @description live: the public page */
-                            url: string | null;
-                            /** @description archive: /media/share-archive-<share_id>.zip; live: null */
-                            download_url: string | null;
-                            /** @description files of the page */
-                            files: number;
-                            /** @description live: files sent to the worker by this call */
-                            uploaded?: number;
-                            /** @description live: files already there with the same content */
-                            skipped?: number;
-                            bytes_uploaded?: number;
-                        };
-                    };
-                };
-                /** @description The request became a job; when it completes, its result holds the body the request would have answered. */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            job_id: string;
-                            /** @enum {string} */
-                            status: "queued";
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                502: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postMoodboardsShare"];
         /** End the live share: every object of it is removed from the bucket, the URL answers 404 */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            share_id: string;
-                            /** @description objects removed */
-                            deleted: number;
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                502: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        delete: operations["deleteMoodboardsShare"];
         options?: never;
         head?: never;
         patch?: never;
@@ -10026,163 +1374,7 @@ export interface paths {
          * Import a shared board from a live share URL or an uploaded share archive
          * @description All or nothing. replace: the board's elements become the imported ones (the old files stay in the board folder); append: added; new-board: a fresh board named like the shared one (`board_id`). Archives are checked entry by entry before anything is read (see docs/sharing.md).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description a live share URL (http or https) */
-                        from_url?: string;
-                        /** @description a /media URL of an uploaded share archive */
-                        from_zip?: string;
-                        /** @enum {unknown} */
-                        mode: "replace" | "append" | "new-board";
-                        /** @description answer 202 {job_id} at once and run as a job (poll /api/jobs/{job_id}) */
-                        async?: boolean;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description the board imported into (the new board for new-board) */
-                            board_id: string;
-                            /** @enum {unknown} */
-                            mode: "replace" | "append" | "new-board";
-                            /** @description elements added */
-                            imported: number;
-                        };
-                    };
-                };
-                /** @description The request became a job; when it completes, its result holds the body the request would have answered. */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            job_id: string;
-                            /** @enum {string} */
-                            status: "queued";
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                502: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postMoodboardsImport"];
         delete?: never;
         options?: never;
         head?: never;
@@ -10197,274 +1389,10 @@ export interface paths {
             cookie?: never;
         };
         /** Project summaries of a board, most recently saved first */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            name: string;
-                            /** @enum {unknown} */
-                            device: "iphone" | "iphone-pro-max" | "ipad" | "ipad-mini" | "macbook-air" | "macbook-pro" | "imac" | "double-iphone" | "browser" | "grid" | "no-device";
-                            /** @description ISO 8601, changes on every save */
-                            updated_at: string;
-                            duration_seconds: number;
-                        }[];
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getMoodboardsMockupProjects"];
         put?: never;
         /** Create a project: the device at rest on a gradient, no depth of field, no keyframes, 5 s */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        name: string;
-                        /** @enum {unknown} */
-                        device: "iphone" | "iphone-pro-max" | "ipad" | "ipad-mini" | "macbook-air" | "macbook-pro" | "imac" | "double-iphone" | "browser" | "grid" | "no-device";
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            name: string;
-                            /** @enum {unknown} */
-                            device: "iphone" | "iphone-pro-max" | "ipad" | "ipad-mini" | "macbook-air" | "macbook-pro" | "imac" | "double-iphone" | "browser" | "grid" | "no-device";
-                            /** @description a board image or video shown on the screen (cover); null shows a dark screen */
-                            screen_source_url: string | (never | null);
-                            transform: {
-                                /** @description scene units: 1 unit = 1/1080 of the frame's shorter side; x right, y down, z toward the viewer */
-                                position: {
-                                    x: number;
-                                    y: number;
-                                    /** @description toward the viewer is positive (larger on screen) */
-                                    z: number;
-                                } & {
-                                    [key: string]: unknown;
-                                };
-                                /** @description degrees about each axis (CSS rotateX/Y/Z, applied x, then y, then z) */
-                                rotation: {
-                                    x: number;
-                                    y: number;
-                                    z: number;
-                                } & {
-                                    [key: string]: unknown;
-                                };
-                                /** @description factor per axis, 1 = natural size */
-                                scale: {
-                                    x: number;
-                                    y: number;
-                                    z: number;
-                                } & {
-                                    [key: string]: unknown;
-                                };
-                            } & {
-                                [key: string]: unknown;
-                            };
-                            dof: {
-                                enabled: boolean;
-                                /** @description distance from the camera in scene units that is sharp; the device at z = 0 is 2000 units away */
-                                focus_distance: number;
-                                /** @description blur (Gaussian standard deviation, scene units) of a layer infinitely far away; a layer d units from the camera gets aperture x |d - focus_distance| / d */
-                                aperture: number;
-                            } & {
-                                [key: string]: unknown;
-                            };
-                            background: {
-                                /** @enum {unknown} */
-                                mode: "gradient" | "solid" | "image" | "transparent";
-                                /** @description gradient: from, to, angle; solid: color; image: url (cover-fitted); transparent: none */
-                                params: {
-                                    /** @description #rrggbb or #rrggbbaa */
-                                    from?: string;
-                                    /** @description #rrggbb or #rrggbbaa */
-                                    to?: string;
-                                    /** @description degrees, CSS linear-gradient angle (0 = bottom to top, 90 = left to right) */
-                                    angle?: number;
-                                    /** @description #rrggbb or #rrggbbaa */
-                                    color?: string;
-                                    /** @description a file of the board, /media/<board_id>/<file> */
-                                    url?: string;
-                                } & {
-                                    [key: string]: unknown;
-                                };
-                            } & {
-                                [key: string]: unknown;
-                            };
-                            keyframes: ({
-                                /** @description seconds from the start */
-                                time: number;
-                                /**
-                                 * @description shapes the segment that starts at this key (the video timeline's easings)
-                                 * @enum {unknown}
-                                 */
-                                easing: "Linear" | "Smooth" | "EaseIn" | "EaseOut" | "Hold";
-                                transform?: {
-                                    position?: {
-                                        x?: number;
-                                        y?: number;
-                                        /** @description toward the viewer is positive (larger on screen) */
-                                        z?: number;
-                                    } & {
-                                        [key: string]: unknown;
-                                    };
-                                    rotation?: {
-                                        x?: number;
-                                        y?: number;
-                                        z?: number;
-                                    } & {
-                                        [key: string]: unknown;
-                                    };
-                                    scale?: {
-                                        x?: number;
-                                        y?: number;
-                                        z?: number;
-                                    } & {
-                                        [key: string]: unknown;
-                                    };
-                                } & {
-                                    [key: string]: unknown;
-                                };
-                                dof?: {
-                                    enabled?: boolean;
-                                    /** @description distance from the camera in scene units that is sharp; the device at z = 0 is 2000 units away */
-                                    focus_distance?: number;
-                                    /** @description blur (Gaussian standard deviation, scene units) of a layer infinitely far away; a layer d units from the camera gets aperture x |d - focus_distance| / d */
-                                    aperture?: number;
-                                } & {
-                                    [key: string]: unknown;
-                                };
-                                background?: {
-                                    /** @enum {unknown} */
-                                    mode?: "gradient" | "solid" | "image" | "transparent";
-                                    /** @description gradient: from, to, angle; solid: color; image: url (cover-fitted); transparent: none */
-                                    params?: {
-                                        /** @description #rrggbb or #rrggbbaa */
-                                        from?: string;
-                                        /** @description #rrggbb or #rrggbbaa */
-                                        to?: string;
-                                        /** @description degrees, CSS linear-gradient angle (0 = bottom to top, 90 = left to right) */
-                                        angle?: number;
-                                        /** @description #rrggbb or #rrggbbaa */
-                                        color?: string;
-                                        /** @description a file of the board, /media/<board_id>/<file> */
-                                        url?: string;
-                                    } & {
-                                        [key: string]: unknown;
-                                    };
-                                } & {
-                                    [key: string]: unknown;
-                                };
-                            } & {
-                                [key: string]: unknown;
-                            })[];
-                            duration_seconds: number;
-                            created_at: string;
-                            updated_at: string;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postMoodboardsMockupProjects"];
         delete?: never;
         options?: never;
         head?: never;
@@ -10479,598 +1407,15 @@ export interface paths {
             cookie?: never;
         };
         /** A project */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                    pid: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            name: string;
-                            /** @enum {unknown} */
-                            device: "iphone" | "iphone-pro-max" | "ipad" | "ipad-mini" | "macbook-air" | "macbook-pro" | "imac" | "double-iphone" | "browser" | "grid" | "no-device";
-                            /** @description a board image or video shown on the screen (cover); null shows a dark screen */
-                            screen_source_url: string | (never | null);
-                            transform: {
-                                /** @description scene units: 1 unit = 1/1080 of the frame's shorter side; x right, y down, z toward the viewer */
-                                position: {
-                                    x: number;
-                                    y: number;
-                                    /** @description toward the viewer is positive (larger on screen) */
-                                    z: number;
-                                } & {
-                                    [key: string]: unknown;
-                                };
-                                /** @description degrees about each axis (CSS rotateX/Y/Z, applied x, then y, then z) */
-                                rotation: {
-                                    x: number;
-                                    y: number;
-                                    z: number;
-                                } & {
-                                    [key: string]: unknown;
-                                };
-                                /** @description factor per axis, 1 = natural size */
-                                scale: {
-                                    x: number;
-                                    y: number;
-                                    z: number;
-                                } & {
-                                    [key: string]: unknown;
-                                };
-                            } & {
-                                [key: string]: unknown;
-                            };
-                            dof: {
-                                enabled: boolean;
-                                /** @description distance from the camera in scene units that is sharp; the device at z = 0 is 2000 units away */
-                                focus_distance: number;
-                                /** @description blur (Gaussian standard deviation, scene units) of a layer infinitely far away; a layer d units from the camera gets aperture x |d - focus_distance| / d */
-                                aperture: number;
-                            } & {
-                                [key: string]: unknown;
-                            };
-                            background: {
-                                /** @enum {unknown} */
-                                mode: "gradient" | "solid" | "image" | "transparent";
-                                /** @description gradient: from, to, angle; solid: color; image: url (cover-fitted); transparent: none */
-                                params: {
-                                    /** @description #rrggbb or #rrggbbaa */
-                                    from?: string;
-                                    /** @description #rrggbb or #rrggbbaa */
-                                    to?: string;
-                                    /** @description degrees, CSS linear-gradient angle (0 = bottom to top, 90 = left to right) */
-                                    angle?: number;
-                                    /** @description #rrggbb or #rrggbbaa */
-                                    color?: string;
-                                    /** @description a file of the board, /media/<board_id>/<file> */
-                                    url?: string;
-                                } & {
-                                    [key: string]: unknown;
-                                };
-                            } & {
-                                [key: string]: unknown;
-                            };
-                            keyframes: ({
-                                /** @description seconds from the start */
-                                time: number;
-                                /**
-                                 * @description shapes the segment that starts at this key (the video timeline's easings)
-                                 * @enum {unknown}
-                                 */
-                                easing: "Linear" | "Smooth" | "EaseIn" | "EaseOut" | "Hold";
-                                transform?: {
-                                    position?: {
-                                        x?: number;
-                                        y?: number;
-                                        /** @description toward the viewer is positive (larger on screen) */
-                                        z?: number;
-                                    } & {
-                                        [key: string]: unknown;
-                                    };
-                                    rotation?: {
-                                        x?: number;
-                                        y?: number;
-                                        z?: number;
-                                    } & {
-                                        [key: string]: unknown;
-                                    };
-                                    scale?: {
-                                        x?: number;
-                                        y?: number;
-                                        z?: number;
-                                    } & {
-                                        [key: string]: unknown;
-                                    };
-                                } & {
-                                    [key: string]: unknown;
-                                };
-                                dof?: {
-                                    enabled?: boolean;
-                                    /** @description distance from the camera in scene units that is sharp; the device at z = 0 is 2000 units away */
-                                    focus_distance?: number;
-                                    /** @description blur (Gaussian standard deviation, scene units) of a layer infinitely far away; a layer d units from the camera gets aperture x |d - focus_distance| / d */
-                                    aperture?: number;
-                                } & {
-                                    [key: string]: unknown;
-                                };
-                                background?: {
-                                    /** @enum {unknown} */
-                                    mode?: "gradient" | "solid" | "image" | "transparent";
-                                    /** @description gradient: from, to, angle; solid: color; image: url (cover-fitted); transparent: none */
-                                    params?: {
-                                        /** @description #rrggbb or #rrggbbaa */
-                                        from?: string;
-                                        /** @description #rrggbb or #rrggbbaa */
-                                        to?: string;
-                                        /** @description degrees, CSS linear-gradient angle (0 = bottom to top, 90 = left to right) */
-                                        angle?: number;
-                                        /** @description #rrggbb or #rrggbbaa */
-                                        color?: string;
-                                        /** @description a file of the board, /media/<board_id>/<file> */
-                                        url?: string;
-                                    } & {
-                                        [key: string]: unknown;
-                                    };
-                                } & {
-                                    [key: string]: unknown;
-                                };
-                            } & {
-                                [key: string]: unknown;
-                            })[];
-                            duration_seconds: number;
-                            created_at: string;
-                            updated_at: string;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getMoodboardsMockupProjectsByPid"];
         /**
          * Replace the whole project state; answers the saved project
          * @description Every field is type-checked (400 naming the field); fields the service does not know are kept as sent. id, created_at and updated_at are the service's. The state stored may be at most 524288 bytes of JSON (400).
          */
-        put: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                    pid: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        name: string;
-                        /** @enum {unknown} */
-                        device: "iphone" | "iphone-pro-max" | "ipad" | "ipad-mini" | "macbook-air" | "macbook-pro" | "imac" | "double-iphone" | "browser" | "grid" | "no-device";
-                        /** @description a board image or video shown on the screen (cover); null shows a dark screen */
-                        screen_source_url?: string | (never | null);
-                        transform: {
-                            /** @description scene units: 1 unit = 1/1080 of the frame's shorter side; x right, y down, z toward the viewer */
-                            position: {
-                                x: number;
-                                y: number;
-                                /** @description toward the viewer is positive (larger on screen) */
-                                z: number;
-                            } & {
-                                [key: string]: unknown;
-                            };
-                            /** @description degrees about each axis (CSS rotateX/Y/Z, applied x, then y, then z) */
-                            rotation: {
-                                x: number;
-                                y: number;
-                                z: number;
-                            } & {
-                                [key: string]: unknown;
-                            };
-                            /** @description factor per axis, 1 = natural size */
-                            scale: {
-                                x: number;
-                                y: number;
-                                z: number;
-                            } & {
-                                [key: string]: unknown;
-                            };
-                        } & {
-                            [key: string]: unknown;
-                        };
-                        dof: {
-                            enabled: boolean;
-                            /** @description distance from the camera in scene units that is sharp; the device at z = 0 is 2000 units away */
-                            focus_distance: number;
-                            /** @description blur (Gaussian standard deviation, scene units) of a layer infinitely far away; a layer d units from the camera gets aperture x |d - focus_distance| / d */
-                            aperture: number;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                        background: {
-                            /** @enum {unknown} */
-                            mode: "gradient" | "solid" | "image" | "transparent";
-                            /** @description gradient: from, to, angle; solid: color; image: url (cover-fitted); transparent: none */
-                            params: {
-                                /** @description #rrggbb or #rrggbbaa */
-                                from?: string;
-                                /** @description #rrggbb or #rrggbbaa */
-                                to?: string;
-                                /** @description degrees, CSS linear-gradient angle (0 = bottom to top, 90 = left to right) */
-                                angle?: number;
-                                /** @description #rrggbb or #rrggbbaa */
-                                color?: string;
-                                /** @description a file of the board, /media/<board_id>/<file> */
-                                url?: string;
-                            } & {
-                                [key: string]: unknown;
-                            };
-                        } & {
-                            [key: string]: unknown;
-                        };
-                        keyframes: ({
-                            /** @description seconds from the start */
-                            time: number;
-                            /**
-                             * @description shapes the segment that starts at this key (the video timeline's easings)
-                             * @enum {unknown}
-                             */
-                            easing: "Linear" | "Smooth" | "EaseIn" | "EaseOut" | "Hold";
-                            transform?: {
-                                position?: {
-                                    x?: number;
-                                    y?: number;
-                                    /** @description toward the viewer is positive (larger on screen) */
-                                    z?: number;
-                                } & {
-                                    [key: string]: unknown;
-                                };
-                                rotation?: {
-                                    x?: number;
-                                    y?: number;
-                                    z?: number;
-                                } & {
-                                    [key: string]: unknown;
-                                };
-                                scale?: {
-                                    x?: number;
-                                    y?: number;
-                                    z?: number;
-                                } & {
-                                    [key: string]: unknown;
-                                };
-                            } & {
-                                [key: string]: unknown;
-                            };
-                            dof?: {
-                                enabled?: boolean;
-                                /** @description distance from the camera in scene units that is sharp; the device at z = 0 is 2000 units away */
-                                focus_distance?: number;
-                                /** @description blur (Gaussian standard deviation, scene units) of a layer infinitely far away; a layer d units from the camera gets aperture x |d - focus_distance| / d */
-                                aperture?: number;
-                            } & {
-                                [key: string]: unknown;
-                            };
-                            background?: {
-                                /** @enum {unknown} */
-                                mode?: "gradient" | "solid" | "image" | "transparent";
-                                /** @description gradient: from, to, angle; solid: color; image: url (cover-fitted); transparent: none */
-                                params?: {
-                                    /** @description #rrggbb or #rrggbbaa */
-                                    from?: string;
-                                    /** @description #rrggbb or #rrggbbaa */
-                                    to?: string;
-                                    /** @description degrees, CSS linear-gradient angle (0 = bottom to top, 90 = left to right) */
-                                    angle?: number;
-                                    /** @description #rrggbb or #rrggbbaa */
-                                    color?: string;
-                                    /** @description a file of the board, /media/<board_id>/<file> */
-                                    url?: string;
-                                } & {
-                                    [key: string]: unknown;
-                                };
-                            } & {
-                                [key: string]: unknown;
-                            };
-                        } & {
-                            [key: string]: unknown;
-                        })[];
-                        duration_seconds: number;
-                        /** @description must match the path when given */
-                        id?: string;
-                    } & {
-                        [key: string]: unknown;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            name: string;
-                            /** @enum {unknown} */
-                            device: "iphone" | "iphone-pro-max" | "ipad" | "ipad-mini" | "macbook-air" | "macbook-pro" | "imac" | "double-iphone" | "browser" | "grid" | "no-device";
-                            /** @description a board image or video shown on the screen (cover); null shows a dark screen */
-                            screen_source_url: string | (never | null);
-                            transform: {
-                                /** @description scene units: 1 unit = 1/1080 of the frame's shorter side; x right, y down, z toward the viewer */
-                                position: {
-                                    x: number;
-                                    y: number;
-                                    /** @description toward the viewer is positive (larger on screen) */
-                                    z: number;
-                                } & {
-                                    [key: string]: unknown;
-                                };
-                                /** @description degrees about each axis (CSS rotateX/Y/Z, applied x, then y, then z) */
-                                rotation: {
-                                    x: number;
-                                    y: number;
-                                    z: number;
-                                } & {
-                                    [key: string]: unknown;
-                                };
-                                /** @description factor per axis, 1 = natural size */
-                                scale: {
-                                    x: number;
-                                    y: number;
-                                    z: number;
-                                } & {
-                                    [key: string]: unknown;
-                                };
-                            } & {
-                                [key: string]: unknown;
-                            };
-                            dof: {
-                                enabled: boolean;
-                                /** @description distance from the camera in scene units that is sharp; the device at z = 0 is 2000 units away */
-                                focus_distance: number;
-                                /** @description blur (Gaussian standard deviation, scene units) of a layer infinitely far away; a layer d units from the camera gets aperture x |d - focus_distance| / d */
-                                aperture: number;
-                            } & {
-                                [key: string]: unknown;
-                            };
-                            background: {
-                                /** @enum {unknown} */
-                                mode: "gradient" | "solid" | "image" | "transparent";
-                                /** @description gradient: from, to, angle; solid: color; image: url (cover-fitted); transparent: none */
-                                params: {
-                                    /** @description #rrggbb or #rrggbbaa */
-                                    from?: string;
-                                    /** @description #rrggbb or #rrggbbaa */
-                                    to?: string;
-                                    /** @description degrees, CSS linear-gradient angle (0 = bottom to top, 90 = left to right) */
-                                    angle?: number;
-                                    /** @description #rrggbb or #rrggbbaa */
-                                    color?: string;
-                                    /** @description a file of the board, /media/<board_id>/<file> */
-                                    url?: string;
-                                } & {
-                                    [key: string]: unknown;
-                                };
-                            } & {
-                                [key: string]: unknown;
-                            };
-                            keyframes: ({
-                                /** @description seconds from the start */
-                                time: number;
-                                /**
-                                 * @description shapes the segment that starts at this key (the video timeline's easings)
-                                 * @enum {unknown}
-                                 */
-                                easing: "Linear" | "Smooth" | "EaseIn" | "EaseOut" | "Hold";
-                                transform?: {
-                                    position?: {
-                                        x?: number;
-                                        y?: number;
-                                        /** @description toward the viewer is positive (larger on screen) */
-                                        z?: number;
-                                    } & {
-                                        [key: string]: unknown;
-                                    };
-                                    rotation?: {
-                                        x?: number;
-                                        y?: number;
-                                        z?: number;
-                                    } & {
-                                        [key: string]: unknown;
-                                    };
-                                    scale?: {
-                                        x?: number;
-                                        y?: number;
-                                        z?: number;
-                                    } & {
-                                        [key: string]: unknown;
-                                    };
-                                } & {
-                                    [key: string]: unknown;
-                                };
-                                dof?: {
-                                    enabled?: boolean;
-                                    /** @description distance from the camera in scene units that is sharp; the device at z = 0 is 2000 units away */
-                                    focus_distance?: number;
-                                    /** @description blur (Gaussian standard deviation, scene units) of a layer infinitely far away; a layer d units from the camera gets aperture x |d - focus_distance| / d */
-                                    aperture?: number;
-                                } & {
-                                    [key: string]: unknown;
-                                };
-                                background?: {
-                                    /** @enum {unknown} */
-                                    mode?: "gradient" | "solid" | "image" | "transparent";
-                                    /** @description gradient: from, to, angle; solid: color; image: url (cover-fitted); transparent: none */
-                                    params?: {
-                                        /** @description #rrggbb or #rrggbbaa */
-                                        from?: string;
-                                        /** @description #rrggbb or #rrggbbaa */
-                                        to?: string;
-                                        /** @description degrees, CSS linear-gradient angle (0 = bottom to top, 90 = left to right) */
-                                        angle?: number;
-                                        /** @description #rrggbb or #rrggbbaa */
-                                        color?: string;
-                                        /** @description a file of the board, /media/<board_id>/<file> */
-                                        url?: string;
-                                    } & {
-                                        [key: string]: unknown;
-                                    };
-                                } & {
-                                    [key: string]: unknown;
-                                };
-                            } & {
-                                [key: string]: unknown;
-                            })[];
-                            duration_seconds: number;
-                            created_at: string;
-                            updated_at: string;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        put: operations["putMoodboardsMockupProjectsByPid"];
         post?: never;
         /** Delete a project (rendered videos stay on the board) */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                    pid: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        delete: operations["deleteMoodboardsMockupProjectsByPid"];
         options?: never;
         head?: never;
         patch?: never;
@@ -11089,101 +1434,7 @@ export interface paths {
          * Render a mockup project to a video in the board folder (a job)
          * @description Sizes: 1080p 1920x1080, square 1080x1080, vertical 1080x1920, 4k 3840x2160. mp4 is H.264, webm VP9, mov H.264 (ProRes 4444 when transparent_background). transparent_background needs webm or mov. The files the project uses are checked now (400 naming the url).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        board_id: string;
-                        project_id: string;
-                        /** @enum {unknown} */
-                        format: "mp4" | "webm" | "mov";
-                        /**
-                         * @description 1080p 1920x1080, square 1080x1080, vertical 1080x1920, 4k 3840x2160
-                         * @enum {unknown}
-                         */
-                        size_preset: "1080p" | "square" | "vertical" | "4k";
-                        fps: number;
-                        /**
-                         * @description alpha 0 outside the device and its shadow; webm or mov only
-                         * @default false
-                         */
-                        transparent_background?: boolean;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            job_id: string;
-                            /** @enum {string} */
-                            status: "queued";
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postMockupRender"];
         delete?: never;
         options?: never;
         head?: never;
@@ -11198,76 +1449,7 @@ export interface paths {
             cookie?: never;
         };
         /** Poll a mockup render job */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    job_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            job_id: string;
-                            /** @enum {unknown} */
-                            status: "queued" | "running" | "complete" | "error" | "cancelled";
-                            /** @description fraction 0..1 */
-                            progress: number;
-                            eta_seconds: number | null;
-                            /** @description /media/<board_id>/<file> once complete */
-                            output_url: string | null;
-                            error?: string;
-                            /** @description the failure's stable code, beside `error` */
-                            error_code?: string;
-                            /** @description the board element the finished video was added as */
-                            element_id?: string;
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getMockupRenderByJobId"];
         put?: never;
         post?: never;
         delete?: never;
@@ -11285,67 +1467,7 @@ export interface paths {
         };
         get?: never;
         /** Upload a job's output file (application/octet-stream); committed by .../complete */
-        put: {
-            parameters: {
-                query: {
-                    board_id: string;
-                    name: string;
-                };
-                header?: never;
-                path: {
-                    job_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            upload_id: string;
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        put: operations["putWorkersJobsOutput"];
         post?: never;
         delete?: never;
         options?: never;
@@ -11356,7 +1478,1521 @@ export interface paths {
 }
 export type webhooks = Record<string, never>;
 export interface components {
-    schemas: never;
+    schemas: {
+        /** ActionCard */
+        ActionCard: {
+            /** @description act_... */
+            id: string;
+            /** @enum {unknown} */
+            type: "generate_image" | "update_element_html" | "create_html_card" | "add_text" | "move_element" | "delete_element" | "trim_media" | "convert_media" | "send_to_terminal";
+            /** @description the tool's arguments, as the schema of its type */
+            params: {
+                [key: string]: unknown;
+            };
+            /** @description what the user sees before applying; shape per type in docs/agents.md */
+            preview: {
+                [key: string]: unknown;
+            };
+            /** @enum {unknown} */
+            status: "proposed" | "applied" | "rejected" | "failed";
+            /** @description why the last execution failed (status failed) */
+            error?: {
+                code: string;
+                message: string;
+            };
+        };
+        /** Board */
+        Board: {
+            id: string;
+            name: string;
+            created_at: string;
+            updated_at: string;
+            connected_folder: string | null;
+            elements: components["schemas"]["Element"][];
+        };
+        /** BoardSummary */
+        BoardSummary: {
+            id: string;
+            name: string;
+            created_at: string;
+            updated_at: string;
+            element_count: number;
+        };
+        /**
+         * ChatResult
+         * @description With `Accept: application/json`. Otherwise `text/event-stream`: `message` events `{delta}`, one `action` event per card, then `done` with this body, or `error` with `{error: {code, message}}`.
+         */
+        ChatResult: {
+            /** @description the whole assistant message of this turn */
+            message: string;
+            /** @description every card of this turn */
+            actions: components["schemas"]["ActionCard"][];
+        };
+        /**
+         * DownloadResult
+         * @description what the job made, once `status` is `complete`
+         */
+        DownloadResult: {
+            elements: {
+                id: string;
+                type: string;
+                url: string;
+                name: string | null;
+            }[];
+        };
+        /** Element */
+        Element: {
+            id: string;
+            board_id: string;
+            /** @enum {unknown} */
+            type: "image" | "video" | "audio" | "html" | "text" | "file";
+            /** @description /media/<board_id>/<filename>, or null for text elements */
+            url: string | null;
+            name: string | null;
+            data: components["schemas"]["ElementData"];
+            x: number;
+            y: number;
+            width: number | null;
+            height: number | null;
+            created_at: string;
+            updated_at: string;
+        };
+        /** ElementData */
+        ElementData: {
+            /** @enum {unknown} */
+            probe_status?: "pending" | "done" | "error";
+            probe_error?: string | null;
+            /** @description pixels (images: as displayed, EXIF orientation applied) */
+            width?: number;
+            height?: number;
+            /** @description seconds (video, audio) */
+            duration?: number;
+            /** @description a JPEG under /media/thumbs/ */
+            thumbnail_url?: string;
+            /** @description images: jpeg, png, webp, ... */
+            format?: string;
+            has_alpha?: boolean;
+            container?: string;
+            has_audio?: boolean;
+            has_video?: boolean;
+            codec?: string;
+            fps?: number;
+            audio_codec?: string;
+            audio_channels?: number;
+            sample_rate?: number;
+            /** @description html cards: the backing file */
+            htmlUrl?: string;
+            /** @description html cards: the stored version of the backing file */
+            htmlVersion?: number;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * Error
+         * @description The body of every 4xx and 5xx answer
+         */
+        Error: {
+            error: {
+                /**
+                 * @description stable machine-readable code, one per class of mistake or failure (docs/errors.md)
+                 * @enum {unknown}
+                 */
+                code: "invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal";
+                /** @description human-readable explanation */
+                message: string;
+                /** @description the fields of the request that were wrong, when the request was */
+                details?: components["schemas"]["ErrorDetail"][];
+                /** @description facts beyond the fields, for some codes (`retry_after` seconds, a `reason`, the `bot_ids`) */
+                info?: {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        /** ErrorDetail */
+        ErrorDetail: {
+            /** @description where in the request: `body.`, `querystring.`, `params.` or `headers.` and the path */
+            field: string;
+            /** @description what is wrong with it */
+            message: string;
+        };
+        /** GenerateResult */
+        GenerateResult: {
+            /**
+             * @description `complete`: the element is on the board; `queued`: poll GET /api/ai/jobs/{job_id}
+             * @enum {unknown}
+             */
+            status: "complete" | "queued";
+            element?: {
+                id: string;
+                type: string;
+                url: string;
+            };
+            job_id?: string;
+            history_entry_id: string;
+            /** @description US dollars, from the catalogue's list price (docs/generation.md) */
+            cost_estimate: number;
+        };
+        /**
+         * GenerationJobResult
+         * @description what the job made, once `status` is `complete`
+         */
+        GenerationJobResult: {
+            element: {
+                id: string;
+                type: string;
+                url: string;
+            };
+            history_entry_id: string;
+        };
+        /** GenerationPollJob */
+        GenerationPollJob: {
+            id: string;
+            /** @enum {string} */
+            kind: "generation.poll";
+            board_id: string | null;
+            /** @enum {unknown} */
+            status: "queued" | "running" | "complete" | "error" | "cancelled";
+            progress: number;
+            eta_seconds: number | null;
+            output_url: string | null;
+            error: string | null;
+            /** @description the failure's stable code (docs/errors.md) */
+            error_code: ("invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal") | (never | null);
+            result: components["schemas"]["GenerationJobResult"] | null;
+            created_at: string;
+            started_at: string | null;
+            finished_at: string | null;
+        };
+        /** GenerationStatus */
+        GenerationStatus: {
+            id: string;
+            /** @enum {string} */
+            kind: "generation.poll";
+            board_id: string | null;
+            /** @enum {unknown} */
+            status: "queued" | "running" | "complete" | "error" | "cancelled";
+            progress: number;
+            eta_seconds: number | null;
+            output_url: string | null;
+            error: string | null;
+            /** @description the failure's stable code (docs/errors.md) */
+            error_code: ("invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal") | (never | null);
+            result: components["schemas"]["GenerationJobResult"] | null;
+            created_at: string;
+            started_at: string | null;
+            finished_at: string | null;
+            /** @description the same as `id` */
+            job_id: string;
+            element?: {
+                id: string;
+                type: string;
+                url: string;
+            };
+            history_entry_id: string;
+            /** @description cancel only: whether the provider confirmed the cancel */
+            provider_cancelled?: boolean;
+        };
+        /**
+         * HtmlFrameResult
+         * @description what the job made, once `status` is `complete`
+         */
+        HtmlFrameResult: {
+            /** @enum {string} */
+            type: "image";
+            filename: string;
+            url: string;
+            /** @description URLs the card asked for that the sandbox refused */
+            blocked_requests: string[];
+        };
+        /** HtmlRenderFrameJob */
+        HtmlRenderFrameJob: {
+            id: string;
+            /** @enum {string} */
+            kind: "html.render-frame";
+            board_id: string | null;
+            /** @enum {unknown} */
+            status: "queued" | "running" | "complete" | "error" | "cancelled";
+            progress: number;
+            eta_seconds: number | null;
+            output_url: string | null;
+            error: string | null;
+            /** @description the failure's stable code (docs/errors.md) */
+            error_code: ("invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal") | (never | null);
+            result: components["schemas"]["HtmlFrameResult"] | null;
+            created_at: string;
+            started_at: string | null;
+            finished_at: string | null;
+        };
+        /**
+         * HtmlRenderFrameQueued
+         * @description The request became a job; when it completes, its result holds the body the request would have answered.
+         */
+        HtmlRenderFrameQueued: {
+            job_id: string;
+            /** @enum {string} */
+            kind: "html.render-frame";
+            /** @enum {string} */
+            status: "queued";
+        };
+        /** HtmlRenderJob */
+        HtmlRenderJob: {
+            id: string;
+            /** @enum {string} */
+            kind: "html.render";
+            board_id: string | null;
+            /** @enum {unknown} */
+            status: "queued" | "running" | "complete" | "error" | "cancelled";
+            progress: number;
+            eta_seconds: number | null;
+            output_url: string | null;
+            error: string | null;
+            /** @description the failure's stable code (docs/errors.md) */
+            error_code: ("invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal") | (never | null);
+            result: components["schemas"]["HtmlRenderResult"] | null;
+            created_at: string;
+            started_at: string | null;
+            finished_at: string | null;
+        };
+        /**
+         * HtmlRenderQueued
+         * @description The request became a job; when it completes, its result holds the body the request would have answered.
+         */
+        HtmlRenderQueued: {
+            job_id: string;
+            /** @enum {string} */
+            kind: "html.render";
+            /** @enum {string} */
+            status: "queued";
+        };
+        /**
+         * HtmlRenderResult
+         * @description what the job made, once `status` is `complete`
+         */
+        HtmlRenderResult: {
+            /** @enum {string} */
+            type: "video";
+            filename: string;
+            url: string;
+            /** @description H.264, 480 px high; only for taller videos */
+            proxy_url?: string;
+            thumbnail_url?: string;
+            element: components["schemas"]["Element"];
+            frames: number;
+            /** @description URLs the card asked for that the sandbox refused */
+            blocked_requests: string[];
+        };
+        /**
+         * ImportResult
+         * @description what the job made, once `status` is `complete`
+         */
+        ImportResult: {
+            /** @description the board imported into (the new board for new-board) */
+            board_id: string;
+            /** @enum {unknown} */
+            mode: "replace" | "append" | "new-board";
+            /** @description elements added */
+            imported: number;
+        };
+        /** InspectResult */
+        InspectResult: {
+            /** @description version of After Effects that saved the file, e.g. "22.1x74" */
+            ae_version: string;
+            /** @description "javascript-1.0" or "extendscript"; null in files older than AE 16 */
+            expression_engine: string | null;
+            compositions: {
+                id: number;
+                name: string;
+                width: number;
+                height: number;
+                frame_rate: number;
+                /** @description seconds */
+                duration: number;
+                /** @description [r, g, b], 0..255 */
+                background: number[];
+                layers: {
+                    /** @description 1-based, as comp.layer(index) in ExtendScript */
+                    index: number;
+                    id: number;
+                    /** @description as After Effects shows it: an unnamed layer takes its source item's name (a text layer: its text) */
+                    name: string;
+                    /** @description false when the layer has no name of its own and shows the name above */
+                    named: boolean;
+                    /** @enum {unknown} */
+                    type: "text" | "footage" | "solid" | "precomp" | "shape" | "camera" | "light" | "null" | "adjustment";
+                    /** @description seconds */
+                    in_point: number;
+                    /** @description seconds */
+                    out_point: number;
+                    source?: {
+                        /** @description the project item the layer shows (a footage item or a composition) */
+                        id: number;
+                        name: string;
+                        /** @enum {unknown} */
+                        kind: "composition" | "file" | "solid" | "placeholder";
+                        /** @description file path as saved in the project (the machine that saved it) */
+                        path?: string;
+                    };
+                    /** @description text layers: the first text document (AE ends paragraphs with \r) */
+                    source_text?: string;
+                    /** @description text layers: PostScript names of the fonts the document lists */
+                    fonts?: string[];
+                    expressions: {
+                        /** @description match names from the layer down, joined with ">" (e.g. "ADBE Transform Group>ADBE Position") */
+                        property: string;
+                        expression: string;
+                    }[];
+                    /** @description index of the parent layer */
+                    parent_index?: number;
+                }[];
+            }[];
+            footage: {
+                id: number;
+                name: string;
+                /** @enum {unknown} */
+                kind: "file" | "solid" | "placeholder";
+                path?: string;
+                width?: number;
+                height?: number;
+            }[];
+            editable: {
+                text: {
+                    composition: string;
+                    layer_index: number;
+                    layer: string;
+                    text: string;
+                }[];
+                media: {
+                    composition: string;
+                    layer_index: number;
+                    layer: string;
+                    source_id: number;
+                    source_name: string;
+                    /** @enum {unknown} */
+                    kind: "file" | "placeholder";
+                }[];
+                expressions: {
+                    composition: string;
+                    layer_index: number;
+                    layer: string;
+                    property: string;
+                    expression: string;
+                }[];
+            };
+        };
+        /**
+         * Job
+         * @description A background job; `kind` tells the kinds apart, and with it the shape of `result`
+         */
+        Job: components["schemas"]["HtmlRenderJob"] | components["schemas"]["HtmlRenderFrameJob"] | components["schemas"]["MediaConvertVideoJob"] | components["schemas"]["MediaConcatVideosJob"] | components["schemas"]["MediaDownloadJob"] | components["schemas"]["TimelineRenderJob"] | components["schemas"]["MockupsRenderJob"] | components["schemas"]["MotionRenderJob"] | components["schemas"]["MotionPreviewJob"] | components["schemas"]["GenerationPollJob"] | components["schemas"]["SharingShareJob"] | components["schemas"]["SharingReshareJob"] | components["schemas"]["SharingImportJob"];
+        /** JobList */
+        JobList: {
+            jobs: components["schemas"]["Job"][];
+        };
+        /**
+         * LiveEvent
+         * @description Every SSE event: `id: <id>`, `event: <type>`, `data: <this envelope as JSON>`
+         */
+        LiveEvent: components["schemas"]["board.created"] | components["schemas"]["board.updated"] | components["schemas"]["board.deleted"] | components["schemas"]["element.added"] | components["schemas"]["element.updated"] | components["schemas"]["element.deleted"] | components["schemas"]["job.queued"] | components["schemas"]["job.progress"] | components["schemas"]["job.completed"] | components["schemas"]["job.failed"] | components["schemas"]["job.cancelled"] | components["schemas"]["share.updated"] | components["schemas"]["bridge.status"] | components["schemas"]["agent.card"] | components["schemas"]["generation.updated"] | components["schemas"]["resync"] | components["schemas"]["dropped"];
+        /** MediaConcatVideosJob */
+        MediaConcatVideosJob: {
+            id: string;
+            /** @enum {string} */
+            kind: "media.concat-videos";
+            board_id: string | null;
+            /** @enum {unknown} */
+            status: "queued" | "running" | "complete" | "error" | "cancelled";
+            progress: number;
+            eta_seconds: number | null;
+            output_url: string | null;
+            error: string | null;
+            /** @description the failure's stable code (docs/errors.md) */
+            error_code: ("invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal") | (never | null);
+            /** @description what the job made, once `status` is `complete` */
+            result: components["schemas"]["NewElementResult"] | (never | null);
+            created_at: string;
+            started_at: string | null;
+            finished_at: string | null;
+        };
+        /**
+         * MediaConcatVideosQueued
+         * @description The request became a job; when it completes, its result holds the body the request would have answered.
+         */
+        MediaConcatVideosQueued: {
+            job_id: string;
+            /** @enum {string} */
+            kind: "media.concat-videos";
+            /** @enum {string} */
+            status: "queued";
+        };
+        /** MediaConvertVideoJob */
+        MediaConvertVideoJob: {
+            id: string;
+            /** @enum {string} */
+            kind: "media.convert-video";
+            board_id: string | null;
+            /** @enum {unknown} */
+            status: "queued" | "running" | "complete" | "error" | "cancelled";
+            progress: number;
+            eta_seconds: number | null;
+            output_url: string | null;
+            error: string | null;
+            /** @description the failure's stable code (docs/errors.md) */
+            error_code: ("invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal") | (never | null);
+            /** @description what the job made, once `status` is `complete` */
+            result: components["schemas"]["NewElementResult"] | (never | null);
+            created_at: string;
+            started_at: string | null;
+            finished_at: string | null;
+        };
+        /**
+         * MediaConvertVideoQueued
+         * @description The request became a job; when it completes, its result holds the body the request would have answered.
+         */
+        MediaConvertVideoQueued: {
+            job_id: string;
+            /** @enum {string} */
+            kind: "media.convert-video";
+            /** @enum {string} */
+            status: "queued";
+        };
+        /** MediaDownloadJob */
+        MediaDownloadJob: {
+            id: string;
+            /** @enum {string} */
+            kind: "media.download";
+            board_id: string | null;
+            /** @enum {unknown} */
+            status: "queued" | "running" | "complete" | "error" | "cancelled";
+            progress: number;
+            eta_seconds: number | null;
+            output_url: string | null;
+            error: string | null;
+            /** @description the failure's stable code (docs/errors.md) */
+            error_code: ("invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal") | (never | null);
+            result: components["schemas"]["DownloadResult"] | null;
+            created_at: string;
+            started_at: string | null;
+            finished_at: string | null;
+        };
+        /**
+         * MediaDownloadQueued
+         * @description The request became a job; when it completes, its result holds the body the request would have answered.
+         */
+        MediaDownloadQueued: {
+            job_id: string;
+            /** @enum {string} */
+            kind: "media.download";
+            /** @enum {string} */
+            status: "queued";
+        };
+        /** MockupProject */
+        MockupProject: {
+            id: string;
+            name: string;
+            /** @enum {unknown} */
+            device: "iphone" | "iphone-pro-max" | "ipad" | "ipad-mini" | "macbook-air" | "macbook-pro" | "imac" | "double-iphone" | "browser" | "grid" | "no-device";
+            /** @description a board image or video shown on the screen (cover); null shows a dark screen */
+            screen_source_url: string | (never | null);
+            transform: {
+                /** @description scene units: 1 unit = 1/1080 of the frame's shorter side; x right, y down, z toward the viewer */
+                position: {
+                    x: number;
+                    y: number;
+                    /** @description toward the viewer is positive (larger on screen) */
+                    z: number;
+                } & {
+                    [key: string]: unknown;
+                };
+                /** @description degrees about each axis (CSS rotateX/Y/Z, applied x, then y, then z) */
+                rotation: {
+                    x: number;
+                    y: number;
+                    z: number;
+                } & {
+                    [key: string]: unknown;
+                };
+                /** @description factor per axis, 1 = natural size */
+                scale: {
+                    x: number;
+                    y: number;
+                    z: number;
+                } & {
+                    [key: string]: unknown;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+            dof: {
+                enabled: boolean;
+                /** @description distance from the camera in scene units that is sharp; the device at z = 0 is 2000 units away */
+                focus_distance: number;
+                /** @description blur (Gaussian standard deviation, scene units) of a layer infinitely far away; a layer d units from the camera gets aperture x |d - focus_distance| / d */
+                aperture: number;
+            } & {
+                [key: string]: unknown;
+            };
+            background: {
+                /** @enum {unknown} */
+                mode: "gradient" | "solid" | "image" | "transparent";
+                /** @description gradient: from, to, angle; solid: color; image: url (cover-fitted); transparent: none */
+                params: {
+                    /** @description #rrggbb or #rrggbbaa */
+                    from?: string;
+                    /** @description #rrggbb or #rrggbbaa */
+                    to?: string;
+                    /** @description degrees, CSS linear-gradient angle (0 = bottom to top, 90 = left to right) */
+                    angle?: number;
+                    /** @description #rrggbb or #rrggbbaa */
+                    color?: string;
+                    /** @description a file of the board, /media/<board_id>/<file> */
+                    url?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+            keyframes: ({
+                /** @description seconds from the start */
+                time: number;
+                /**
+                 * @description shapes the segment that starts at this key (the video timeline's easings)
+                 * @enum {unknown}
+                 */
+                easing: "Linear" | "Smooth" | "EaseIn" | "EaseOut" | "Hold";
+                transform?: {
+                    position?: {
+                        x?: number;
+                        y?: number;
+                        /** @description toward the viewer is positive (larger on screen) */
+                        z?: number;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                    rotation?: {
+                        x?: number;
+                        y?: number;
+                        z?: number;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                    scale?: {
+                        x?: number;
+                        y?: number;
+                        z?: number;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                } & {
+                    [key: string]: unknown;
+                };
+                dof?: {
+                    enabled?: boolean;
+                    /** @description distance from the camera in scene units that is sharp; the device at z = 0 is 2000 units away */
+                    focus_distance?: number;
+                    /** @description blur (Gaussian standard deviation, scene units) of a layer infinitely far away; a layer d units from the camera gets aperture x |d - focus_distance| / d */
+                    aperture?: number;
+                } & {
+                    [key: string]: unknown;
+                };
+                background?: {
+                    /** @enum {unknown} */
+                    mode?: "gradient" | "solid" | "image" | "transparent";
+                    /** @description gradient: from, to, angle; solid: color; image: url (cover-fitted); transparent: none */
+                    params?: {
+                        /** @description #rrggbb or #rrggbbaa */
+                        from?: string;
+                        /** @description #rrggbb or #rrggbbaa */
+                        to?: string;
+                        /** @description degrees, CSS linear-gradient angle (0 = bottom to top, 90 = left to right) */
+                        angle?: number;
+                        /** @description #rrggbb or #rrggbbaa */
+                        color?: string;
+                        /** @description a file of the board, /media/<board_id>/<file> */
+                        url?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                } & {
+                    [key: string]: unknown;
+                };
+            } & {
+                [key: string]: unknown;
+            })[];
+            duration_seconds: number;
+            created_at: string;
+            updated_at: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** MockupProjectSummary */
+        MockupProjectSummary: {
+            id: string;
+            name: string;
+            /** @enum {unknown} */
+            device: "iphone" | "iphone-pro-max" | "ipad" | "ipad-mini" | "macbook-air" | "macbook-pro" | "imac" | "double-iphone" | "browser" | "grid" | "no-device";
+            /** @description ISO 8601, changes on every save */
+            updated_at: string;
+            duration_seconds: number;
+        };
+        /** MockupRenderStatus */
+        MockupRenderStatus: {
+            id: string;
+            /** @enum {string} */
+            kind: "mockups.render";
+            board_id: string | null;
+            /** @enum {unknown} */
+            status: "queued" | "running" | "complete" | "error" | "cancelled";
+            progress: number;
+            eta_seconds: number | null;
+            output_url: string | null;
+            error: string | null;
+            /** @description the failure's stable code (docs/errors.md) */
+            error_code: ("invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal") | (never | null);
+            result: components["schemas"]["OutputResult"] | null;
+            created_at: string;
+            started_at: string | null;
+            finished_at: string | null;
+            /** @description the same as `id` */
+            job_id: string;
+            /** @description the board element the finished video was added as */
+            element_id?: string;
+        };
+        /** MockupsRenderJob */
+        MockupsRenderJob: {
+            id: string;
+            /** @enum {string} */
+            kind: "mockups.render";
+            board_id: string | null;
+            /** @enum {unknown} */
+            status: "queued" | "running" | "complete" | "error" | "cancelled";
+            progress: number;
+            eta_seconds: number | null;
+            output_url: string | null;
+            error: string | null;
+            /** @description the failure's stable code (docs/errors.md) */
+            error_code: ("invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal") | (never | null);
+            result: components["schemas"]["OutputResult"] | null;
+            created_at: string;
+            started_at: string | null;
+            finished_at: string | null;
+        };
+        /**
+         * MockupsRenderQueued
+         * @description The request became a job; when it completes, its result holds the body the request would have answered.
+         */
+        MockupsRenderQueued: {
+            job_id: string;
+            /** @enum {string} */
+            kind: "mockups.render";
+            /** @enum {string} */
+            status: "queued";
+        };
+        /** MotionPreset */
+        MotionPreset: {
+            id: string;
+            name: string;
+            composition: string;
+            inputs: {
+                textEdits?: {
+                    /** @description a layer name (the first layer with that name, as After Effects resolves comp.layer(name)) or a 1-based index in the composition */
+                    layer: number | string;
+                    /** @description new source text; use \r for a new paragraph as AE does */
+                    text: string;
+                }[];
+                mediaEdits?: {
+                    /** @description a layer name (the first layer with that name, as After Effects resolves comp.layer(name)) or a 1-based index in the composition */
+                    layer: number | string;
+                    /** @description an image/video/audio element of the board */
+                    element_id?: string;
+                    /** @description a /media URL; give element_id or url */
+                    url?: string;
+                }[];
+                expressionEdits?: {
+                    /** @description a layer name (the first layer with that name, as After Effects resolves comp.layer(name)) or a 1-based index in the composition */
+                    layer: number | string;
+                    /** @description display or match names from the layer down, nested groups joined with ">" (e.g. "Position", "ADBE Transform Group>ADBE Position", "Effects>Slider Control>Slider") */
+                    property: string;
+                    /** @description an empty string removes the expression */
+                    expression: string;
+                }[];
+                addLayers?: {
+                    /** @enum {unknown} */
+                    type: "text" | "media" | "solid";
+                    name: string;
+                    /** @description text layers: the text (required) */
+                    text?: string;
+                    /** @description media layers: the board element to import (required) */
+                    element_id?: string;
+                    /** @description solid layers: #rrggbb (default black); text layers: fill colour */
+                    color?: string;
+                    /** @description [x, y] in composition pixels; default the centre */
+                    position?: number[];
+                }[];
+            };
+            created_at: string;
+            updated_at: string;
+        };
+        /** MotionPreviewJob */
+        MotionPreviewJob: {
+            id: string;
+            /** @enum {string} */
+            kind: "motion.preview";
+            board_id: string | null;
+            /** @enum {unknown} */
+            status: "queued" | "running" | "complete" | "error" | "cancelled";
+            progress: number;
+            eta_seconds: number | null;
+            output_url: string | null;
+            error: string | null;
+            /** @description the failure's stable code (docs/errors.md) */
+            error_code: ("invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal") | (never | null);
+            result: components["schemas"]["PreviewResult"] | null;
+            created_at: string;
+            started_at: string | null;
+            finished_at: string | null;
+        };
+        /**
+         * MotionPreviewQueued
+         * @description The request became a job; when it completes, its result holds the body the request would have answered.
+         */
+        MotionPreviewQueued: {
+            job_id: string;
+            /** @enum {string} */
+            kind: "motion.preview";
+            /** @enum {string} */
+            status: "queued";
+        };
+        /** MotionRenderJob */
+        MotionRenderJob: {
+            id: string;
+            /** @enum {string} */
+            kind: "motion.render";
+            board_id: string | null;
+            /** @enum {unknown} */
+            status: "queued" | "running" | "complete" | "error" | "cancelled";
+            progress: number;
+            eta_seconds: number | null;
+            output_url: string | null;
+            error: string | null;
+            /** @description the failure's stable code (docs/errors.md) */
+            error_code: ("invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal") | (never | null);
+            result: components["schemas"]["MotionRenderResult"] | null;
+            created_at: string;
+            started_at: string | null;
+            finished_at: string | null;
+        };
+        /** MotionRenderQueued */
+        MotionRenderQueued: {
+            /** @description motionjob_..., the same as `job_id` */
+            id: string;
+            job_id: string;
+            /** @enum {string} */
+            kind: "motion.render";
+            /** @enum {string} */
+            status: "queued";
+        };
+        /**
+         * MotionRenderResult
+         * @description what the job made, once `status` is `complete`
+         */
+        MotionRenderResult: {
+            element: components["schemas"]["Element"];
+            /** @description /media/<board_id>/<file> */
+            url: string;
+        };
+        /** MotionRenderStatus */
+        MotionRenderStatus: {
+            id: string;
+            /** @enum {string} */
+            kind: "motion.render";
+            board_id: string | null;
+            /** @enum {unknown} */
+            status: "queued" | "running" | "complete" | "error" | "cancelled";
+            progress: number;
+            eta_seconds: number | null;
+            output_url: string | null;
+            error: string | null;
+            /** @description the failure's stable code (docs/errors.md) */
+            error_code: ("invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal") | (never | null);
+            result: components["schemas"]["MotionRenderResult"] | null;
+            created_at: string;
+            started_at: string | null;
+            finished_at: string | null;
+            /** @description the same as `id` */
+            job_id: string;
+        };
+        /**
+         * NewElementResult
+         * @description The element added to the board for the new file (the source is never modified)
+         */
+        NewElementResult: {
+            element: {
+                id: string;
+                /** @enum {unknown} */
+                type: "image" | "video" | "audio" | "html" | "text" | "file";
+                url: string | null;
+                name: string | null;
+                data: {
+                    [key: string]: unknown;
+                };
+            };
+            /** @description name of the new file in the board folder */
+            filename: string;
+            /** @description /media/<board_id>/<filename> */
+            url: string;
+        };
+        /**
+         * OutputResult
+         * @description what the job made, once `status` is `complete`
+         */
+        OutputResult: {
+            /** @description the element the file was added to the board as */
+            element_id: string;
+            /** @description the file in the board folder */
+            filename: string;
+        };
+        /**
+         * PreviewResult
+         * @description what the job made, once `status` is `complete`
+         */
+        PreviewResult: {
+            /** @enum {unknown} */
+            type: "image" | "video";
+            /** @description the unique name the file got in the board folder */
+            filename: string;
+            /** @description /media/<board_id>/<file> */
+            url: string;
+            width: number;
+            height: number;
+            /** @description png: the time of the frame drawn (floor(time x fps) / fps) */
+            time?: number;
+            /** @description videos: seconds */
+            duration?: number;
+            fps: number;
+            /** @description what the picture does not show as After Effects would; empty: drawn as After Effects draws it */
+            approximations: {
+                /** @description the layer, 1-based in its composition */
+                layer_index?: number;
+                /** @description the layer's name (inside a precomp: the path of names) */
+                layer?: string;
+                /** @description what is not drawn as After Effects draws it (effect, expression, font, ...) */
+                feature: string;
+                detail: string;
+            }[];
+            element?: components["schemas"]["Element"];
+        };
+        /**
+         * ShareResult
+         * @description what the job made, once `status` is `complete`
+         */
+        ShareResult: {
+            share_id: string;
+            /** @enum {unknown} */
+            kind: "live" | "archive";
+            /** @description live: the public page */
+            url: string | null;
+            /** @description archive: /media/share-archive-<share_id>.zip; live: null */
+            download_url: string | null;
+            /** @description files of the page */
+            files: number;
+            /** @description live: files sent to the worker by this call */
+            uploaded?: number;
+            /** @description live: files already there with the same content */
+            skipped?: number;
+            bytes_uploaded?: number;
+        };
+        /** SharingImportJob */
+        SharingImportJob: {
+            id: string;
+            /** @enum {string} */
+            kind: "sharing.import";
+            board_id: string | null;
+            /** @enum {unknown} */
+            status: "queued" | "running" | "complete" | "error" | "cancelled";
+            progress: number;
+            eta_seconds: number | null;
+            output_url: string | null;
+            error: string | null;
+            /** @description the failure's stable code (docs/errors.md) */
+            error_code: ("invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal") | (never | null);
+            result: components["schemas"]["ImportResult"] | null;
+            created_at: string;
+            started_at: string | null;
+            finished_at: string | null;
+        };
+        /**
+         * SharingImportQueued
+         * @description The request became a job; when it completes, its result holds the body the request would have answered.
+         */
+        SharingImportQueued: {
+            job_id: string;
+            /** @enum {string} */
+            kind: "sharing.import";
+            /** @enum {string} */
+            status: "queued";
+        };
+        /** SharingReshareJob */
+        SharingReshareJob: {
+            id: string;
+            /** @enum {string} */
+            kind: "sharing.reshare";
+            board_id: string | null;
+            /** @enum {unknown} */
+            status: "queued" | "running" | "complete" | "error" | "cancelled";
+            progress: number;
+            eta_seconds: number | null;
+            output_url: string | null;
+            error: string | null;
+            /** @description the failure's stable code (docs/errors.md) */
+            error_code: ("invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal") | (never | null);
+            result: components["schemas"]["ShareResult"] | null;
+            created_at: string;
+            started_at: string | null;
+            finished_at: string | null;
+        };
+        /**
+         * SharingReshareQueued
+         * @description The request became a job; when it completes, its result holds the body the request would have answered.
+         */
+        SharingReshareQueued: {
+            job_id: string;
+            /** @enum {string} */
+            kind: "sharing.reshare";
+            /** @enum {string} */
+            status: "queued";
+        };
+        /** SharingShareJob */
+        SharingShareJob: {
+            id: string;
+            /** @enum {string} */
+            kind: "sharing.share";
+            board_id: string | null;
+            /** @enum {unknown} */
+            status: "queued" | "running" | "complete" | "error" | "cancelled";
+            progress: number;
+            eta_seconds: number | null;
+            output_url: string | null;
+            error: string | null;
+            /** @description the failure's stable code (docs/errors.md) */
+            error_code: ("invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal") | (never | null);
+            result: components["schemas"]["ShareResult"] | null;
+            created_at: string;
+            started_at: string | null;
+            finished_at: string | null;
+        };
+        /**
+         * SharingShareQueued
+         * @description The request became a job; when it completes, its result holds the body the request would have answered.
+         */
+        SharingShareQueued: {
+            job_id: string;
+            /** @enum {string} */
+            kind: "sharing.share";
+            /** @enum {string} */
+            status: "queued";
+        };
+        /** TimelineRenderJob */
+        TimelineRenderJob: {
+            id: string;
+            /** @enum {string} */
+            kind: "timeline.render";
+            board_id: string | null;
+            /** @enum {unknown} */
+            status: "queued" | "running" | "complete" | "error" | "cancelled";
+            progress: number;
+            eta_seconds: number | null;
+            output_url: string | null;
+            error: string | null;
+            /** @description the failure's stable code (docs/errors.md) */
+            error_code: ("invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal") | (never | null);
+            result: components["schemas"]["TimelineRenderResult"] | null;
+            created_at: string;
+            started_at: string | null;
+            finished_at: string | null;
+        };
+        /**
+         * TimelineRenderQueued
+         * @description The request became a job; when it completes, its result holds the body the request would have answered.
+         */
+        TimelineRenderQueued: {
+            job_id: string;
+            /** @enum {string} */
+            kind: "timeline.render";
+            /** @enum {string} */
+            status: "queued";
+        };
+        /**
+         * TimelineRenderResult
+         * @description what the job made, once `status` is `complete`
+         */
+        TimelineRenderResult: {
+            /** @description the element the file was added to the board as */
+            element_id: string;
+            /** @description the file in the board folder */
+            filename: string;
+            /** @description the ffmpeg filter graph of the render */
+            filter_complex: string;
+        };
+        /** TimelineRenderStatus */
+        TimelineRenderStatus: {
+            id: string;
+            /** @enum {string} */
+            kind: "timeline.render";
+            board_id: string | null;
+            /** @enum {unknown} */
+            status: "queued" | "running" | "complete" | "error" | "cancelled";
+            progress: number;
+            eta_seconds: number | null;
+            output_url: string | null;
+            error: string | null;
+            /** @description the failure's stable code (docs/errors.md) */
+            error_code: ("invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal") | (never | null);
+            result: components["schemas"]["TimelineRenderResult"] | null;
+            created_at: string;
+            started_at: string | null;
+            finished_at: string | null;
+            /** @description the same as `id` */
+            job_id: string;
+            /** @description the board element the finished video was added as */
+            element_id?: string;
+        };
+        /** UploadResult */
+        UploadResult: {
+            filename: string;
+            /** @description /media/<board_id>/<filename> */
+            url: string;
+            element?: components["schemas"]["Element"];
+        };
+        /** VideoProject */
+        VideoProject: {
+            id: string;
+            name: string;
+            last_modified: string;
+            duration: number;
+            /** @description the project state in the current layout (see docs/timeline.md) */
+            data: {
+                [key: string]: unknown;
+            };
+        };
+        /** VideoProjectSummary */
+        VideoProjectSummary: {
+            id: string;
+            name: string;
+            /** @description ISO 8601, changes on every save */
+            last_modified: string;
+            /** @description seconds: end of the last item of a visible channel */
+            duration: number;
+        };
+        /** agent.card */
+        "agent.card": {
+            /** @description increasing, also across restarts of the service; the SSE `id:` line, as Last-Event-ID */
+            id: number;
+            /** @enum {string} */
+            type: "agent.card";
+            /** @description when the change was committed (ISO 8601) */
+            at: string;
+            /** @description the board the event is about, when there is one */
+            board_id?: string;
+            /** @description an agent's action card was proposed, applied, rejected or failed (`action.status`) */
+            data: {
+                session_id: string;
+                action: components["schemas"]["ActionCard"];
+            };
+        };
+        /** board.created */
+        "board.created": {
+            /** @description increasing, also across restarts of the service; the SSE `id:` line, as Last-Event-ID */
+            id: number;
+            /** @enum {string} */
+            type: "board.created";
+            /** @description when the change was committed (ISO 8601) */
+            at: string;
+            /** @description the board the event is about, when there is one */
+            board_id?: string;
+            data: {
+                board: {
+                    id: string;
+                    name: string;
+                    created_at: string;
+                    updated_at: string;
+                    connected_folder: string | null;
+                    element_count: number;
+                };
+            };
+        };
+        /** board.deleted */
+        "board.deleted": {
+            /** @description increasing, also across restarts of the service; the SSE `id:` line, as Last-Event-ID */
+            id: number;
+            /** @enum {string} */
+            type: "board.deleted";
+            /** @description when the change was committed (ISO 8601) */
+            at: string;
+            /** @description the board the event is about, when there is one */
+            board_id?: string;
+            /** @description the board as it was */
+            data: {
+                board: {
+                    id: string;
+                    name: string;
+                    created_at: string;
+                    updated_at: string;
+                    connected_folder: string | null;
+                };
+            };
+        };
+        /** board.updated */
+        "board.updated": {
+            /** @description increasing, also across restarts of the service; the SSE `id:` line, as Last-Event-ID */
+            id: number;
+            /** @enum {string} */
+            type: "board.updated";
+            /** @description when the change was committed (ISO 8601) */
+            at: string;
+            /** @description the board the event is about, when there is one */
+            board_id?: string;
+            /** @description its name or connected folder changed */
+            data: {
+                board: {
+                    id: string;
+                    name: string;
+                    created_at: string;
+                    updated_at: string;
+                    connected_folder: string | null;
+                    element_count: number;
+                };
+            };
+        };
+        /** bridge.status */
+        "bridge.status": {
+            /** @description increasing, also across restarts of the service; the SSE `id:` line, as Last-Event-ID */
+            id: number;
+            /** @enum {string} */
+            type: "bridge.status";
+            /** @description when the change was committed (ISO 8601) */
+            at: string;
+            /** @description the board the event is about, when there is one */
+            board_id?: string;
+            /** @description a bot's terminal session was armed or disarmed, or its chat linked or unlinked */
+            data: {
+                status: {
+                    bot_id: string;
+                    session_enabled: boolean;
+                    chat_linked: boolean;
+                    /** @description board of the armed session, null when not armed */
+                    board_id: string | null;
+                    /** @description session_enabled AND chat_linked */
+                    active: boolean;
+                    session_id: string | null;
+                    chat_id: number | null;
+                };
+            };
+        };
+        /** dropped */
+        dropped: {
+            /** @description increasing, also across restarts of the service; the SSE `id:` line, as Last-Event-ID */
+            id: number;
+            /** @enum {string} */
+            type: "dropped";
+            /** @description when the change was committed (ISO 8601) */
+            at: string;
+            /** @description the board the event is about, when there is one */
+            board_id?: string;
+            /** @description the last event of a stream the client did not read fast enough; reconnect with Last-Event-ID */
+            data: {
+                /** @enum {string} */
+                reason: "slow_client";
+                buffered_bytes: number;
+            };
+        };
+        /** element.added */
+        "element.added": {
+            /** @description increasing, also across restarts of the service; the SSE `id:` line, as Last-Event-ID */
+            id: number;
+            /** @enum {string} */
+            type: "element.added";
+            /** @description when the change was committed (ISO 8601) */
+            at: string;
+            /** @description the board the event is about, when there is one */
+            board_id?: string;
+            /** @description the element as GET answers it */
+            data: {
+                element: components["schemas"]["Element"];
+            };
+        };
+        /** element.deleted */
+        "element.deleted": {
+            /** @description increasing, also across restarts of the service; the SSE `id:` line, as Last-Event-ID */
+            id: number;
+            /** @enum {string} */
+            type: "element.deleted";
+            /** @description when the change was committed (ISO 8601) */
+            at: string;
+            /** @description the board the event is about, when there is one */
+            board_id?: string;
+            /** @description the element as it was */
+            data: {
+                element: components["schemas"]["Element"];
+            };
+        };
+        /** element.updated */
+        "element.updated": {
+            /** @description increasing, also across restarts of the service; the SSE `id:` line, as Last-Event-ID */
+            id: number;
+            /** @enum {string} */
+            type: "element.updated";
+            /** @description when the change was committed (ISO 8601) */
+            at: string;
+            /** @description the board the event is about, when there is one */
+            board_id?: string;
+            /** @description the whole element after any write: move, resize, rename, data merged, probe facts and thumbnail stored, html version bumped */
+            data: {
+                element: components["schemas"]["Element"];
+            };
+        };
+        /** generation.updated */
+        "generation.updated": {
+            /** @description increasing, also across restarts of the service; the SSE `id:` line, as Last-Event-ID */
+            id: number;
+            /** @enum {string} */
+            type: "generation.updated";
+            /** @description when the change was committed (ISO 8601) */
+            at: string;
+            /** @description the board the event is about, when there is one */
+            board_id?: string;
+            /** @description a generation request was made or changed state (its entry in GET /api/ai/history) */
+            data: {
+                entry: {
+                    id: string;
+                    board_id: string;
+                    model: string;
+                    provider: string;
+                    kind: string;
+                    prompt: string;
+                    negative_prompt: string | null;
+                    aspect_ratio: string | null;
+                    params: {
+                        [key: string]: unknown;
+                    };
+                    /** @enum {unknown} */
+                    status: "running" | "queued" | "complete" | "error" | "cancelled";
+                    cost_estimate: number;
+                    job_id: string | null;
+                    provider_job_id: string | null;
+                    element_id: string | null;
+                    error: string | null;
+                    error_code: string | null;
+                    created_at: string;
+                    finished_at: string | null;
+                    duration_ms: number | null;
+                };
+            };
+        };
+        /** job.cancelled */
+        "job.cancelled": {
+            /** @description increasing, also across restarts of the service; the SSE `id:` line, as Last-Event-ID */
+            id: number;
+            /** @enum {string} */
+            type: "job.cancelled";
+            /** @description when the change was committed (ISO 8601) */
+            at: string;
+            /** @description the board the event is about, when there is one */
+            board_id?: string;
+            data: {
+                job: {
+                    id: string;
+                    kind: string;
+                    board_id: string | null;
+                    /** @enum {unknown} */
+                    status: "queued" | "running" | "complete" | "error" | "cancelled";
+                    progress: number;
+                    eta_seconds: number | null;
+                    output_url: string | null;
+                    error: string | null;
+                    /** @description the failure's stable code (`ffmpeg_failed`, `timeout`, `cancelled`, ...) */
+                    error_code: string | null;
+                    result: unknown;
+                    created_at: string;
+                    started_at: string | null;
+                    finished_at: string | null;
+                };
+            };
+        };
+        /** job.completed */
+        "job.completed": {
+            /** @description increasing, also across restarts of the service; the SSE `id:` line, as Last-Event-ID */
+            id: number;
+            /** @enum {string} */
+            type: "job.completed";
+            /** @description when the change was committed (ISO 8601) */
+            at: string;
+            /** @description the board the event is about, when there is one */
+            board_id?: string;
+            /** @description `job.output_url` names the output file */
+            data: {
+                job: {
+                    id: string;
+                    kind: string;
+                    board_id: string | null;
+                    /** @enum {unknown} */
+                    status: "queued" | "running" | "complete" | "error" | "cancelled";
+                    progress: number;
+                    eta_seconds: number | null;
+                    output_url: string | null;
+                    error: string | null;
+                    /** @description the failure's stable code (`ffmpeg_failed`, `timeout`, `cancelled`, ...) */
+                    error_code: string | null;
+                    result: unknown;
+                    created_at: string;
+                    started_at: string | null;
+                    finished_at: string | null;
+                };
+                /** @description the element the job's output was added as, null when it added none */
+                element: components["schemas"]["Element"] | null;
+            };
+        };
+        /** job.failed */
+        "job.failed": {
+            /** @description increasing, also across restarts of the service; the SSE `id:` line, as Last-Event-ID */
+            id: number;
+            /** @enum {string} */
+            type: "job.failed";
+            /** @description when the change was committed (ISO 8601) */
+            at: string;
+            /** @description the board the event is about, when there is one */
+            board_id?: string;
+            /** @description `job.error` and `job.error_code` say why */
+            data: {
+                job: {
+                    id: string;
+                    kind: string;
+                    board_id: string | null;
+                    /** @enum {unknown} */
+                    status: "queued" | "running" | "complete" | "error" | "cancelled";
+                    progress: number;
+                    eta_seconds: number | null;
+                    output_url: string | null;
+                    error: string | null;
+                    /** @description the failure's stable code (`ffmpeg_failed`, `timeout`, `cancelled`, ...) */
+                    error_code: string | null;
+                    result: unknown;
+                    created_at: string;
+                    started_at: string | null;
+                    finished_at: string | null;
+                };
+            };
+        };
+        /** job.progress */
+        "job.progress": {
+            /** @description increasing, also across restarts of the service; the SSE `id:` line, as Last-Event-ID */
+            id: number;
+            /** @enum {string} */
+            type: "job.progress";
+            /** @description when the change was committed (ISO 8601) */
+            at: string;
+            /** @description the board the event is about, when there is one */
+            board_id?: string;
+            /** @description started (status running) or progressed; at most 4 a second per job, the latest always sent */
+            data: {
+                job: {
+                    id: string;
+                    kind: string;
+                    board_id: string | null;
+                    /** @enum {unknown} */
+                    status: "queued" | "running" | "complete" | "error" | "cancelled";
+                    progress: number;
+                    eta_seconds: number | null;
+                    output_url: string | null;
+                    error: string | null;
+                    /** @description the failure's stable code (`ffmpeg_failed`, `timeout`, `cancelled`, ...) */
+                    error_code: string | null;
+                    result: unknown;
+                    created_at: string;
+                    started_at: string | null;
+                    finished_at: string | null;
+                };
+            };
+        };
+        /** job.queued */
+        "job.queued": {
+            /** @description increasing, also across restarts of the service; the SSE `id:` line, as Last-Event-ID */
+            id: number;
+            /** @enum {string} */
+            type: "job.queued";
+            /** @description when the change was committed (ISO 8601) */
+            at: string;
+            /** @description the board the event is about, when there is one */
+            board_id?: string;
+            /** @description a new job, or one a render worker handed back to the queue */
+            data: {
+                job: {
+                    id: string;
+                    kind: string;
+                    board_id: string | null;
+                    /** @enum {unknown} */
+                    status: "queued" | "running" | "complete" | "error" | "cancelled";
+                    progress: number;
+                    eta_seconds: number | null;
+                    output_url: string | null;
+                    error: string | null;
+                    /** @description the failure's stable code (`ffmpeg_failed`, `timeout`, `cancelled`, ...) */
+                    error_code: string | null;
+                    result: unknown;
+                    created_at: string;
+                    started_at: string | null;
+                    finished_at: string | null;
+                };
+            };
+        };
+        /** resync */
+        resync: {
+            /** @description increasing, also across restarts of the service; the SSE `id:` line, as Last-Event-ID */
+            id: number;
+            /** @enum {string} */
+            type: "resync";
+            /** @description when the change was committed (ISO 8601) */
+            at: string;
+            /** @description the board the event is about, when there is one */
+            board_id?: string;
+            /** @description the events after Last-Event-ID are no longer kept (or the id is from another run of the service): refetch what you show; this event's id is the newest, so a reconnect continues from here */
+            data: {
+                /** @enum {unknown} */
+                reason: "history_passed" | "unknown_id";
+                /** @description the id the client asked to continue from */
+                last_event_id: string;
+            };
+        };
+        /** share.updated */
+        "share.updated": {
+            /** @description increasing, also across restarts of the service; the SSE `id:` line, as Last-Event-ID */
+            id: number;
+            /** @enum {string} */
+            type: "share.updated";
+            /** @description when the change was committed (ISO 8601) */
+            at: string;
+            /** @description the board the event is about, when there is one */
+            board_id?: string;
+            data: {
+                share: {
+                    share_id: string;
+                    board_id: string;
+                    /** @enum {unknown} */
+                    kind: "live" | "archive";
+                    /**
+                     * @description live: `uploading` while the page is sent, then `complete` (or `failed`: a later POST resumes it); `deleted` once it is gone
+                     * @enum {unknown}
+                     */
+                    state: "uploading" | "complete" | "failed" | "deleted";
+                    /** @description live: the public page */
+                    url: string | null;
+                    /** @description archive: the ZIP under /media */
+                    download_url: string | null;
+                    updated_at: string;
+                };
+            };
+        };
+    };
     responses: never;
     parameters: never;
     requestBodies: never;
@@ -11364,4 +3000,6060 @@ export interface components {
     pathItems: never;
 }
 export type $defs = Record<string, never>;
-export type operations = Record<string, never>;
+export interface operations {
+    getHealth: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ok: boolean;
+                        version: string;
+                        tools: {
+                            name: string;
+                            found: boolean;
+                            path?: string;
+                            /** @description env, system or npm */
+                            source?: string;
+                            version?: string;
+                            /** @description what to install, when the program was not found */
+                            hint?: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    getMoodboards: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BoardSummary"][];
+                };
+            };
+        };
+    };
+    postMoodboards: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        name: string;
+                        created_at: string;
+                        updated_at: string;
+                        connected_folder: string | null;
+                    };
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getMoodboardsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Board"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteMoodboardsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    patchMoodboardsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    connected_folder?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        name: string;
+                        created_at: string;
+                        updated_at: string;
+                        connected_folder: string | null;
+                    };
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getMoodboardsElements: {
+        parameters: {
+            query?: {
+                type?: "image" | "video" | "audio" | "html" | "text" | "file";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Element"][];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postMoodboardsElements: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {unknown} */
+                    type: "image" | "video" | "audio" | "html" | "text" | "file";
+                    url?: string | null;
+                    name?: string | null;
+                    /** @description merged into the stored data, which may hold at most 1 MiB of JSON (a larger result is a 400) */
+                    data?: {
+                        [key: string]: unknown;
+                    };
+                    x?: number;
+                    y?: number;
+                    width?: number | null;
+                    height?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Element"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getMoodboardsElementsByEid: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                eid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Element"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteMoodboardsElementsByEid: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                eid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    patchMoodboardsElementsByEid: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                eid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string | null;
+                    /** @description merged into the stored data, which may hold at most 1 MiB of JSON (a larger result is a 400) */
+                    data?: {
+                        [key: string]: unknown;
+                    };
+                    x?: number;
+                    y?: number;
+                    width?: number | null;
+                    height?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Element"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getMediaBy: {
+        parameters: {
+            query?: {
+                token?: string;
+            };
+            header?: never;
+            path: {
+                "*": string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    headMediaBy: {
+        parameters: {
+            query?: {
+                token?: string;
+            };
+            header?: never;
+            path: {
+                "*": string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    postUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UploadResult"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getJobs: {
+        parameters: {
+            query?: {
+                board_id?: string;
+                kind?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobList"];
+                };
+            };
+        };
+    };
+    getJobsByJobId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A background job; `kind` tells the kinds apart, and with it the shape of `result` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postJobsCancel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A background job; `kind` tells the kinds apart, and with it the shape of `result` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getWorkersHello: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        service_version: string;
+                        queue: string;
+                        kinds: string[];
+                        tools: {
+                            [key: string]: string[];
+                        };
+                    };
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getWorkersJobsByJobId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        kind: string;
+                        board_id: string | null;
+                        status: string;
+                        cancelled: boolean;
+                        params: unknown;
+                        inputs: {
+                            url: string;
+                            sha256?: string;
+                            size?: number;
+                            error?: {
+                                kind: string;
+                                code: string;
+                                message: string;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getWorkersJobsMedia: {
+        parameters: {
+            query: {
+                url: string;
+            };
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        url: string;
+                        sha256?: string;
+                        size?: number;
+                        error?: {
+                            kind: string;
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postWorkersJobsComplete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    upload_id?: string;
+                    element?: {
+                        type?: "image" | "video" | "audio" | "html" | "text" | "file";
+                        data?: {
+                            [key: string]: unknown;
+                        };
+                    } | false;
+                    data?: {
+                        [key: string]: unknown;
+                    };
+                    sides?: {
+                        [key: string]: string;
+                    };
+                    output_url?: string;
+                    result?: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        kind: string;
+                        board_id: string | null;
+                        /** @enum {unknown} */
+                        status: "queued" | "running" | "complete" | "error" | "cancelled";
+                        progress: number;
+                        eta_seconds: number | null;
+                        output_url: string | null;
+                        error: string | null;
+                        /** @description the failure's stable code (`ffmpeg_failed`, `timeout`, `cancelled`, ...) */
+                        error_code: string | null;
+                        result: unknown;
+                        created_at: string;
+                        started_at: string | null;
+                        finished_at: string | null;
+                    };
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postWorkersJobsFail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    kind: "invalid_input" | "not_found" | "conflict" | "too_large" | "unsupported" | "unprocessable" | "rate_limited" | "cancelled" | "upstream" | "unavailable" | "timed_out" | "internal";
+                    code: string;
+                    message: string;
+                    details?: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        kind: string;
+                        board_id: string | null;
+                        /** @enum {unknown} */
+                        status: "queued" | "running" | "complete" | "error" | "cancelled";
+                        progress: number;
+                        eta_seconds: number | null;
+                        output_url: string | null;
+                        error: string | null;
+                        /** @description the failure's stable code (`ffmpeg_failed`, `timeout`, `cancelled`, ...) */
+                        error_code: string | null;
+                        result: unknown;
+                        created_at: string;
+                        started_at: string | null;
+                        finished_at: string | null;
+                    };
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getEvents: {
+        parameters: {
+            query?: {
+                board_id?: string;
+                /** @description comma-separated event types to receive (all when absent): board.created, board.updated, board.deleted, element.added, element.updated, element.deleted, job.queued, job.progress, job.completed, job.failed, job.cancelled, share.updated, bridge.status, agent.card, generation.updated */
+                types?: string;
+                /** @description as the Last-Event-ID header, for clients that cannot set it; the header wins when both are given */
+                last_event_id?: string;
+                /** @description API_TOKEN, for EventSource (which cannot send Authorization); never logged */
+                token?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description text/event-stream of events, one envelope schema per type */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": components["schemas"]["LiveEvent"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postDownload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    board_id: string;
+                    url: string;
+                    /** @description answer at once with a job to poll at GET /api/jobs/{job_id} */
+                    async?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DownloadResult"];
+                };
+            };
+            /** @description The request became a job; when it completes, its result holds the body the request would have answered. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MediaDownloadQueued"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postExtractAudio: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    board_id: string;
+                    element_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The element added to the board for the new file (the source is never modified) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NewElementResult"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postTrimMedia: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    board_id: string;
+                    element_id: string;
+                    start_seconds: number;
+                    end_seconds: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The element added to the board for the new file (the source is never modified) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NewElementResult"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postConvertImage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    board_id: string;
+                    element_id: string;
+                    /** @enum {unknown} */
+                    format: "png" | "jpg" | "webp" | "avif";
+                    width?: number | null;
+                    height?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The element added to the board for the new file (the source is never modified) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NewElementResult"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postConvertVideo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    board_id: string;
+                    element_id: string;
+                    /** @enum {unknown} */
+                    format: "mp4" | "webm" | "mov";
+                    /** @enum {unknown} */
+                    codec: "h264" | "h265" | "vp9" | "av1" | "prores";
+                    bitrate?: string | null;
+                    /** @description answer at once with a job to poll at GET /api/jobs/{job_id} */
+                    async?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The element added to the board for the new file (the source is never modified) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NewElementResult"];
+                };
+            };
+            /** @description The request became a job; when it completes, its result holds the body the request would have answered. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MediaConvertVideoQueued"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postConcatVideos: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    board_id: string;
+                    element_ids: string[];
+                    /** @description answer at once with a job to poll at GET /api/jobs/{job_id} */
+                    async?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The element added to the board for the new file (the source is never modified) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NewElementResult"];
+                };
+            };
+            /** @description The request became a job; when it completes, its result holds the body the request would have answered. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MediaConcatVideosQueued"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postFindSimilar: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    board_id: string;
+                    element_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        matches: {
+                            board_id: string;
+                            element_id: string;
+                            url: string | null;
+                            name: string | null;
+                            /** @description Hamming distance over pHash + dHash, 0 (same picture) to 128 */
+                            distance: number;
+                            /** @description 1 - distance / 128 */
+                            score: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSounds: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        sounds: {
+                            name: string;
+                            description: string;
+                            /** @description seconds */
+                            duration: number;
+                            /** @description the WAV file, for previews */
+                            url: string;
+                        }[];
+                        /** @description what unknown names play */
+                        default: string;
+                        player: {
+                            available: boolean;
+                            /** @description the player program in use */
+                            name?: string;
+                            /** @description why no player is available */
+                            reason?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getSoundsBySoundWav: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A sound name such as `notice` or `error`; unknown names play `notice` */
+                sound: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description 16-bit PCM WAV */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string;
+                };
+            };
+            /** @description Default Response */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postSoundsPlay: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A sound name such as `notice` or `error`; any other name plays `notice` */
+                    sound: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description false when this host has no usable sound player */
+                        ok: boolean;
+                        /** @description the sound that plays (the default for an unknown name) */
+                        sound: string;
+                        /** @description whether this sound will play */
+                        queued: boolean;
+                        /**
+                         * @description why it will not play, when queued is false
+                         * @enum {unknown}
+                         */
+                        reason?: "no_player" | "queue_full";
+                    };
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postSoundsBySoundPlay: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A sound name such as `notice` or `error`; any other name plays `notice` */
+                sound: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description false when this host has no usable sound player */
+                        ok: boolean;
+                        /** @description the sound that plays (the default for an unknown name) */
+                        sound: string;
+                        /** @description whether this sound will play */
+                        queued: boolean;
+                        /**
+                         * @description why it will not play, when queued is false
+                         * @enum {unknown}
+                         */
+                        reason?: "no_player" | "queue_full";
+                    };
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postTerminalBridgeSession: {
+        parameters: {
+            query?: {
+                /** @description which bot; letters, digits, `_`, `.`, `-`, at most 64; default `default` */
+                bot_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description form `pty-...` */
+                    session_id?: string;
+                    board_id?: string;
+                    enabled: boolean;
+                    /** @description which bot; letters, digits, `_`, `.`, `-`, at most 64; default `default` */
+                    bot_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        bot_id: string;
+                        session_enabled: boolean;
+                        chat_linked: boolean;
+                        /** @description board of the armed session, null when not armed */
+                        board_id: string | null;
+                        /** @description session_enabled AND chat_linked */
+                        active: boolean;
+                        session_id: string | null;
+                        chat_id: number | null;
+                    };
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postTerminalBridgeChat: {
+        parameters: {
+            query?: {
+                /** @description which bot; letters, digits, `_`, `.`, `-`, at most 64; default `default` */
+                bot_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    chat_id?: number;
+                    enabled: boolean;
+                    /** @description which bot; letters, digits, `_`, `.`, `-`, at most 64; default `default` */
+                    bot_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        bot_id: string;
+                        session_enabled: boolean;
+                        chat_linked: boolean;
+                        /** @description board of the armed session, null when not armed */
+                        board_id: string | null;
+                        /** @description session_enabled AND chat_linked */
+                        active: boolean;
+                        session_id: string | null;
+                        chat_id: number | null;
+                        /** @description name of the armed board, null when no session is armed */
+                        board_name: string | null;
+                    };
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getTerminalBridgeStatus: {
+        parameters: {
+            query?: {
+                /** @description which bot; letters, digits, `_`, `.`, `-`, at most 64; default `default` */
+                bot_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        bot_id: string;
+                        session_enabled: boolean;
+                        chat_linked: boolean;
+                        /** @description board of the armed session, null when not armed */
+                        board_id: string | null;
+                        /** @description session_enabled AND chat_linked */
+                        active: boolean;
+                        session_id: string | null;
+                        chat_id: number | null;
+                    };
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getTerminalBridgeToMessenger: {
+        parameters: {
+            query?: {
+                /** @description which bot; letters, digits, `_`, `.`, `-`, at most 64; default `default` */
+                bot_id?: string;
+                /** @description seconds to wait for an item (long poll); default 25, values above 60 count as 60, 0 answers at once */
+                wait?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description in queue order; empty on timeout */
+                        items: {
+                            /** @description unique item id, `bi_...` */
+                            id: string;
+                            /** @enum {unknown} */
+                            kind: "text" | "media" | "path";
+                            /** @description kind text: plain text (to-messenger text has no escape sequences) */
+                            text?: string;
+                            /** @description kind media and path: the `/media/...` url of the file */
+                            url?: string;
+                            /** @description kind media: optional caption */
+                            caption?: string;
+                            /** @description kind path: absolute local path of the file */
+                            path?: string;
+                            /** @description ISO 8601 UTC time the item was queued */
+                            created_at: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postTerminalBridgeToMessenger: {
+        parameters: {
+            query?: {
+                /** @description which bot; letters, digits, `_`, `.`, `-`, at most 64; default `default` */
+                bot_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {unknown} */
+                    kind?: "text";
+                    text: string;
+                    /** @description which bot; letters, digits, `_`, `.`, `-`, at most 64; default `default` */
+                    bot_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description false when the bot is not active (nothing is stored) or the text was empty */
+                        queued: boolean;
+                        bot_id: string;
+                        /** @description One queued bridge item. Fields that do not apply to the kind are absent. */
+                        item?: {
+                            /** @description unique item id, `bi_...` */
+                            id: string;
+                            /** @enum {unknown} */
+                            kind: "text" | "media" | "path";
+                            /** @description kind text: plain text (to-messenger text has no escape sequences) */
+                            text?: string;
+                            /** @description kind media and path: the `/media/...` url of the file */
+                            url?: string;
+                            /** @description kind media: optional caption */
+                            caption?: string;
+                            /** @description kind path: absolute local path of the file */
+                            path?: string;
+                            /** @description ISO 8601 UTC time the item was queued */
+                            created_at: string;
+                        };
+                        /** @enum {unknown} */
+                        reason?: "inactive" | "empty";
+                    };
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postTerminalBridgeSendMedia: {
+        parameters: {
+            query?: {
+                /** @description which bot; letters, digits, `_`, `.`, `-`, at most 64; default `default` */
+                bot_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description /media/... url of a file inside the media root */
+                    url: string;
+                    /** @description at most 1024 characters (Telegram’s caption limit) */
+                    caption?: string;
+                    session_id?: string;
+                    /** @description which bot; letters, digits, `_`, `.`, `-`, at most 64; default `default` */
+                    bot_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description false when the bot is not active (nothing is stored) or the text was empty */
+                        queued: boolean;
+                        bot_id: string;
+                        /** @description One queued bridge item. Fields that do not apply to the kind are absent. */
+                        item?: {
+                            /** @description unique item id, `bi_...` */
+                            id: string;
+                            /** @enum {unknown} */
+                            kind: "text" | "media" | "path";
+                            /** @description kind text: plain text (to-messenger text has no escape sequences) */
+                            text?: string;
+                            /** @description kind media and path: the `/media/...` url of the file */
+                            url?: string;
+                            /** @description kind media: optional caption */
+                            caption?: string;
+                            /** @description kind path: absolute local path of the file */
+                            path?: string;
+                            /** @description ISO 8601 UTC time the item was queued */
+                            created_at: string;
+                        };
+                        /** @enum {unknown} */
+                        reason?: "inactive" | "empty";
+                    };
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getTerminalBridgeToTerminal: {
+        parameters: {
+            query?: {
+                /** @description which bot; letters, digits, `_`, `.`, `-`, at most 64; default `default` */
+                bot_id?: string;
+                /** @description seconds to wait for an item (long poll); default 25, values above 60 count as 60, 0 answers at once */
+                wait?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description in queue order; empty on timeout */
+                        items: {
+                            /** @description unique item id, `bi_...` */
+                            id: string;
+                            /** @enum {unknown} */
+                            kind: "text" | "media" | "path";
+                            /** @description kind text: plain text (to-messenger text has no escape sequences) */
+                            text?: string;
+                            /** @description kind media and path: the `/media/...` url of the file */
+                            url?: string;
+                            /** @description kind media: optional caption */
+                            caption?: string;
+                            /** @description kind path: absolute local path of the file */
+                            path?: string;
+                            /** @description ISO 8601 UTC time the item was queued */
+                            created_at: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postTerminalBridgeToTerminal: {
+        parameters: {
+            query?: {
+                /** @description which bot; letters, digits, `_`, `.`, `-`, at most 64; default `default` */
+                bot_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {unknown} */
+                    kind: "text" | "path";
+                    text?: string;
+                    url?: string;
+                    /** @description which bot; letters, digits, `_`, `.`, `-`, at most 64; default `default` */
+                    bot_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description false when the bot is not active (nothing is stored) or the text was empty */
+                        queued: boolean;
+                        bot_id: string;
+                        /** @description One queued bridge item. Fields that do not apply to the kind are absent. */
+                        item?: {
+                            /** @description unique item id, `bi_...` */
+                            id: string;
+                            /** @enum {unknown} */
+                            kind: "text" | "media" | "path";
+                            /** @description kind text: plain text (to-messenger text has no escape sequences) */
+                            text?: string;
+                            /** @description kind media and path: the `/media/...` url of the file */
+                            url?: string;
+                            /** @description kind media: optional caption */
+                            caption?: string;
+                            /** @description kind path: absolute local path of the file */
+                            path?: string;
+                            /** @description ISO 8601 UTC time the item was queued */
+                            created_at: string;
+                        };
+                        /** @enum {unknown} */
+                        reason?: "inactive" | "empty";
+                    };
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getMoodboardsVideoProjects: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VideoProjectSummary"][];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postMoodboardsVideoProjects: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VideoProject"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getMoodboardsVideoProjectsByPid: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                pid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VideoProject"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    putMoodboardsVideoProjectsByPid: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                pid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description must match the path when given */
+                    id?: string;
+                    /** @description kept when left out */
+                    name?: string;
+                    /** @description the full project data; unknown fields are kept */
+                    data: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VideoProject"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteMoodboardsVideoProjectsByPid: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                pid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postMoodboardsVideoProjectsRender: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                pid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {unknown} */
+                    format?: "mp4" | "webm" | "mov";
+                    /** @enum {unknown} */
+                    codec?: "h264" | "h265" | "vp9" | "prores";
+                    crf?: number;
+                    /** @enum {unknown} */
+                    size_preset?: "1080p" | "720p" | "4k" | "square" | "vertical" | "source";
+                    fps?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The request became a job; when it completes, its result holds the body the request would have answered. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TimelineRenderQueued"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getMoodboardsVideoProjectsRenderByJobId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                pid: string;
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TimelineRenderStatus"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getCameraPresets: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        presets: {
+                            id: string;
+                            name: string;
+                            description: string;
+                            /** @description seconds; null: the length of what it is applied to */
+                            duration: number | null;
+                            keyframes: {
+                                /** @description percent of the preset duration */
+                                position: number;
+                                /**
+                                 * @description shapes the segment starting at this key; Linear when left out
+                                 * @enum {unknown}
+                                 */
+                                easing?: "Linear" | "Smooth" | "EaseIn" | "EaseOut" | "Hold";
+                                /** @description camera property -> value as a string */
+                                properties: {
+                                    [key: string]: string;
+                                };
+                            }[];
+                            /** @description un-keyframed camera settings, e.g. camDofEnabled, camAperture */
+                            base?: {
+                                [key: string]: number;
+                            };
+                            updated_at: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    postCameraPresets: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description an existing id replaces that preset; a new one is created under it */
+                    id?: string;
+                    name: string;
+                    description?: string;
+                    duration?: number | null;
+                    keyframes?: {
+                        /** @description percent of the preset duration */
+                        position: number;
+                        /**
+                         * @description shapes the segment starting at this key; Linear when left out
+                         * @enum {unknown}
+                         */
+                        easing?: "Linear" | "Smooth" | "EaseIn" | "EaseOut" | "Hold";
+                        /** @description camera property -> value as a string */
+                        properties: {
+                            [key: string]: string;
+                        };
+                    }[];
+                    /** @description un-keyframed camera settings, e.g. camDofEnabled, camAperture */
+                    base?: {
+                        [key: string]: number;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        name: string;
+                        description: string;
+                        /** @description seconds; null: the length of what it is applied to */
+                        duration: number | null;
+                        keyframes: {
+                            /** @description percent of the preset duration */
+                            position: number;
+                            /**
+                             * @description shapes the segment starting at this key; Linear when left out
+                             * @enum {unknown}
+                             */
+                            easing?: "Linear" | "Smooth" | "EaseIn" | "EaseOut" | "Hold";
+                            /** @description camera property -> value as a string */
+                            properties: {
+                                [key: string]: string;
+                            };
+                        }[];
+                        /** @description un-keyframed camera settings, e.g. camDofEnabled, camAperture */
+                        base?: {
+                            [key: string]: number;
+                        };
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        name: string;
+                        description: string;
+                        /** @description seconds; null: the length of what it is applied to */
+                        duration: number | null;
+                        keyframes: {
+                            /** @description percent of the preset duration */
+                            position: number;
+                            /**
+                             * @description shapes the segment starting at this key; Linear when left out
+                             * @enum {unknown}
+                             */
+                            easing?: "Linear" | "Smooth" | "EaseIn" | "EaseOut" | "Hold";
+                            /** @description camera property -> value as a string */
+                            properties: {
+                                [key: string]: string;
+                            };
+                        }[];
+                        /** @description un-keyframed camera settings, e.g. camDofEnabled, camAperture */
+                        base?: {
+                            [key: string]: number;
+                        };
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteCameraPresetsByPresetId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                preset_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postHtmlRender: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description a full HTML document */
+                    html: string;
+                    /**
+                     * @description pixels, even
+                     * @default 1280
+                     */
+                    width?: number;
+                    /**
+                     * @description pixels, even
+                     * @default 720
+                     */
+                    height?: number;
+                    /** @default 30 */
+                    fps?: number;
+                    /** @description seconds */
+                    duration: number;
+                    /**
+                     * @default mp4
+                     * @enum {unknown}
+                     */
+                    format?: "mp4" | "webm";
+                    /** @description names the output file */
+                    title?: string;
+                    board_id: string;
+                    /** @description answer 202 {job_id} at once and render as an `html.render` job (GET /api/jobs/{job_id}: progress is the share of frames captured, with an eta; the result is the same body as the synchronous answer) */
+                    async?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HtmlRenderResult"];
+                };
+            };
+            /** @description The request became a job; when it completes, its result holds the body the request would have answered. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HtmlRenderQueued"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postHtmlRenderFrame: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description a full HTML document */
+                    html: string;
+                    /**
+                     * @description pixels, even
+                     * @default 1280
+                     */
+                    width?: number;
+                    /**
+                     * @description pixels, even
+                     * @default 720
+                     */
+                    height?: number;
+                    /** @default 30 */
+                    fps?: number;
+                    /** @description frame index; the page shows t = frame / fps seconds. Default 0 */
+                    frame?: number;
+                    /** @description when given, frame must lie inside it */
+                    duration?: number;
+                    /** @description names the output file */
+                    title?: string;
+                    board_id: string;
+                    /** @description answer 202 {job_id} at once and render as an `html.render-frame` job (GET /api/jobs/{job_id}: progress is the share of frames stepped through up to `frame`, with an eta; the result is the same body as the synchronous answer) */
+                    async?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HtmlFrameResult"];
+                };
+            };
+            /** @description The request became a job; when it completes, its result holds the body the request would have answered. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HtmlRenderFrameQueued"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    putMoodboardsElementsHtml: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                board_id: string;
+                element_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    html: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        htmlUrl: string;
+                        htmlVersion: number;
+                        element: components["schemas"]["Element"];
+                    };
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postMoodboardsElementsHtmlChanged: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                board_id: string;
+                element_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        htmlUrl: string;
+                        htmlVersion: number;
+                        element: components["schemas"]["Element"];
+                    };
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getMoodboardsElementsHtmlVersions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                board_id: string;
+                element_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        htmlUrl: string;
+                        /** @description the current version */
+                        htmlVersion: number;
+                        versions: {
+                            version: number;
+                            size: number;
+                            created_at: string;
+                            current: boolean;
+                        }[];
+                    };
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getMoodboardsElementsHtmlVersionsByN: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                board_id: string;
+                element_id: string;
+                n: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        version: number;
+                        html: string;
+                    };
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postMoodboardsElementsHtmlVersionsRestore: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                board_id: string;
+                element_id: string;
+                n: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        htmlUrl: string;
+                        htmlVersion: number;
+                        element: components["schemas"]["Element"];
+                    };
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getMotionDetect: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        installed: boolean;
+                        /** @description empty when not installed */
+                        binaryPath: string;
+                        /** @description first line of `aerender -version`; empty when not installed */
+                        version: string;
+                    };
+                };
+            };
+        };
+    };
+    postMotionProjectsInspect: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    board_id: string;
+                    element_id?: string;
+                    /** @description a /media URL of an .aep/.aepx file, instead of element_id */
+                    url?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InspectResult"] & {
+                        /** @description whether aerender was found; render needs it, inspect does not */
+                        installed: boolean;
+                    };
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postMotionProjectsPreview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    board_id: string;
+                    element_id?: string;
+                    /** @description a /media URL of an .aep/.aepx file, instead of element_id */
+                    url?: string;
+                    /** @description a composition's name, or its `id` exactly as inspect gives it */
+                    composition: number | string;
+                    /**
+                     * @description png (default): one frame at `time`; mp4/webm: a video from `start` for `duration`
+                     * @enum {unknown}
+                     */
+                    format?: "png" | "mp4" | "webm";
+                    /** @description png: seconds of composition time from its first frame, 0 <= time < duration (default 0); the frame drawn is floor(time x fps) */
+                    time?: number;
+                    /** @description pixels; alone it scales the output keeping the aspect (even for videos). Default the composition */
+                    width?: number;
+                    /** @description pixels; with width: that exact size, the composition fitted inside on its background colour */
+                    height?: number;
+                    /** @description output frame rate; default the composition's */
+                    fps?: number;
+                    /** @description videos: first second (composition time), default 0 */
+                    start?: number;
+                    /** @description videos: seconds; default the composition's work area, at most 60 s */
+                    duration?: number;
+                    textEdits?: {
+                        /** @description a layer name (the first layer with that name, as After Effects resolves comp.layer(name)) or a 1-based index in the composition */
+                        layer: number | string;
+                        /** @description new source text; use \r for a new paragraph as AE does */
+                        text: string;
+                    }[];
+                    mediaEdits?: {
+                        /** @description a layer name (the first layer with that name, as After Effects resolves comp.layer(name)) or a 1-based index in the composition */
+                        layer: number | string;
+                        /** @description an image/video/audio element of the board */
+                        element_id?: string;
+                        /** @description a /media URL; give element_id or url */
+                        url?: string;
+                    }[];
+                    /** @description add the file to the board as an element (default false: only the file is written) */
+                    add_to_board?: boolean;
+                    /** @description answer 202 {job_id} at once and draw as a `motion.preview` job (GET /api/jobs/{job_id}: progress, eta, cancel; the result is the synchronous answer) */
+                    async?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PreviewResult"];
+                };
+            };
+            /** @description The request became a job; when it completes, its result holds the body the request would have answered. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MotionPreviewQueued"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postMotionProjectsRender: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    board_id: string;
+                    element_id?: string;
+                    /** @description a /media URL of the project, instead of element_id */
+                    url?: string;
+                    /** @description default: the preset's, else the project's only composition */
+                    composition?: string;
+                    textEdits?: {
+                        /** @description a layer name (the first layer with that name, as After Effects resolves comp.layer(name)) or a 1-based index in the composition */
+                        layer: number | string;
+                        /** @description new source text; use \r for a new paragraph as AE does */
+                        text: string;
+                    }[];
+                    mediaEdits?: {
+                        /** @description a layer name (the first layer with that name, as After Effects resolves comp.layer(name)) or a 1-based index in the composition */
+                        layer: number | string;
+                        /** @description an image/video/audio element of the board */
+                        element_id?: string;
+                        /** @description a /media URL; give element_id or url */
+                        url?: string;
+                    }[];
+                    expressionEdits?: {
+                        /** @description a layer name (the first layer with that name, as After Effects resolves comp.layer(name)) or a 1-based index in the composition */
+                        layer: number | string;
+                        /** @description display or match names from the layer down, nested groups joined with ">" (e.g. "Position", "ADBE Transform Group>ADBE Position", "Effects>Slider Control>Slider") */
+                        property: string;
+                        /** @description an empty string removes the expression */
+                        expression: string;
+                    }[];
+                    addLayers?: {
+                        /** @enum {unknown} */
+                        type: "text" | "media" | "solid";
+                        name: string;
+                        /** @description text layers: the text (required) */
+                        text?: string;
+                        /** @description media layers: the board element to import (required) */
+                        element_id?: string;
+                        /** @description solid layers: #rrggbb (default black); text layers: fill colour */
+                        color?: string;
+                        /** @description [x, y] in composition pixels; default the centre */
+                        position?: number[];
+                    }[];
+                    /** @description overrides the composition's width */
+                    width?: number;
+                    height?: number;
+                    /** @description overrides the composition's frame rate */
+                    fps?: number;
+                    /** @description aerender -s */
+                    start_frame?: number;
+                    /** @description aerender -e (inclusive) */
+                    end_frame?: number;
+                    /**
+                     * @description auto = H.264 mp4; mov = ProRes 422 HQ
+                     * @enum {unknown}
+                     */
+                    output_format?: "auto" | "mp4" | "webm" | "mov";
+                    preset_id?: string | null;
+                    preset_name?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MotionRenderResult"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postMotionRenderJobs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    board_id: string;
+                    element_id?: string;
+                    /** @description a /media URL of the project, instead of element_id */
+                    url?: string;
+                    /** @description default: the preset's, else the project's only composition */
+                    composition?: string;
+                    textEdits?: {
+                        /** @description a layer name (the first layer with that name, as After Effects resolves comp.layer(name)) or a 1-based index in the composition */
+                        layer: number | string;
+                        /** @description new source text; use \r for a new paragraph as AE does */
+                        text: string;
+                    }[];
+                    mediaEdits?: {
+                        /** @description a layer name (the first layer with that name, as After Effects resolves comp.layer(name)) or a 1-based index in the composition */
+                        layer: number | string;
+                        /** @description an image/video/audio element of the board */
+                        element_id?: string;
+                        /** @description a /media URL; give element_id or url */
+                        url?: string;
+                    }[];
+                    expressionEdits?: {
+                        /** @description a layer name (the first layer with that name, as After Effects resolves comp.layer(name)) or a 1-based index in the composition */
+                        layer: number | string;
+                        /** @description display or match names from the layer down, nested groups joined with ">" (e.g. "Position", "ADBE Transform Group>ADBE Position", "Effects>Slider Control>Slider") */
+                        property: string;
+                        /** @description an empty string removes the expression */
+                        expression: string;
+                    }[];
+                    addLayers?: {
+                        /** @enum {unknown} */
+                        type: "text" | "media" | "solid";
+                        name: string;
+                        /** @description text layers: the text (required) */
+                        text?: string;
+                        /** @description media layers: the board element to import (required) */
+                        element_id?: string;
+                        /** @description solid layers: #rrggbb (default black); text layers: fill colour */
+                        color?: string;
+                        /** @description [x, y] in composition pixels; default the centre */
+                        position?: number[];
+                    }[];
+                    /** @description overrides the composition's width */
+                    width?: number;
+                    height?: number;
+                    /** @description overrides the composition's frame rate */
+                    fps?: number;
+                    /** @description aerender -s */
+                    start_frame?: number;
+                    /** @description aerender -e (inclusive) */
+                    end_frame?: number;
+                    /**
+                     * @description auto = H.264 mp4; mov = ProRes 422 HQ
+                     * @enum {unknown}
+                     */
+                    output_format?: "auto" | "mp4" | "webm" | "mov";
+                    preset_id?: string | null;
+                    preset_name?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MotionRenderQueued"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getMotionRenderJobsByJobId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MotionRenderStatus"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getMotionProjectsPresets: {
+        parameters: {
+            query: {
+                board_id: string;
+                element_id: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MotionPreset"][];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postMotionProjectsPresets: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    board_id: string;
+                    element_id: string;
+                    name: string;
+                    composition: string;
+                    inputs: {
+                        textEdits?: {
+                            /** @description a layer name (the first layer with that name, as After Effects resolves comp.layer(name)) or a 1-based index in the composition */
+                            layer: number | string;
+                            /** @description new source text; use \r for a new paragraph as AE does */
+                            text: string;
+                        }[];
+                        mediaEdits?: {
+                            /** @description a layer name (the first layer with that name, as After Effects resolves comp.layer(name)) or a 1-based index in the composition */
+                            layer: number | string;
+                            /** @description an image/video/audio element of the board */
+                            element_id?: string;
+                            /** @description a /media URL; give element_id or url */
+                            url?: string;
+                        }[];
+                        expressionEdits?: {
+                            /** @description a layer name (the first layer with that name, as After Effects resolves comp.layer(name)) or a 1-based index in the composition */
+                            layer: number | string;
+                            /** @description display or match names from the layer down, nested groups joined with ">" (e.g. "Position", "ADBE Transform Group>ADBE Position", "Effects>Slider Control>Slider") */
+                            property: string;
+                            /** @description an empty string removes the expression */
+                            expression: string;
+                        }[];
+                        addLayers?: {
+                            /** @enum {unknown} */
+                            type: "text" | "media" | "solid";
+                            name: string;
+                            /** @description text layers: the text (required) */
+                            text?: string;
+                            /** @description media layers: the board element to import (required) */
+                            element_id?: string;
+                            /** @description solid layers: #rrggbb (default black); text layers: fill colour */
+                            color?: string;
+                            /** @description [x, y] in composition pixels; default the centre */
+                            position?: number[];
+                        }[];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MotionPreset"];
+                };
+            };
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MotionPreset"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteMotionProjectsPresetsByPresetId: {
+        parameters: {
+            query: {
+                board_id: string;
+                element_id: string;
+            };
+            header?: never;
+            path: {
+                preset_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postIntegrationsMotionEditorResolveMedia: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    board_id: string;
+                    /** @description an http(s) URL of a media file or a page yt-dlp can read */
+                    url: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        elements: {
+                            id: string;
+                            type: string;
+                            url: string;
+                            name: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getIntegrationsMotionEditorElements: {
+        parameters: {
+            query: {
+                board_id: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description the board element id */
+                        id: string;
+                        /**
+                         * @description html: a card, served as its rendered mp4
+                         * @enum {unknown}
+                         */
+                        type: "image" | "video" | "html";
+                        name: string;
+                        /** @description /media URL of the file to import (for a card: its cached video) */
+                        url: string;
+                        /** @description the download endpoint (attachment with the file name, byte ranges) */
+                        download_url: string;
+                        width: number | null;
+                        height: number | null;
+                        /** @description seconds; null for images */
+                        duration: number | null;
+                        thumbnail_url: string | null;
+                    }[];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getIntegrationsMotionEditorElementsDownload: {
+        parameters: {
+            query: {
+                board_id: string;
+            };
+            header?: never;
+            path: {
+                eid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    getIntegrationsMotionEditorStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        version: string;
+                        backend_port: number;
+                        boards_count: number;
+                    };
+                };
+            };
+        };
+    };
+    getAiProviders: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        providers: {
+                            /** @enum {unknown} */
+                            provider: "openai" | "anthropic" | "google" | "replicate" | "fal" | "openai-compatible";
+                            configured: boolean;
+                            /** @description where the key (openai-compatible: the base URL) comes from */
+                            source: ("runtime" | "env") | (never | null);
+                            /** @description last 4 characters of a key of 12 or more; the key itself is never returned */
+                            key_last4: string | null;
+                            base_url: string | null;
+                            /** @description the environment variables that configure it */
+                            env: {
+                                key: string;
+                                base_url: string;
+                            };
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    putAiProvidersByProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                provider: "openai" | "anthropic" | "google" | "replicate" | "fal" | "openai-compatible";
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description printable ASCII, no spaces */
+                    api_key?: string;
+                    /** @description http(s) URL of the API root, e.g. https://api.openai.com/v1 */
+                    base_url?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        provider: "openai" | "anthropic" | "google" | "replicate" | "fal" | "openai-compatible";
+                        configured: boolean;
+                        /** @description where the key (openai-compatible: the base URL) comes from */
+                        source: ("runtime" | "env") | (never | null);
+                        /** @description last 4 characters of a key of 12 or more; the key itself is never returned */
+                        key_last4: string | null;
+                        base_url: string | null;
+                        /** @description the environment variables that configure it */
+                        env: {
+                            key: string;
+                            base_url: string;
+                        };
+                    };
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteAiProvidersByProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                provider: "openai" | "anthropic" | "google" | "replicate" | "fal" | "openai-compatible";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        provider: "openai" | "anthropic" | "google" | "replicate" | "fal" | "openai-compatible";
+                        configured: boolean;
+                        /** @description where the key (openai-compatible: the base URL) comes from */
+                        source: ("runtime" | "env") | (never | null);
+                        /** @description last 4 characters of a key of 12 or more; the key itself is never returned */
+                        key_last4: string | null;
+                        base_url: string | null;
+                        /** @description the environment variables that configure it */
+                        env: {
+                            key: string;
+                            base_url: string;
+                        };
+                    };
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAiModels: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        image: {
+                            id: string;
+                            label: string;
+                            /** @enum {unknown} */
+                            provider: "openai" | "anthropic" | "google" | "replicate" | "fal" | "openai-compatible";
+                            /** @description image/video: accepted aspect ratios, the first is the default */
+                            aspect_ratios?: string[];
+                            /** @description image/video: true when generate answers with a job to poll */
+                            queued?: boolean;
+                        }[];
+                        video: {
+                            id: string;
+                            label: string;
+                            /** @enum {unknown} */
+                            provider: "openai" | "anthropic" | "google" | "replicate" | "fal" | "openai-compatible";
+                            /** @description image/video: accepted aspect ratios, the first is the default */
+                            aspect_ratios?: string[];
+                            /** @description image/video: true when generate answers with a job to poll */
+                            queued?: boolean;
+                        }[];
+                        chat: {
+                            id: string;
+                            label: string;
+                            /** @enum {unknown} */
+                            provider: "openai" | "anthropic" | "google" | "replicate" | "fal" | "openai-compatible";
+                            /** @description image/video: accepted aspect ratios, the first is the default */
+                            aspect_ratios?: string[];
+                            /** @description image/video: true when generate answers with a job to poll */
+                            queued?: boolean;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    postAiGenerate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    board_id: string;
+                    /** @description an id from GET /api/ai/models (image or video) */
+                    model: string;
+                    prompt: string;
+                    /** @description form `16:9`; one of the model's aspect_ratios */
+                    aspect_ratio: string;
+                    /** @description a board file (`/media/<board_id>/<file>`) or an http(s) URL */
+                    input_image_url?: string;
+                    negative_prompt?: string;
+                    /** @description model-specific inputs passed to the provider (`seed` integer; `duration` seconds for per-second video prices); at most 65536 bytes of JSON */
+                    params?: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GenerateResult"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAiJobsByJobId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GenerationStatus"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postAiJobsCancel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GenerationStatus"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAiHistory: {
+        parameters: {
+            query?: {
+                board_id?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        entries: {
+                            id: string;
+                            board_id: string;
+                            model: string;
+                            provider: string;
+                            kind: string;
+                            prompt: string;
+                            negative_prompt: string | null;
+                            aspect_ratio: string | null;
+                            params: {
+                                [key: string]: unknown;
+                            };
+                            /** @enum {unknown} */
+                            status: "running" | "queued" | "complete" | "error" | "cancelled";
+                            cost_estimate: number;
+                            job_id: string | null;
+                            provider_job_id: string | null;
+                            element_id: string | null;
+                            error: string | null;
+                            error_code: string | null;
+                            created_at: string;
+                            finished_at: string | null;
+                            duration_ms: number | null;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    postAiPromptEnhancerAnalyze: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    prompt: string;
+                    /** @description sent to the model as an image part; null or absent: text only */
+                    reference_image_url?: string | (never | null);
+                    /** @description a chat model id from GET /api/ai/models */
+                    model: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        enhanced_prompt: string;
+                    };
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postAiTranscribe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    board_id: string;
+                    element_id: string;
+                    /** @description null: detect */
+                    language: string | (never | null);
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        text: string;
+                        /** @description ISO-639-1: the requested one, else what the provider detected */
+                        language: string | null;
+                        segments?: {
+                            start: number;
+                            end: number;
+                            text: string;
+                        }[];
+                        /** @description how many uploads the audio took (more than 1 past the provider's size limit) */
+                        pieces: number;
+                    };
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postAgentsSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    board_id: string;
+                    /** @enum {unknown} */
+                    agent_type: "board-helper" | "prompt-suggestor" | "terminal";
+                    /** @description a chat model id from GET /api/ai/models */
+                    model: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        session_id: string;
+                        started_at: string;
+                        board_id: string;
+                        /** @enum {unknown} */
+                        agent_type: "board-helper" | "prompt-suggestor" | "terminal";
+                        model: string;
+                        /** @description the action types this agent may propose */
+                        actions: ("generate_image" | "update_element_html" | "create_html_card" | "add_text" | "move_element" | "delete_element" | "trim_media" | "convert_media" | "send_to_terminal")[];
+                    };
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postAgentsChat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    session_id: string;
+                    /** @description the new messages of this turn; the session remembers the earlier ones */
+                    messages: {
+                        /** @enum {unknown} */
+                        role: "user" | "assistant";
+                        content: string;
+                    }[];
+                    /** @description element ids of the board (selection, mentions), shown to the model */
+                    references?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description With `Accept: application/json`. Otherwise `text/event-stream`: `message` events `{delta}`, one `action` event per card, then `done` with this body, or `error` with `{error: {code, message}}`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChatResult"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postAgentsApplyAction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    session_id: string;
+                    action_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        action: components["schemas"]["ActionCard"];
+                        /** @description the elements the action created or changed (a deleted one as it was) */
+                        elements: components["schemas"]["Element"][];
+                        /** @description generate_image with a queued model: poll GET /api/ai/jobs/{job_id} for the image */
+                        job_id?: string;
+                        board: components["schemas"]["Board"];
+                    };
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postAgentsRejectAction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    session_id: string;
+                    action_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        action: components["schemas"]["ActionCard"];
+                    };
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postAgentsAutoApply: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    session_id: string;
+                    enabled: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        session_id: string;
+                        auto_apply: boolean;
+                    };
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postAgentsEndSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    session_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        session_id: string;
+                        /** @enum {boolean} */
+                        ended: true;
+                    };
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    putMoodboardsShare: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description default: what the share was created with */
+                    include_history?: boolean;
+                    /** @description answer 202 {job_id} at once and run as a job (poll /api/jobs/{job_id}) */
+                    async?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ShareResult"];
+                };
+            };
+            /** @description The request became a job; when it completes, its result holds the body the request would have answered. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SharingReshareQueued"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postMoodboardsShare: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {unknown} */
+                    kind: "live" | "archive";
+                    /**
+                     * @description add html card versions and the board's generation history to board.json
+                     * @default false
+                     */
+                    include_history?: boolean;
+                    /** @description answer 202 {job_id} at once and run as a job (poll /api/jobs/{job_id}) */
+                    async?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ShareResult"];
+                };
+            };
+            /** @description The request became a job; when it completes, its result holds the body the request would have answered. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SharingShareQueued"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteMoodboardsShare: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        share_id: string;
+                        /** @description objects removed */
+                        deleted: number;
+                    };
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postMoodboardsImport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description a live share URL (http or https) */
+                    from_url?: string;
+                    /** @description a /media URL of an uploaded share archive */
+                    from_zip?: string;
+                    /** @enum {unknown} */
+                    mode: "replace" | "append" | "new-board";
+                    /** @description answer 202 {job_id} at once and run as a job (poll /api/jobs/{job_id}) */
+                    async?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportResult"];
+                };
+            };
+            /** @description The request became a job; when it completes, its result holds the body the request would have answered. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SharingImportQueued"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getMoodboardsMockupProjects: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MockupProjectSummary"][];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postMoodboardsMockupProjects: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    /** @enum {unknown} */
+                    device: "iphone" | "iphone-pro-max" | "ipad" | "ipad-mini" | "macbook-air" | "macbook-pro" | "imac" | "double-iphone" | "browser" | "grid" | "no-device";
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MockupProject"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getMoodboardsMockupProjectsByPid: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                pid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MockupProject"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    putMoodboardsMockupProjectsByPid: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                pid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    /** @enum {unknown} */
+                    device: "iphone" | "iphone-pro-max" | "ipad" | "ipad-mini" | "macbook-air" | "macbook-pro" | "imac" | "double-iphone" | "browser" | "grid" | "no-device";
+                    /** @description a board image or video shown on the screen (cover); null shows a dark screen */
+                    screen_source_url?: string | (never | null);
+                    transform: {
+                        /** @description scene units: 1 unit = 1/1080 of the frame's shorter side; x right, y down, z toward the viewer */
+                        position: {
+                            x: number;
+                            y: number;
+                            /** @description toward the viewer is positive (larger on screen) */
+                            z: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        /** @description degrees about each axis (CSS rotateX/Y/Z, applied x, then y, then z) */
+                        rotation: {
+                            x: number;
+                            y: number;
+                            z: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        /** @description factor per axis, 1 = natural size */
+                        scale: {
+                            x: number;
+                            y: number;
+                            z: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    };
+                    dof: {
+                        enabled: boolean;
+                        /** @description distance from the camera in scene units that is sharp; the device at z = 0 is 2000 units away */
+                        focus_distance: number;
+                        /** @description blur (Gaussian standard deviation, scene units) of a layer infinitely far away; a layer d units from the camera gets aperture x |d - focus_distance| / d */
+                        aperture: number;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                    background: {
+                        /** @enum {unknown} */
+                        mode: "gradient" | "solid" | "image" | "transparent";
+                        /** @description gradient: from, to, angle; solid: color; image: url (cover-fitted); transparent: none */
+                        params: {
+                            /** @description #rrggbb or #rrggbbaa */
+                            from?: string;
+                            /** @description #rrggbb or #rrggbbaa */
+                            to?: string;
+                            /** @description degrees, CSS linear-gradient angle (0 = bottom to top, 90 = left to right) */
+                            angle?: number;
+                            /** @description #rrggbb or #rrggbbaa */
+                            color?: string;
+                            /** @description a file of the board, /media/<board_id>/<file> */
+                            url?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    };
+                    keyframes: ({
+                        /** @description seconds from the start */
+                        time: number;
+                        /**
+                         * @description shapes the segment that starts at this key (the video timeline's easings)
+                         * @enum {unknown}
+                         */
+                        easing: "Linear" | "Smooth" | "EaseIn" | "EaseOut" | "Hold";
+                        transform?: {
+                            position?: {
+                                x?: number;
+                                y?: number;
+                                /** @description toward the viewer is positive (larger on screen) */
+                                z?: number;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                            rotation?: {
+                                x?: number;
+                                y?: number;
+                                z?: number;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                            scale?: {
+                                x?: number;
+                                y?: number;
+                                z?: number;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        dof?: {
+                            enabled?: boolean;
+                            /** @description distance from the camera in scene units that is sharp; the device at z = 0 is 2000 units away */
+                            focus_distance?: number;
+                            /** @description blur (Gaussian standard deviation, scene units) of a layer infinitely far away; a layer d units from the camera gets aperture x |d - focus_distance| / d */
+                            aperture?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        background?: {
+                            /** @enum {unknown} */
+                            mode?: "gradient" | "solid" | "image" | "transparent";
+                            /** @description gradient: from, to, angle; solid: color; image: url (cover-fitted); transparent: none */
+                            params?: {
+                                /** @description #rrggbb or #rrggbbaa */
+                                from?: string;
+                                /** @description #rrggbb or #rrggbbaa */
+                                to?: string;
+                                /** @description degrees, CSS linear-gradient angle (0 = bottom to top, 90 = left to right) */
+                                angle?: number;
+                                /** @description #rrggbb or #rrggbbaa */
+                                color?: string;
+                                /** @description a file of the board, /media/<board_id>/<file> */
+                                url?: string;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    })[];
+                    duration_seconds: number;
+                    /** @description must match the path when given */
+                    id?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MockupProject"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteMoodboardsMockupProjectsByPid: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                pid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postMockupRender: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    board_id: string;
+                    project_id: string;
+                    /** @enum {unknown} */
+                    format: "mp4" | "webm" | "mov";
+                    /**
+                     * @description 1080p 1920x1080, square 1080x1080, vertical 1080x1920, 4k 3840x2160
+                     * @enum {unknown}
+                     */
+                    size_preset: "1080p" | "square" | "vertical" | "4k";
+                    fps: number;
+                    /**
+                     * @description alpha 0 outside the device and its shadow; webm or mov only
+                     * @default false
+                     */
+                    transparent_background?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The request became a job; when it completes, its result holds the body the request would have answered. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MockupsRenderQueued"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getMockupRenderByJobId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MockupRenderStatus"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    putWorkersJobsOutput: {
+        parameters: {
+            query: {
+                board_id: string;
+                name: string;
+            };
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        upload_id: string;
+                    };
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+}
