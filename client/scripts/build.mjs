@@ -11,7 +11,11 @@ import path from 'node:path';
 
 const root = path.dirname(import.meta.dirname);
 // The project's compiler (TypeScript 7, installed as @typescript/native; its bin is not in its exports).
-const tsc = path.join(path.dirname(createRequire(import.meta.url).resolve('@typescript/native/package.json')), 'bin', 'tsc');
+const tsc = path.join(
+  path.dirname(createRequire(import.meta.url).resolve('@typescript/native/package.json')),
+  'bin',
+  'tsc',
+);
 fs.rmSync(path.join(root, 'dist'), { recursive: true, force: true });
 for (const config of ['tsconfig.json', 'tsconfig.cjs.json'])
   execFileSync(process.execPath, [tsc, '-p', path.join(root, config)], { stdio: 'inherit' });
