@@ -334,6 +334,9 @@ class Evaluator {
   /** Orders 3D layers by depth and lists what 3D drawing leaves out at this instant (lights, depth of field, crossings). */
   private notes3d(comp: Composition, t: number, out: DisplayNode[]): void {
     const space = this.space!;
+    // a collapsed 3D precomp's layers are ordered with the composition around it
+    if (space.collapsed) return;
+    const placed = out.some((n) => n.kind === 'group' && n.warp);
     for (const crossing of depthOrder(out, space.view))
       for (const g of crossing.children as DisplayGroup[])
         if (g.blend !== 'normal')
@@ -342,7 +345,7 @@ class Evaluator {
             '3d',
             `blending mode ${g.blend} is drawn as normal where 3D layers cross (each pixel laid over by depth)`,
           );
-    if (space.collapsed || !out.some((n) => n.kind === 'group' && n.warp)) return;
+    if (!placed) return;
     const live = (l: Layer) => l.enabled && t >= l.inPoint && t < l.outPoint;
     const cam = comp.layers.find((l) => l.type === 'camera' && live(l));
     if (cam?.camera && this.num(cam, cam.camera.depthOfField, this.layerTime(cam, t))[0])

@@ -15,6 +15,7 @@ import {
   layerMatrix3,
   lookAt,
   mul4,
+  NEAR,
   planeHomography,
   project,
   quadsIntersect,
@@ -221,10 +222,27 @@ export function depthOrder(nodes: DisplayNode[], view: View): DisplayGroup[] {
       }
       group.children.push(r.g);
     });
+    for (const n of sorted) if (n.kind === 'group' && !n.intersect) flattenAffine(n);
     nodes.splice(k, end - k, ...sorted);
     k += sorted.length;
   }
   return clusters;
+}
+
+/**
+ * A layer facing the camera square on (its homography has no perspective terms over its rectangle) is exactly an
+ * affine map: it is drawn as a 2D group with that matrix, which is cheaper than the pixel mapping and as exact.
+ */
+function flattenAffine(g: DisplayGroup): void {
+  const h = g.warp!;
+  const b = g.bounds!;
+  const reach =
+    Math.max(Math.abs(b[0]), Math.abs(b[2])) * Math.abs(h[6]) +
+    Math.max(Math.abs(b[1]), Math.abs(b[3])) * Math.abs(h[7]);
+  if (!(h[8] >= NEAR) || reach > 1e-9 * h[8]) return;
+  g.matrix = [h[0] / h[8], h[3] / h[8], h[1] / h[8], h[4] / h[8], h[2] / h[8], h[5] / h[8]];
+  delete g.warp;
+  delete g.bounds;
 }
 
 /** Camera-space corners of a placed group, from its homography (whose last row is the depth). */
