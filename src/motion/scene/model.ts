@@ -432,6 +432,8 @@ export interface Layer {
   textAnimators?: boolean;
   /** Shape contents of a shape layer. */
   shapes?: ShapeItem[];
+  /** Layer markers: layer time (seconds, as keyframes) and comment (`ADBE Marker` > mrst). */
+  markers?: { time: number; comment: string }[];
   /** Every expression under the layer, with the property path; the ones on drawn properties are also on them. */
   expressions: { property: string; expression: string }[];
 }
