@@ -367,5 +367,19 @@ describe(
       console.log(`# BlurOverlap mean largest channel difference per frame: ${figures.join(', ')}`);
       assert.ok(worst <= 4, `worst frame ${worst.toFixed(2)}`);
     });
+
+    it('draws the same bytes for the same request (blurs included)', async () => {
+      const png = async () => {
+        const res = await t.api('POST', '/api/motion/projects/preview', {
+          board_id: board,
+          element_id: projectId,
+          composition: 'Main',
+          time: 2.01,
+        });
+        assert.equal(res.status, 200, res.text);
+        return Buffer.from(await (await fetch(t.baseUrl + res.body.url)).arrayBuffer());
+      };
+      assert.ok((await png()).equals(await png()));
+    });
   },
 );

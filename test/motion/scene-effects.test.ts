@@ -194,6 +194,28 @@ describe('scene: effects in the display list and in expressions', () => {
     assert.match(missing.approximations[0].detail, /comp\("Nope"\): there is no composition of that name/);
   });
 
+  it("marker: numKeys, key(i) and nearestKey(t) of the layer's markers, in composition time", () => {
+    const e = '[marker.numKeys * 10 + marker.key(1).time, marker.nearestKey(time).time * 100]';
+    const l = solid(1, 'Marked', {
+      // starting at 1 s: its markers at layer times 0.5 and 1.5 are at 1.5 s and 2.5 s of the composition
+      startTime: 1,
+      markers: [
+        { time: 0.5, comment: 'in' },
+        { time: 1.5, comment: 'out' },
+      ],
+      transform: {
+        ...solid(1, '').transform,
+        position: num('ADBE Transform Group>ADBE Position', [0, 0, 0], { expression: e }),
+      },
+      expressions: [{ property: 'ADBE Transform Group>ADBE Position', expression: e }],
+    });
+    const list = evaluate({ ...scene, compositions: [{ ...scene.compositions[0], layers: [l] }] }, 2, 2.2, {
+      expressions: ev,
+    });
+    assert.deepEqual(list.approximations, []);
+    assert.deepEqual((list.root.children[0] as { matrix: number[] }).matrix.slice(4), [21.5 - 50, 250 - 50]);
+  });
+
   it('without the sandbox the effect parameter expression is listed and its own value drawn', () => {
     const list = evaluate(scene, 2, 1);
     const blurred = list.root.children[0] as { effects?: { params: Record<string, unknown> }[] };
@@ -239,6 +261,23 @@ describe('scene: effect parameters of real projects', { skip: have ? false : `${
         ['Repeat Edge Pixels', 1],
       ],
     ]);
+  });
+
+  it('layer markers: their times and comments (as aex reports the same markers on its composition)', () => {
+    const s = decodeScene(
+      fs.readFileSync(path.join(FIXTURES, 'corpus/KraftyFX__aex/cep__test__assets__layer_markers.aep')),
+    );
+    const l = s.compositions.flatMap((c) => c.layers).find((x) => x.name === 'DetailedMarkers')!;
+    assert.deepEqual(
+      l.markers!.map((m) => [Math.round(m.time * 1e4) / 1e4, m.comment]),
+      [
+        [0.1667, ''],
+        [0.4667, 'Some Comment'],
+        [0.7833, ''],
+        [1.8333, 'banana'],
+        [3.55, ''],
+      ],
+    );
   });
 
   it('Fill in display order with its colour; Change To Color with its popup choices and colours', () => {

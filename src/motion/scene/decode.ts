@@ -968,6 +968,17 @@ function readEffectParams(
   return out;
 }
 
+/** Layer markers: mrst = tdbs (one key per marker: its time) + mrky (one Nmrd per marker: NmHd, then the comment). */
+function readMarkers(mrst: Chunk | undefined, ctx: Ctx): { time: number; comment: string }[] {
+  const tdbs = child(mrst, 'tdbs');
+  if (!tdbs) return [];
+  const notes = children(child(mrst, 'mrky'), 'Nmrd');
+  return readKeys(tdbs, tdbsInfo(tdbs), ctx).map((k, i) => ({
+    time: k.time,
+    comment: child(notes[i], 'Utf8')?.text ?? '',
+  }));
+}
+
 /**
  * Layer styles: each `<style>/enabled` group that is switched on, with the numeric parameters the file stores in it
  * (`dropShadow/distance`...; the ones left out are at After Effects' defaults, which the drawer knows).
@@ -1065,6 +1076,8 @@ function readLayer(node: Chunk, info: InspectedLayer, ctx: Ctx, refs: Refs): Lay
   if (info.source) layer.sourceId = info.source.id;
   const styles = readStyles(find(props, 'ADBE Layer Styles'), ctx);
   if (styles.length) layer.styles = styles;
+  const markers = readMarkers(find(props, 'ADBE Marker'), ctx);
+  if (markers.length) layer.markers = markers;
   const parentId = d.getUint32(132);
   if (parentId) layer.parentId = parentId;
   if (matteType) layer.trackMatte = matteId ? { mode: matteType, layerId: matteId } : { mode: matteType };

@@ -239,6 +239,7 @@ class Evaluator {
         const prop = { anchorPoint: tr.anchor, scale: tr.scale, rotation: tr.rotation, opacity: tr.opacity }[name];
         return this.num(x, prop, lt);
       },
+      markers: (x.markers ?? []).map((k) => ({ time: x.startTime + k.time * x.stretch, comment: k.comment })),
       effect: (e, p, time) => {
         const param = effectParam(x, e, p);
         return param && this.num(x, param.value, this.layerTime(x, time));

@@ -470,6 +470,8 @@ export interface Layer {
   light?: LightOptions;
   /** 3D layers: whether they cast and accept shadows and accept lights. */
   material?: MaterialOptions;
+  /** Layer markers: layer time (seconds, as keyframes) and comment (`ADBE Marker` > mrst). */
+  markers?: { time: number; comment: string }[];
   /** Every expression under the layer, with the property path; the ones on drawn properties are also on them. */
   expressions: { property: string; expression: string }[];
 }

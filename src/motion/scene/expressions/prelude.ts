@@ -10,7 +10,7 @@
  * Each run gets `facts`: JSON of {value, index, keys, comp} (the property's own value now, its layer's index, its key
  * times, the composition), so the common reads cost no call out of the sandbox, which is the expensive part.
  * Ops of the host: v(t) own value; V(t) own velocity; L(ref) a layer's facts; s(index, name, t) a layer's transform
- * value; E(index, effect, param, t) an effect parameter's value; C(name) another composition's facts (L, s and E
+ * value; E(index, effect, param, t) an effect parameter's value; M(index) a layer's markers; C(name) another composition's facts (L, s and E
  * take that name last for its layers); e(kind, x) an ease; lo(dir, type, n, duration, t) a loop; f(t, fps, isDuration) timeToFrames; w(freq, amp, octaves,
  * ampMult, t) wiggle; r() a random number; S(seed, timeless) seedRandom; n(point) noise.
  */
@@ -88,6 +88,22 @@ globalThis.__exec = Function('__source', 'return eval(__source)');
         return decorate(at(frame().t), at);
       };
     };
+    // marker: its keys are the layer's markers (time in composition seconds, comment), 1-based as After Effects'
+    var marks;
+    Object.defineProperty(L, 'marker', { enumerable: true, get: function () {
+      marks = marks || H('M', info.index, cn);
+      var key = function (i) {
+        var k = num(i, 'marker.key(index)');
+        if (k < 1 || k > marks.length || k !== Math.floor(k)) throw new RangeError('marker.key(' + k + '): the layer has ' + marks.length + ' markers');
+        return { index: k, time: marks[k - 1].time, comment: marks[k - 1].comment, duration: 0 };
+      };
+      return { numKeys: marks.length, key: key, nearestKey: function (t) {
+        if (!marks.length) throw new RangeError('marker.nearestKey(): the layer has no markers');
+        var best = 0;
+        for (var i = 1; i < marks.length; i++) if (Math.abs(marks[i].time - t) < Math.abs(marks[best].time - t)) best = i;
+        return key(best + 1);
+      } };
+    } });
     ['mask', 'text', 'sourceRectAtTime', 'toComp', 'fromComp', 'toWorld', 'fromWorld'].forEach(function (m) {
       L[m] = function () { throw new Error('layer.' + m + '() is not available in the preview'); };
     });
@@ -340,7 +356,7 @@ globalThis.__exec = Function('__source', 'return eval(__source)');
   refuse('text', 'text properties are not evaluated by the preview');
   refuse('textIndex', 'text animator expressions (textIndex) are not evaluated by the preview');
   refuse('textTotal', 'text animator expressions (textTotal) are not evaluated by the preview');
-  refuse('marker', 'layer markers are not read by the preview');
+  define('marker', function () { return layer(here()).marker; });
 
   function result(r) {
     if (r instanceof Number) r = +r;
