@@ -250,7 +250,10 @@ export interface paths {
         };
         put?: never;
         post?: never;
-        /** Delete a board; its media folder moves to the trash */
+        /**
+         * Delete a board; its media folder moves to the trash
+         * @description The folder moves first: one that another program still holds after a few retries (Windows) answers 409 `folder_busy` and the board stays.
+         */
         delete: {
             parameters: {
                 query?: never;
@@ -288,6 +291,23 @@ export interface paths {
                 };
                 /** @description The body of every 4xx and 5xx answer */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description stable machine-readable code, for example `not_found` */
+                                code: string;
+                                /** @description human-readable explanation */
+                                message: string;
+                                details?: unknown;
+                            };
+                        };
+                    };
+                };
+                /** @description The body of every 4xx and 5xx answer */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
