@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { AppContext, App } from '../context.js';
-import { errorResponses } from '../http/schemas.js';
+import { ErrorBody, errorResponses } from '../http/schemas.js';
 import {
   BoardParams,
   BoardPatchBody,
@@ -71,8 +71,10 @@ export function registerBoards(app: App, ctx: AppContext): void {
       schema: {
         tags,
         summary: 'Delete a board; its media folder moves to the trash',
+        description:
+          'The folder moves first: one that another program still holds after a few retries (Windows) answers 409 `folder_busy` and the board stays.',
         params: BoardParams,
-        response: { 204: Type.Null(), ...errorResponses },
+        response: { 204: Type.Null(), ...errorResponses, 409: ErrorBody },
       },
     },
     async (req, reply) => {

@@ -99,7 +99,8 @@ export function endProcessTree(
   // Never 0 or less: kill(0) and kill(-1) reach this process's own group, or every process it may signal.
   if (pid === undefined || !Number.isInteger(pid) || pid <= 0) return Promise.resolve();
   if (!isWindows()) {
-    for (const id of [-pid, pid]) {
+    // Once the leader is gone (and reaped) its pid may belong to another process: only its group is signalled then.
+    for (const id of o.leaderGone ? [-pid] : [-pid, pid]) {
       try {
         process.kill(id, 'SIGKILL');
       } catch {
