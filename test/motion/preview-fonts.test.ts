@@ -3,7 +3,11 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { fontFaces, scanFontFolders } from '../../src/motion/preview/font-folders.js';
+import { fontAscent, fontFaces, scanFontFolders } from '../../src/motion/preview/font-folders.js';
+import { projectFontUrls } from '../../src/motion/preview/font-files.js';
+import { metricTwins } from '../../src/motion/preview/fonts.js';
+import { MediaRoot } from '../../src/files/media-root.js';
+import type { AppContext } from '../../src/context.js';
 import { tempDir } from '../helpers/fixtures.js';
 
 /**
@@ -43,6 +47,56 @@ describe('fonts in font folders', { skip: !have }, () => {
     assert.deepEqual([...index.keys()].sort(), ['dejavusans-bold', 'dejavusansmono', 'dejavuserif']);
     assert.equal(index.get('dejavusans-bold')?.file, path.join(dir, 'a', 'b', 'bold.ttf'));
     assert.equal(index.get('dejavuserif')?.family, 'DejaVu Serif');
+  });
+});
+
+describe('metric-compatible fallbacks', () => {
+  it('names the face with the same widths and style for Helvetica, Arial, Times and Courier, none for others', () => {
+    assert.deepEqual(metricTwins('Helvetica-Bold'), ['LiberationSans-Bold', 'Arial-BoldMT']);
+    assert.deepEqual(metricTwins('Arial-BoldItalicMT'), ['LiberationSans-BoldItalic', 'Helvetica-BoldOblique']);
+    assert.deepEqual(metricTwins('TimesNewRomanPSMT'), ['LiberationSerif', 'Times-Roman']);
+    assert.deepEqual(metricTwins('Courier-Oblique'), ['LiberationMono-Italic', 'CourierNewPS-ItalicMT']);
+    assert.deepEqual(metricTwins('HelveticaNeue-Bold'), []);
+    assert.deepEqual(metricTwins('ArialNarrow'), []);
+    assert.deepEqual(metricTwins('Futura-Medium'), []);
+  });
+});
+
+describe('fonts on the board and beside the project', { skip: !have }, () => {
+  let data: string;
+  before(async () => {
+    data = await tempDir();
+  });
+  after(() => fsp.rm(data, { recursive: true, force: true }));
+
+  it("reads a face's typographic ascent in ems (box text's first baseline)", async () => {
+    // DejaVu Sans: OS/2 sTypoAscender 1556 of 2048 units per em
+    assert.equal(await fontAscent(path.join(DEJAVU, 'DejaVuSans.ttf')), 1556 / 2048);
+    assert.equal(await fontAscent(path.join(data, 'missing.ttf')), undefined);
+  });
+
+  it('finds the requested faces by PostScript name as /media URLs, never through a link', async () => {
+    const media = new MediaRoot(data, (id) => (id === 'b1' ? null : undefined));
+    const board = await media.boardDir('b1');
+    await fsp.mkdir(path.join(board, 'job', 'Fonts'), { recursive: true });
+    await fsp.writeFile(path.join(board, 'job', 'title.aep'), 'RIFX');
+    await fsp.copyFile(path.join(DEJAVU, 'DejaVuSerif.ttf'), path.join(board, 'job', 'Fonts', 'a b.ttf'));
+    await fsp.copyFile(path.join(DEJAVU, 'DejaVuSans-Bold.ttf'), path.join(board, 'heading.ttf'));
+    // A link to a face outside: not followed.
+    await fsp.symlink(path.join(DEJAVU, 'DejaVuSansMono.ttf'), path.join(board, 'job', 'mono.ttf'));
+    const found = await projectFontUrls(
+      { media } as AppContext,
+      'b1',
+      { path: path.join(board, 'job', 'title.aep'), url: '/media/b1/job/title.aep' },
+      ['DejaVuSerif', 'dejavusans-bold', 'DejaVuSansMono', 'NoSuch-Font'],
+    );
+    assert.deepEqual(
+      found.sort((a, b) => a.url.localeCompare(b.url)),
+      [
+        { postscript: 'dejavusans-bold', url: '/media/b1/heading.ttf' },
+        { postscript: 'DejaVuSerif', url: '/media/b1/job/Fonts/a%20b.ttf' },
+      ],
+    );
   });
 });
 

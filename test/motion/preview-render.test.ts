@@ -287,4 +287,20 @@ describe('motion preview: drawing compositions', () => {
     assert.equal(cancelled.status, 'cancelled');
     assert.deepEqual((await fsp.readdir(folder)).sort(), listing.sort(), 'nothing left of the cancelled preview');
   });
+
+  it("uses a font file on the board with the PostScript name the text asks for, before the machine's", async () => {
+    // DejaVu Sans Bold renamed in its name table to the 15 letters the project asks for (same length: offsets hold).
+    const face = await fsp.readFile('/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf').catch(() => undefined);
+    if (!face) return console.log('# DejaVuSans-Bold.ttf is absent: board font test skipped');
+    const rename = (b: Buffer, from: string, to: string) => {
+      for (let at = b.indexOf(from); at >= 0; at = b.indexOf(from, at + 1)) b.write(to, at, to.length, 'latin1');
+    };
+    const utf16 = (s: string) => Buffer.from(s, 'utf16le').swap16().toString('latin1');
+    rename(face, 'DejaVuSans-Bold', 'NoSuchFont-Bold');
+    rename(face, utf16('DejaVuSans-Bold'), utf16('NoSuchFont-Bold'));
+    assert.equal((await t.upload(board, { name: 'title-face.ttf', data: face })).status < 300, true);
+    const label = await preview({ composition: 'Fonts' });
+    assert.equal(label.status, 200, label.text);
+    assert.ok(!label.body.approximations.some((a: { feature: string }) => a.feature === 'font'), label.text);
+  });
 });

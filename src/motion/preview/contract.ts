@@ -30,6 +30,8 @@ export interface PreviewParams {
   expressions?: boolean;
   /** The project's footage files found (by item id). */
   footage: { id: number; url: string }[];
+  /** Font files on the board or beside the project, by the PostScript name a text layer asks for (font-files.ts). */
+  fonts?: { postscript: string; url: string }[];
   addToBoard: boolean;
   /** HTML_RENDER_TIMEOUT_SECONDS of the service that queued it. */
   timeoutMs: number;
@@ -61,7 +63,12 @@ export const previewFilename = (p: Pick<PreviewParams, 'composition' | 'format'>
 
 /** Every `/media` URL a preview reads (the job's declared inputs). */
 export const previewInputs = (p: PreviewParams): string[] => [
-  ...new Set([p.project.url, ...p.footage.map((f) => f.url), ...p.media.map((m) => m.url)]),
+  ...new Set([
+    p.project.url,
+    ...p.footage.map((f) => f.url),
+    ...p.media.map((m) => m.url),
+    ...(p.fonts ?? []).map((f) => f.url),
+  ]),
 ];
 
 /** The element a preview becomes with add_to_board. */

@@ -10,6 +10,7 @@
  * the output size (device pixels, so transforms stay exact) and composited; canvases are pooled across frames.
  */
 import { DRAW_3D_SCRIPT } from './draw-3d.js';
+import { DRAW_TEXT_SCRIPT } from './draw-text.js';
 
 export const DRAW_SCRIPT = String.raw`
 (() => {
@@ -231,69 +232,7 @@ export const DRAW_SCRIPT = String.raw`
     g.globalCompositeOperation = 'source-over';
   };
 
-  const JUSTIFY = { left: 'left', right: 'right', center: 'center', 'justify-last-left': 'left', 'justify-last-right': 'right', 'justify-last-center': 'center', 'justify-all': 'left' };
-  const drawText = (g, n, m) => {
-    const font = P.fonts[n.font];
-    const family = font ? font.family : 'sans-serif';
-    const style = (n.faux_italic ? 'italic ' : '') + (n.faux_bold ? 'bold ' : '');
-    g.font = style + n.size + 'px "' + family + '", sans-serif';
-    g.letterSpacing = ((n.tracking || 0) / 1000) * n.size + 'px';
-    g.fontVariantCaps = n.small_caps ? 'small-caps' : 'normal';
-    const text = n.all_caps ? n.text.toUpperCase() : n.text;
-    const align = JUSTIFY[n.justification] || 'left';
-    const justified = n.justification.startsWith('justify');
-    const width = (s) => g.measureText(s).width;
-    // Lines: paragraphs, and for box text words wrapped at the box's width.
-    const lines = [];
-    for (const para of text.split('\n')) {
-      if (!n.box) { lines.push({ text: para, last: true }); continue; }
-      const words = para.split(' ');
-      let line = '';
-      const boxW = n.box.width / ((n.horizontal_scale || 100) / 100);
-      for (const w of words) {
-        const next = line ? line + ' ' + w : w;
-        if (line && width(next) > boxW) { lines.push({ text: line, last: false }); line = w; }
-        else line = next;
-      }
-      lines.push({ text: line, last: true });
-    }
-    const sx = (n.horizontal_scale || 100) / 100, sy = (n.vertical_scale || 100) / 100;
-    setM(g, mul(m, [sx, 0, 0, sy, 0, 0]));
-    const boxW = n.box ? n.box.width / sx : 0;
-    const x0 = n.box ? n.box.x / sx : 0;
-    // The first baseline is at y = 0 for point and box text alike (display.ts); baseline shift moves it up.
-    const y0 = -(n.baseline_shift || 0) / sy;
-    const paint = (draw) => {
-      lines.forEach((line, k) => {
-        const y = y0 + (k * n.leading) / sy;
-        const w = width(line.text);
-        const spread = n.box && justified && (!line.last || n.justification === 'justify-all') && line.text.includes(' ');
-        if (spread) {
-          const words = line.text.split(' ');
-          const gap = (boxW - words.reduce((s, t) => s + width(t), 0)) / (words.length - 1);
-          let x = x0;
-          for (const t of words) { draw(t, x, y); x += width(t) + gap; }
-          return;
-        }
-        const lineAlign = line.last && justified ? JUSTIFY[n.justification] : align;
-        const x = n.box
-          ? x0 + (lineAlign === 'center' ? (boxW - w) / 2 : lineAlign === 'right' ? boxW - w : 0)
-          : lineAlign === 'center' ? -w / 2 : lineAlign === 'right' ? -w : 0;
-        draw(line.text, x, y);
-      });
-    };
-    const fill = () => { if (n.fill) { g.fillStyle = css(n.fill); paint((t, x, y) => g.fillText(t, x, y)); } };
-    const stroke = () => {
-      if (n.stroke && n.stroke_width > 0) {
-        g.strokeStyle = css(n.stroke);
-        g.lineWidth = n.stroke_width;
-        g.lineJoin = 'miter';
-        paint((t, x, y) => g.strokeText(t, x, y));
-      }
-    };
-    if (n.stroke_over_fill) { fill(); stroke(); } else { stroke(); fill(); }
-    g.letterSpacing = '0px';
-  };
+${DRAW_TEXT_SCRIPT}
 
   // ---- groups ----
   const maskCanvas = (n, m) => {

@@ -93,6 +93,35 @@ export async function fontFaces(file: string): Promise<FontFace[]> {
   }
 }
 
+/**
+ * A font's ascent as a fraction of its em: the OS/2 typographic ascender over the head table's units per em (the first
+ * face of a collection). After Effects puts box text's first baseline this far below the box's top (docs/motion.md).
+ * Undefined when the file has no such tables.
+ */
+export async function fontAscent(file: string): Promise<number | undefined> {
+  const fh = await fsp.open(file, 'r').catch(() => undefined);
+  if (!fh) return undefined;
+  try {
+    const head = await readAt(fh, 0, 16);
+    if (head.length < 16) return undefined;
+    const start = head.toString('latin1', 0, 4) === 'ttcf' ? head.readUInt32BE(12) : 0;
+    const dir = await readAt(fh, start, 12);
+    if (dir.length < 12) return undefined;
+    const records = await readAt(fh, start + 12, 16 * Math.min(dir.readUInt16BE(4), 256));
+    const at: Record<string, number> = {};
+    for (let t = 0; t + 16 <= records.length; t += 16)
+      at[records.toString('latin1', t, t + 4)] = records.readUInt32BE(t + 8);
+    if (at['OS/2'] === undefined || at.head === undefined) return undefined;
+    const unitsPerEm = (await readAt(fh, at.head + 18, 2)).readUInt16BE(0);
+    const typoAscender = (await readAt(fh, at['OS/2'] + 68, 2)).readInt16BE(0);
+    return unitsPerEm > 0 && typoAscender > 0 ? typoAscender / unitsPerEm : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    await fh.close();
+  }
+}
+
 /** Every font face in `folders` (nested up to a few levels), by lower-case PostScript name. */
 export async function scanFontFolders(folders: string[]): Promise<Map<string, FontFace & { file: string }>> {
   const index = new Map<string, FontFace & { file: string }>();

@@ -16,6 +16,8 @@ export interface FoundFont {
 
 const FC_FORMAT = '%{file}\\n%{family[0]}\\n%{postscriptname}\\n';
 const FONT_EXTENSIONS = new Set(['.ttf', '.otf', '.ttc', '.woff', '.woff2']);
+/** fontconfig's pattern syntax escapes `-`, `:`, `,`, `=` and `\\`. */
+const esc = (s: string) => s.replace(/[\\:,=-]/g, (c) => `\\${c}`);
 
 function fcMatch(
   pattern: string,
@@ -52,19 +54,74 @@ function styleOf(postscript: string): string {
 }
 
 /**
+ * Open or common faces with the same advance widths as a missing face (Liberation was drawn to Arial's, Times New
+ * Roman's and Courier New's metrics; Arial to Helvetica's), so that box text breaks its lines where After Effects did.
+ * By the family at the start of the PostScript name; each style's PostScript names, tried in order.
+ */
+const METRIC_TWINS: [RegExp, string[][]][] = [
+  [
+    /^(helvetica(?!neue|rounded|inserat|compressed|condensed|narrow)|arial(?!narrow|black|rounded|unicode))/i,
+    [
+      ['LiberationSans', 'ArialMT', 'Helvetica'],
+      ['LiberationSans-Bold', 'Arial-BoldMT', 'Helvetica-Bold'],
+      ['LiberationSans-Italic', 'Arial-ItalicMT', 'Helvetica-Oblique'],
+      ['LiberationSans-BoldItalic', 'Arial-BoldItalicMT', 'Helvetica-BoldOblique'],
+    ],
+  ],
+  [
+    /^(times|timesnewroman)/i,
+    [
+      ['LiberationSerif', 'TimesNewRomanPSMT', 'Times-Roman'],
+      ['LiberationSerif-Bold', 'TimesNewRomanPS-BoldMT', 'Times-Bold'],
+      ['LiberationSerif-Italic', 'TimesNewRomanPS-ItalicMT', 'Times-Italic'],
+      ['LiberationSerif-BoldItalic', 'TimesNewRomanPS-BoldItalicMT', 'Times-BoldItalic'],
+    ],
+  ],
+  [
+    /^courier/i,
+    [
+      ['LiberationMono', 'CourierNewPSMT', 'Courier'],
+      ['LiberationMono-Bold', 'CourierNewPS-BoldMT', 'Courier-Bold'],
+      ['LiberationMono-Italic', 'CourierNewPS-ItalicMT', 'Courier-Oblique'],
+      ['LiberationMono-BoldItalic', 'CourierNewPS-BoldItalicMT', 'Courier-BoldOblique'],
+    ],
+  ],
+];
+
+/** The PostScript names of a metric-compatible face for `postscript`, best first (none: no twin known). */
+export function metricTwins(postscript: string): string[] {
+  const twins = METRIC_TWINS.find(([family]) => family.test(postscript))?.[1];
+  if (!twins) return [];
+  const suffix = postscript.includes('-') ? postscript.slice(postscript.indexOf('-') + 1) : '';
+  const bold = /bold|black|heavy/i.test(suffix) ? 1 : 0;
+  const italic = /italic|oblique/i.test(suffix) ? 2 : 0;
+  return twins[bold + italic].filter((ps) => ps.toLowerCase() !== postscript.toLowerCase());
+}
+
+/** A face installed under exactly this PostScript name: fontconfig's, else the system's font folders'. */
+async function installed(
+  postscript: string,
+  signal?: AbortSignal,
+): Promise<{ file: string; family: string } | undefined> {
+  const exact = await fcMatch(`:postscriptname=${esc(postscript)}`, signal);
+  if (exact && exact.postscript.toLowerCase() === postscript.toLowerCase()) return exact;
+  return (await systemFonts()).get(postscript.toLowerCase());
+}
+
+/**
  * Finds a font by PostScript name: the exact face through fontconfig (`fc-match`) or in the system's font folders
- * (font-folders.ts), else fontconfig's closest face of the family named before the dash with the style the suffix
- * names, else nothing (the page draws the browser's sans-serif). fontconfig's pattern syntax escapes `-`, `:` and `\`; anything
- * else in a name from a project is passed as data, never to a shell.
+ * (font-folders.ts), else a metric-compatible face installed (METRIC_TWINS: Liberation Sans for Helvetica and Arial,
+ * Liberation Serif for Times, Liberation Mono for Courier), else fontconfig's closest face of the family named before
+ * the dash with the style the suffix names, else nothing (the page draws the browser's sans-serif). A name from a
+ * project reaches fontconfig escaped (`esc`), as data, never through a shell.
  */
 export async function findFont(postscript: string, signal?: AbortSignal): Promise<FoundFont> {
-  const esc = (s: string) => s.replace(/[\\:,=-]/g, (c) => `\\${c}`);
-  const exact = await fcMatch(`:postscriptname=${esc(postscript)}`, signal);
-  if (exact && exact.postscript.toLowerCase() === postscript.toLowerCase())
-    return { requested: postscript, file: exact.file, family: exact.family, exact: true };
-  // Without fontconfig (macOS, Windows) or a face it does not know: the system's font folders, by their name tables.
-  const installed = (await systemFonts()).get(postscript.toLowerCase());
-  if (installed) return { requested: postscript, file: installed.file, family: installed.family, exact: true };
+  const exact = await installed(postscript, signal);
+  if (exact) return { requested: postscript, file: exact.file, family: exact.family, exact: true };
+  for (const twin of metricTwins(postscript)) {
+    const found = await installed(twin, signal);
+    if (found) return { requested: postscript, file: found.file, family: found.family, exact: false };
+  }
   const family = postscript.split('-')[0].replace(/(MT|PS|Std|Pro)$/, '');
   const near = await fcMatch(`${esc(family)}${styleOf(postscript)}`, signal);
   if (near) return { requested: postscript, file: near.file, family: near.family, exact: false };

@@ -7,6 +7,7 @@ import { probe } from '../../tools/ffprobe.js';
 import type { DisplayList } from '../scene/display.js';
 import type { Approximation } from '../schemas.js';
 import { findFont } from './fonts.js';
+import { fontAscent } from './font-folders.js';
 import type { Tools } from '../../tools/locate.js';
 import { workUrl, type PreparedFiles } from '../../render/render-page.js';
 import type { PreviewParams } from './contract.js';
@@ -36,7 +37,8 @@ export interface PreparedFrames {
   /** Footage item id → what to draw. */
   footage: Record<number, PageFootage>;
   /** PostScript name → the CSS family the page draws it with (`loaded`: an @font-face of ours). */
-  fonts: Record<string, { family: string; loaded: boolean; url?: string }>;
+  /** ascent: the face's typographic ascender in ems (font-folders.ts), for box text's first baseline. */
+  fonts: Record<string, { family: string; loaded: boolean; url?: string; ascent?: number }>;
   approximations: Approximation[];
 }
 
@@ -179,10 +181,14 @@ export async function prepareFrames(
 
   const fonts: PreparedFrames['fonts'] = {};
   for (const [k, [ps, layer]] of Object.entries(sampled.fonts).entries()) {
-    const found = await findFont(ps, run.signal);
+    const own = p.fonts?.find((f) => f.postscript === ps);
+    const found = own
+      ? { requested: ps, file: run.input(own.url), family: ps, exact: true }
+      : await findFont(ps, run.signal);
     if (found.file) {
       const url = serve(`font-${k}${path.extname(found.file).toLowerCase()}`, found.file);
-      fonts[ps] = { family: `f${k}`, loaded: true, url };
+      const ascent = await fontAscent(found.file);
+      fonts[ps] = { family: `f${k}`, loaded: true, url, ...(ascent ? { ascent } : {}) };
     } else fonts[ps] = { family: found.family, loaded: false };
     if (!found.exact)
       note({ ...(layer as LayerRef), feature: 'font', detail: `${ps} is not installed; drawn with ${found.family}` });

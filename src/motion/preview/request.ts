@@ -5,6 +5,7 @@ import { buildPlan, compositionsShown } from '../plan.js';
 import type { InspectedComposition, InspectedProject, PreviewBody } from '../schemas.js';
 import { PREVIEW_LIMITS as L } from './limits.js';
 import type { PreviewParams } from './contract.js';
+import { projectFontUrls } from './font-files.js';
 
 const invalid = (field: string, message: string) =>
   new InvalidInput(`${field}: ${message}`, { field }, 'invalid_request');
@@ -130,6 +131,8 @@ export async function checkPreview(
   const footage = await footageUrls(ctx, project, comp, plan.footage, body.board_id, file.url);
   const shown = compositionsShown(project, comp);
   const expressions = project.compositions.some((c) => shown.has(c.id) && c.layers.some((l) => l.expressions.length));
+  const wanted = project.compositions.flatMap((c) => (shown.has(c.id) ? c.layers.flatMap((l) => l.fonts ?? []) : []));
+  const fonts = await projectFontUrls(ctx, body.board_id, file, new Set(wanted));
   return {
     boardId: body.board_id,
     project: { url: file.url, name: file.name },
@@ -142,6 +145,7 @@ export async function checkPreview(
     media: plan.media,
     expressions,
     footage,
+    ...(fonts.length ? { fonts } : {}),
     addToBoard: body.add_to_board ?? false,
     timeoutMs,
   };

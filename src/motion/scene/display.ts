@@ -181,8 +181,8 @@ export interface DisplayText {
   horizontal_scale: number;
   vertical_scale: number;
   /**
-   * Box (paragraph) text: the box in layer coordinates; lines wrap at its width. The first baseline is still at y = 0
-   * (the box's top is above it by the first line's ascent), as After Effects lays it out.
+   * Box (paragraph) text: the box in layer coordinates; lines wrap at its width. The first baseline is the box's top
+   * plus the font's ascent (at y = 0 for a box as After Effects creates it), as After Effects lays it out (draw-text.ts).
    */
   box?: { x: number; y: number; width: number; height: number };
 }
