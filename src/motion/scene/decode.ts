@@ -802,15 +802,52 @@ function shapeItems(group: Chunk | undefined, path: string, ctx: Ctx, depth: num
 // Layers.
 
 /**
+ * An anchor point stored as a fraction of the layer's source size (x 1 = the source's width) rather than in pixels:
+ * After Effects 23+ writes a layer's anchor so when it was set in the Timeline (its tdb4 then has 6.25e-12 at byte 16,
+ * where pixel-valued properties have 1e-4). Found on the ae-renders projects (anchor [40, 0] of a 40 px solid stored
+ * as [1, 0]; an 80 px precomp's [80, 0] as [1, 0]) and KraftyFX/aex's layer_transform.aep (a 100 px null's anchor
+ * [11, 22, 33] stored as [0.11, 0.22, 0.33]; the project's own test says [11, 22, 33]): z is taken by the width,
+ * which that square null cannot tell from the height.
+ */
+function sourceRelative(tdbs: Chunk): boolean {
+  const d = child(tdbs, 'tdb4')?.data;
+  if (!d || d.length < 24) return false;
+  const step = view(d).getFloat64(16);
+  return step > 0 && step < 1e-9;
+}
+
+/** A numeric property with every value (static, keys, tangents) multiplied per dimension, speeds by their mean. */
+function scaleProp(p: NumProperty, k: number[]): NumProperty {
+  const mul = (v: number[]) => v.map((x, d) => x * (k[d] ?? 1));
+  const mean = (k[0] + (k[1] ?? k[0])) / 2;
+  const ease = (e?: Ease[]) => e?.map((x, d) => ({ ...x, speed: x.speed * (e.length > 1 ? (k[d] ?? 1) : mean) }));
+  const out: NumProperty = { ...p, value: mul(p.value) };
+  if (p.keyframes)
+    out.keyframes = p.keyframes.map((f) => {
+      const g = { ...f, value: mul(f.value) };
+      if (f.inTangent) g.inTangent = mul(f.inTangent);
+      if (f.outTangent) g.outTangent = mul(f.outTangent);
+      if (f.inEase) g.inEase = ease(f.inEase);
+      if (f.outEase) g.outEase = ease(f.outEase);
+      return g;
+    });
+  return out;
+}
+
+/**
  * A layer's transform. After Effects leaves out properties at their default: position defaults to the composition's
  * centre, the anchor to the centre of the layer's source (0,0 for text, shapes and nulls).
  */
-function readTransform(g: Chunk | undefined, ctx: Ctx, anchor: number[]): Transform {
+function readTransform(g: Chunk | undefined, ctx: Ctx, anchor: number[], size?: [number, number]): Transform {
   const path = 'ADBE Transform Group';
   const p = (name: string, def: number[]) => numProp(find(g, name), name, `${path}>${name}`, def, ctx);
   const [cx, cy] = [ctx.compSize[0] / 2, ctx.compSize[1] / 2];
+  const anchorNode = find(g, 'ADBE Anchor Point');
   const t: Transform = {
-    anchor: p('ADBE Anchor Point', anchor),
+    anchor:
+      size && anchorNode && sourceRelative(anchorNode)
+        ? scaleProp(p('ADBE Anchor Point', anchor), [size[0], size[1], size[0]])
+        : p('ADBE Anchor Point', anchor),
     scale: p('ADBE Scale', [100, 100, 100]),
     rotation: p('ADBE Rotate Z', [0]),
     opacity: p('ADBE Opacity', [100]),
@@ -940,6 +977,7 @@ function readLayer(node: Chunk, info: InspectedLayer, ctx: Ctx, refs: Refs): Lay
       find(props, 'ADBE Transform Group'),
       ctx,
       size && info.type !== 'null' ? [size[0] / 2, size[1] / 2, 0] : [0, 0, 0],
+      size,
     ),
     masks: readMasks(find(props, 'ADBE Mask Parade'), ctx, size ?? [1, 1]),
     effects: readEffects(find(props, 'ADBE Effect Parade')),
