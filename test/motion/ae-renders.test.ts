@@ -27,8 +27,6 @@ import {
  */
 const KNOWN_FAILING = new Set<string>([
   'Lottie-Windows/BlurOverlap',
-  'properties/gradient-ease',
-  'properties/gradient-linear',
   'shape-modifiers/bloat',
   'shape-modifiers/offset-path',
   'shape-modifiers/offset-path-round',

@@ -396,15 +396,19 @@ function readStops(xml: string): GradientStops {
     return stops;
   };
   // colour stop: [offset, midpoint, r, g, b]; alpha stop: [offset, midpoint, a]
-  const colors = section('Color Stops')
+  const colorStops = section('Color Stops')
     .filter((s) => s.length >= 5)
-    .map((s): [number, number, number, number] => [s[0], s[2], s[3], s[4]]);
-  const opacities = section('Alpha Stops')
+    .sort((a, b) => a[0] - b[0]);
+  const alphaStops = section('Alpha Stops')
     .filter((s) => s.length >= 3)
-    .map((s): [number, number] => [s[0], s[2]]);
-  colors.sort((a, b) => a[0] - b[0]);
-  opacities.sort((a, b) => a[0] - b[0]);
-  return { colors, opacities };
+    .sort((a, b) => a[0] - b[0]);
+  const out: GradientStops = {
+    colors: colorStops.map((s): [number, number, number, number] => [s[0], s[2], s[3], s[4]]),
+    opacities: alphaStops.map((s): [number, number] => [s[0], s[2]]),
+  };
+  if (colorStops.some((s) => s[1] !== 0.5)) out.colorMidpoints = colorStops.map((s) => s[1]);
+  if (alphaStops.some((s) => s[1] !== 0.5)) out.opacityMidpoints = alphaStops.map((s) => s[1]);
+  return out;
 }
 
 const DEFAULT_STOPS: GradientStops = {

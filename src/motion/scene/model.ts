@@ -284,6 +284,12 @@ export interface ShapeStroke extends ShapeBase {
 export interface GradientStops {
   colors: [number, number, number, number][];
   opacities: [number, number][];
+  /**
+   * Each stop's midpoint (0..1 of the way to the next stop, where the two are mixed half and half; 0.5 = a straight
+   * blend), in the order of `colors` / `opacities`. Absent: all 0.5.
+   */
+  colorMidpoints?: number[];
+  opacityMidpoints?: number[];
 }
 
 interface GradientBase extends ShapeBase {
