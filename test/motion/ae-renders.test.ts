@@ -34,7 +34,6 @@ const KNOWN_FAILING = new Set<string>([
   'shape-modifiers/round-corners',
   'shape-modifiers/trim-individually',
   'shape-modifiers/zig-zag',
-  'shape-style/fill-blend-darken',
   'shape-style/gradient-linear-midpoint',
   'shape-style/gradient-radial',
   'shape-style/gradient-radial-highlight',

@@ -619,9 +619,39 @@ const SUPPORTED = new Set([
   'ADBE Vector Filter - Trim',
 ]);
 
-/** Shape blend modes (ADBE Vector Blend Mode): 1 is normal; the numbering of the others is not known yet. */
-const shapeBlend = (node: Chunk | undefined, ctx: Ctx): BlendMode =>
-  intValue(node, 1, ctx) === 1 ? 'normal' : 'unknown';
+/**
+ * Shape blend modes (ADBE Vector Blend Mode): the entry of After Effects' menu, separators counted (2, 8, 14, 22, 25).
+ * Tencent's PAG exporter (ExportShapeBlendMode, read through the AEGP API) names 1, 3-5, 9-11, 15-17, 23, 24, 26-29;
+ * the rest follow the menu's order (Linear Burn, Darker Color; Linear Dodge, Lighter Color; Linear Light, Vivid Light,
+ * Pin Light, Hard Mix). ae-renders' fill-blend-darken stores 3 for Darken (its Lottie export says darken).
+ */
+const SHAPE_BLEND: Record<number, BlendMode> = {
+  1: 'normal',
+  3: 'darken',
+  4: 'multiply',
+  5: 'color-burn',
+  6: 'linear-burn',
+  7: 'darker-color',
+  9: 'lighten',
+  10: 'screen',
+  11: 'color-dodge',
+  12: 'linear-dodge',
+  13: 'lighter-color',
+  15: 'overlay',
+  16: 'soft-light',
+  17: 'hard-light',
+  18: 'linear-light',
+  19: 'vivid-light',
+  20: 'pin-light',
+  21: 'hard-mix',
+  23: 'difference',
+  24: 'exclusion',
+  26: 'hue',
+  27: 'saturation',
+  28: 'color',
+  29: 'luminosity',
+};
+const shapeBlend = (node: Chunk | undefined, ctx: Ctx): BlendMode => SHAPE_BLEND[intValue(node, 1, ctx)] ?? 'unknown';
 
 function shapeTransform(g: Chunk | undefined, path: string, ctx: Ctx): ShapeTransform {
   const p = (name: string, def: number[]) => numProp(find(g, name), name, `${path}>${name}`, def, ctx);

@@ -316,6 +316,7 @@ class Evaluator {
       blend: l.blendMode === 'unknown' ? 'normal' : l.blendMode,
       children,
     };
+    if (l.type === 'shape' && children.some(blends)) g.isolate = true;
     if (l.type === 'precomp' && !l.collapse) {
       const src = this.comps.get(l.sourceId!);
       if (src) g.clip = { width: src.width, height: src.height };
@@ -567,8 +568,25 @@ class Evaluator {
   }
 }
 
-/** Blend modes Canvas 2D has (globalCompositeOperation); the others are drawn as normal and listed. */
+/**
+ * Blend modes the page draws: Canvas 2D's own (globalCompositeOperation) and those it computes per pixel
+ * (draw-script.ts); the others are drawn as normal and listed.
+ */
 const CANVAS_BLENDS = new Set([
+  'dissolve',
+  'linear-burn',
+  'linear-light',
+  'vivid-light',
+  'pin-light',
+  'hard-mix',
+  'subtract',
+  'divide',
+  'darker-color',
+  'lighter-color',
+  'classic-color-dodge',
+  'classic-color-burn',
+  'stencil-alpha',
+  'silhouette-alpha',
   'normal',
   'add',
   'multiply',
@@ -589,6 +607,13 @@ const CANVAS_BLENDS = new Set([
   'classic-difference',
   'linear-dodge',
 ]);
+
+/** Whether a shape layer's node blends other than normally (then the layer is drawn on its own surface). */
+function blends(n: DisplayNode): boolean {
+  if (n.kind === 'group') return n.blend !== 'normal' || n.children.some(blends);
+  if (n.kind !== 'shape') return false;
+  return (!!n.fill && n.fill.blend !== 'normal') || (!!n.stroke && n.stroke.blend !== 'normal');
+}
 
 function groupMatrix(g: ShapeGroup, num: (p: NumProperty) => number[]): Matrix {
   const tr = g.transform;
