@@ -32,7 +32,6 @@ const KNOWN_FAILING = new Set<string>([
   'shape-modifiers/offset-path-round',
   'shape-modifiers/pucker',
   'shape-modifiers/round-corners',
-  'shape-modifiers/trim-individually',
   'shape-modifiers/zig-zag',
   'shape-style/gradient-linear-midpoint',
   'shape-style/gradient-radial',

@@ -822,7 +822,8 @@ function shapeItems(group: Chunk | undefined, path: string, ctx: Ctx, depth: num
           start: p('ADBE Vector Trim Start', [0]),
           end: p('ADBE Vector Trim End', [100]),
           offset: p('ADBE Vector Trim Offset', [0]),
-          individually: intValue(find(node, 'ADBE Vector Trim Type'), 1, ctx) === 2,
+          // 1 "Simultaneously": each path on its own; 2 "Individually": one after another (model.ts)
+          individually: intValue(find(node, 'ADBE Vector Trim Type'), 1, ctx) === 1,
         });
         break;
       default:

@@ -327,7 +327,11 @@ export interface ShapeTrim extends ShapeBase {
   end: NumProperty;
   /** Degrees (360 = one turn). */
   offset: NumProperty;
-  /** Trim each path on its own, or all of them as one. */
+  /**
+   * Trim each path on its own, or all of them as one length in order. Beware After Effects' names, which say the
+   * opposite: its "Simultaneously" (1, the default) trims each path on its own (true here), its "Individually" (2)
+   * trims them one after another as one length (false here); ae-renders' trim-individually shows it.
+   */
   individually: boolean;
 }
 
