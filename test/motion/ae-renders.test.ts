@@ -27,11 +27,8 @@ import {
  */
 const KNOWN_FAILING = new Set<string>([
   'Lottie-Windows/BlurOverlap',
-  'shape-modifiers/bloat',
   'shape-modifiers/offset-path',
   'shape-modifiers/offset-path-round',
-  'shape-modifiers/pucker',
-  'shape-modifiers/round-corners',
   'shape-modifiers/zig-zag',
   'shape-style/gradient-linear-midpoint',
   'shape-style/gradient-radial',

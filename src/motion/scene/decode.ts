@@ -826,6 +826,38 @@ function shapeItems(group: Chunk | undefined, path: string, ctx: Ctx, depth: num
           individually: intValue(find(node, 'ADBE Vector Trim Type'), 1, ctx) === 1,
         });
         break;
+      case 'ADBE Vector Filter - PB':
+        items.push({ ...base, kind: 'modifier', op: 'pucker-bloat', amount: p('ADBE Vector PuckerBloat Amount', [0]) });
+        break;
+      case 'ADBE Vector Filter - RC':
+        items.push({
+          ...base,
+          kind: 'modifier',
+          op: 'round-corners',
+          amount: p('ADBE Vector RoundCorner Radius', [10]),
+        });
+        break;
+      case 'ADBE Vector Filter - Zigzag':
+        items.push({
+          ...base,
+          kind: 'modifier',
+          op: 'zig-zag',
+          amount: p('ADBE Vector Zigzag Size', [10]),
+          ridges: p('ADBE Vector Zigzag Detail', [5]),
+          // 1 corner, 2 smooth
+          smooth: intValue(find(node, 'ADBE Vector Zigzag Points'), 1, ctx) === 2,
+        });
+        break;
+      case 'ADBE Vector Filter - Offset':
+        items.push({
+          ...base,
+          kind: 'modifier',
+          op: 'offset',
+          amount: p('ADBE Vector Offset Amount', [10]),
+          join: JOIN[intValue(find(node, 'ADBE Vector Offset Line Join'), 1, ctx)] ?? 'miter',
+          miterLimit: p('ADBE Vector Offset Miter Limit', [4]),
+        });
+        break;
       default:
         if (!SUPPORTED.has(mn)) items.push({ ...base, kind: 'unsupported' });
     }

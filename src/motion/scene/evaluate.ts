@@ -18,11 +18,15 @@ import {
   IDENTITY,
   invert,
   multiply,
+  offsetPath,
+  puckerBloat,
   rectPath,
+  roundCorners,
   reversePath,
   starPath,
   transformMatrix,
   trimPaths,
+  zigZag,
 } from './geometry.js';
 import type {
   BezierPath,
@@ -541,6 +545,23 @@ class Evaluator {
           };
           if (item.kind === 'gradient-stroke') stroke.gradient = this.gradient(l, item, lt);
           painted({ kind: 'shape', paths: [], stroke }, item.above);
+          break;
+        }
+        case 'modifier': {
+          // applied in this group's coordinates, like trim paths, each path taken back to its shape's own
+          const amount = num(item.amount)[0];
+          const op = (q: BezierPath): BezierPath =>
+            item.op === 'pucker-bloat'
+              ? puckerBloat(q, amount)
+              : item.op === 'round-corners'
+                ? roundCorners(q, amount)
+                : item.op === 'zig-zag'
+                  ? zigZag(q, amount, item.ridges ? num(item.ridges)[0] : 5, !!item.smooth)
+                  : offsetPath(q, amount, item.join ?? 'miter', item.miterLimit ? num(item.miterLimit)[0] : 4);
+          for (const r of refs) {
+            const back = invert(r.m);
+            r.entry.paths = back ? r.entry.paths.map((q) => applyToPath(back, op(applyToPath(r.m, q)))) : [];
+          }
           break;
         }
         case 'unsupported':

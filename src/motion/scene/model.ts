@@ -187,6 +187,7 @@ export type ShapeItem =
   | ShapeGradientFill
   | ShapeGradientStroke
   | ShapeTrim
+  | ShapeModifier
   | ShapeUnsupported;
 
 interface ShapeBase {
@@ -335,7 +336,22 @@ export interface ShapeTrim extends ShapeBase {
   individually: boolean;
 }
 
-/** Merge paths, repeater, offset paths, pucker, wiggle, zig zag, twist, round corners...: listed, not drawn. */
+/**
+ * A path operator applied to every shape above it (like trim paths): pucker & bloat (`amount` percent), round corners
+ * (`amount` = radius), zig zag (`amount` = size, `ridges` per segment, `smooth` points) and offset paths (`amount`
+ * pixels, `join`, `miterLimit`).
+ */
+export interface ShapeModifier extends ShapeBase {
+  kind: 'modifier';
+  op: 'pucker-bloat' | 'round-corners' | 'zig-zag' | 'offset';
+  amount: NumProperty;
+  ridges?: NumProperty;
+  smooth?: boolean;
+  join?: LineJoin;
+  miterLimit?: NumProperty;
+}
+
+/** Merge paths, repeater, wiggle, twist...: listed, not drawn. */
 export interface ShapeUnsupported extends ShapeBase {
   kind: 'unsupported';
 }
