@@ -426,7 +426,7 @@ function pointAt(s: Seg, t: number): { p: Pt; d: Pt } {
 }
 
 /**
- * Zig zag: `ridges` points evenly spread (by parameter) on each segment besides its vertices, each pushed `size`
+ * Zig zag: `ridges` points evenly spread (by length) on each segment besides its vertices, each pushed `size`
  * pixels off the path, alternately to either side (a vertex along the bisector of its corner); corner points are
  * joined by straight lines, smooth points by curves running along the path.
  */
@@ -442,7 +442,8 @@ export function zigZag(p: BezierPath, size: number, ridges: number, smooth: bool
     const d = before ? add(before, after) : after;
     const l = Math.hypot(d[0], d[1]) || 1;
     pts.push({ p: s[0], d: [d[0] / l, d[1] / l] });
-    for (let j = 1; j <= r; j++) pts.push(pointAt(s, j / (r + 1)));
+    const table = lengthTable(s, STEPS);
+    for (let j = 1; j <= r; j++) pts.push(pointAt(s, paramAt(table, j / (r + 1))));
   });
   if (!p.closed) pts.push(pointAt(segs[segs.length - 1], 1));
   const spacing =
@@ -511,7 +512,7 @@ export function offsetPath(
     const cross = n0[0] * n1[1] - n0[1] * n1[0];
     const dot = n0[0] * n1[0] + n0[1] * n1[1];
     // the offset lines part (a corner on the outside of the offset) when the turn goes the amount's way
-    const outside = cross * sign * amount > 1e-12;
+    const outside = -cross * sign * amount > 1e-12;
     const half = Math.acos(Math.max(-1, Math.min(1, dot))) / 2;
     const m =
       Math.cos(half) > 1e-9
