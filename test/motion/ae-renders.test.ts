@@ -31,8 +31,6 @@ const KNOWN_FAILING = new Set<string>([
   'shape-modifiers/offset-path-round',
   'shape-modifiers/zig-zag',
   'shape-style/gradient-linear-midpoint',
-  'shape-style/gradient-radial',
-  'shape-style/gradient-radial-highlight',
 ]);
 
 const haveRenders = fs.existsSync(AE_RENDERS);

@@ -192,7 +192,12 @@ export const DRAW_SCRIPT = String.raw`
   };
 
   // ---- paints ----
-  const gradient = (g, gr, alpha) => {
+  // After Effects samples a gradient at each pixel's corner, Canvas at its centre: the ramp is moved half a device
+  // pixel right and down (ae-renders' gradient-radial is symmetric about a pixel, not between two).
+  const gradient = (g, gr, alpha, m) => {
+    const det = m[0] * m[3] - m[1] * m[2] || 1;
+    const hx = (0.5 * m[3] - 0.5 * m[2]) / det, hy = (0.5 * m[0] - 0.5 * m[1]) / det;
+    gr = { ...gr, start: [gr.start[0] + hx, gr.start[1] + hy], end: [gr.end[0] + hx, gr.end[1] + hy] };
     let paint;
     if (gr.type === 'radial') {
       const r = Math.hypot(gr.end[0] - gr.start[0], gr.end[1] - gr.start[1]);
@@ -272,13 +277,13 @@ export const DRAW_SCRIPT = String.raw`
     const p = n.trim ? trimmed(n.paths, n.trim) : pathOf(n.paths);
     if (n.fill) {
       g.globalCompositeOperation = blendOf(n.fill.blend);
-      g.fillStyle = n.fill.gradient ? gradient(g, n.fill.gradient, n.fill.opacity) : css(n.fill.color, n.fill.opacity);
+      g.fillStyle = n.fill.gradient ? gradient(g, n.fill.gradient, n.fill.opacity, m) : css(n.fill.color, n.fill.opacity);
       g.fill(p, n.fill.rule === 'evenodd' ? 'evenodd' : 'nonzero');
     }
     if (n.stroke && n.stroke.width > 0) {
       const s = n.stroke;
       g.globalCompositeOperation = blendOf(s.blend);
-      g.strokeStyle = s.gradient ? gradient(g, s.gradient, s.opacity) : css(s.color, s.opacity);
+      g.strokeStyle = s.gradient ? gradient(g, s.gradient, s.opacity, m) : css(s.color, s.opacity);
       g.lineWidth = s.width;
       g.lineCap = s.cap || 'butt';
       g.lineJoin = s.join || 'miter';
