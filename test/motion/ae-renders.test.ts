@@ -27,8 +27,6 @@ import {
  */
 const KNOWN_FAILING = new Set<string>([
   'Lottie-Windows/BlurOverlap',
-  'shape-modifiers/offset-path',
-  'shape-modifiers/offset-path-round',
   'shape-modifiers/zig-zag',
   'shape-style/gradient-linear-midpoint',
 ]);

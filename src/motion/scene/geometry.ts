@@ -518,18 +518,27 @@ export function offsetPath(
       Math.cos(half) > 1e-9
         ? add(q, scale(scale(add(n0, n1), 1 / Math.hypot(...add(n0, n1)) || 0), amount / Math.cos(half)))
         : a;
-    if (!outside || dot > 0.9999) out.push(m);
-    else if (join === 'miter' && 1 / Math.cos(half) <= miterLimit) out.push(m);
-    else if (join === 'round') {
+    const arc = (sweep: number) => {
       const a0 = Math.atan2(n0[1], n0[0]);
-      let sweep = Math.atan2(n1[1], n1[0]) - a0;
-      if (sweep > Math.PI) sweep -= 2 * Math.PI;
-      if (sweep < -Math.PI) sweep += 2 * Math.PI;
       const steps = Math.max(2, Math.ceil(Math.abs(sweep) / (Math.PI / 16)));
       for (let j = 0; j <= steps; j++) {
         const t = a0 + (sweep * j) / steps;
         out.push(add(q, [Math.cos(t) * amount, Math.sin(t) * amount]));
       }
+    };
+    if (dot < -0.9999) {
+      // a U-turn (an open path's end): cut square, or a half circle round the end, away from where the path came from
+      const mid = Math.atan2(n0[1], n0[0]) + Math.PI / 2;
+      const away = sub(q, prev);
+      if (join === 'round') arc((Math.cos(mid) * away[0] + Math.sin(mid) * away[1]) * amount >= 0 ? Math.PI : -Math.PI);
+      else out.push(a, b);
+    } else if (!outside || dot > 0.9999) out.push(m);
+    else if (join === 'miter' && 1 / Math.cos(half) <= miterLimit) out.push(m);
+    else if (join === 'round') {
+      let sweep = Math.atan2(n1[1], n1[0]) - Math.atan2(n0[1], n0[0]);
+      if (sweep > Math.PI) sweep -= 2 * Math.PI;
+      if (sweep < -Math.PI) sweep += 2 * Math.PI;
+      arc(sweep);
     } else out.push(a, b);
   }
   return { closed: true, v: out, i: out.map(() => [0, 0]), o: out.map(() => [0, 0]) };
