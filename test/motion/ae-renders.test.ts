@@ -27,7 +27,6 @@ import {
  */
 const KNOWN_FAILING = new Set<string>([
   'Lottie-Windows/BlurOverlap',
-  'shape-modifiers/zig-zag',
   'shape-style/gradient-linear-midpoint',
 ]);
 
