@@ -309,6 +309,37 @@ describe('preview drawer (display list → pixels)', () => {
     near(px(20, 50), [0, 0, 255]);
     near(px(80, 50), [0, 0, 255]);
   });
+
+  it('blends in the modes Canvas lacks (per pixel), and a shape fill only with its own layer', async () => {
+    const gray = [0.5, 0.5, 0.5, 1] as [number, number, number, number];
+    const q = [0.25, 0.25, 0.25, 1] as [number, number, number, number];
+    const px = await draw(
+      list([
+        solid(W, H, gray),
+        group([solid(30, 30, [0.75, 0.75, 0.75, 1])], { blend: 'linear-burn' }),
+        group([solid(30, 30, q)], { blend: 'subtract', matrix: at(40, 0) }),
+        group([solid(30, 30, gray)], { blend: 'divide', matrix: at(80, 0) }),
+        group([solid(30, 30, [0.25, 0.75, 0.25, 1])], { blend: 'pin-light', matrix: at(120, 0) }),
+        // A darken fill over a white fill of the same layer: the layer is drawn on its own surface, so the fill
+        // darkens the white fill (to its own colour) and nothing of the gray below.
+        group(
+          [
+            { kind: 'shape', paths: [rect(0, 0, 30, 30)], fill: fill(WHITE) },
+            { kind: 'shape', paths: [rect(0, 0, 30, 60)], fill: { ...fill([0.75, 0.2, 0.2, 1]), blend: 'darken' } },
+          ],
+          { matrix: at(160, 0), isolate: true },
+        ),
+      ]),
+    );
+    near(px(15, 15), [64, 64, 64]);
+    near(px(55, 15), [64, 64, 64]);
+    near(px(95, 15), [255, 255, 255]);
+    near(px(135, 15), [128, 128, 128]); // pin light: min(0.5, 0.5) and max(0.5, 0.5)
+    near(px(175, 15), [191, 51, 51]);
+    // where the layer has only the darken fill, it is drawn as it is (darken over nothing of its own layer)
+    near(px(175, 45), [191, 51, 51]);
+    near(px(175, 80), [128, 128, 128]);
+  });
 });
 
 function fill(color: [number, number, number, number], rule: 'nonzero' | 'evenodd' = 'nonzero') {

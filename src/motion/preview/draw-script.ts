@@ -38,8 +38,61 @@ export const DRAW_SCRIPT = String.raw`
     'classic-color-dodge': 'color-dodge', 'classic-color-burn': 'color-burn', 'hard-light': 'hard-light',
     'soft-light': 'soft-light', difference: 'difference', 'classic-difference': 'difference', exclusion: 'exclusion',
     hue: 'hue', saturation: 'saturation', color: 'color', luminosity: 'luminosity',
+    // The layer's alpha cuts (stencil) or punches (silhouette) everything below it.
+    'stencil-alpha': 'destination-in', 'silhouette-alpha': 'destination-out',
   };
   const blendOf = (b) => BLEND[b] || 'source-over';
+  // Blend modes Canvas 2D lacks, per channel on straight sRGB values 0..1 (d: below, s: the layer): Adobe's formulas
+  // (Photoshop's blend mode reference, which After Effects' manual follows). Composited with the alpha rule of the
+  // W3C compositing spec: co = s·(1 - ad) + d·(1 - as) + as·ad·B(d, s).
+  const lum = (r, g, b) => 0.3 * r + 0.59 * g + 0.11 * b;
+  const burn = (d, s) => (s <= 0 ? 0 : Math.max(0, 1 - (1 - d) / s));
+  const dodge = (d, s) => (s >= 1 ? 1 : Math.min(1, d / (1 - s)));
+  const vivid = (d, s) => (s <= 0.5 ? burn(d, 2 * s) : dodge(d, 2 * s - 1));
+  const SEPARABLE = {
+    'linear-burn': (d, s) => Math.max(0, d + s - 1),
+    'linear-light': (d, s) => Math.min(1, Math.max(0, d + 2 * s - 1)),
+    'vivid-light': vivid,
+    'pin-light': (d, s) => (s <= 0.5 ? Math.min(d, 2 * s) : Math.max(d, 2 * s - 1)),
+    'hard-mix': (d, s) => (d + s >= 1 ? 1 : 0),
+    subtract: (d, s) => Math.max(0, d - s),
+    divide: (d, s) => (s <= 0 ? (d > 0 ? 1 : 0) : Math.min(1, d / s)),
+  };
+  const WHOLE = {
+    'darker-color': (d, s) => (lum(s[0], s[1], s[2]) < lum(d[0], d[1], d[2]) ? s : d),
+    'lighter-color': (d, s) => (lum(s[0], s[1], s[2]) > lum(d[0], d[1], d[2]) ? s : d),
+  };
+  const customBlend = (b) => SEPARABLE[b] || WHOLE[b] || b === 'dissolve';
+  // Composites canvas \`src\` (output size, device pixels) onto context g with one of the modes above at \`alpha\`.
+  const blendPixels = (g, src, b, alpha) => {
+    const dst = g.getImageData(0, 0, W, H);
+    const sp = src.getContext('2d').getImageData(0, 0, W, H).data;
+    const dp = dst.data;
+    const sep = SEPARABLE[b], whole = WHOLE[b];
+    const d3 = [0, 0, 0], s3 = [0, 0, 0], o3 = [0, 0, 0];
+    for (let i = 0; i < dp.length; i += 4) {
+      let as = (sp[i + 3] / 255) * alpha;
+      if (as <= 0) continue;
+      if (b === 'dissolve') {
+        // Dissolve keeps a pixel whole where a fixed noise falls below its opacity (the same pixels every frame).
+        let h = (i / 4) | 0;
+        h = Math.imul(h ^ (h >>> 16), 0x45d9f3b); h = Math.imul(h ^ (h >>> 16), 0x45d9f3b); h ^= h >>> 16;
+        as = (h >>> 0) / 4294967296 < as ? 1 : 0;
+        if (!as) continue;
+      }
+      const ad = dp[i + 3] / 255;
+      for (let c = 0; c < 3; c++) { d3[c] = dp[i + c] / 255; s3[c] = sp[i + c] / 255; }
+      if (whole) { const r = whole(d3, s3); o3[0] = r[0]; o3[1] = r[1]; o3[2] = r[2]; }
+      else for (let c = 0; c < 3; c++) o3[c] = sep ? sep(d3[c], s3[c]) : s3[c];
+      const ao = as + ad * (1 - as);
+      for (let c = 0; c < 3; c++) {
+        const co = s3[c] * as * (1 - ad) + d3[c] * ad * (1 - as) + as * ad * o3[c];
+        dp[i + c] = Math.round((co / ao) * 255);
+      }
+      dp[i + 3] = Math.round(ao * 255);
+    }
+    g.putImageData(dst, 0, 0);
+  };
   const css = (c, alpha) => {
     const a = Math.max(0, Math.min(1, (c[3] === undefined ? 1 : c[3]) * (alpha === undefined ? 1 : alpha)));
     const ch = (v) => Math.round(Math.max(0, Math.min(1, v)) * 255);
@@ -142,7 +195,12 @@ export const DRAW_SCRIPT = String.raw`
   };
 
   // ---- paints ----
-  const gradient = (g, gr, alpha) => {
+  // After Effects samples a gradient at each pixel's corner, Canvas at its centre: the ramp is moved half a device
+  // pixel right and down (ae-renders' gradient-radial is symmetric about a pixel, not between two).
+  const gradient = (g, gr, alpha, m) => {
+    const det = m[0] * m[3] - m[1] * m[2] || 1;
+    const hx = (0.5 * m[3] - 0.5 * m[2]) / det, hy = (0.5 * m[0] - 0.5 * m[1]) / det;
+    gr = { ...gr, start: [gr.start[0] + hx, gr.start[1] + hy], end: [gr.end[0] + hx, gr.end[1] + hy] };
     let paint;
     if (gr.type === 'radial') {
       const r = Math.hypot(gr.end[0] - gr.start[0], gr.end[1] - gr.start[1]);
@@ -209,17 +267,26 @@ export const DRAW_SCRIPT = String.raw`
   };
 
   const drawShape = (g, n, m) => {
+    const b = (n.fill && n.fill.blend) || (n.stroke && n.stroke.blend);
+    if (customBlend(b)) {
+      // A fill or stroke in a mode Canvas lacks: painted alone, then blended onto what the layer holds so far.
+      const c = acquire();
+      drawShape(c.getContext('2d'), { ...n, fill: n.fill && { ...n.fill, blend: 'normal' }, stroke: n.stroke && { ...n.stroke, blend: 'normal' } }, m);
+      blendPixels(g, c, b, 1);
+      release(c);
+      return;
+    }
     setM(g, m);
     const p = n.trim ? trimmed(n.paths, n.trim) : pathOf(n.paths);
     if (n.fill) {
       g.globalCompositeOperation = blendOf(n.fill.blend);
-      g.fillStyle = n.fill.gradient ? gradient(g, n.fill.gradient, n.fill.opacity) : css(n.fill.color, n.fill.opacity);
+      g.fillStyle = n.fill.gradient ? gradient(g, n.fill.gradient, n.fill.opacity, m) : css(n.fill.color, n.fill.opacity);
       g.fill(p, n.fill.rule === 'evenodd' ? 'evenodd' : 'nonzero');
     }
     if (n.stroke && n.stroke.width > 0) {
       const s = n.stroke;
       g.globalCompositeOperation = blendOf(s.blend);
-      g.strokeStyle = s.gradient ? gradient(g, s.gradient, s.opacity) : css(s.color, s.opacity);
+      g.strokeStyle = s.gradient ? gradient(g, s.gradient, s.opacity, m) : css(s.color, s.opacity);
       g.lineWidth = s.width;
       g.lineCap = s.cap || 'butt';
       g.lineJoin = s.join || 'miter';
@@ -322,7 +389,7 @@ ${DRAW_3D_SCRIPT}
   const drawGroup = (g, n, parent) => {
     if (n.warp || n.intersect) return drawWarped(g, n, parent);
     const m = mul(parent, n.matrix);
-    const own = n.opacity < 1 || (n.blend && n.blend !== 'normal') || (n.masks && n.masks.length) || n.matte || n.effects || n.styles;
+    const own = n.opacity < 1 || (n.blend && n.blend !== 'normal') || (n.masks && n.masks.length) || n.matte || n.effects || n.styles || n.isolate;
     const target = own ? acquire() : null;
     const tg = own ? target.getContext('2d') : g;
     tg.save();
@@ -348,12 +415,15 @@ ${DRAW_3D_SCRIPT}
     if (n.effects) window.__bmsEffects.apply(target, n, m, tools);
     if (n.styles) window.__bmsEffects.styles(target, n, parent, tools);
     if (n.matte) applyMatte(target, n.matte, parent);
-    g.save();
-    g.setTransform(1, 0, 0, 1, 0, 0);
-    g.globalAlpha = Math.max(0, Math.min(1, n.opacity));
-    g.globalCompositeOperation = blendOf(n.blend);
-    g.drawImage(target, 0, 0);
-    g.restore();
+    if (customBlend(n.blend)) blendPixels(g, target, n.blend, Math.max(0, Math.min(1, n.opacity)));
+    else {
+      g.save();
+      g.setTransform(1, 0, 0, 1, 0, 0);
+      g.globalAlpha = Math.max(0, Math.min(1, n.opacity));
+      g.globalCompositeOperation = blendOf(n.blend);
+      g.drawImage(target, 0, 0);
+      g.restore();
+    }
     release(target);
   };
 

@@ -400,15 +400,19 @@ function readStops(xml: string): GradientStops {
     return stops;
   };
   // colour stop: [offset, midpoint, r, g, b]; alpha stop: [offset, midpoint, a]
-  const colors = section('Color Stops')
+  const colorStops = section('Color Stops')
     .filter((s) => s.length >= 5)
-    .map((s): [number, number, number, number] => [s[0], s[2], s[3], s[4]]);
-  const opacities = section('Alpha Stops')
+    .sort((a, b) => a[0] - b[0]);
+  const alphaStops = section('Alpha Stops')
     .filter((s) => s.length >= 3)
-    .map((s): [number, number] => [s[0], s[2]]);
-  colors.sort((a, b) => a[0] - b[0]);
-  opacities.sort((a, b) => a[0] - b[0]);
-  return { colors, opacities };
+    .sort((a, b) => a[0] - b[0]);
+  const out: GradientStops = {
+    colors: colorStops.map((s): [number, number, number, number] => [s[0], s[2], s[3], s[4]]),
+    opacities: alphaStops.map((s): [number, number] => [s[0], s[2]]),
+  };
+  if (colorStops.some((s) => s[1] !== 0.5)) out.colorMidpoints = colorStops.map((s) => s[1]);
+  if (alphaStops.some((s) => s[1] !== 0.5)) out.opacityMidpoints = alphaStops.map((s) => s[1]);
+  return out;
 }
 
 const DEFAULT_STOPS: GradientStops = {
@@ -619,9 +623,39 @@ const SUPPORTED = new Set([
   'ADBE Vector Filter - Trim',
 ]);
 
-/** Shape blend modes (ADBE Vector Blend Mode): 1 is normal; the numbering of the others is not known yet. */
-const shapeBlend = (node: Chunk | undefined, ctx: Ctx): BlendMode =>
-  intValue(node, 1, ctx) === 1 ? 'normal' : 'unknown';
+/**
+ * Shape blend modes (ADBE Vector Blend Mode): the entry of After Effects' menu, separators counted (2, 8, 14, 22, 25).
+ * Tencent's PAG exporter (ExportShapeBlendMode, read through the AEGP API) names 1, 3-5, 9-11, 15-17, 23, 24, 26-29;
+ * the rest follow the menu's order (Linear Burn, Darker Color; Linear Dodge, Lighter Color; Linear Light, Vivid Light,
+ * Pin Light, Hard Mix). ae-renders' fill-blend-darken stores 3 for Darken (its Lottie export says darken).
+ */
+const SHAPE_BLEND: Record<number, BlendMode> = {
+  1: 'normal',
+  3: 'darken',
+  4: 'multiply',
+  5: 'color-burn',
+  6: 'linear-burn',
+  7: 'darker-color',
+  9: 'lighten',
+  10: 'screen',
+  11: 'color-dodge',
+  12: 'linear-dodge',
+  13: 'lighter-color',
+  15: 'overlay',
+  16: 'soft-light',
+  17: 'hard-light',
+  18: 'linear-light',
+  19: 'vivid-light',
+  20: 'pin-light',
+  21: 'hard-mix',
+  23: 'difference',
+  24: 'exclusion',
+  26: 'hue',
+  27: 'saturation',
+  28: 'color',
+  29: 'luminosity',
+};
+const shapeBlend = (node: Chunk | undefined, ctx: Ctx): BlendMode => SHAPE_BLEND[intValue(node, 1, ctx)] ?? 'unknown';
 
 function shapeTransform(g: Chunk | undefined, path: string, ctx: Ctx): ShapeTransform {
   const p = (name: string, def: number[]) => numProp(find(g, name), name, `${path}>${name}`, def, ctx);
@@ -792,7 +826,40 @@ function shapeItems(group: Chunk | undefined, path: string, ctx: Ctx, depth: num
           start: p('ADBE Vector Trim Start', [0]),
           end: p('ADBE Vector Trim End', [100]),
           offset: p('ADBE Vector Trim Offset', [0]),
-          individually: intValue(find(node, 'ADBE Vector Trim Type'), 1, ctx) === 2,
+          // 1 "Simultaneously": each path on its own; 2 "Individually": one after another (model.ts)
+          individually: intValue(find(node, 'ADBE Vector Trim Type'), 1, ctx) === 1,
+        });
+        break;
+      case 'ADBE Vector Filter - PB':
+        items.push({ ...base, kind: 'modifier', op: 'pucker-bloat', amount: p('ADBE Vector PuckerBloat Amount', [0]) });
+        break;
+      case 'ADBE Vector Filter - RC':
+        items.push({
+          ...base,
+          kind: 'modifier',
+          op: 'round-corners',
+          amount: p('ADBE Vector RoundCorner Radius', [10]),
+        });
+        break;
+      case 'ADBE Vector Filter - Zigzag':
+        items.push({
+          ...base,
+          kind: 'modifier',
+          op: 'zig-zag',
+          amount: p('ADBE Vector Zigzag Size', [10]),
+          ridges: p('ADBE Vector Zigzag Detail', [5]),
+          // 1 corner, 2 smooth
+          smooth: intValue(find(node, 'ADBE Vector Zigzag Points'), 1, ctx) === 2,
+        });
+        break;
+      case 'ADBE Vector Filter - Offset':
+        items.push({
+          ...base,
+          kind: 'modifier',
+          op: 'offset',
+          amount: p('ADBE Vector Offset Amount', [10]),
+          join: JOIN[intValue(find(node, 'ADBE Vector Offset Line Join'), 1, ctx)] ?? 'miter',
+          miterLimit: p('ADBE Vector Offset Miter Limit', [4]),
         });
         break;
       default:
@@ -806,15 +873,52 @@ function shapeItems(group: Chunk | undefined, path: string, ctx: Ctx, depth: num
 // Layers.
 
 /**
+ * An anchor point stored as a fraction of the layer's source size (x 1 = the source's width) rather than in pixels:
+ * After Effects 23+ writes a layer's anchor so when it was set in the Timeline (its tdb4 then has 6.25e-12 at byte 16,
+ * where pixel-valued properties have 1e-4). Found on the ae-renders projects (anchor [40, 0] of a 40 px solid stored
+ * as [1, 0]; an 80 px precomp's [80, 0] as [1, 0]) and KraftyFX/aex's layer_transform.aep (a 100 px null's anchor
+ * [11, 22, 33] stored as [0.11, 0.22, 0.33]; the project's own test says [11, 22, 33]): z is taken by the width,
+ * which that square null cannot tell from the height.
+ */
+function sourceRelative(tdbs: Chunk): boolean {
+  const d = child(tdbs, 'tdb4')?.data;
+  if (!d || d.length < 24) return false;
+  const step = view(d).getFloat64(16);
+  return step > 0 && step < 1e-9;
+}
+
+/** A numeric property with every value (static, keys, tangents) multiplied per dimension, speeds by their mean. */
+function scaleProp(p: NumProperty, k: number[]): NumProperty {
+  const mul = (v: number[]) => v.map((x, d) => x * (k[d] ?? 1));
+  const mean = (k[0] + (k[1] ?? k[0])) / 2;
+  const ease = (e?: Ease[]) => e?.map((x, d) => ({ ...x, speed: x.speed * (e.length > 1 ? (k[d] ?? 1) : mean) }));
+  const out: NumProperty = { ...p, value: mul(p.value) };
+  if (p.keyframes)
+    out.keyframes = p.keyframes.map((f) => {
+      const g = { ...f, value: mul(f.value) };
+      if (f.inTangent) g.inTangent = mul(f.inTangent);
+      if (f.outTangent) g.outTangent = mul(f.outTangent);
+      if (f.inEase) g.inEase = ease(f.inEase);
+      if (f.outEase) g.outEase = ease(f.outEase);
+      return g;
+    });
+  return out;
+}
+
+/**
  * A layer's transform. After Effects leaves out properties at their default: position defaults to the composition's
  * centre, the anchor to the centre of the layer's source (0,0 for text, shapes and nulls).
  */
-function readTransform(g: Chunk | undefined, ctx: Ctx, anchor: number[]): Transform {
+function readTransform(g: Chunk | undefined, ctx: Ctx, anchor: number[], size?: [number, number]): Transform {
   const path = 'ADBE Transform Group';
   const p = (name: string, def: number[]) => numProp(find(g, name), name, `${path}>${name}`, def, ctx);
   const [cx, cy] = [ctx.compSize[0] / 2, ctx.compSize[1] / 2];
+  const anchorNode = find(g, 'ADBE Anchor Point');
   const t: Transform = {
-    anchor: p('ADBE Anchor Point', anchor),
+    anchor:
+      size && anchorNode && sourceRelative(anchorNode)
+        ? scaleProp(p('ADBE Anchor Point', anchor), [size[0], size[1], size[0]])
+        : p('ADBE Anchor Point', anchor),
     scale: p('ADBE Scale', [100, 100, 100]),
     rotation: p('ADBE Rotate Z', [0]),
     opacity: p('ADBE Opacity', [100]),
@@ -1061,6 +1165,7 @@ function readLayer(node: Chunk, info: InspectedLayer, ctx: Ctx, refs: Refs): Lay
         : size && info.type !== 'null'
           ? [size[0] / 2, size[1] / 2, 0]
           : [0, 0, 0],
+      size,
     ),
     masks: readMasks(find(props, 'ADBE Mask Parade'), ctx, size ?? [1, 1]),
     effects: readEffects(find(props, 'ADBE Effect Parade'), ctx, size ?? ctx.compSize, refs.effectDefs),

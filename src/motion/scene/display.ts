@@ -59,6 +59,11 @@ export interface DisplayGroup {
   /** 0..1, multiplied into the group's composite (not inherited from parent layers: After Effects does not). */
   opacity: number;
   blend: BlendMode;
+  /**
+   * Drawn on a surface of its own even at full opacity and normal blending: its contents blend with each other (a
+   * shape fill's blend mode), not with the layers below, as After Effects composites a layer.
+   */
+  isolate?: boolean;
   /** Clip rectangle in the group's own coordinates (a precomp's frame, 0,0 to its size). */
   clip?: { width: number; height: number };
   /** Masks in the group's own coordinates, applied in order (After Effects' mask stack) before the matte. */

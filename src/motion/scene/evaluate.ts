@@ -18,16 +18,21 @@ import {
   IDENTITY,
   invert,
   multiply,
+  offsetPath,
+  puckerBloat,
   rectPath,
+  roundCorners,
   reversePath,
   starPath,
   transformMatrix,
   trimPaths,
+  zigZag,
 } from './geometry.js';
 import type {
   BezierPath,
   Composition,
   Dash,
+  GradientStops,
   Layer,
   NumProperty,
   SceneProject,
@@ -383,6 +388,7 @@ class Evaluator {
       blend: l.blendMode === 'unknown' ? 'normal' : l.blendMode,
       children,
     };
+    if (l.type === 'shape' && children.some(blends)) g.isolate = true;
     if (l.type === 'precomp' && !l.collapse) {
       const src = this.comps.get(l.sourceId!);
       if (src) g.clip = { width: src.width, height: src.height };
@@ -638,6 +644,23 @@ class Evaluator {
           painted({ kind: 'shape', paths: [], stroke }, item.above);
           break;
         }
+        case 'modifier': {
+          // applied in this group's coordinates, like trim paths, each path taken back to its shape's own
+          const amount = num(item.amount)[0];
+          const op = (q: BezierPath): BezierPath =>
+            item.op === 'pucker-bloat'
+              ? puckerBloat(q, amount)
+              : item.op === 'round-corners'
+                ? roundCorners(q, amount)
+                : item.op === 'zig-zag'
+                  ? zigZag(q, amount, item.ridges ? num(item.ridges)[0] : 5, !!item.smooth)
+                  : offsetPath(q, amount, item.join ?? 'miter', item.miterLimit ? num(item.miterLimit)[0] : 4);
+          for (const r of refs) {
+            const back = invert(r.m);
+            r.entry.paths = back ? r.entry.paths.map((q) => applyToPath(back, op(applyToPath(r.m, q)))) : [];
+          }
+          break;
+        }
         case 'unsupported':
           this.note(l, 'shape-operator', `${item.matchName} ("${item.name}") is not applied`);
           break;
@@ -658,13 +681,30 @@ class Evaluator {
       end: this.num(l, item.end, lt).slice(0, 2) as [number, number],
       highlight_length: this.num(l, item.highlightLength, lt)[0] / 100,
       highlight_angle: this.num(l, item.highlightAngle, lt)[0],
-      stops: mergeStops(stops.colors, stops.opacities),
+      stops: mergeStops(stops),
     };
   }
 }
 
-/** Blend modes Canvas 2D has (globalCompositeOperation); the others are drawn as normal and listed. */
+/**
+ * Blend modes the page draws: Canvas 2D's own (globalCompositeOperation) and those it computes per pixel
+ * (draw-script.ts); the others are drawn as normal and listed.
+ */
 const CANVAS_BLENDS = new Set([
+  'dissolve',
+  'linear-burn',
+  'linear-light',
+  'vivid-light',
+  'pin-light',
+  'hard-mix',
+  'subtract',
+  'divide',
+  'darker-color',
+  'lighter-color',
+  'classic-color-dodge',
+  'classic-color-burn',
+  'stencil-alpha',
+  'silhouette-alpha',
   'normal',
   'add',
   'multiply',
@@ -700,6 +740,13 @@ function compFacts(comp: Composition): ExpressionComp {
   };
 }
 
+/** Whether a shape layer's node blends other than normally (then the layer is drawn on its own surface). */
+function blends(n: DisplayNode): boolean {
+  if (n.kind === 'group') return n.blend !== 'normal' || n.children.some(blends);
+  if (n.kind !== 'shape') return false;
+  return (!!n.fill && n.fill.blend !== 'normal') || (!!n.stroke && n.stroke.blend !== 'normal');
+}
+
 function groupMatrix(g: ShapeGroup, num: (p: NumProperty) => number[]): Matrix {
   const tr = g.transform;
   return transformMatrix(
@@ -725,26 +772,48 @@ function dashPattern(list: Dash[], num: (p: NumProperty) => number[]): { dashes:
   return { dashes: dashes.some((x) => x > 0) ? dashes : [], offset };
 }
 
-/** Colour stops and opacity stops merged: every offset of either list, colour and alpha interpolated there. */
-function mergeStops(colors: [number, number, number, number][], opacities: [number, number][]): GradientPaint['stops'] {
-  const at = <T extends number[]>(list: T[], x: number): number[] => {
+/**
+ * Colour stops and opacity stops merged: every offset of either list, colour and alpha interpolated there. Between two
+ * stops After Effects mixes by the first one's midpoint m (where the mix is half and half): the share of the next stop
+ * at a fraction f of the way is f^(ln 0.5 / ln m), a straight blend at m = 0.5 (measured on After Effects' renders:
+ * ae-renders' gradient-linear, midpoint 0.6007, matches within a level). Canvas gradients blend straight, so a curved
+ * stretch is given 16 stops more.
+ */
+function mergeStops(stops: GradientStops): GradientPaint['stops'] {
+  const { colors, opacities } = stops;
+  const curve = (m: number | undefined) => {
+    const k =
+      m === undefined || Math.abs(m - 0.5) < 1e-6 ? 1 : Math.log(0.5) / Math.log(Math.min(0.99, Math.max(0.01, m)));
+    return (f: number) => (k === 1 ? f : Math.pow(f, k));
+  };
+  const at = <T extends number[]>(list: T[], mids: number[] | undefined, x: number): number[] => {
     if (!list.length) return [];
     if (x <= list[0][0]) return list[0].slice(1);
     for (let k = 1; k < list.length; k++) {
       if (x <= list[k][0]) {
         const [a, b] = [list[k - 1], list[k]];
-        const f = b[0] > a[0] ? (x - a[0]) / (b[0] - a[0]) : 0;
+        const f = curve(mids?.[k - 1])(b[0] > a[0] ? (x - a[0]) / (b[0] - a[0]) : 0);
         return a.slice(1).map((v, j) => v + (b[j + 1] - v) * f);
       }
     }
     return list[list.length - 1].slice(1);
   };
-  const offsets = [...new Set([...colors.map((c) => c[0]), ...opacities.map((o) => o[0])])].sort((a, b) => a - b);
-  return offsets.map((offset) => {
-    const [r, g, b] = colors.length ? at(colors, offset) : [0, 0, 0];
-    const a = opacities.length ? at(opacities, offset)[0] : 1;
-    return { offset: clamp01(offset), color: [r, g, b, a] as Color };
-  });
+  const offsets = new Set([...colors.map((c) => c[0]), ...opacities.map((o) => o[0])]);
+  const curved = (list: number[][], mids: number[] | undefined) =>
+    list.forEach((s, k) => {
+      const next = list[k + 1];
+      if (!next || mids === undefined || Math.abs(mids[k] - 0.5) < 1e-6) return;
+      for (let j = 1; j < 16; j++) offsets.add(s[0] + ((next[0] - s[0]) * j) / 16);
+    });
+  curved(colors, stops.colorMidpoints);
+  curved(opacities, stops.opacityMidpoints);
+  return [...offsets]
+    .sort((a, b) => a - b)
+    .map((offset) => {
+      const [r, g, b] = colors.length ? at(colors, stops.colorMidpoints, offset) : [0, 0, 0];
+      const a = opacities.length ? at(opacities, stops.opacityMidpoints, offset)[0] : 1;
+      return { offset: clamp01(offset), color: [r, g, b, a] as Color };
+    });
 }
 
 function textNode(doc: TextDocument): DisplayText {

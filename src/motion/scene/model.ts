@@ -189,6 +189,7 @@ export type ShapeItem =
   | ShapeGradientFill
   | ShapeGradientStroke
   | ShapeTrim
+  | ShapeModifier
   | ShapeUnsupported;
 
 interface ShapeBase {
@@ -286,6 +287,12 @@ export interface ShapeStroke extends ShapeBase {
 export interface GradientStops {
   colors: [number, number, number, number][];
   opacities: [number, number][];
+  /**
+   * Each stop's midpoint (0..1 of the way to the next stop, where the two are mixed half and half; 0.5 = a straight
+   * blend), in the order of `colors` / `opacities`. Absent: all 0.5.
+   */
+  colorMidpoints?: number[];
+  opacityMidpoints?: number[];
 }
 
 interface GradientBase extends ShapeBase {
@@ -323,11 +330,30 @@ export interface ShapeTrim extends ShapeBase {
   end: NumProperty;
   /** Degrees (360 = one turn). */
   offset: NumProperty;
-  /** Trim each path on its own, or all of them as one. */
+  /**
+   * Trim each path on its own, or all of them as one length in order. Beware After Effects' names, which say the
+   * opposite: its "Simultaneously" (1, the default) trims each path on its own (true here), its "Individually" (2)
+   * trims them one after another as one length (false here); ae-renders' trim-individually shows it.
+   */
   individually: boolean;
 }
 
-/** Merge paths, repeater, offset paths, pucker, wiggle, zig zag, twist, round corners...: listed, not drawn. */
+/**
+ * A path operator applied to every shape above it (like trim paths): pucker & bloat (`amount` percent), round corners
+ * (`amount` = radius), zig zag (`amount` = size, `ridges` per segment, `smooth` points) and offset paths (`amount`
+ * pixels, `join`, `miterLimit`).
+ */
+export interface ShapeModifier extends ShapeBase {
+  kind: 'modifier';
+  op: 'pucker-bloat' | 'round-corners' | 'zig-zag' | 'offset';
+  amount: NumProperty;
+  ridges?: NumProperty;
+  smooth?: boolean;
+  join?: LineJoin;
+  miterLimit?: NumProperty;
+}
+
+/** Merge paths, repeater, wiggle, twist...: listed, not drawn. */
 export interface ShapeUnsupported extends ShapeBase {
   kind: 'unsupported';
 }

@@ -216,10 +216,19 @@ export function sampleStops(p: Property<GradientStops>, t: number): GradientStop
   const b = k1.value;
   if (a.colors.length !== b.colors.length || a.opacities.length !== b.opacities.length) return a;
   const mix = <T extends number[]>(x: T, y: T) => x.map((v, j) => v + (y[j] - v) * f) as T;
-  return {
+  const out: GradientStops = {
     colors: a.colors.map((c, j) => mix(c, b.colors[j])),
     opacities: a.opacities.map((o, j) => mix(o, b.opacities[j])),
   };
+  const half = (n: number) => Array.from({ length: n }, () => 0.5);
+  if (a.colorMidpoints || b.colorMidpoints)
+    out.colorMidpoints = mix(a.colorMidpoints ?? half(a.colors.length), b.colorMidpoints ?? half(a.colors.length));
+  if (a.opacityMidpoints || b.opacityMidpoints)
+    out.opacityMidpoints = mix(
+      a.opacityMidpoints ?? half(a.opacities.length),
+      b.opacityMidpoints ?? half(a.opacities.length),
+    );
+  return out;
 }
 
 /** Any property whose keys hold (text documents): the value of the last key at or before `t`. */

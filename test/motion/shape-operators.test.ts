@@ -1,0 +1,125 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { offsetPath, puckerBloat, roundCorners, zigZag } from '../../src/motion/scene/geometry.js';
+import type { BezierPath } from '../../src/motion/scene/model.js';
+
+/** Shape layers' path operators on paths whose result After Effects' manual lets one compute by hand. */
+
+const poly = (pts: [number, number][], closed = true): BezierPath => ({
+  closed,
+  v: pts,
+  i: pts.map(() => [0, 0]),
+  o: pts.map(() => [0, 0]),
+});
+// a 100 px square centred on 0,0, clockwise on screen (y down) from its top-left corner
+const square = () =>
+  poly([
+    [-50, -50],
+    [50, -50],
+    [50, 50],
+    [-50, 50],
+  ]);
+const near = (a: number[], b: number[], eps = 1e-6) =>
+  assert.ok(
+    a.every((v, k) => Math.abs(v - b[k]) <= eps),
+    `${JSON.stringify(a)} is not ${JSON.stringify(b)}`,
+  );
+
+describe('shape path operators', () => {
+  it('pucker & bloat: corners move the amount towards the centre, tangent ends as far away', () => {
+    const b = puckerBloat(square(), 50);
+    near(b.v[0], [-25, -25]);
+    // the tangent's end (at the old corner) moves 50 % away from the centre: -75, -75, relative to the new vertex
+    near(b.o[0], [-50, -50]);
+    const p = puckerBloat(square(), -50);
+    near(p.v[1], [75, -75]);
+    near(p.i[1], [-50, 50]);
+  });
+
+  it('round corners: each sharp corner cut at the radius along both sides (at most half a side)', () => {
+    const r = roundCorners(square(), 10);
+    assert.equal(r.v.length, 8);
+    near(r.v[0], [-50, -40]);
+    near(r.v[1], [-40, -50]);
+    // the tangents reach 55.19 % of the way to the old corner
+    near(r.o[0], [0, -10 * 0.5519]);
+    near(r.i[1], [-10 * 0.5519, 0]);
+    const big = roundCorners(square(), 80);
+    near(big.v[0], [-50, 0]);
+    // a curved vertex is kept as it is
+    const curved = square();
+    curved.o[0] = [10, 0];
+    assert.deepEqual(roundCorners(curved, 10).v[0], [-50, -50]);
+  });
+
+  it('zig zag: ridges spread on each segment, alternately pushed to either side (crest to trough: the size)', () => {
+    const z = zigZag(
+      poly(
+        [
+          [0, 0],
+          [60, 0],
+        ],
+        false,
+      ),
+      5,
+      2,
+      false,
+    );
+    assert.equal(z.v.length, 4);
+    // the first point to the right of the direction of travel (y down)
+    near(z.v[0], [0, 2.5], 0.05);
+    near(z.v[1], [20, -2.5], 0.05);
+    near(z.v[2], [40, 2.5], 0.05);
+    near(z.v[3], [60, -2.5], 0.05);
+    const smooth = zigZag(
+      poly(
+        [
+          [0, 0],
+          [60, 0],
+        ],
+        false,
+      ),
+      5,
+      2,
+      true,
+    );
+    // smooth points: tangents along the path, half the spacing long
+    near(smooth.o[1], [7.5, 0], 0.05);
+  });
+
+  it('offset paths: outwards and inwards, miter, bevel and round joins, the miter limit, open paths', () => {
+    const out = offsetPath(square(), 10, 'miter', 4);
+    assert.equal(out.v.length, 4);
+    near(out.v[0], [-60, -60]);
+    near(out.v[2], [60, 60]);
+    const inward = offsetPath(square(), -10, 'miter', 4);
+    near(inward.v[0], [-40, -40]);
+    const bevel = offsetPath(square(), 10, 'bevel', 4);
+    assert.equal(bevel.v.length, 8);
+    near(bevel.v[0], [-60, -50]);
+    near(bevel.v[1], [-50, -60]);
+    // a square's miter is sqrt(2) x the amount: a limit of 1.2 bevels it
+    assert.equal(offsetPath(square(), 10, 'miter', 1.2).v.length, 8);
+    const round = offsetPath(square(), 10, 'round', 4);
+    // every point of a rounded corner is 10 px from the corner
+    for (const q of round.v.filter((q) => q[0] < -50 && q[1] < -50)) near([Math.hypot(q[0] + 50, q[1] + 50)], [10]);
+    // an open line becomes the 20 px band around it, square ends
+    const band = offsetPath(
+      poly(
+        [
+          [0, 0],
+          [100, 0],
+        ],
+        false,
+      ),
+      10,
+      'miter',
+      4,
+    );
+    assert.equal(band.closed, true);
+    const ys = band.v.map((q) => q[1]);
+    near([Math.min(...ys), Math.max(...ys)], [-10, 10]);
+    const xs = band.v.map((q) => q[0]);
+    near([Math.min(...xs), Math.max(...xs)], [0, 100]);
+  });
+});
