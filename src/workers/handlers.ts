@@ -4,6 +4,7 @@ import { concatVideosJob, convertVideoJob } from '../media/jobs.js';
 import { renderMockup } from '../mockups/render.js';
 import { renderMotion } from '../motion/render.js';
 import { renderPreviewJob } from '../motion/preview/job.js';
+import { exportJob } from '../motion/lottie/job.js';
 import { renderProject } from '../timeline/render.js';
 
 /**
@@ -19,4 +20,5 @@ export const PORTABLE_HANDLERS: Record<string, JobHandler<never>> = {
   'mockups.render': renderMockup,
   'motion.render': renderMotion,
   'motion.preview': renderPreviewJob,
+  'motion.export': exportJob,
 };

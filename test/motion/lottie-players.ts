@@ -35,6 +35,7 @@ window.__load = (json, renderer, w, h) => {
   anim.addEventListener('error', (e) => errors.push(String(e && e.nativeError || e)));
   return { box, anim, errors };
 };
+window.__unload = (entry) => { entry.anim.destroy(); entry.box.remove(); };
 window.__pixels = async (entry, frame, w, h) => {
   entry.anim.goToAndStop(frame, true);
   let canvas = entry.box.querySelector('canvas');
@@ -77,50 +78,159 @@ export interface FrameDiff {
   worst: number;
 }
 
-/** Both animations drawn by lottie-web (canvas renderer) at `frames`; the mean largest channel difference of each. */
-export async function compareLottie(
-  pool: BrowserPool,
-  ours: unknown,
-  theirs: unknown,
-  frames: number[],
-  size: { w: number; h: number },
-  renderer: 'canvas' | 'svg' = 'canvas',
-): Promise<{ diffs: FrameDiff[]; errors: string[] }> {
-  return pool.withPage({ width: size.w, height: size.h }, async ({ page }) => {
+/** lottie-web in one page, kept for many animations (a page per drawing costs seconds on a loaded machine). */
+export interface LottiePage {
+  /** Both animations drawn at `frames`; the mean largest channel difference of each frame, and lottie-web's errors. */
+  compare(
+    ours: unknown,
+    theirs: unknown,
+    frames: number[],
+    size: { w: number; h: number },
+    renderer?: 'canvas' | 'svg',
+  ): Promise<{ diffs: FrameDiff[]; errors: string[] }>;
+  /** One animation drawn at `frame` over white, as RGBA bytes. */
+  draw(
+    json: unknown,
+    frame: number,
+    size: { w: number; h: number },
+    renderer?: 'canvas' | 'svg',
+  ): Promise<{ rgba: Buffer; errors: string[] }>;
+}
+
+export async function withLottiePage<T>(pool: BrowserPool, fn: (page: LottiePage) => Promise<T>): Promise<T> {
+  return pool.withPage({ width: 256, height: 256 }, async ({ page }) => {
     const pageErrors: string[] = [];
     page.on('pageerror', (e) => pageErrors.push(String(e)));
     await page.setContent('<html><body style="margin:0"></body></html>');
     await page.addScriptTag({ content: LOTTIE_JS });
     await page.addScriptTag({ content: HELPERS });
-    const diffs = (await page.evaluate(
-      `(async () => { const a = __load(${JSON.stringify(ours)}, '${renderer}', ${size.w}, ${size.h});
-        const b = __load(${JSON.stringify(theirs)}, '${renderer}', ${size.w}, ${size.h});
-        const r = await __compare(a, b, ${JSON.stringify(frames)}, ${size.w}, ${size.h});
-        return { r, errors: [...a.errors, ...b.errors] }; })()`,
-    )) as { r: FrameDiff[]; errors: string[] };
-    return { diffs: diffs.r, errors: [...pageErrors, ...diffs.errors] };
+    const taken = () => pageErrors.splice(0);
+    return fn({
+      async compare(ours, theirs, frames, size, renderer = 'canvas') {
+        const r = (await page.evaluate(
+          async (a: unknown, b: unknown, fr: number[], w: number, h: number, rd: string) => {
+            const g = window as unknown as Record<string, (...x: unknown[]) => any>;
+            const x = g.__load(a, rd, w, h);
+            const y = g.__load(b, rd, w, h);
+            try {
+              return { r: await g.__compare(x, y, fr, w, h), errors: [...x.errors, ...y.errors] };
+            } finally {
+              g.__unload(x);
+              g.__unload(y);
+            }
+          },
+          ours,
+          theirs,
+          frames,
+          size.w,
+          size.h,
+          renderer,
+        )) as { r: FrameDiff[]; errors: string[] };
+        return { diffs: r.r, errors: [...taken(), ...r.errors] };
+      },
+      async draw(json, frame, size, renderer = 'canvas') {
+        const r = (await page.evaluate(
+          async (a: unknown, f: number, w: number, h: number, rd: string) => {
+            const g = window as unknown as Record<string, (...x: unknown[]) => any>;
+            const x = g.__load(a, rd, w, h);
+            try {
+              return { px: Array.from((await g.__pixels(x, f, w, h)) as Uint8ClampedArray), errors: x.errors };
+            } finally {
+              g.__unload(x);
+            }
+          },
+          json,
+          frame,
+          size.w,
+          size.h,
+          renderer,
+        )) as { px: number[]; errors: string[] };
+        return { rgba: Buffer.from(r.px), errors: [...taken(), ...r.errors] };
+      },
+    });
   });
 }
 
-/** One animation drawn by lottie-web at `frame` over white, as RGBA bytes (for AE's renders and the preview). */
-export async function drawLottie(
-  pool: BrowserPool,
-  json: unknown,
-  frame: number,
-  size: { w: number; h: number },
-  renderer: 'canvas' | 'svg' = 'canvas',
-): Promise<{ rgba: Buffer; errors: string[] }> {
-  return pool.withPage({ width: size.w, height: size.h }, async ({ page }) => {
-    const pageErrors: string[] = [];
-    page.on('pageerror', (e) => pageErrors.push(String(e)));
-    await page.setContent('<html><body style="margin:0"></body></html>');
-    await page.addScriptTag({ content: LOTTIE_JS });
-    await page.addScriptTag({ content: HELPERS });
-    const r = (await page.evaluate(
-      `(async () => { const a = __load(${JSON.stringify(json)}, '${renderer}', ${size.w}, ${size.h});
-        const px = await __pixels(a, ${frame}, ${size.w}, ${size.h});
-        return { px: Array.from(px), errors: a.errors }; })()`,
-    )) as { px: number[]; errors: string[] };
-    return { rgba: Buffer.from(r.px), errors: [...pageErrors, ...r.errors] };
+/** Skia's skottie (canvaskit-wasm's full build, in Node): loads the animation and draws `frame`; throws when it cannot. */
+export async function skottieDraw(json: string, frame: number): Promise<{ w: number; h: number; rgba: Uint8Array }> {
+  type CanvasKit = any; // canvaskit-wasm's types do not cover the full build's skottie entry points
+  skottie ??= (require('canvaskit-wasm/bin/full/canvaskit.js') as (o: unknown) => Promise<CanvasKit>)({
+    locateFile: (f: string) => require.resolve(`canvaskit-wasm/bin/full/${f}`),
   });
+  const CK = await skottie;
+  const anim = CK.MakeManagedAnimation(json);
+  if (!anim) throw new Error('skottie could not load the animation');
+  const [w, h] = Array.from(anim.size() as Float32Array).map((x) => Math.max(1, Math.min(512, Math.round(x))));
+  const surface = CK.MakeSurface(w, h);
+  try {
+    anim.seekFrame(frame);
+    anim.render(surface.getCanvas(), CK.LTRBRect(0, 0, w, h));
+    surface.flush();
+    const img = surface.makeImageSnapshot();
+    const rgba = img.readPixels(0, 0, {
+      width: w,
+      height: h,
+      colorType: CK.ColorType.RGBA_8888,
+      alphaType: CK.AlphaType.Unpremul,
+      colorSpace: CK.ColorSpace.SRGB,
+    }) as Uint8Array;
+    img.delete();
+    return { w, h, rgba };
+  } finally {
+    surface.delete();
+    anim.delete();
+  }
 }
+let skottie: Promise<any> | undefined;
+
+/**
+ * ThorVG (@lottiefiles/dotlottie-web, its WebAssembly player, in Node): loads a Lottie JSON or a .lottie archive and
+ * draws `frame` into a stand-in canvas (the player only puts its pixel buffer there); throws on a load error.
+ */
+export async function thorvgDraw(data: string | ArrayBuffer, frame: number, size = 64): Promise<Uint8ClampedArray> {
+  const { DotLottie } = await import('@lottiefiles/dotlottie-web');
+  if (!thorvgReady) {
+    const wasm = fs.readFileSync(
+      require.resolve('@lottiefiles/dotlottie-web').replace(/index\.cjs$/, 'dotlottie-player.wasm'),
+    );
+    DotLottie.setWasmUrl(`data:application/wasm;base64,${wasm.toString('base64')}`);
+    const g = globalThis as { ImageData?: unknown };
+    g.ImageData ??= class {
+      constructor(
+        public data: Uint8ClampedArray,
+        public width: number,
+        public height: number,
+      ) {}
+    };
+    thorvgReady = true;
+  }
+  let drawn: Uint8ClampedArray | undefined;
+  const context = {
+    putImageData: (img: { data: Uint8ClampedArray }) => (drawn = img.data),
+    createImageData: (w: number, h: number) => ({ data: new Uint8ClampedArray(w * h * 4), width: w, height: h }),
+    clearRect: () => undefined,
+  };
+  const canvas = { width: size, height: size, getContext: () => context };
+  const player = new DotLottie({
+    canvas: canvas as unknown as HTMLCanvasElement,
+    data,
+    autoplay: false,
+    renderConfig: { autoResize: false, devicePixelRatio: 1 },
+  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('ThorVG did not load the animation in 20 s')), 20_000);
+      player.addEventListener('load', () => (clearTimeout(timer), resolve()));
+      player.addEventListener(
+        'loadError',
+        (e: { error?: unknown }) => (clearTimeout(timer), reject(new Error(`ThorVG: ${String(e.error)}`))),
+      );
+    });
+    player.setFrame(Math.min(frame, Math.max(0, player.totalFrames - 1)));
+    if (!drawn) throw new Error('ThorVG drew nothing');
+    return drawn;
+  } finally {
+    player.destroy();
+  }
+}
+let thorvgReady = false;
