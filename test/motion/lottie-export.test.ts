@@ -70,19 +70,19 @@ describe('motion export to Lottie', () => {
       composition: 'Main',
     });
     assert.equal(unreadable.status, 400, unreadable.text);
-    assert.equal(unreadable.body.code, 'invalid_project');
+    assert.equal(unreadable.body.error.code, 'invalid_project');
     const unknown = await exportIt({ composition: 'Nope', async: true });
     assert.equal(unknown.status, 404, unknown.text);
-    assert.equal(unknown.body.code, 'composition_not_found');
-    assert.match(unknown.body.message, /"Nope"/);
+    assert.equal(unknown.body.error.code, 'composition_not_found');
+    assert.match(unknown.body.error.message, /"Nope"/);
     const files = await exportIt({ composition: 'Main', images: 'files' });
     assert.equal(files.status, 400, files.text);
-    assert.equal(files.body.details.field, 'images');
+    assert.equal(files.body.error.details.field, 'images');
     const field = await exportIt({ composition: 'Main', width: 100 });
     assert.equal(field.status, 400, field.text);
     const edit = await exportIt({ composition: 'Main', textEdits: [{ layer: 'Mover', text: 'x' }] });
     assert.equal(edit.status, 400, edit.text);
-    assert.equal(edit.body.code, 'invalid_edit');
+    assert.equal(edit.body.error.code, 'invalid_edit');
     // a replacement picture of 40 MB is about 53 MB as a data URI: past the limit, refused before reading it
     const big = await t.upload(board, { name: 'big.png', data: Buffer.alloc(40 * 1024 * 1024, 1) });
     assert.equal(big.status, 200, big.text);
@@ -94,9 +94,9 @@ describe('motion export to Lottie', () => {
         async,
       });
       assert.equal(tooBig.status, 400, tooBig.text);
-      assert.equal(tooBig.body.code, 'export_too_large');
-      assert.match(tooBig.body.message, /50 MB/);
-      assert.equal(tooBig.body.details.limit_bytes, 50 * 1024 * 1024);
+      assert.equal(tooBig.body.error.code, 'export_too_large');
+      assert.match(tooBig.body.error.message, /50 MB/);
+      assert.equal(tooBig.body.error.details.limit_bytes, 50 * 1024 * 1024);
     }
     assert.deepEqual((await fsp.readdir(folder)).sort(), listingWithBig, 'nothing written');
     assert.ok(listingWithBroken.length >= listing.length);

@@ -10,6 +10,7 @@ import { startModuleWorker } from '../inspect.js';
 import type { Approximation } from '../schemas.js';
 import type { Footage } from '../scene/model.js';
 import type { ImageSource } from './write.js';
+import { runTask, type WorkerAnswer, type WorkerTask } from './task.js';
 
 export const MOTION_EXPORT_JOB = 'motion.export';
 
@@ -31,6 +32,8 @@ export interface ExportParams {
   /** The project's footage files found (by item id). */
   footage: { id: number; url: string }[];
   addToBoard: boolean;
+  /** Whether the composition or a precomp it shows has expressions (baking them runs a sandbox). */
+  hasExpressions: boolean;
 }
 
 declare module '../../jobs/kinds.js' {
@@ -52,21 +55,6 @@ export interface ExportRun {
   signal: AbortSignal;
   progress(fraction: number): void;
 }
-
-/** What the worker thread is given and answers (export-worker.ts). */
-export interface WorkerTask {
-  file: string;
-  compositionId: number;
-  expressions: 'bake' | 'keep';
-  images: [number, ImageSource][];
-  imageFolder?: string;
-  text: [number, string][];
-  media: [number, Footage][];
-}
-export type WorkerAnswer =
-  | { json: string; frames: number; approximations: Approximation[] }
-  | { formatError: string }
-  | { error: string };
 
 const WORKER_URL = new URL(`./export-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
 
@@ -108,6 +96,9 @@ async function picture(file: string): Promise<{ bytes: Buffer; ext: 'png' | 'jpg
   const png = await sharp(bytes).png().toBuffer();
   return { bytes: png, ext: 'png', width: meta.width ?? 0, height: meta.height ?? 0 };
 }
+
+/** Projects up to this size without expressions to bake are written in the request (as the preview samples them). */
+const INLINE_BYTES = 256 * 1024;
 
 const VIDEO_EXT = /\.(mp4|m4v|mov|webm|mkv|avi|mpg|mpeg|ogv|wmv|flv|mxf|mp3|wav|aac|m4a|ogg|flac|aif|aiff)$/i;
 
@@ -183,18 +174,25 @@ export async function writeExportFile(
     media.push([m.layer, footage]);
   }
   run.progress(0.1);
-  const written = await writeInWorker(
-    {
-      file: run.input(p.project.url),
-      compositionId: p.composition.id,
-      expressions: p.expressions,
-      images,
-      ...(p.images === 'files' ? { imageFolder: `/${ARCHIVE_IMAGES}` } : {}),
-      text: p.text.map((t) => [t.layer, t.text]),
-      media,
-    },
-    run.signal,
-  );
+  const task: WorkerTask = {
+    file: run.input(p.project.url),
+    compositionId: p.composition.id,
+    expressions: p.expressions,
+    images,
+    ...(p.images === 'files' ? { imageFolder: `/${ARCHIVE_IMAGES}` } : {}),
+    text: p.text.map((t) => [t.layer, t.text]),
+    media,
+  };
+  // as the preview decides: a small project without expressions to bake costs milliseconds here, where a worker
+  // thread would cost its start (seconds under tsx); anything bigger never holds the event loop
+  const inline = (await fsp.stat(task.file)).size <= INLINE_BYTES && !(p.expressions === 'bake' && p.hasExpressions);
+  const written = inline
+    ? await runTask(task).catch((err: unknown) => {
+        throw err instanceof ProjectFormatError
+          ? err
+          : new Unprocessable('export_failed', `Export failed: ${err instanceof Error ? err.message : String(err)}`);
+      })
+    : await writeInWorker(task, run.signal);
   run.progress(0.9);
   const out = await reserve(exportFilename(p));
   if (p.format === 'lottie') await fsp.writeFile(out.temp, written.json, { flag: 'wx' });

@@ -83,6 +83,7 @@ export class MotionExports {
       media: p.media,
       footage: p.footage,
       addToBoard: body.add_to_board ?? false,
+      hasExpressions: p.expressions ?? false,
     };
     const size = async (url: string) => (await fsp.stat((await this.ctx.media.resolveUrl(url)).path)).size;
     let estimate = await size(p.project.url);
