@@ -59,6 +59,7 @@ describe('Lottie export of the real corpus in every player', { skip: !have }, ()
   async function everyComposition(page: LottiePage): Promise<void> {
     const validator = new LottieValidator(Ajv2020, schema);
     let exported = 0;
+    const failures: string[] = [];
     let firstProject: { url: string; comp: number } | undefined;
     for (const file of have ? projects(CORPUS) : []) {
       const name = path.relative(CORPUS, file);
@@ -76,25 +77,38 @@ describe('Lottie export of the real corpus in every player', { skip: !have }, ()
         assert.equal(res.status, 200, `${what}: ${res.text}`);
         firstProject ??= { url: up.body.url, comp: comp.id };
         const text = await (await fetch(t.baseUrl + res.body.url)).text();
-        const errors = validator.validate(text, false).filter((e) => e.type === 'error');
-        assert.deepEqual(errors, [], `${what}: schema errors`);
+        const invalid = validator.validate(text, false).filter((e) => e.type === 'error');
+        if (invalid.length)
+          failures.push(`${what}: schema: ${invalid.map((e) => `${e.path} ${e.message}`).join('; ')}`);
         const json = JSON.parse(text);
         const frame = Math.floor(json.op / 2);
         // drawn small: loading and drawing without error is what is checked here
         const scale = Math.min(1, 160 / Math.max(json.w, json.h));
         const size = { w: Math.max(1, Math.round(json.w * scale)), h: Math.max(1, Math.round(json.h * scale)) };
+        const glyphless = res.body.approximations.some((a: { feature: string }) => a.feature === 'text-glyphs');
         for (const renderer of ['canvas', 'svg'] as const) {
           const drawn = await page.draw(json, frame, size, renderer);
-          assert.deepEqual(drawn.errors, [], `${what}: lottie-web ${renderer}`);
+          // lottie-web's canvas renderer draws text only from glyph outlines, which the export lists as missing
+          const errors =
+            renderer === 'canvas' && glyphless ? drawn.errors.filter((e) => !/reading 'length'/.test(e)) : drawn.errors;
+          if (errors.length) failures.push(`${what}: lottie-web ${renderer}: ${errors.join('; ')}`);
           assert.equal(drawn.rgba.length, size.w * size.h * 4);
         }
-        const sk = await skottieDraw(text, frame);
-        assert.equal(sk.rgba.length, sk.w * sk.h * 4, `${what}: skottie`);
-        const tv = await thorvgDraw(text, frame);
-        assert.equal(tv.length, 64 * 64 * 4, `${what}: ThorVG`);
+        try {
+          const sk = await skottieDraw(text, frame);
+          assert.equal(sk.rgba.length, sk.w * sk.h * 4);
+        } catch (err) {
+          failures.push(`${what}: skottie: ${(err as Error).message}`);
+        }
+        try {
+          assert.equal((await thorvgDraw(text, frame)).length, 64 * 64 * 4);
+        } catch (err) {
+          failures.push(`${what}: ThorVG: ${(err as Error).message}`);
+        }
         exported++;
       }
     }
+    assert.deepEqual(failures, []);
     assert.ok(exported >= 50, `${exported} compositions exported`);
     // a .lottie archive (dotLottie 2.0) of the first one, read by ThorVG's own archive loader
     const res = await t.api('POST', '/api/motion/projects/export', {

@@ -386,6 +386,12 @@ class Writer {
           ty: 5,
           t: { d: { k: docs }, p: {}, m: { g: 1, a: { a: 0, k: [0, 0], ix: 2 } }, a: [] },
         });
+        this.note(
+          comp,
+          l,
+          'text-glyphs',
+          "written with its font by name, without glyph outlines (chars): lottie-web's canvas renderer cannot draw it (its SVG renderer, skottie and ThorVG can, where the font is installed)",
+        );
         if (l.textAnimators)
           this.note(comp, l, 'text-animator', 'text animators are not written (not read from the file)');
         if (l.text.expression && edit === undefined)
@@ -499,7 +505,9 @@ class Writer {
     const out: Json[] = [];
     const num = (p: NumProperty, opts: { scalar?: boolean; dims?: number } = {}) => this.num(p, l, comp, opts);
     for (const [k, item] of items.entries()) {
-      const common = { nm: item.name, mn: item.matchName, hd: !item.enabled };
+      // switched-off items draw nothing and are left out, as bodymovin leaves them out
+      if (!item.enabled) continue;
+      const common = { nm: item.name, mn: item.matchName, hd: false };
       switch (item.kind) {
         case 'group': {
           if (depth > 50) break;
