@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import sharp from 'sharp';
 import { startService, type TestService } from '../helpers/service.js';
 import type { BrowserPool } from '../../src/tools/browser.js';
 import { lottiePool, skottieDraw, thorvgDraw, withLottiePage, type LottiePage } from './lottie-players.js';
@@ -60,6 +61,7 @@ describe('Lottie export of the real corpus in every player', { skip: !have }, ()
     const validator = new LottieValidator(Ajv2020, schema);
     let exported = 0;
     const failures: string[] = [];
+    const compared: string[] = [];
     let firstProject: { url: string; comp: number } | undefined;
     for (const file of have ? projects(CORPUS) : []) {
       const name = path.relative(CORPUS, file);
@@ -105,9 +107,39 @@ describe('Lottie export of the real corpus in every player', { skip: !have }, ()
         } catch (err) {
           failures.push(`${what}: ThorVG: ${(err as Error).message}`);
         }
+        // the preview and the export agree where neither lists anything: the preview's PNG of the frame and the
+        // export drawn there by lottie-web over the composition's background
+        if (!res.body.approximations.length) {
+          const preview = await t.api('POST', '/api/motion/projects/preview', {
+            board_id: board,
+            url: up.body.url,
+            composition: comp.id,
+            time: frame / json.fr,
+            width: size.w,
+            height: size.h,
+          });
+          assert.equal(preview.status, 200, `${what}: ${preview.text}`);
+          if (!preview.body.approximations.length) {
+            const bg = `rgb(${comp.background.join(',')})`;
+            const ours = await page.draw(json, frame, size, 'canvas', bg);
+            const png = Buffer.from(await (await fetch(t.baseUrl + preview.body.url)).arrayBuffer());
+            const theirs = await sharp(png).flatten({ background: bg }).raw().toBuffer();
+            let sum = 0;
+            for (let i = 0, j = 0; i < ours.rgba.length; i += 4, j += 3)
+              sum += Math.max(
+                Math.abs(ours.rgba[i] - theirs[j]),
+                Math.abs(ours.rgba[i + 1] - theirs[j + 1]),
+                Math.abs(ours.rgba[i + 2] - theirs[j + 2]),
+              );
+            const mean = sum / (size.w * size.h);
+            compared.push(`${what} frame ${frame}: ${mean.toFixed(2)}`);
+            if (mean > 2) failures.push(`${what}: preview and export differ by ${mean.toFixed(2)} at frame ${frame}`);
+          }
+        }
         exported++;
       }
     }
+    console.log(compared.map((c) => `# preview vs export: ${c}`).join('\n'));
     assert.deepEqual(failures, []);
     assert.ok(exported >= 50, `${exported} compositions exported`);
     // a .lottie archive (dotLottie 2.0) of the first one, read by ThorVG's own archive loader

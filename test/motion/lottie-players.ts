@@ -36,7 +36,7 @@ window.__load = (json, renderer, w, h) => {
   return { box, anim, errors };
 };
 window.__unload = (entry) => { entry.anim.destroy(); entry.box.remove(); };
-window.__pixels = async (entry, frame, w, h) => {
+window.__pixels = async (entry, frame, w, h, bg) => {
   entry.anim.goToAndStop(frame, true);
   let canvas = entry.box.querySelector('canvas');
   if (!canvas) {
@@ -52,7 +52,7 @@ window.__pixels = async (entry, frame, w, h) => {
   const c = document.createElement('canvas');
   c.width = w; c.height = h;
   const g = c.getContext('2d');
-  g.fillStyle = '#fff'; g.fillRect(0, 0, w, h);
+  g.fillStyle = bg || '#fff'; g.fillRect(0, 0, w, h);
   g.drawImage(canvas, 0, 0, w, h);
   return g.getImageData(0, 0, w, h).data;
 };
@@ -88,12 +88,13 @@ export interface LottiePage {
     size: { w: number; h: number },
     renderer?: 'canvas' | 'svg',
   ): Promise<{ diffs: FrameDiff[]; errors: string[] }>;
-  /** One animation drawn at `frame` over white, as RGBA bytes. */
+  /** One animation drawn at `frame` over white (or `background`, a CSS colour), as RGBA bytes. */
   draw(
     json: unknown,
     frame: number,
     size: { w: number; h: number },
     renderer?: 'canvas' | 'svg',
+    background?: string,
   ): Promise<{ rgba: Buffer; errors: string[] }>;
 }
 
@@ -128,13 +129,13 @@ export async function withLottiePage<T>(pool: BrowserPool, fn: (page: LottiePage
         )) as { r: FrameDiff[]; errors: string[] };
         return { diffs: r.r, errors: [...taken(), ...r.errors] };
       },
-      async draw(json, frame, size, renderer = 'canvas') {
+      async draw(json, frame, size, renderer = 'canvas', background = '#fff') {
         const r = (await page.evaluate(
-          async (a: unknown, f: number, w: number, h: number, rd: string) => {
+          async (a: unknown, f: number, w: number, h: number, rd: string, bg: string) => {
             const g = window as unknown as Record<string, (...x: unknown[]) => any>;
             const x = g.__load(a, rd, w, h);
             try {
-              return { px: Array.from((await g.__pixels(x, f, w, h)) as Uint8ClampedArray), errors: x.errors };
+              return { px: Array.from((await g.__pixels(x, f, w, h, bg)) as Uint8ClampedArray), errors: x.errors };
             } finally {
               g.__unload(x);
             }
@@ -144,6 +145,7 @@ export async function withLottiePage<T>(pool: BrowserPool, fn: (page: LottiePage
           size.w,
           size.h,
           renderer,
+          background,
         )) as { px: number[]; errors: string[] };
         return { rgba: Buffer.from(r.px), errors: [...taken(), ...r.errors] };
       },
