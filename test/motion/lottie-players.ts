@@ -56,17 +56,36 @@ window.__pixels = async (entry, frame, w, h, bg) => {
   g.drawImage(canvas, 0, 0, w, h);
   return g.getImageData(0, 0, w, h).data;
 };
-window.__compare = async (a, b, frames, w, h) => {
+window.__diff = (pa, pb) => {
+  let sum = 0, worst = 0;
+  for (let i = 0; i < pa.length; i += 4) {
+    const d = Math.max(Math.abs(pa[i] - pb[i]), Math.abs(pa[i + 1] - pb[i + 1]), Math.abs(pa[i + 2] - pb[i + 2]));
+    sum += d; if (d > worst) worst = d;
+  }
+  return { mean: sum / (pa.length / 4), worst };
+};
+window.__picture = async (url, w, h) => {
+  const img = new Image();
+  img.src = url;
+  await img.decode();
+  const c = document.createElement('canvas');
+  c.width = w; c.height = h;
+  const g = c.getContext('2d');
+  g.fillStyle = '#fff'; g.fillRect(0, 0, w, h);
+  g.drawImage(img, 0, 0, w, h);
+  return g.getImageData(0, 0, w, h).data;
+};
+window.__compare = async (a, b, frames, w, h, refs) => {
   const out = [];
   for (const f of frames) {
     const pa = await __pixels(a, f, w, h);
     const pb = await __pixels(b, f, w, h);
-    let sum = 0, worst = 0;
-    for (let i = 0; i < pa.length; i += 4) {
-      const d = Math.max(Math.abs(pa[i] - pb[i]), Math.abs(pa[i + 1] - pb[i + 1]), Math.abs(pa[i + 2] - pb[i + 2]));
-      sum += d; if (d > worst) worst = d;
+    const row = { frame: f, ...__diff(pa, pb) };
+    if (refs[f]) {
+      const pr = await __picture(refs[f], w, h);
+      row.reference = { ours: __diff(pa, pr).mean, theirs: __diff(pb, pr).mean };
     }
-    out.push({ frame: f, mean: sum / (pa.length / 4), worst });
+    out.push(row);
   }
   return out;
 };
@@ -76,17 +95,22 @@ export interface FrameDiff {
   frame: number;
   mean: number;
   worst: number;
+  /** With a reference picture at this frame: the mean difference of each animation to it. */
+  reference?: { ours: number; theirs: number };
 }
 
 /** lottie-web in one page, kept for many animations (a page per drawing costs seconds on a loaded machine). */
 export interface LottiePage {
-  /** Both animations drawn at `frames`; the mean largest channel difference of each frame, and lottie-web's errors. */
+  /**
+   * Both animations drawn at `frames`; the mean largest channel difference of each frame, and lottie-web's errors.
+   * `references`: pictures (data URLs, drawn over white) of some frames, each animation compared with them too.
+   */
   compare(
     ours: unknown,
     theirs: unknown,
     frames: number[],
     size: { w: number; h: number },
-    renderer?: 'canvas' | 'svg',
+    references?: Record<number, string>,
   ): Promise<{ diffs: FrameDiff[]; errors: string[] }>;
   /** One animation drawn at `frame` over white (or `background`, a CSS colour), as RGBA bytes. */
   draw(
@@ -107,14 +131,14 @@ export async function withLottiePage<T>(pool: BrowserPool, fn: (page: LottiePage
     await page.addScriptTag({ content: HELPERS });
     const taken = () => pageErrors.splice(0);
     return fn({
-      async compare(ours, theirs, frames, size, renderer = 'canvas') {
+      async compare(ours, theirs, frames, size, references = {}) {
         const r = (await page.evaluate(
-          async (a: unknown, b: unknown, fr: number[], w: number, h: number, rd: string) => {
+          async (a: unknown, b: unknown, fr: number[], w: number, h: number, refs: Record<number, string>) => {
             const g = window as unknown as Record<string, (...x: unknown[]) => any>;
-            const x = g.__load(a, rd, w, h);
-            const y = g.__load(b, rd, w, h);
+            const x = g.__load(a, 'canvas', w, h);
+            const y = g.__load(b, 'canvas', w, h);
             try {
-              return { r: await g.__compare(x, y, fr, w, h), errors: [...x.errors, ...y.errors] };
+              return { r: await g.__compare(x, y, fr, w, h, refs), errors: [...x.errors, ...y.errors] };
             } finally {
               g.__unload(x);
               g.__unload(y);
@@ -125,7 +149,7 @@ export async function withLottiePage<T>(pool: BrowserPool, fn: (page: LottiePage
           frames,
           size.w,
           size.h,
-          renderer,
+          references,
         )) as { r: FrameDiff[]; errors: string[] };
         return { diffs: r.r, errors: [...taken(), ...r.errors] };
       },
