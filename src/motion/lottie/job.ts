@@ -87,14 +87,18 @@ function writeInWorker(task: WorkerTask, signal: AbortSignal): Promise<Extract<W
   });
 }
 
-/** A board picture as Lottie takes it: PNG and JPEG as they are, anything sharp reads converted to PNG. */
+/** A board picture as Lottie takes it: JPEG as it is, PNG recompressed when that is smaller, others converted to PNG. */
 async function picture(file: string): Promise<{ bytes: Buffer; ext: 'png' | 'jpg'; width: number; height: number }> {
   const bytes = await fsp.readFile(file);
   const meta = await sharp(bytes).metadata();
-  if (meta.format === 'png' || meta.format === 'jpeg')
-    return { bytes, ext: meta.format === 'png' ? 'png' : 'jpg', width: meta.width ?? 0, height: meta.height ?? 0 };
-  const png = await sharp(bytes).png().toBuffer();
-  return { bytes: png, ext: 'png', width: meta.width ?? 0, height: meta.height ?? 0 };
+  const size = { width: meta.width ?? 0, height: meta.height ?? 0 };
+  if (meta.format === 'jpeg') return { bytes, ext: 'jpg', ...size };
+  if (meta.format === 'png') {
+    // the same pixels, written again without metadata chunks at full compression: kept when smaller
+    const again = await sharp(bytes).png({ compressionLevel: 9 }).toBuffer();
+    return { bytes: again.length < bytes.length ? again : bytes, ext: 'png', ...size };
+  }
+  return { bytes: await sharp(bytes).png({ compressionLevel: 9 }).toBuffer(), ext: 'png', ...size };
 }
 
 /** Projects up to this size without expressions to bake are written in the request (as the preview samples them). */

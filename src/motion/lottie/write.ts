@@ -280,10 +280,13 @@ class Writer {
         y: { ...this.num(tr.positionY!, l, comp, { scalar: true }), ix: 4 },
       };
     if (l.threeD) {
+      // players read all four of a 3D layer (lottie-web fails on a missing one): absent ones are at rest
+      const zero = (path: string, value: number[]): NumProperty => ({ path, value });
+      const g = 'ADBE Transform Group>';
+      ks.rx = { ...this.num(tr.rotationX ?? zero(`${g}ADBE Rotate X`, [0]), l, comp, { scalar: true }), ix: 8 };
+      ks.ry = { ...this.num(tr.rotationY ?? zero(`${g}ADBE Rotate Y`, [0]), l, comp, { scalar: true }), ix: 9 };
       ks.rz = { ...this.num(tr.rotation, l, comp, { scalar: true }), ix: 10 };
-      if (tr.rotationX) ks.rx = { ...this.num(tr.rotationX, l, comp, { scalar: true }), ix: 8 };
-      if (tr.rotationY) ks.ry = { ...this.num(tr.rotationY, l, comp, { scalar: true }), ix: 9 };
-      if (tr.orientation) ks.or = { ...this.num(tr.orientation, l, comp, { dims: 3 }), ix: 7 };
+      ks.or = { ...this.num(tr.orientation ?? zero(`${g}ADBE Orientation`, [0, 0, 0]), l, comp, { dims: 3 }), ix: 7 };
     } else ks.r = { ...this.num(tr.rotation, l, comp, { scalar: true }), ix: 10 };
     return ks;
   }
