@@ -37,6 +37,8 @@ window.__load = (json, renderer, w, h) => {
 };
 window.__unload = (entry) => { entry.anim.destroy(); entry.box.remove(); };
 window.__pixels = async (entry, frame, w, h, bg) => {
+  // pictures load asynchronously: wait until lottie-web says everything is in (at most 5 s: fonts it cannot find)
+  for (let i = 0; i < 100 && !entry.anim.isLoaded; i++) await new Promise((r) => setTimeout(r, 50));
   entry.anim.goToAndStop(frame, true);
   let canvas = entry.box.querySelector('canvas');
   if (!canvas) {
