@@ -27,6 +27,7 @@ const KNOWN: Record<string, string> = {
   'LottieFiles__test-files/layers/precomp-transform.aep':
     'the anchor point is stored as 1.0 (80 px shown): a storage the decoder does not read (the preview shares it)',
   'LottieFiles__test-files/transform/anchor.aep': 'the same anchor point storage',
+  'LottieFiles__test-files/layers/image-layer-transform.aep': 'the same anchor point storage (1.0 for 40 px)',
   'LottieFiles__test-files/properties/gradient-ease.aep': 'gradient midpoints are not decoded (bodymovin adds a stop)',
   'LottieFiles__test-files/properties/gradient-linear.aep': 'gradient midpoints are not decoded',
   'LottieFiles__test-files/shape-style/gradient-linear-midpoint.aep': 'gradient midpoints are not decoded',
