@@ -4,6 +4,10 @@ import { asPlainJson, errorResponses } from '../http/schemas.js';
 import { abortOnDisconnect } from '../http/client-abort.js';
 import {
   DetectAnswer,
+  ExportBody,
+  exportErrors,
+  ExportQueued,
+  ExportResult,
   InspectAnswer,
   MotionJobParams,
   MotionQueued,
@@ -26,6 +30,7 @@ import { MotionService } from './service.js';
 import { answerNowOrQueued } from '../http/now-or-queued.js';
 import { MOTION_PREVIEW_JOB } from './preview/contract.js';
 import { MOTION_RENDER_JOB } from './render.js';
+import { MOTION_EXPORT_JOB } from './lottie/job.js';
 
 /** The motion editor (After Effects): detect aerender, inspect projects without it, render them with edits, presets. */
 export const registerMotion: Feature = (app, ctx) => {
@@ -74,6 +79,29 @@ export const registerMotion: Feature = (app, ctx) => {
       const params = await motion.previews.check(req.body);
       return answerNowOrQueued(ctx.jobs, reply, req.body.async, {
         kind: MOTION_PREVIEW_JOB,
+        params,
+        boardId: params.boardId,
+        check: () => undefined,
+      });
+    },
+  );
+
+  app.post(
+    '/api/motion/projects/export',
+    {
+      schema: {
+        tags,
+        summary:
+          'Write a composition as Lottie (.json) or dotLottie (.lottie) without After Effects, with text and media edits; the file lands in the board folder',
+        body: ExportBody,
+        response: { 200: ExportResult, 202: ExportQueued, ...exportErrors },
+      },
+    },
+    async (req, reply) => {
+      // The checks run first either way (project, composition, edits, size): a bad request queues nothing.
+      const params = await motion.exports.check(req.body);
+      return answerNowOrQueued(ctx.jobs, reply, req.body.async, {
+        kind: MOTION_EXPORT_JOB,
         params,
         boardId: params.boardId,
         check: () => undefined,

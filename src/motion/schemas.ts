@@ -414,3 +414,60 @@ export type PreviewResult = Static<typeof PreviewResult>;
 
 export const previewErrors = { ...errorResponses, 422: ErrorBody, 503: ErrorBody, 504: ErrorBody };
 export const PreviewQueued = queuedOf('motion.preview');
+
+// ---- Lottie export (src/motion/lottie/, docs/lottie.md) ----
+
+export const ExportBody = Type.Object(
+  {
+    ...ProjectRef.properties,
+    composition: PreviewBody.properties.composition,
+    format: Type.Optional(
+      Type.Enum(['lottie', 'dotlottie'], {
+        description:
+          'lottie (default): a Lottie .json; dotlottie: a .lottie archive (dotLottie 2.0: manifest, animation, images)',
+      }),
+    ),
+    images: Type.Optional(
+      Type.Enum(['embed', 'files'], {
+        description:
+          'embed (default for lottie): pictures as data URIs in the JSON; files (default for dotlottie, dotlottie only): beside the animation in the archive',
+      }),
+    ),
+    expressions: Type.Optional(
+      Type.Enum(['bake', 'keep'], {
+        description:
+          "bake (default): every expression evaluated by the service's sandbox at every frame and written as keyframes (players without an expression engine show it); keep: the expression text, for lottie-web",
+      }),
+    ),
+    textEdits: Type.Optional(Type.Array(TextEdit, { maxItems: MAX_EDITS })),
+    mediaEdits: Type.Optional(Type.Array(MediaEdit, { maxItems: MAX_EDITS })),
+    add_to_board: Type.Optional(
+      Type.Boolean({
+        description:
+          'add the file to the board as a `file` element with data.source "motion-export" (default false: only the file is written)',
+      }),
+    ),
+    async: Type.Optional(
+      Type.Boolean({
+        description:
+          'answer 202 {job_id} at once and write as a `motion.export` job (GET /api/jobs/{job_id}: progress, eta, cancel; the result is the synchronous answer)',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type ExportBody = Static<typeof ExportBody>;
+
+export const ExportResult = Type.Object({
+  filename: Type.String({ description: 'the unique name the file got in the board folder' }),
+  url: Type.String({ description: '/media/<board_id>/<file>' }),
+  bytes: Type.Integer({ description: "the file's size" }),
+  frames: Type.Integer({ description: "the animation's length in frames of the composition's rate (op)" }),
+  approximations: Type.Array(Approximation, {
+    description: 'what the file does not carry, or carries only in part; empty: nothing known to differ',
+  }),
+  element: Type.Optional(ElementSchema),
+});
+export type ExportResult = Static<typeof ExportResult>;
+export const ExportQueued = queuedOf('motion.export');
+export const exportErrors = { ...errorResponses, 422: ErrorBody };

@@ -17,6 +17,7 @@ import { RenderJobAnswer, type PresetBody, type RenderBody } from './schemas.js'
 import type { Static } from 'typebox';
 import { Conflict } from '../errors.js';
 import { MotionPreviews } from './preview/service.js';
+import { MotionExports } from './lottie/service.js';
 
 /** The motion editor's logic behind its routes: detect, inspect, validate-and-enqueue renders, presets. */
 export class MotionService {
@@ -24,11 +25,14 @@ export class MotionService {
   readonly presets: MotionPresetStore;
   /** Previews drawn by the service itself (docs/motion.md, "Preview"). */
   readonly previews: MotionPreviews;
+  /** Lottie exports written by the service itself (docs/lottie.md). */
+  readonly exports: MotionExports;
 
   constructor(private readonly ctx: AppContext) {
     this.aerender = new AerenderLocator(ctx.tools);
     this.presets = new MotionPresetStore(ctx.db);
     this.previews = new MotionPreviews(ctx);
+    this.exports = new MotionExports(ctx, this.previews);
     ctx.jobs.define(MOTION_RENDER_JOB, renderMotion, {
       inputs: motionRenderInputs,
       portable: true,

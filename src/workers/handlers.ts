@@ -5,6 +5,7 @@ import { convertVideo } from '../media/convert-video.js';
 import { renderMockup } from '../mockups/render.js';
 import { renderMotion } from '../motion/render.js';
 import { renderPreviewJob } from '../motion/preview/job.js';
+import { exportJob } from '../motion/lottie/job.js';
 import { renderProject } from '../timeline/render.js';
 
 /**
@@ -20,4 +21,5 @@ export const PORTABLE_HANDLERS: Record<string, JobHandler<never>> = {
   'mockups.render': renderMockup,
   'motion.render': renderMotion,
   'motion.preview': renderPreviewJob,
+  'motion.export': exportJob,
 };

@@ -914,6 +914,188 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/motion/projects/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Write a composition as Lottie (.json) or dotLottie (.lottie) without After Effects, with text and media edits; the file lands in the board folder */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        board_id: string;
+                        element_id?: string;
+                        /** @description a /media URL of an .aep/.aepx file, instead of element_id */
+                        url?: string;
+                        /** @description a composition's name, or its `id` exactly as inspect gives it */
+                        composition: number | string;
+                        /**
+                         * @description lottie (default): a Lottie .json; dotlottie: a .lottie archive (dotLottie 2.0: manifest, animation, images)
+                         * @enum {unknown}
+                         */
+                        format?: "lottie" | "dotlottie";
+                        /**
+                         * @description embed (default for lottie): pictures as data URIs in the JSON; files (default for dotlottie, dotlottie only): beside the animation in the archive
+                         * @enum {unknown}
+                         */
+                        images?: "embed" | "files";
+                        /**
+                         * @description bake (default): every expression evaluated by the service's sandbox at every frame and written as keyframes (players without an expression engine show it); keep: the expression text, for lottie-web
+                         * @enum {unknown}
+                         */
+                        expressions?: "bake" | "keep";
+                        textEdits?: {
+                            /** @description a layer name (the first layer with that name, as After Effects resolves comp.layer(name)) or a 1-based index in the composition */
+                            layer: number | string;
+                            /** @description new source text; use \r for a new paragraph as AE does */
+                            text: string;
+                        }[];
+                        mediaEdits?: {
+                            /** @description a layer name (the first layer with that name, as After Effects resolves comp.layer(name)) or a 1-based index in the composition */
+                            layer: number | string;
+                            /** @description an image/video/audio element of the board */
+                            element_id?: string;
+                            /** @description a /media URL; give element_id or url */
+                            url?: string;
+                        }[];
+                        /** @description add the file to the board as a `file` element with data.source "motion-export" (default false: only the file is written) */
+                        add_to_board?: boolean;
+                        /** @description answer 202 {job_id} at once and write as a `motion.export` job (GET /api/jobs/{job_id}: progress, eta, cancel; the result is the synchronous answer) */
+                        async?: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description the unique name the file got in the board folder */
+                            filename: string;
+                            /** @description /media/<board_id>/<file> */
+                            url: string;
+                            /** @description the file's size */
+                            bytes: number;
+                            /** @description the animation's length in frames of the composition's rate (op) */
+                            frames: number;
+                            /** @description what the file does not carry, or carries only in part; empty: nothing known to differ */
+                            approximations: {
+                                /** @description the layer, 1-based in its composition */
+                                layer_index?: number;
+                                /** @description the layer's name (inside a precomp: the path of names) */
+                                layer?: string;
+                                /** @description what is not drawn as After Effects draws it (effect, expression, font, ...) */
+                                feature: string;
+                                detail: string;
+                            }[];
+                            element?: {
+                                id: string;
+                                board_id: string;
+                                /** @enum {unknown} */
+                                type: "image" | "video" | "audio" | "html" | "text" | "file";
+                                /** @description /media/<board_id>/<filename>, or null for text elements */
+                                url: string | null;
+                                name: string | null;
+                                /** @description free-form; the service adds width, height, duration, codec, thumbnail_url (probe), htmlUrl/htmlVersion (html cards), bridge_origin */
+                                data: {
+                                    [key: string]: unknown;
+                                };
+                                x: number;
+                                y: number;
+                                width: number | null;
+                                height: number | null;
+                                created_at: string;
+                                updated_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description The request became a job; when it completes, its result holds the body the request would have answered. */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            job_id: string;
+                            /** @enum {string} */
+                            status: "queued";
+                        };
+                    };
+                };
+                /** @description The body of every 4xx and 5xx answer */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description stable machine-readable code, for example `not_found` */
+                                code: string;
+                                /** @description human-readable explanation */
+                                message: string;
+                                details?: unknown;
+                            };
+                        };
+                    };
+                };
+                /** @description The body of every 4xx and 5xx answer */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description stable machine-readable code, for example `not_found` */
+                                code: string;
+                                /** @description human-readable explanation */
+                                message: string;
+                                details?: unknown;
+                            };
+                        };
+                    };
+                };
+                /** @description The body of every 4xx and 5xx answer */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description stable machine-readable code, for example `not_found` */
+                                code: string;
+                                /** @description human-readable explanation */
+                                message: string;
+                                details?: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/motion/projects/render": {
         parameters: {
             query?: never;

@@ -40,7 +40,7 @@ import type {
   ShapeItem,
   TextDocument,
 } from './model.js';
-import type { ExpressionComp, ExpressionContext, ExpressionEvaluator, ExpressionLayer } from './expressions.js';
+import type { ExpressionComp, ExpressionContext, ExpressionEvaluator, ExpressionLayer, ExpressionResult } from './expressions.js';
 import {
   DRAWN_STYLES,
   displayEffect,
@@ -106,6 +106,21 @@ export function evaluate(
     root,
     approximations: ev.approximations,
   };
+}
+
+/**
+ * The value of the expression on property `p` of `layer` at composition time `time` (seconds of the layer's own
+ * composition), read as evaluate reads it (other layers' transforms through their own expressions): what an export
+ * bakes into keys.
+ */
+export function expressionValueAt(
+  project: SceneProject,
+  layer: Layer,
+  p: NumProperty,
+  time: number,
+  expressions: ExpressionEvaluator,
+): ExpressionResult {
+  return new Evaluator(project, -1, 16, 20_000, expressions).expressionAt(layer, p, time);
 }
 
 const clamp01 = (x: number) => Math.min(1, Math.max(0, x));
@@ -199,6 +214,13 @@ class Evaluator {
     // one failure at any sample of this instant (auto-orient samples around it) is what gets listed
     if (outcomes.get(p.path) === undefined || !r.ok) outcomes.set(p.path, r.ok ? true : r.reason);
     return r.ok ? r.value : own;
+  }
+
+  /** The expression of `p` (of layer `l`) at composition time `t`. */
+  expressionAt(l: Layer, p: NumProperty, t: number): ExpressionResult {
+    const own = sampleNum(p, this.layerTime(l, t));
+    if (!p.expression || !this.expressions) return { ok: true, value: own };
+    return this.expressions.evaluate(p.expression, this.context(l, p, t, own));
   }
 
   /** What an expression on `p` of layer `l` reads at composition time `t`. */

@@ -1,0 +1,658 @@
+import type { Approximation } from '../scene/display.js';
+import type { ExpressionEvaluator } from '../scene/expressions.js';
+import { expressionValueAt } from '../scene/evaluate.js';
+import type {
+  BezierPath,
+  BlendMode,
+  Composition,
+  Dash,
+  Footage,
+  GradientStops,
+  Layer,
+  Mask,
+  NumProperty,
+  SceneProject,
+  ShapeItem,
+  ShapeTransform,
+  TextDocument,
+} from '../scene/model.js';
+import { bakedValue, keyFrame, numValue, otherValue, round, type LottieValue, type TimeBase } from './keyframes.js';
+import { keptExpression } from './kept-expression.js';
+
+/**
+ * The scene model as Lottie 5.x JSON, field by field as bodymovin writes it (docs/lottie.md has the table). One
+ * composition becomes the animation; each precomposition it shows becomes an asset (once, by id), each footage
+ * picture an image asset whose bytes the caller supplies (`images`). Times are frames of the root composition's rate
+ * (lottie-web and the other players run every precomposition on that clock). What Lottie cannot carry is listed in
+ * `approximations`, once per layer and feature, as the preview lists what it does not draw.
+ */
+
+export interface ImageSource {
+  /** What the image asset points at: a data URI (embedded) or a file name in the archive's image folder. */
+  embedded?: string;
+  file?: string;
+  width: number;
+  height: number;
+}
+
+export interface WriteOptions {
+  /** `bake`: expressions evaluated at every frame into keys; `keep`: their text in `x` (lottie-web runs it). */
+  expressions: 'bake' | 'keep';
+  /** The sandbox used for baking (absent: expressions are kept as text and listed). */
+  evaluator?: ExpressionEvaluator;
+  /** The picture of each footage item found, by footage id (absent: the layer is left out and listed). */
+  images: Map<number, ImageSource>;
+  /** Folder of the image files (`files`): the assets' `u`. */
+  imageFolder?: string;
+  /** Text replacing a layer's Source Text (every key), by layer index of the root composition. */
+  text?: Map<number, string>;
+  /** Footage replacing a layer's source, by layer index of the root composition. */
+  media?: Map<number, Footage>;
+}
+
+export interface Written {
+  lottie: Record<string, unknown>;
+  frames: number;
+  approximations: Approximation[];
+}
+
+type Json = Record<string, unknown>;
+
+/** Lottie's blend mode numbers (bm). */
+const BLEND: Partial<Record<BlendMode, number>> = {
+  normal: 0,
+  multiply: 1,
+  screen: 2,
+  overlay: 3,
+  darken: 4,
+  lighten: 5,
+  'color-dodge': 6,
+  'color-burn': 7,
+  'hard-light': 8,
+  'soft-light': 9,
+  difference: 10,
+  'classic-difference': 10,
+  exclusion: 11,
+  hue: 12,
+  saturation: 13,
+  color: 14,
+  luminosity: 15,
+  add: 16,
+  'linear-dodge': 16,
+  'hard-mix': 17,
+};
+
+const MATTE = { alpha: 1, 'alpha-inverted': 2, luma: 3, 'luma-inverted': 4 } as const;
+const MASK_MODE = { none: 'n', add: 'a', subtract: 's', intersect: 'i', lighten: 'l', darken: 'd', difference: 'f' };
+const CAP = { butt: 1, round: 2, square: 3 } as const;
+const JOIN = { miter: 1, round: 2, bevel: 3 } as const;
+const JUSTIFY = {
+  left: 0,
+  right: 1,
+  center: 2,
+  'justify-last-left': 3,
+  'justify-last-right': 4,
+  'justify-last-center': 5,
+  'justify-all': 6,
+} as const;
+
+const hex = (c: number[]) =>
+  '#' +
+  c
+    .slice(0, 3)
+    .map((x) =>
+      Math.round(Math.min(1, Math.max(0, x)) * 255)
+        .toString(16)
+        .padStart(2, '0'),
+    )
+    .join('');
+
+const pathJson = (p: BezierPath) => ({
+  i: p.i.map(([x, y]) => [round(x), round(y)]),
+  o: p.o.map(([x, y]) => [round(x), round(y)]),
+  v: p.v.map(([x, y]) => [round(x), round(y)]),
+  c: p.closed,
+});
+
+/** Gradient stops as Lottie's flat list: colour stops [offset, r, g, b]..., then opacity stops [offset, a]... */
+function stopsJson(s: GradientStops): number[] {
+  const out = s.colors.flatMap((c) => c.map((x) => round(x)));
+  // all-opaque gradients need no opacity stops (bodymovin leaves them out too)
+  if (s.opacities.some((o) => o[1] < 1)) out.push(...s.opacities.flatMap((o) => o.map((x) => round(x))));
+  return out;
+}
+
+/** Font family and style from a PostScript name (`Arial-BoldItalicMT` → Arial, BoldItalic). */
+function fontParts(ps: string): { family: string; style: string } {
+  const [family, style = 'Regular'] = ps.split('-');
+  return { family: family || ps, style: style.replace(/MT$/, '') || 'Regular' };
+}
+
+class Writer {
+  readonly approximations: Approximation[] = [];
+  private readonly seen = new Set<string>();
+  private readonly comps: Map<number, Composition>;
+  private readonly footage: Map<number, Footage>;
+  /** Assets written, by key: `comp_<id>` and `image_<id>`. */
+  private readonly assets = new Map<string, Json>();
+  private readonly fonts = new Map<string, Json>();
+  private readonly fps: number;
+  private depth = 0;
+
+  constructor(
+    private readonly project: SceneProject,
+    private readonly root: Composition,
+    private readonly options: WriteOptions,
+  ) {
+    this.comps = new Map(project.compositions.map((c) => [c.id, c]));
+    this.footage = new Map([...project.footage, ...(options.media?.values() ?? [])].map((f) => [f.id, f]));
+    this.fps = root.frameRate;
+  }
+
+  private note(comp: Composition, layer: Layer | undefined, feature: string, detail: string): void {
+    const text = comp.id !== this.root.id ? `${detail} (in precomposition "${comp.name}")` : detail;
+    const key = `${layer?.index ?? ''}|${layer?.name ?? ''}|${feature}|${text}`;
+    if (this.seen.has(key)) return;
+    this.seen.add(key);
+    this.approximations.push({
+      ...(layer ? { layer_index: layer.index, layer: layer.name } : {}),
+      feature,
+      detail: text,
+    });
+  }
+
+  write(): Written {
+    const layers = this.layers(this.root);
+    const frames = Math.round(this.root.duration * this.fps);
+    const lottie: Json = {
+      v: '5.12.2',
+      fr: round(this.fps),
+      ip: 0,
+      op: frames,
+      w: this.root.width,
+      h: this.root.height,
+      nm: this.root.name,
+      ddd: this.root.layers.some((l) => l.threeD) ? 1 : 0,
+      assets: [...this.assets.values()],
+      ...(this.fonts.size ? { fonts: { list: [...this.fonts.values()] } } : {}),
+      layers,
+      markers: [],
+    };
+    return { lottie, frames, approximations: this.approximations };
+  }
+
+  /** A composition's layers, top first (Lottie's order, as After Effects lists them). */
+  private layers(comp: Composition): Json[] {
+    const solo = comp.layers.some((l) => l.solo && l.enabled);
+    const hidden = (l: Layer) => !l.enabled || l.guide || (solo && !l.solo);
+    const inds = new Map(comp.layers.map((l) => [l.id, l.index]));
+    let spare = comp.layers.reduce((m, l) => Math.max(m, l.index), 0);
+    const out: Json[] = [];
+    /** Hidden matte layers already written as a matte (td) under their own index. */
+    const moved = new Set<number>();
+    for (let n = 0; n < comp.layers.length; n++) {
+      const l = comp.layers[n];
+      if (moved.has(l.id)) continue;
+      // a hidden layer's matte changes nothing drawn (AE 23+ files also mark a matte layer with its user)
+      const matte = !hidden(l) && l.trackMatte ? comp.layers.find((m) => m.id === l.trackMatte!.layerId) : undefined;
+      const json = this.layer(l, comp, inds, hidden(l));
+      if (!json) continue;
+      if (matte && l.trackMatte) {
+        // Lottie's matte is the layer just above, marked td and not drawn itself: the matte layer itself when it is
+        // hidden and not written yet (just above, or further down in AE 23+), else a copy under a spare index
+        const above = out[out.length - 1];
+        let td: Json | undefined = above;
+        if (hidden(matte) && above?.ind === matte.index && comp.layers[n - 1] === matte && above.td === undefined) {
+          above.td = 1;
+          delete above.hd;
+        } else {
+          const own = hidden(matte) && comp.layers.indexOf(matte) > n;
+          const copy = this.layer(matte, comp, inds, false);
+          if (copy) {
+            if (own) moved.add(matte.id);
+            else copy.ind = ++spare;
+            copy.td = 1;
+            out.push(copy);
+          }
+          td = copy;
+        }
+        // tp names the matte (lottie-web 5.12+ reads it, and without it takes the layer whose ind is one less)
+        if (td) Object.assign(json, { tt: MATTE[l.trackMatte.mode], tp: td.ind });
+      }
+      out.push(json);
+    }
+    return out;
+  }
+
+  private base(l: Layer): TimeBase {
+    return { startTime: l.startTime, stretch: l.stretch, fps: this.fps };
+  }
+
+  /** A numeric property, its expression baked or kept. */
+  private num(
+    p: NumProperty,
+    l: Layer,
+    comp: Composition,
+    opts: { scalar?: boolean; dims?: number } = {},
+  ): LottieValue {
+    const v = numValue(p, this.base(l), opts);
+    if (!p.expression) return v;
+    if (this.options.expressions === 'keep' || !this.options.evaluator) {
+      const kept = keptExpression(p.expression);
+      if (!kept.ok) this.note(comp, l, 'expression', `${p.path}: kept as written, but ${kept.reason}: ${p.expression}`);
+      else if (this.options.expressions === 'bake')
+        this.note(comp, l, 'expression', `${p.path}: not baked (no sandbox); kept as text: ${p.expression}`);
+      return { ...v, x: kept.text };
+    }
+    return this.baked(p, l, comp, opts) ?? v;
+  }
+
+  /** The expression's value at every frame of the layer's time in its composition, or undefined when it fails. */
+  private baked(p: NumProperty, l: Layer, comp: Composition, opts: { scalar?: boolean; dims?: number }) {
+    const from = Math.max(0, Math.floor(l.inPoint * this.fps));
+    const to = Math.min(Math.ceil(comp.duration * this.fps), Math.ceil(l.outPoint * this.fps));
+    const frames: { t: number; v: number[] }[] = [];
+    for (let f = from; f <= Math.max(from, to); f++) {
+      const r = expressionValueAt(this.project, l, p, f / this.fps, this.options.evaluator!);
+      if (!r.ok) {
+        this.note(comp, l, 'expression', `${p.path}: ${r.reason}; its own value is written: ${p.expression}`);
+        return undefined;
+      }
+      let v = opts.dims ? r.value.slice(0, opts.dims) : r.value;
+      while (opts.dims && v.length < opts.dims) v = [...v, 0];
+      frames.push({ t: f, v });
+    }
+    return bakedValue(frames, opts.scalar ?? false);
+  }
+
+  private transform(l: Layer, comp: Composition): Json {
+    const tr = l.transform;
+    const ks: Json = {
+      o: { ...this.num(tr.opacity, l, comp, { scalar: true }), ix: 11 },
+      a: { ...this.num(tr.anchor, l, comp, { dims: 3 }), ix: 1, l: 2 },
+      s: { ...this.num(tr.scale, l, comp, { dims: 3 }), ix: 6, l: 2 },
+    };
+    if (tr.position) ks.p = { ...this.num(tr.position, l, comp, { dims: 3 }), ix: 2, l: 2 };
+    else
+      ks.p = {
+        s: true,
+        x: { ...this.num(tr.positionX!, l, comp, { scalar: true }), ix: 3 },
+        y: { ...this.num(tr.positionY!, l, comp, { scalar: true }), ix: 4 },
+      };
+    if (l.threeD) {
+      // players read all four of a 3D layer (lottie-web fails on a missing one): absent ones are at rest
+      const zero = (path: string, value: number[]): NumProperty => ({ path, value });
+      const g = 'ADBE Transform Group>';
+      ks.rx = { ...this.num(tr.rotationX ?? zero(`${g}ADBE Rotate X`, [0]), l, comp, { scalar: true }), ix: 8 };
+      ks.ry = { ...this.num(tr.rotationY ?? zero(`${g}ADBE Rotate Y`, [0]), l, comp, { scalar: true }), ix: 9 };
+      ks.rz = { ...this.num(tr.rotation, l, comp, { scalar: true }), ix: 10 };
+      ks.or = { ...this.num(tr.orientation ?? zero(`${g}ADBE Orientation`, [0, 0, 0]), l, comp, { dims: 3 }), ix: 7 };
+    } else ks.r = { ...this.num(tr.rotation, l, comp, { scalar: true }), ix: 10 };
+    return ks;
+  }
+
+  /** One layer, or undefined for what Lottie has no layer for (and nothing uses). */
+  private layer(l: Layer, comp: Composition, inds: Map<number, number>, hidden: boolean): Json | undefined {
+    const json: Json = {
+      ddd: l.threeD ? 1 : 0,
+      ind: l.index,
+      ty: 3,
+      nm: l.name,
+      sr: round(l.stretch),
+      ks: this.transform(l, comp),
+      ao: l.autoOrient ? 1 : 0,
+      ip: round(l.inPoint * this.fps),
+      op: round(l.outPoint * this.fps),
+      st: round(l.startTime * this.fps),
+      bm: 0,
+    };
+    if (l.parentId !== undefined && inds.has(l.parentId)) json.parent = inds.get(l.parentId);
+    if (hidden) json.hd = true;
+    const bm = BLEND[l.blendMode];
+    if (bm !== undefined) json.bm = bm;
+    else this.note(comp, l, 'blend-mode', `blending mode ${l.blendMode} has no Lottie equivalent: written as normal`);
+    this.content(l, comp, json);
+    if (l.masks.length && json.ty !== 3) {
+      json.hasMask = true;
+      json.masksProperties = l.masks.map((m) => this.mask(m, l, comp));
+    }
+    if (l.timeRemap && (json.ty === 0 || json.ty === 2)) json.tm = this.num(l.timeRemap, l, comp, { scalar: true });
+    for (const e of l.effects)
+      if (e.enabled)
+        this.note(comp, l, 'effect', `${e.matchName} (${e.name}) is not written (its parameters are not read)`);
+    for (const s of l.layerStyles) this.note(comp, l, 'layer-style', `${s} is not written`);
+    if (l.preserveTransparency)
+      this.note(comp, l, 'preserve-transparency', 'written as a normal layer (Lottie has no preserve transparency)');
+    if (l.motionBlur && comp.motionBlur) this.note(comp, l, 'motion-blur', 'motion blur is not written');
+    return json;
+  }
+
+  private content(l: Layer, comp: Composition, json: Json): void {
+    const media = comp.id === this.root.id ? this.options.media?.get(l.index) : undefined;
+    const sourceId = media ? media.id : l.sourceId;
+    switch (l.type) {
+      case 'solid': {
+        const f = sourceId !== undefined ? this.footage.get(sourceId) : undefined;
+        if (!f) return;
+        if (f.kind === 'solid') {
+          Object.assign(json, { ty: 1, sc: hex(f.color ?? [0, 0, 0]), sw: f.width, sh: f.height });
+          return;
+        }
+        this.image(l, comp, f, json);
+        return;
+      }
+      case 'footage': {
+        const f = sourceId !== undefined ? this.footage.get(sourceId) : undefined;
+        if (!f) return;
+        if (f.kind === 'solid')
+          Object.assign(json, { ty: 1, sc: hex(f.color ?? [0, 0, 0]), sw: f.width, sh: f.height });
+        else this.image(l, comp, f, json);
+        return;
+      }
+      case 'precomp': {
+        const src = sourceId !== undefined ? this.comps.get(sourceId) : undefined;
+        if (!src) {
+          const f = sourceId !== undefined ? this.footage.get(sourceId) : undefined;
+          if (f) this.image(l, comp, f, json);
+          return;
+        }
+        const id = `comp_${src.id}`;
+        if (!this.assets.has(id)) {
+          if (this.depth >= 16) {
+            this.note(comp, l, 'precomp-depth', `precomposition "${src.name}" nested too deep or in itself: left out`);
+            return;
+          }
+          // reserved before its layers are written: a composition inside itself refers to the asset, not again
+          const asset: Json = { id, nm: src.name, fr: round(src.frameRate), layers: [] };
+          this.assets.set(id, asset);
+          this.depth++;
+          asset.layers = this.layers(src);
+          this.depth--;
+          // the asset goes after the ones it uses, as bodymovin orders them
+          this.assets.delete(id);
+          this.assets.set(id, asset);
+        }
+        Object.assign(json, { ty: 0, refId: id, w: src.width, h: src.height });
+        if (l.collapse)
+          this.note(comp, l, 'collapse', 'collapsed transformations: the precomposition is clipped to its frame');
+        return;
+      }
+      case 'text': {
+        if (!l.text) return;
+        const edit = comp.id === this.root.id ? this.options.text?.get(l.index) : undefined;
+        const base = this.base(l);
+        const keys = edit !== undefined ? undefined : l.text.keyframes;
+        const docs = keys?.length
+          ? keys.map((k) => ({ s: this.doc(k.value), t: keyFrame(base, k.time) }))
+          : [{ s: this.doc(edit !== undefined ? { ...l.text.value, text: edit } : l.text.value), t: 0 }];
+        Object.assign(json, {
+          ty: 5,
+          t: { d: { k: docs }, p: {}, m: { g: 1, a: { a: 0, k: [0, 0], ix: 2 } }, a: [] },
+        });
+        this.note(
+          comp,
+          l,
+          'text-glyphs',
+          "written with its font by name, without glyph outlines (chars): lottie-web's canvas renderer cannot draw it (its SVG renderer, skottie and ThorVG can, where the font is installed)",
+        );
+        if (l.textAnimators)
+          this.note(comp, l, 'text-animator', 'text animators are not written (not read from the file)');
+        if (l.text.expression && edit === undefined)
+          this.note(comp, l, 'expression', `Source Text expression not written: ${l.text.expression}`);
+        return;
+      }
+      case 'shape':
+        Object.assign(json, { ty: 4, shapes: this.shapes(l.shapes ?? [], l, comp, 0) });
+        return;
+      case 'null':
+        return;
+      case 'adjustment':
+        this.note(comp, l, 'adjustment', 'adjustment layer written as a null (its effects are not written)');
+        return;
+      case 'camera':
+        this.note(comp, l, 'camera', 'camera written as a null: its zoom and point of interest are not read');
+        return;
+      case 'light':
+        this.note(comp, l, 'light', 'light written as a null (Lottie has no lights)');
+        return;
+    }
+  }
+
+  private image(l: Layer, comp: Composition, f: Footage, json: Json): void {
+    const img = this.options.images.get(f.id);
+    if (!img) {
+      const why =
+        f.kind === 'placeholder' ? 'a placeholder' : !f.still ? 'a video (Lottie has no video layers)' : 'not found';
+      this.note(comp, l, 'missing-footage', `footage "${f.name}" is ${why}: written as an empty layer`);
+      return;
+    }
+    const id = `image_${f.id}`;
+    if (!this.assets.has(id))
+      this.assets.set(
+        id,
+        img.embedded !== undefined
+          ? { id, w: img.width, h: img.height, u: '', p: img.embedded, e: 1 }
+          : { id, w: img.width, h: img.height, u: this.options.imageFolder ?? 'images/', p: img.file, e: 0 },
+      );
+    Object.assign(json, { ty: 2, refId: id });
+  }
+
+  private mask(m: Mask, l: Layer, comp: Composition): Json {
+    const feather = m.feather.value;
+    if (m.feather.keyframes?.length || feather.some((x) => x !== 0))
+      this.note(comp, l, 'mask-feather', `mask "${m.name}": feather written, but most players do not draw it`);
+    return {
+      inv: m.inverted,
+      mode: MASK_MODE[m.mode],
+      pt: { ...otherValue(m.path, this.base(l), pathJson, true), ix: 1 },
+      o: { ...this.num(m.opacity, l, comp, { scalar: true }), ix: 3 },
+      x: { ...this.num(m.expansion, l, comp, { scalar: true }), ix: 4 },
+      f: { ...this.num(m.feather, l, comp, { dims: 2 }), ix: 2 },
+      nm: m.name,
+    };
+  }
+
+  private doc(d: TextDocument): Json {
+    if (!this.fonts.has(d.font)) {
+      const { family, style } = fontParts(d.font);
+      this.fonts.set(d.font, { fName: d.font, fFamily: family, fStyle: style, ascent: 75 });
+    }
+    const doc: Json = {
+      s: round(d.fontSize),
+      f: d.font,
+      t: d.text,
+      ca: d.allCaps ? 1 : d.smallCaps ? 2 : 0,
+      j: JUSTIFY[d.justification],
+      tr: round(d.tracking),
+      lh: round(d.leading ?? d.fontSize * 1.2),
+      ls: round(d.baselineShift),
+    };
+    if (d.fillColor) doc.fc = d.fillColor.slice(0, 3).map((x) => round(x));
+    if (d.strokeColor) {
+      doc.sc = d.strokeColor.slice(0, 3).map((x) => round(x));
+      doc.sw = round(d.strokeWidth);
+      doc.of = d.strokeOverFill;
+    }
+    if (d.box) {
+      doc.sz = d.box.size.map((x) => round(x));
+      doc.ps = d.box.position.map((x) => round(x));
+    }
+    return doc;
+  }
+
+  private shapeTransform(tr: ShapeTransform, l: Layer, comp: Composition): Json {
+    return {
+      ty: 'tr',
+      p: { ...this.num(tr.position, l, comp, { dims: 2 }), ix: 2 },
+      a: { ...this.num(tr.anchor, l, comp, { dims: 2 }), ix: 1 },
+      s: { ...this.num(tr.scale, l, comp, { dims: 2 }), ix: 3 },
+      r: { ...this.num(tr.rotation, l, comp, { scalar: true }), ix: 6 },
+      o: { ...this.num(tr.opacity, l, comp, { scalar: true }), ix: 7 },
+      sk: { ...this.num(tr.skew, l, comp, { scalar: true }), ix: 4 },
+      sa: { ...this.num(tr.skewAxis, l, comp, { scalar: true }), ix: 5 },
+      nm: 'Transform',
+    };
+  }
+
+  private dashes(list: Dash[], l: Layer, comp: Composition): Json[] {
+    const n = { dash: 'd', gap: 'g', offset: 'o' } as const;
+    return list.map((d, k) => ({
+      n: n[d.kind],
+      nm: d.kind === 'offset' ? 'offset' : `${d.kind} ${k + 1}`,
+      v: { ...this.num(d.length, l, comp, { scalar: true }), ix: k + 1 },
+    }));
+  }
+
+  /** Shape items in After Effects' order (first on top), as Lottie keeps them. */
+  private shapes(items: ShapeItem[], l: Layer, comp: Composition, depth: number): Json[] {
+    const out: Json[] = [];
+    const num = (p: NumProperty, opts: { scalar?: boolean; dims?: number } = {}) => this.num(p, l, comp, opts);
+    for (const [k, item] of items.entries()) {
+      // switched-off items draw nothing and are left out, as bodymovin leaves them out
+      if (!item.enabled) continue;
+      const common = { nm: item.name, mn: item.matchName, hd: false };
+      switch (item.kind) {
+        case 'group': {
+          if (depth > 50) break;
+          const it = this.shapes(item.items, l, comp, depth + 1);
+          it.push(this.shapeTransform(item.transform, l, comp));
+          const bm = BLEND[item.blendMode] ?? 0;
+          out.push({ ty: 'gr', it, np: item.items.length, cix: 2, bm, ix: k + 1, ...common });
+          break;
+        }
+        case 'rect':
+          out.push({
+            ty: 'rc',
+            d: item.reversed ? 3 : 1,
+            s: { ...num(item.size, { dims: 2 }), ix: 2 },
+            p: { ...num(item.position, { dims: 2 }), ix: 3 },
+            r: { ...num(item.roundness, { scalar: true }), ix: 4 },
+            ...common,
+          });
+          break;
+        case 'ellipse':
+          out.push({
+            ty: 'el',
+            d: item.reversed ? 3 : 1,
+            s: { ...num(item.size, { dims: 2 }), ix: 2 },
+            p: { ...num(item.position, { dims: 2 }), ix: 3 },
+            ...common,
+          });
+          break;
+        case 'star': {
+          const star: Json = {
+            ty: 'sr',
+            sy: item.starType === 'star' ? 1 : 2,
+            d: item.reversed ? 3 : 1,
+            pt: { ...num(item.points, { scalar: true }), ix: 3 },
+            p: { ...num(item.position, { dims: 2 }), ix: 4 },
+            r: { ...num(item.rotation, { scalar: true }), ix: 5 },
+            or: { ...num(item.outerRadius, { scalar: true }), ix: 7 },
+            os: { ...num(item.outerRoundness, { scalar: true }), ix: 9 },
+            ...common,
+          };
+          if (item.starType === 'star') {
+            star.ir = { ...num(item.innerRadius, { scalar: true }), ix: 6 };
+            star.is = { ...num(item.innerRoundness, { scalar: true }), ix: 8 };
+          }
+          out.push(star);
+          break;
+        }
+        case 'path':
+          out.push({
+            ty: 'sh',
+            ind: k,
+            ix: k + 1,
+            ks: { ...otherValue(item.path, this.base(l), pathJson, true), ix: 2 },
+            d: item.reversed ? 3 : 1,
+            ...common,
+          });
+          break;
+        case 'fill':
+          if (item.above)
+            this.note(comp, l, 'shape-composite', `"${item.name}": composite above previous is written in list order`);
+          out.push({
+            ty: 'fl',
+            c: { ...num(item.color, { dims: 4 }), ix: 4 },
+            o: { ...num(item.opacity, { scalar: true }), ix: 5 },
+            r: item.rule === 'evenodd' ? 2 : 1,
+            bm: BLEND[item.blendMode] ?? 0,
+            ...common,
+          });
+          break;
+        case 'stroke':
+          out.push({
+            ty: 'st',
+            c: { ...num(item.color, { dims: 4 }), ix: 3 },
+            o: { ...num(item.opacity, { scalar: true }), ix: 4 },
+            w: { ...num(item.width, { scalar: true }), ix: 5 },
+            lc: CAP[item.cap],
+            lj: JOIN[item.join],
+            ml: round(item.miterLimit.value[0] ?? 4),
+            bm: BLEND[item.blendMode] ?? 0,
+            ...(item.dashes.length ? { d: this.dashes(item.dashes, l, comp) } : {}),
+            ...common,
+          });
+          break;
+        case 'gradient-fill':
+        case 'gradient-stroke': {
+          const g: Json = {
+            ty: item.kind === 'gradient-fill' ? 'gf' : 'gs',
+            o: { ...num(item.opacity, { scalar: true }), ix: 9 },
+            s: { ...num(item.start, { dims: 2 }), ix: 5 },
+            e: { ...num(item.end, { dims: 2 }), ix: 6 },
+            t: item.gradientType === 'linear' ? 1 : 2,
+            g: {
+              p: item.stops.value.colors.length,
+              k: { ...otherValue(item.stops, this.base(l), stopsJson), ix: 8 },
+            },
+            bm: BLEND[item.blendMode] ?? 0,
+            ...common,
+          };
+          if (item.gradientType === 'radial') {
+            g.h = { ...num(item.highlightLength, { scalar: true }), ix: 7 };
+            g.a = { ...num(item.highlightAngle, { scalar: true }), ix: 8 };
+          }
+          if (item.kind === 'gradient-fill') g.r = item.rule === 'evenodd' ? 2 : 1;
+          else
+            Object.assign(g, {
+              w: { ...num(item.width, { scalar: true }), ix: 10 },
+              lc: CAP[item.cap],
+              lj: JOIN[item.join],
+              ml: round(item.miterLimit.value[0] ?? 4),
+              ...(item.dashes.length ? { d: this.dashes(item.dashes, l, comp) } : {}),
+            });
+          out.push(g);
+          break;
+        }
+        case 'trim':
+          out.push({
+            ty: 'tm',
+            s: { ...num(item.start, { scalar: true }), ix: 1 },
+            e: { ...num(item.end, { scalar: true }), ix: 2 },
+            o: { ...num(item.offset, { scalar: true }), ix: 3 },
+            m: item.individually ? 2 : 1,
+            ix: k + 1,
+            ...common,
+          });
+          break;
+        case 'unsupported':
+          this.note(
+            comp,
+            l,
+            'shape-operator',
+            `${item.matchName} ("${item.name}") is not written (its parameters are not read)`,
+          );
+          break;
+      }
+    }
+    return out;
+  }
+}
+
+/** The Lottie animation of composition `compId` of a decoded project. */
+export function writeLottie(project: SceneProject, compId: number, options: WriteOptions): Written {
+  const root = project.compositions.find((c) => c.id === compId);
+  if (!root) throw new Error(`no composition with id ${compId}`);
+  return new Writer(project, root, options).write();
+}
