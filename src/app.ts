@@ -239,7 +239,8 @@ export async function buildService(config: Config, opts: BuildOptions = {}): Pro
       },
     },
     // The document is OpenAPI 3 (`openapi` above), so `openapiObject` is the one given.
-    transformObject: (doc) => nameSchemasAndOperations((doc as { openapiObject: Record<string, unknown> }).openapiObject),
+    transformObject: (doc) =>
+      nameSchemasAndOperations((doc as { openapiObject: Record<string, unknown> }).openapiObject),
   });
   await app.register(swaggerUi, { routePrefix: '/api/docs' });
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
