@@ -5,6 +5,7 @@
  * the package is `type: module`.
  */
 import { execFileSync } from 'node:child_process';
+import process from 'node:process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';

@@ -66,7 +66,7 @@ describe('terminal bridge: send-media routing', () => {
     const several = await send({ url });
     assert.equal(several.status, 409);
     assert.equal(several.body.error.code, 'ambiguous_bridge');
-    assert.deepEqual(several.body.error.details.bot_ids.sort(), ['a', 'b']);
+    assert.deepEqual(several.body.error.info.bot_ids.sort(), ['a', 'b']);
 
     const toB = await send({ url, session_id: 'pty-b' });
     assert.equal(toB.body.bot_id, 'b');
@@ -102,7 +102,7 @@ describe('terminal bridge: send-media routing', () => {
     const both = await send({ url, session_id: 'pty-shared' });
     assert.equal(both.status, 409);
     assert.equal(both.body.error.code, 'ambiguous_bridge');
-    assert.deepEqual([...both.body.error.details.bot_ids].sort(), ['first', 'second']);
+    assert.deepEqual([...both.body.error.info.bot_ids].sort(), ['first', 'second']);
     const named = await send({ url, session_id: 'pty-shared', bot_id: 'first' });
     assert.equal(named.status, 200);
     assert.equal((await drain('first')).length, 1);

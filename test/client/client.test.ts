@@ -252,13 +252,11 @@ describe('client: the typed client against a real service', () => {
   it('waits for a job through the event stream: progress, completion, cancellation', async () => {
     const control = controlledFetch();
     const c = createBoardMediaClient({ baseUrl: s.baseUrl, fetch: control.fetch });
-    const render = async (duration: number, title: string) => {
-      const { data, response } = await c.api.POST('/api/html/render', {
+    // startJob: typed by its path, the 202 answer ({job_id, kind, status}) whose kind types waitForJob's result.
+    const render = (duration: number, title: string) =>
+      c.startJob('/api/html/render', {
         body: { html: CARD, width: 64, height: 64, fps: 10, duration, title, board_id: board, async: true },
       });
-      assert.equal(response.status, 202);
-      return (data as unknown as { job_id: string }).job_id;
-    };
     // One job at a time: the long one holds the short one queued until it is cancelled, after the client looked.
     const blocker = await render(20, 'blocker');
     const job = await render(0.5, 'card');
@@ -274,15 +272,22 @@ describe('client: the typed client against a real service', () => {
     });
     const cancelled = c.waitForJob(blocker);
     await lookedAtQueued;
-    const stop = await c.api.POST('/api/jobs/{job_id}/cancel', { params: { path: { job_id: blocker } } });
+    const stop = await c.api.POST('/api/jobs/{job_id}/cancel', { params: { path: { job_id: blocker.job_id } } });
     assert.equal(stop.response.status, 200);
-    await assert.rejects(cancelled, (err: BoardMediaError) => err.code === 'cancelled');
+    await assert.rejects(
+      cancelled,
+      (err: BoardMediaError) => err.code === 'cancelled' && err.job?.id === blocker.job_id,
+    );
     const done = await waiting;
     assert.equal(done.status, 'complete');
+    assert.equal(done.kind, 'html.render');
+    assert.equal(done.result.url, done.output_url, 'the result is typed: html.render answers its url');
+    assert.equal(done.result.element.type, 'video');
+    assert.equal(control.eventRequests.length, 1, 'two waits, one event stream');
     assert.match(done.output_url ?? '', /^\/media\/bd_\w+\/card.*\.mp4$/);
     assert.equal((await fetch(s.baseUrl + done.output_url)).status, 200);
     assert.ok(progress.includes('running'), `progress seen: ${progress.join(', ')}`);
-    const gets = control.jobAnswers.filter((a) => a.url === `/api/jobs/${job}`);
+    const gets = control.jobAnswers.filter((a) => a.url === `/api/jobs/${job.job_id}`);
     assert.deepEqual(
       gets.map((a) => a.status),
       ['queued'],

@@ -136,12 +136,12 @@ describe('the event stream: filters, replay, resync, heartbeats, shutdown, valid
 
   it('requests it cannot serve are refused before the stream opens', async () => {
     const cases: [string, Record<string, string>, string][] = [
-      ['?types=element.added,nope', {}, 'bad_request'],
-      ['?types=resync', {}, 'bad_request'],
+      ['?types=element.added,nope', {}, 'invalid_request'],
+      ['?types=resync', {}, 'invalid_request'],
       ['?last_event_id=12ab', {}, 'invalid_request'],
       ['?board_id=', {}, 'invalid_request'],
       ['?other=1', {}, 'invalid_request'],
-      ['', { 'last-event-id': 'yesterday' }, 'bad_request'],
+      ['', { 'last-event-id': 'yesterday' }, 'invalid_request'],
     ];
     for (const [query, headers, code] of cases) {
       const s = await EventStream.open(svc.baseUrl, query, headers);

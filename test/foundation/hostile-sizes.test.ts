@@ -93,7 +93,7 @@ test('a 100,000-item video project is a 400 naming the items and the limit; the 
   const data = { clips: [{ id: 'c', url: '/media/x.png', mediaType: 'image' }], channels: [{ id: 'ch', items }] };
   const { result, health } = await withHealthChecks(() => svc.api('PUT', url, { data }));
   assert.equal(result.status, 400, result.text.slice(0, 300));
-  assert.equal(result.body.error.details.field, 'data.channels[].items');
+  assert.equal(result.body.error.details[0].field, 'body.data.channels[].items');
   assert.match(result.body.error.message, /100000 items in all; a project may have at most 10000/);
   assert.ok(health.every((s) => s === 200));
   assert.deepEqual((await svc.api('GET', url)).body.data, project.data);
@@ -108,12 +108,12 @@ test('video projects: counts, an absurd length and oversized JSON are refused by
 
   const channels = await put({ channels: Array.from({ length: 1001 }, (_, i) => ({ id: `ch${i}` })) });
   assert.equal(channels.status, 400);
-  assert.equal(channels.body.error.details.field, 'data.channels');
+  assert.equal(channels.body.error.details[0].field, 'body.data.channels');
   assert.match(channels.body.error.message, /at most 1000/);
 
   const clips = await put({ clips: Array.from({ length: 10_001 }, (_, i) => ({ id: `c${i}` })) });
   assert.equal(clips.status, 400);
-  assert.equal(clips.body.error.details.field, 'data.clips');
+  assert.equal(clips.body.error.details[0].field, 'body.data.clips');
 
   const keys = Array.from({ length: 100_001 }, () => ({ position: 0, value: 1 }));
   const keyframes = await put({ channels: [{ items: [{ propertyKeyframes: { zoom: keys } }] }] });
@@ -123,7 +123,7 @@ test('video projects: counts, an absurd length and oversized JSON are refused by
   for (const trimEnd of [1e6, 1e308]) {
     const long = await put({ clips: [clip], channels: [{ id: 'ch', items: [{ clipId: 'c', trimEnd }] }] });
     assert.equal(long.status, 400, `trimEnd ${trimEnd}`);
-    assert.equal(long.body.error.details.field, 'data.channels[0].items[0]');
+    assert.equal(long.body.error.details[0].field, 'body.data.channels[0].items[0]');
     assert.match(long.body.error.message, /at most 43200 s/);
   }
   // Hidden channels count as well: they are one click from being rendered.
@@ -135,7 +135,7 @@ test('video projects: counts, an absurd length and oversized JSON are refused by
 
   const big = await put({ clips: [clip], notes: 'n'.repeat(8 * 1024 * 1024) });
   assert.equal(big.status, 400, big.text.slice(0, 300));
-  assert.equal(big.body.error.details[0].field, 'data');
+  assert.equal(big.body.error.details[0].field, 'body.data');
   assert.match(big.body.error.message, /at most 8388608 bytes/);
 
   const tooBig = await put({ notes: 'n'.repeat(9 * 1024 * 1024) });
@@ -172,7 +172,7 @@ test('stored states are bounded: element data, mockup projects, generation param
   assert.equal((await svc.api('PATCH', elementUrl, { data: { one: half } })).status, 200);
   const merged = await svc.api('PATCH', elementUrl, { data: { two: half } });
   assert.equal(merged.status, 400, 'two merges past 1 MiB');
-  assert.equal(merged.body.error.details[0].field, 'data');
+  assert.equal(merged.body.error.details[0].field, 'body.data');
   assert.match(merged.body.error.message, /at most 1048576 bytes/);
   const now = (await svc.api('GET', `/api/moodboards/${board}`)).body.elements.find((e: any) => e.id === el.id);
   assert.deepEqual(Object.keys(now.data).sort(), ['a', 'one'], 'the refused merge stored nothing');

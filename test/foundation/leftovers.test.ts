@@ -82,7 +82,7 @@ describe('the multipart `data` field is JSON under the same limits as a body', (
     const cases: [string, string, string][] = [
       [`{"a":${deep}}`, 'too_deep', 'deep'],
       ['{"scale":1e400}', 'invalid_request', 'non-finite'],
-      ['{"a":', 'bad_request', 'malformed'],
+      ['{"a":', 'invalid_request', 'malformed'],
     ];
     for (const [data, code, what] of cases) {
       const form = new FormData();

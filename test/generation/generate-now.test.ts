@@ -219,7 +219,7 @@ describe('generation answered at once (OpenAI images)', () => {
     });
     assert.equal(res.status, 429);
     assert.equal(res.body.error.code, 'rate_limited');
-    assert.equal(res.body.error.details.retry_after, 7);
+    assert.equal(res.body.error.info.retry_after, 7);
     assert.equal(openai.received('POST', /images/).length - n, 3, 'one call and two retries');
 
     openai.script('POST /v1/images', {
@@ -285,6 +285,6 @@ describe('generation answered at once (OpenAI images)', () => {
     });
     assert.equal(res.status, 422);
     assert.equal(res.body.error.code, 'content_refused');
-    assert.match(res.body.error.details.reason, /safety system/);
+    assert.match(res.body.error.info.reason, /safety system/);
   });
 });

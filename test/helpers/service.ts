@@ -2,6 +2,7 @@ import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
+import { Ajv } from 'ajv';
 import type { AddressInfo, LookupFunction } from 'node:net';
 import { loadConfig } from '../../src/config.js';
 import { buildService, type BuildOptions, type Service } from '../../src/app.js';
@@ -180,6 +181,46 @@ export function logCapture(): { stream: NodeJS.WritableStream; lines: () => Reco
 
 const FINISHED = ['complete', 'error', 'cancelled'];
 
+const documentChecks = new WeakMap<object, Promise<Ajv>>();
+
+/**
+ * Every finished job a test waits for is checked against the OpenAPI document's schema of its kind (`<Kind>Job`,
+ * its typed `result`): the typed client's promise about results holds for real jobs, kind by kind. Jobs of kinds
+ * only tests define, and the per-kind polls' own bodies, are left alone.
+ */
+async function checkJobAgainstDocument(t: Pick<TestService, 'api'>, body: any): Promise<void> {
+  if (typeof body?.kind !== 'string' || typeof body?.id !== 'string') return;
+  let ajv = documentChecks.get(t);
+  if (!ajv) {
+    ajv = t.api('GET', '/api/openapi.json').then(({ body: doc }) => {
+      // The document is OpenAPI 3.0: `nullable` is its keyword, and its schemas carry titles and descriptions.
+      const a = new Ajv({ strict: false, allErrors: true });
+      a.addSchema(nullableToTypes(doc), 'openapi');
+      return a;
+    });
+    documentChecks.set(t, ajv);
+  }
+  const a = await ajv;
+  const name =
+    body.kind
+      .split(/[.\-_]/)
+      .map((w: string) => w.charAt(0).toUpperCase() + w.slice(1))
+      .join('') + 'Job';
+  const validate = a.getSchema(`openapi#/components/schemas/${name}`);
+  if (!validate) return;
+  if (!validate(body))
+    throw new Error(`job ${body.id} (${body.kind}) does not fit ${name}: ${a.errorsText(validate.errors)}`);
+}
+
+/** OpenAPI 3.0's `nullable: true` as JSON Schema's `anyOf` with null, for Ajv. */
+function nullableToTypes(node: any): any {
+  if (Array.isArray(node)) return node.map(nullableToTypes);
+  if (typeof node !== 'object' || node === null) return node;
+  const { nullable, ...rest } = node;
+  const out = Object.fromEntries(Object.entries(rest).map(([k, v]) => [k, nullableToTypes(v)]));
+  return nullable === true ? { anyOf: [out, { type: 'null' }] } : out;
+}
+
 /**
  * Polls a job until it has finished (complete, error or cancelled), or until `until` holds, and answers the poll's
  * body. `job` is a job id (polled at GET /api/jobs/{id}) or a feature's own poll path (`/api/ai/jobs/...`). Every
@@ -197,7 +238,9 @@ export async function waitForJob<T = any>(
       const poll = await t.api('GET', url);
       if (poll.status !== 200) throw new Error(`GET ${url} answered ${poll.status}: ${poll.text}`);
       opts.each?.(poll.body);
-      return done(poll.body) ? (poll.body as T) : undefined;
+      if (!done(poll.body)) return undefined;
+      await checkJobAgainstDocument(t, poll.body);
+      return poll.body as T;
     },
     opts.timeoutMs ?? 60_000,
     opts.what ?? `job ${job}`,

@@ -321,7 +321,7 @@ describe('mockup render', () => {
     });
     assert.equal(res.status, 400);
     assert.ok(res.body.error.message.includes(missing), res.text);
-    assert.equal(res.body.error.details.field, 'screen_source_url');
+    assert.equal(res.body.error.details[0].field, 'screen_source_url');
   });
 
   it('renders the same project to the same bytes, with an image or a video screen', async () => {

@@ -211,7 +211,7 @@ describe('motion render through aerender', () => {
       const res = await render(body);
       assert.equal(res.status, 400, `${field}: ${res.text}`);
       assert.equal(res.body.error.code, 'invalid_edit', field);
-      assert.equal(res.body.error.details.field, field);
+      assert.equal(res.body.error.details[0].field, `body.${field}`);
       assert.ok(res.body.error.message.startsWith(`${field}: `), res.body.error.message);
       assert.match(res.body.error.message, message);
     }
@@ -252,7 +252,7 @@ describe('motion render through aerender', () => {
       const refused = await render({ element_id: up.body.element.id, composition: 'Main' });
       assert.equal(refused.status, 400, refused.text);
       assert.equal(refused.body.error.code, 'footage_outside_media_root');
-      assert.equal(refused.body.error.details.footage, stored);
+      assert.equal(refused.body.error.info.footage, stored);
       assert.match(refused.body.error.message, /is not a file of the media root/);
     }
     const jobsAfter = (await s.t.api('GET', '/api/jobs?kind=motion.render')).body.jobs.length;
