@@ -26,7 +26,7 @@ import type { JobKind } from './jobs/kinds.js';
 import { OutputResult } from './http/schemas.js';
 import { FrameResponse, VideoResponse } from './html/schemas.js';
 import { Downloaded, NewElement } from './media/schemas.js';
-import { PreviewResult, RenderResult as MotionRenderResult } from './motion/schemas.js';
+import { ExportResult, PreviewResult, RenderResult as MotionRenderResult } from './motion/schemas.js';
 import { ImportAnswer, ShareAnswer } from './sharing/schemas.js';
 import { TimelineRenderResult } from './timeline/schemas.js';
 
@@ -87,6 +87,7 @@ export const JOB_RESULTS = {
   'mockups.render': OutputResult,
   'motion.render': MotionRenderResult,
   'motion.preview': PreviewResult,
+  'motion.export': ExportResult,
   'generation.poll': GenerationJobResult,
   'sharing.share': ShareAnswer,
   'sharing.reshare': ShareAnswer,
