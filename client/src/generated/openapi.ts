@@ -48,7 +48,10 @@ export interface paths {
         get: operations["getMoodboardsById"];
         put?: never;
         post?: never;
-        /** Delete a board; its media folder moves to the trash */
+        /**
+         * Delete a board; its media folder moves to the trash
+         * @description The folder moves first: one that another program still holds after a few retries (Windows) answers 409 `folder_busy` and the board stays.
+         */
         delete: operations["deleteMoodboardsById"];
         options?: never;
         head?: never;
@@ -924,172 +927,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Write a composition as Lottie (.json) or dotLottie (.lottie) without After Effects, with text and media edits; the file lands in the board folder */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        board_id: string;
-                        element_id?: string;
-                        /** @description a /media URL of an .aep/.aepx file, instead of element_id */
-                        url?: string;
-                        /** @description a composition's name, or its `id` exactly as inspect gives it */
-                        composition: number | string;
-                        /**
-                         * @description lottie (default): a Lottie .json; dotlottie: a .lottie archive (dotLottie 2.0: manifest, animation, images)
-                         * @enum {unknown}
-                         */
-                        format?: "lottie" | "dotlottie";
-                        /**
-                         * @description embed (default for lottie): pictures as data URIs in the JSON; files (default for dotlottie, dotlottie only): beside the animation in the archive
-                         * @enum {unknown}
-                         */
-                        images?: "embed" | "files";
-                        /**
-                         * @description bake (default): every expression evaluated by the service's sandbox at every frame and written as keyframes (players without an expression engine show it); keep: the expression text, for lottie-web
-                         * @enum {unknown}
-                         */
-                        expressions?: "bake" | "keep";
-                        textEdits?: {
-                            /** @description a layer name (the first layer with that name, as After Effects resolves comp.layer(name)) or a 1-based index in the composition */
-                            layer: number | string;
-                            /** @description new source text; use \r for a new paragraph as AE does */
-                            text: string;
-                        }[];
-                        mediaEdits?: {
-                            /** @description a layer name (the first layer with that name, as After Effects resolves comp.layer(name)) or a 1-based index in the composition */
-                            layer: number | string;
-                            /** @description an image/video/audio element of the board */
-                            element_id?: string;
-                            /** @description a /media URL; give element_id or url */
-                            url?: string;
-                        }[];
-                        /** @description add the file to the board as a `file` element with data.source "motion-export" (default false: only the file is written) */
-                        add_to_board?: boolean;
-                        /** @description answer 202 {job_id} at once and write as a `motion.export` job (GET /api/jobs/{job_id}: progress, eta, cancel; the result is the synchronous answer) */
-                        async?: boolean;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description the unique name the file got in the board folder */
-                            filename: string;
-                            /** @description /media/<board_id>/<file> */
-                            url: string;
-                            /** @description the file's size */
-                            bytes: number;
-                            /** @description the animation's length in frames of the composition's rate (op) */
-                            frames: number;
-                            /** @description what the file does not carry, or carries only in part; empty: nothing known to differ */
-                            approximations: {
-                                /** @description the layer, 1-based in its composition */
-                                layer_index?: number;
-                                /** @description the layer's name (inside a precomp: the path of names) */
-                                layer?: string;
-                                /** @description what is not drawn as After Effects draws it (effect, expression, font, ...) */
-                                feature: string;
-                                detail: string;
-                            }[];
-                            element?: {
-                                id: string;
-                                board_id: string;
-                                /** @enum {unknown} */
-                                type: "image" | "video" | "audio" | "html" | "text" | "file";
-                                /** @description /media/<board_id>/<filename>, or null for text elements */
-                                url: string | null;
-                                name: string | null;
-                                /** @description free-form; the service adds width, height, duration, codec, thumbnail_url (probe), htmlUrl/htmlVersion (html cards), bridge_origin */
-                                data: {
-                                    [key: string]: unknown;
-                                };
-                                x: number;
-                                y: number;
-                                width: number | null;
-                                height: number | null;
-                                created_at: string;
-                                updated_at: string;
-                            };
-                        };
-                    };
-                };
-                /** @description The request became a job; when it completes, its result holds the body the request would have answered. */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            job_id: string;
-                            /** @enum {string} */
-                            status: "queued";
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The body of every 4xx and 5xx answer */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /** @description stable machine-readable code, for example `not_found` */
-                                code: string;
-                                /** @description human-readable explanation */
-                                message: string;
-                                details?: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postMotionProjectsExport"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1779,7 +1617,7 @@ export interface components {
                  * @description stable machine-readable code, one per class of mistake or failure (docs/errors.md)
                  * @enum {unknown}
                  */
-                code: "invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal";
+                code: "invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "folder_busy" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "export_failed" | "export_too_large" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal";
                 /** @description human-readable explanation */
                 message: string;
                 /** @description the fields of the request that were wrong, when the request was */
@@ -1839,7 +1677,7 @@ export interface components {
             output_url: string | null;
             error: string | null;
             /** @description the failure's stable code (docs/errors.md) */
-            error_code: ("invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal") | (never | null);
+            error_code: ("invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "folder_busy" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "export_failed" | "export_too_large" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal") | (never | null);
             result: components["schemas"]["GenerationJobResult"] | null;
             created_at: string;
             started_at: string | null;
@@ -1858,7 +1696,7 @@ export interface components {
             output_url: string | null;
             error: string | null;
             /** @description the failure's stable code (docs/errors.md) */
-            error_code: ("invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal") | (never | null);
+            error_code: ("invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "folder_busy" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "export_failed" | "export_too_large" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal") | (never | null);
             result: components["schemas"]["GenerationJobResult"] | null;
             created_at: string;
             started_at: string | null;
@@ -1899,7 +1737,7 @@ export interface components {
             output_url: string | null;
             error: string | null;
             /** @description the failure's stable code (docs/errors.md) */
-            error_code: ("invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal") | (never | null);
+            error_code: ("invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "folder_busy" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "export_failed" | "export_too_large" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal") | (never | null);
             result: components["schemas"]["HtmlFrameResult"] | null;
             created_at: string;
             started_at: string | null;
@@ -1929,7 +1767,7 @@ export interface components {
             output_url: string | null;
             error: string | null;
             /** @description the failure's stable code (docs/errors.md) */
-            error_code: ("invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal") | (never | null);
+            error_code: ("invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "folder_busy" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "export_failed" | "export_too_large" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal") | (never | null);
             result: components["schemas"]["HtmlRenderResult"] | null;
             created_at: string;
             started_at: string | null;
@@ -2065,7 +1903,7 @@ export interface components {
          * Job
          * @description A background job; `kind` tells the kinds apart, and with it the shape of `result`
          */
-        Job: components["schemas"]["HtmlRenderJob"] | components["schemas"]["HtmlRenderFrameJob"] | components["schemas"]["MediaConvertVideoJob"] | components["schemas"]["MediaConcatVideosJob"] | components["schemas"]["MediaDownloadJob"] | components["schemas"]["TimelineRenderJob"] | components["schemas"]["MockupsRenderJob"] | components["schemas"]["MotionRenderJob"] | components["schemas"]["MotionPreviewJob"] | components["schemas"]["GenerationPollJob"] | components["schemas"]["SharingShareJob"] | components["schemas"]["SharingReshareJob"] | components["schemas"]["SharingImportJob"];
+        Job: components["schemas"]["HtmlRenderJob"] | components["schemas"]["HtmlRenderFrameJob"] | components["schemas"]["MediaConvertVideoJob"] | components["schemas"]["MediaConcatVideosJob"] | components["schemas"]["MediaDownloadJob"] | components["schemas"]["TimelineRenderJob"] | components["schemas"]["MockupsRenderJob"] | components["schemas"]["MotionRenderJob"] | components["schemas"]["MotionPreviewJob"] | components["schemas"]["MotionExportJob"] | components["schemas"]["GenerationPollJob"] | components["schemas"]["SharingShareJob"] | components["schemas"]["SharingReshareJob"] | components["schemas"]["SharingImportJob"];
         /** JobList */
         JobList: {
             jobs: components["schemas"]["Job"][];
@@ -2088,7 +1926,7 @@ export interface components {
             output_url: string | null;
             error: string | null;
             /** @description the failure's stable code (docs/errors.md) */
-            error_code: ("invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal") | (never | null);
+            error_code: ("invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "folder_busy" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "export_failed" | "export_too_large" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal") | (never | null);
             /** @description what the job made, once `status` is `complete` */
             result: components["schemas"]["NewElementResult"] | (never | null);
             created_at: string;
@@ -2119,7 +1957,7 @@ export interface components {
             output_url: string | null;
             error: string | null;
             /** @description the failure's stable code (docs/errors.md) */
-            error_code: ("invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal") | (never | null);
+            error_code: ("invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "folder_busy" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "export_failed" | "export_too_large" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal") | (never | null);
             /** @description what the job made, once `status` is `complete` */
             result: components["schemas"]["NewElementResult"] | (never | null);
             created_at: string;
@@ -2150,7 +1988,7 @@ export interface components {
             output_url: string | null;
             error: string | null;
             /** @description the failure's stable code (docs/errors.md) */
-            error_code: ("invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal") | (never | null);
+            error_code: ("invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "folder_busy" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "export_failed" | "export_too_large" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal") | (never | null);
             result: components["schemas"]["DownloadResult"] | null;
             created_at: string;
             started_at: string | null;
@@ -2330,7 +2168,7 @@ export interface components {
             output_url: string | null;
             error: string | null;
             /** @description the failure's stable code (docs/errors.md) */
-            error_code: ("invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal") | (never | null);
+            error_code: ("invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "folder_busy" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "export_failed" | "export_too_large" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal") | (never | null);
             result: components["schemas"]["OutputResult"] | null;
             created_at: string;
             started_at: string | null;
@@ -2353,7 +2191,7 @@ export interface components {
             output_url: string | null;
             error: string | null;
             /** @description the failure's stable code (docs/errors.md) */
-            error_code: ("invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal") | (never | null);
+            error_code: ("invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "folder_busy" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "export_failed" | "export_too_large" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal") | (never | null);
             result: components["schemas"]["OutputResult"] | null;
             created_at: string;
             started_at: string | null;
@@ -2367,6 +2205,57 @@ export interface components {
             job_id: string;
             /** @enum {string} */
             kind: "mockups.render";
+            /** @enum {string} */
+            status: "queued";
+        };
+        /** MotionExportJob */
+        MotionExportJob: {
+            id: string;
+            /** @enum {string} */
+            kind: "motion.export";
+            board_id: string | null;
+            /** @enum {unknown} */
+            status: "queued" | "running" | "complete" | "error" | "cancelled";
+            progress: number;
+            eta_seconds: number | null;
+            output_url: string | null;
+            error: string | null;
+            /** @description the failure's stable code (docs/errors.md) */
+            error_code: ("invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "folder_busy" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "export_failed" | "export_too_large" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal") | (never | null);
+            /** @description what the job made, once `status` is `complete` */
+            result: {
+                /** @description the unique name the file got in the board folder */
+                filename: string;
+                /** @description /media/<board_id>/<file> */
+                url: string;
+                /** @description the file's size */
+                bytes: number;
+                /** @description the animation's length in frames of the composition's rate (op) */
+                frames: number;
+                /** @description what the file does not carry, or carries only in part; empty: nothing known to differ */
+                approximations: {
+                    /** @description the layer, 1-based in its composition */
+                    layer_index?: number;
+                    /** @description the layer's name (inside a precomp: the path of names) */
+                    layer?: string;
+                    /** @description what is not drawn as After Effects draws it (effect, expression, font, ...) */
+                    feature: string;
+                    detail: string;
+                }[];
+                element?: components["schemas"]["Element"];
+            } | null;
+            created_at: string;
+            started_at: string | null;
+            finished_at: string | null;
+        };
+        /**
+         * MotionExportQueued
+         * @description The request became a job; when it completes, its result holds the body the request would have answered.
+         */
+        MotionExportQueued: {
+            job_id: string;
+            /** @enum {string} */
+            kind: "motion.export";
             /** @enum {string} */
             status: "queued";
         };
@@ -2428,7 +2317,7 @@ export interface components {
             output_url: string | null;
             error: string | null;
             /** @description the failure's stable code (docs/errors.md) */
-            error_code: ("invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal") | (never | null);
+            error_code: ("invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "folder_busy" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "export_failed" | "export_too_large" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal") | (never | null);
             result: components["schemas"]["PreviewResult"] | null;
             created_at: string;
             started_at: string | null;
@@ -2458,7 +2347,7 @@ export interface components {
             output_url: string | null;
             error: string | null;
             /** @description the failure's stable code (docs/errors.md) */
-            error_code: ("invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal") | (never | null);
+            error_code: ("invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "folder_busy" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "export_failed" | "export_too_large" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal") | (never | null);
             result: components["schemas"]["MotionRenderResult"] | null;
             created_at: string;
             started_at: string | null;
@@ -2496,7 +2385,7 @@ export interface components {
             output_url: string | null;
             error: string | null;
             /** @description the failure's stable code (docs/errors.md) */
-            error_code: ("invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal") | (never | null);
+            error_code: ("invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "folder_busy" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "export_failed" | "export_too_large" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal") | (never | null);
             result: components["schemas"]["MotionRenderResult"] | null;
             created_at: string;
             started_at: string | null;
@@ -2597,7 +2486,7 @@ export interface components {
             output_url: string | null;
             error: string | null;
             /** @description the failure's stable code (docs/errors.md) */
-            error_code: ("invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal") | (never | null);
+            error_code: ("invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "folder_busy" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "export_failed" | "export_too_large" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal") | (never | null);
             result: components["schemas"]["ImportResult"] | null;
             created_at: string;
             started_at: string | null;
@@ -2627,7 +2516,7 @@ export interface components {
             output_url: string | null;
             error: string | null;
             /** @description the failure's stable code (docs/errors.md) */
-            error_code: ("invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal") | (never | null);
+            error_code: ("invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "folder_busy" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "export_failed" | "export_too_large" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal") | (never | null);
             result: components["schemas"]["ShareResult"] | null;
             created_at: string;
             started_at: string | null;
@@ -2657,7 +2546,7 @@ export interface components {
             output_url: string | null;
             error: string | null;
             /** @description the failure's stable code (docs/errors.md) */
-            error_code: ("invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal") | (never | null);
+            error_code: ("invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "folder_busy" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "export_failed" | "export_too_large" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal") | (never | null);
             result: components["schemas"]["ShareResult"] | null;
             created_at: string;
             started_at: string | null;
@@ -2687,7 +2576,7 @@ export interface components {
             output_url: string | null;
             error: string | null;
             /** @description the failure's stable code (docs/errors.md) */
-            error_code: ("invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal") | (never | null);
+            error_code: ("invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "folder_busy" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "export_failed" | "export_too_large" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal") | (never | null);
             result: components["schemas"]["TimelineRenderResult"] | null;
             created_at: string;
             started_at: string | null;
@@ -2729,7 +2618,7 @@ export interface components {
             output_url: string | null;
             error: string | null;
             /** @description the failure's stable code (docs/errors.md) */
-            error_code: ("invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal") | (never | null);
+            error_code: ("invalid_request" | "malformed_json" | "malformed_multipart" | "bad_url" | "too_deep" | "too_many_values" | "too_many_fields" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "precondition_failed" | "unsafe_path" | "forbidden_address" | "unauthorized" | "forbidden_origin" | "forbidden_host" | "not_found" | "wrong_job_kind" | "reference_not_found" | "composition_not_found" | "session_not_found" | "session_expired" | "action_not_found" | "not_media" | "not_a_project" | "invalid_project" | "invalid_edit" | "invalid_timeline" | "footage_outside_media_root" | "bad_archive" | "bad_share" | "unknown_model" | "provider_not_configured" | "motion_editor_missing" | "conflict" | "cancelled" | "unsafe_folder" | "folder_busy" | "wrong_board" | "element_deleted" | "job_finished" | "upload_missing" | "action_already_applied" | "action_in_progress" | "action_rejected" | "chat_in_progress" | "too_many_sessions" | "ambiguous_bridge" | "no_live_bridge" | "no_queue" | "not_queued" | "terminal_not_connected" | "rate_limited" | "no_media" | "unreadable_media" | "ffmpeg_failed" | "tool_failed" | "tool_missing" | "tool_unsupported" | "render_failed" | "export_failed" | "export_too_large" | "render_stalled" | "render_truncated" | "render_timeout" | "capture_failed" | "preview_failed" | "alpha_lost" | "startup_script_missing" | "action_failed" | "content_refused" | "filtered" | "provider_rejected" | "provider_error" | "provider_failed" | "provider_auth_failed" | "provider_timeout" | "provider_unreachable" | "download_failed" | "download_timeout" | "download_unreachable" | "bad_redirect" | "too_many_redirects" | "unreachable" | "upstream_error" | "share_worker_error" | "share_worker_not_configured" | "share_worker_unauthorized" | "share_worker_unreachable" | "timeout" | "aborted" | "client_gone" | "interrupted" | "worker_failed" | "too_large" | "service_unreachable" | "unknown_kind" | "history_missing" | "shutting_down" | "service_stopping" | "internal") | (never | null);
             result: components["schemas"]["TimelineRenderResult"] | null;
             created_at: string;
             started_at: string | null;
@@ -3355,6 +3244,15 @@ export interface operations {
             };
             /** @description The body of every 4xx and 5xx answer */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6454,6 +6352,21 @@ export interface operations {
                     "application/json": components["schemas"]["InspectResult"] & {
                         /** @description whether aerender was found; render needs it, inspect does not */
                         installed: boolean;
+                        /** @description per composition, computed without drawing */
+                        approximations: {
+                            composition_id: number;
+                            composition: string;
+                            /** @description what a preview of this composition would not draw as After Effects does, over its whole duration (fonts and footage aside: a preview lists those from the board and machine it runs on); empty: drawn as After Effects draws it, as far as the service knows */
+                            approximations: {
+                                /** @description the layer, 1-based in its composition */
+                                layer_index?: number;
+                                /** @description the layer's name (inside a precomp: the path of names) */
+                                layer?: string;
+                                /** @description what is not drawn as After Effects draws it (effect, expression, font, ...) */
+                                feature: string;
+                                detail: string;
+                            }[];
+                        }[];
                     };
                 };
             };
@@ -6588,6 +6501,126 @@ export interface operations {
             };
             /** @description The body of every 4xx and 5xx answer */
             504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postMotionProjectsExport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    board_id: string;
+                    element_id?: string;
+                    /** @description a /media URL of an .aep/.aepx file, instead of element_id */
+                    url?: string;
+                    /** @description a composition's name, or its `id` exactly as inspect gives it */
+                    composition: number | string;
+                    /**
+                     * @description lottie (default): a Lottie .json; dotlottie: a .lottie archive (dotLottie 2.0: manifest, animation, images)
+                     * @enum {unknown}
+                     */
+                    format?: "lottie" | "dotlottie";
+                    /**
+                     * @description embed (default for lottie): pictures as data URIs in the JSON; files (default for dotlottie, dotlottie only): beside the animation in the archive
+                     * @enum {unknown}
+                     */
+                    images?: "embed" | "files";
+                    /**
+                     * @description bake (default): every expression evaluated by the service's sandbox at every frame and written as keyframes (players without an expression engine show it); keep: the expression text, for lottie-web
+                     * @enum {unknown}
+                     */
+                    expressions?: "bake" | "keep";
+                    textEdits?: {
+                        /** @description a layer name (the first layer with that name, as After Effects resolves comp.layer(name)) or a 1-based index in the composition */
+                        layer: number | string;
+                        /** @description new source text; use \r for a new paragraph as AE does */
+                        text: string;
+                    }[];
+                    mediaEdits?: {
+                        /** @description a layer name (the first layer with that name, as After Effects resolves comp.layer(name)) or a 1-based index in the composition */
+                        layer: number | string;
+                        /** @description an image/video/audio element of the board */
+                        element_id?: string;
+                        /** @description a /media URL; give element_id or url */
+                        url?: string;
+                    }[];
+                    /** @description add the file to the board as a `file` element with data.source "motion-export" (default false: only the file is written) */
+                    add_to_board?: boolean;
+                    /** @description answer 202 {job_id} at once and write as a `motion.export` job (GET /api/jobs/{job_id}: progress, eta, cancel; the result is the synchronous answer) */
+                    async?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description the unique name the file got in the board folder */
+                        filename: string;
+                        /** @description /media/<board_id>/<file> */
+                        url: string;
+                        /** @description the file's size */
+                        bytes: number;
+                        /** @description the animation's length in frames of the composition's rate (op) */
+                        frames: number;
+                        /** @description what the file does not carry, or carries only in part; empty: nothing known to differ */
+                        approximations: {
+                            /** @description the layer, 1-based in its composition */
+                            layer_index?: number;
+                            /** @description the layer's name (inside a precomp: the path of names) */
+                            layer?: string;
+                            /** @description what is not drawn as After Effects draws it (effect, expression, font, ...) */
+                            feature: string;
+                            detail: string;
+                        }[];
+                        element?: components["schemas"]["Element"];
+                    };
+                };
+            };
+            /** @description The request became a job; when it completes, its result holds the body the request would have answered. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MotionExportQueued"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body of every 4xx and 5xx answer */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

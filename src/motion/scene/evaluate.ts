@@ -40,7 +40,13 @@ import type {
   ShapeItem,
   TextDocument,
 } from './model.js';
-import type { ExpressionComp, ExpressionContext, ExpressionEvaluator, ExpressionLayer, ExpressionResult } from './expressions.js';
+import type {
+  ExpressionComp,
+  ExpressionContext,
+  ExpressionEvaluator,
+  ExpressionLayer,
+  ExpressionResult,
+} from './expressions.js';
 import {
   DRAWN_STYLES,
   displayEffect,
