@@ -74,16 +74,11 @@ describe('motion census: approximations over the corpus', { skip: haveCorpus ? f
         );
     }));
 
-  // expression controls are engineer B's part of issue 32 (effects): this passes once that branch is merged
-  it(
-    'lists no expression control as an effect not drawn',
-    { todo: 'expression controls stop being listed with the effects branch' },
-    () =>
-      everyNote((c, a, _scene, file) =>
-        assert.ok(
-          !(a.feature === 'effect' && EXPRESSION_CONTROLS.test(a.detail)),
-          `${file} "${c.composition}": ${a.detail}`,
-        ),
+  it('lists no expression control as an effect not drawn', () =>
+    everyNote((c, a, _scene, file) =>
+      assert.ok(
+        !(a.feature === 'effect' && EXPRESSION_CONTROLS.test(a.detail)),
+        `${file} "${c.composition}": ${a.detail}`,
       ),
-  );
+    ));
 });

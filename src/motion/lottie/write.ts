@@ -13,6 +13,7 @@ import type {
   NumProperty,
   SceneProject,
   ShapeItem,
+  ShapeModifier,
   ShapeTransform,
   TextDocument,
 } from '../scene/model.js';
@@ -503,6 +504,31 @@ class Writer {
     }));
   }
 
+  /** A path operator as bodymovin writes it: pucker & bloat `pb`, round corners `rd`, zig zag `zz`, offset `op`. */
+  private modifier(item: ShapeModifier, l: Layer, comp: Composition): Json {
+    const num = (p: NumProperty, ix: number) => ({ ...this.num(p, l, comp, { scalar: true }), ix });
+    switch (item.op) {
+      case 'pucker-bloat':
+        return { ty: 'pb', a: num(item.amount, 1) };
+      case 'round-corners':
+        return { ty: 'rd', r: num(item.amount, 1) };
+      case 'zig-zag':
+        return {
+          ty: 'zz',
+          s: num(item.amount, 1),
+          r: item.ridges ? num(item.ridges, 2) : { a: 0, k: 5, ix: 2 },
+          pt: { a: 0, k: item.smooth ? 2 : 1, ix: 3 },
+        };
+      case 'offset':
+        return {
+          ty: 'op',
+          a: num(item.amount, 1),
+          lj: JOIN[item.join ?? 'miter'],
+          ml: item.miterLimit ? num(item.miterLimit, 3) : { a: 0, k: 4, ix: 3 },
+        };
+    }
+  }
+
   /** Shape items in After Effects' order (first on top), as Lottie keeps them. */
   private shapes(items: ShapeItem[], l: Layer, comp: Composition, depth: number): Json[] {
     const out: Json[] = [];
@@ -631,10 +657,14 @@ class Writer {
             s: { ...num(item.start, { scalar: true }), ix: 1 },
             e: { ...num(item.end, { scalar: true }), ix: 2 },
             o: { ...num(item.offset, { scalar: true }), ix: 3 },
-            m: item.individually ? 2 : 1,
+            // Lottie keeps After Effects' numbering: 1 "simultaneously" (each path on its own), 2 one after another
+            m: item.individually ? 1 : 2,
             ix: k + 1,
             ...common,
           });
+          break;
+        case 'modifier':
+          out.push({ ...this.modifier(item, l, comp), ix: k + 1, ...common });
           break;
         case 'unsupported':
           this.note(
