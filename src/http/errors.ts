@@ -81,7 +81,8 @@ function fieldPath(field: string, req: FastifyRequest): string {
     const value: unknown = req[PART_OF[part]];
     if (isObject(value) && Object.hasOwn(value, top)) return `${part}.${field}`;
   }
-  return field;
+  // a field the request left out (a required one) belongs to the body when there is one
+  return isObject(req.body) ? `body.${field}` : field;
 }
 
 /**

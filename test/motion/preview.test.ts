@@ -80,7 +80,9 @@ describe('motion preview: bad requests', () => {
     });
     assert.equal(res.status, 400, res.text);
     assert.equal(res.body.error.code, 'invalid_edit');
-    assert.deepEqual(res.body, preset.body);
+    // the same mistake; its field is where each request holds the edits (body.textEdits, body.inputs.textEdits)
+    assert.equal(res.body.error.message, preset.body.error.message);
+    assert.equal(res.body.error.details[0].field, 'body.textEdits[0].layer');
     const media = await preview({ composition: 'Main', mediaEdits: [{ layer: 1, url: '/media/nope.png' }] });
     assert.equal(media.status, 400, media.text);
     assert.equal(media.body.error.code, 'invalid_edit');
