@@ -77,7 +77,7 @@ describe('motion export to Lottie', () => {
     assert.match(unknown.body.error.message, /"Nope"/);
     const files = await exportIt({ composition: 'Main', images: 'files' });
     assert.equal(files.status, 400, files.text);
-    assert.equal(files.body.error.details.field, 'images');
+    assert.equal(files.body.error.details[0].field, 'body.images');
     const field = await exportIt({ composition: 'Main', width: 100 });
     assert.equal(field.status, 400, field.text);
     const edit = await exportIt({ composition: 'Main', textEdits: [{ layer: 'Mover', text: 'x' }] });
