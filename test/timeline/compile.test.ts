@@ -120,7 +120,7 @@ describe('timeline compiler', () => {
     assert.deepEqual(overlays, ['base0<v0', 'o0<v1', 'o1<v2']);
     assert.match(graph, /adelay=500\|500/);
     assert.match(graph, /amix=inputs=2/);
-    assert.deepEqual(args.slice(-5), ['-f', 'mp4', '-movflags', '+faststart', '/out/o.mp4']);
+    assert.deepEqual(args.slice(-5), ['-movflags', '+faststart', '-f', 'mp4', '/out/o.mp4']);
     assert.ok(args.includes('libx264'));
   });
 
