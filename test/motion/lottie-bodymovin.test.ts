@@ -31,6 +31,8 @@ const KNOWN: Record<string, string> = {
   'LottieFiles__test-files/properties/gradient-ease.aep': 'gradient midpoints are not decoded (bodymovin adds a stop)',
   'LottieFiles__test-files/properties/gradient-linear.aep': 'gradient midpoints are not decoded',
   'LottieFiles__test-files/shape-style/gradient-linear-midpoint.aep': 'gradient midpoints are not decoded',
+  'LottieFiles__test-files/shape-modifiers/zig-zag.aep':
+    "the decoder finds no stored size and takes 10 where bodymovin writes 5 (the preview draws half of it, fitted to AE's render)",
 };
 
 const LIMIT = 2;
