@@ -223,7 +223,7 @@ describe('motion renders on render workers', { skip: redisBin ? false : REDIS_MI
         until: (j) => j.status === 'queued',
         timeoutMs: 10_000,
       });
-      assert.equal(waiting.error, undefined, 'not failed');
+      assert.equal(waiting.error, null, 'not failed');
       // A job left on the queue is cancelled at once, and no worker renders it afterwards.
       const left = await render();
       await eventually(
