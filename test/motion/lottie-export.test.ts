@@ -96,7 +96,7 @@ describe('motion export to Lottie', () => {
       assert.equal(tooBig.status, 400, tooBig.text);
       assert.equal(tooBig.body.error.code, 'export_too_large');
       assert.match(tooBig.body.error.message, /50 MB/);
-      assert.equal(tooBig.body.error.details.limit_bytes, 50 * 1024 * 1024);
+      assert.equal(tooBig.body.error.info.limit_bytes, 50 * 1024 * 1024);
     }
     assert.deepEqual((await fsp.readdir(folder)).sort(), listingWithBig, 'nothing written');
     assert.ok(listingWithBroken.length >= listing.length);
