@@ -81,8 +81,10 @@ function fieldPath(field: string, req: FastifyRequest): string {
     const value: unknown = req[PART_OF[part]];
     if (isObject(value) && Object.hasOwn(value, top)) return `${part}.${field}`;
   }
-  // a field the request left out (a required one) belongs to the body when there is one
-  return isObject(req.body) ? `body.${field}` : field;
+  // a field the request left out (a required one) is the body's when the route's body declares it
+  const declared = req.routeOptions.schema?.body;
+  const properties = isObject(declared) ? declared.properties : undefined;
+  return isObject(properties) && Object.hasOwn(properties, top) ? `body.${field}` : field;
 }
 
 /**
