@@ -1,4 +1,5 @@
 import type { Ease, Keyframe, NumProperty, Property } from '../scene/model.js';
+import { influences } from '../scene/sample.js';
 
 /**
  * After Effects keyframes as Lottie animated properties, the way bodymovin writes them. After Effects keeps a temporal
@@ -42,17 +43,6 @@ const roundAll = (v: number[]) => v.map((x) => round(x));
 
 /** Composition frame of a key at layer time `t` (Lottie keys are in frames of the composition the layer is in). */
 export const keyFrame = (base: TimeBase, t: number) => round((base.startTime + t * base.stretch) * base.fps);
-
-function influences(out: Ease | undefined, inn: Ease | undefined): [number, number] {
-  let a = Math.min(1, Math.max(0, out?.influence ?? 1 / 6));
-  let b = Math.min(1, Math.max(0, inn?.influence ?? 1 / 6));
-  if (a + b > 1) {
-    const k = 1 / (a + b);
-    a *= k;
-    b *= k;
-  }
-  return [a, b];
-}
 
 /** The normalised handles of one dimension's (or the path's) segment. */
 function handles(

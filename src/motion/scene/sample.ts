@@ -46,7 +46,7 @@ function solveX(x1: number, x2: number, x: number): number {
 }
 
 /** Influences as fractions; After Effects scales them down when the two sides overlap. */
-function influences(out: Ease | undefined, inn: Ease | undefined): [number, number] {
+export function influences(out: Ease | undefined, inn: Ease | undefined): [number, number] {
   let a = Math.min(1, Math.max(0, out?.influence ?? 1 / 6));
   let b = Math.min(1, Math.max(0, inn?.influence ?? 1 / 6));
   if (a + b > 1) {
