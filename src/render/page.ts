@@ -146,6 +146,11 @@ async function loadCard(lent: BrowserPage, env: CardEnv, spec: CardSpec, signal:
     signal,
   );
   await abortable(page.evaluateOnNewDocument(VIRTUAL_CLOCK_SCRIPT), signal);
+  // The clock adopts the page's animations at its first step; until then they would run on real time, and on a busy
+  // machine their events (animationiteration, finish) fired before frame 0. A stopped document timeline (every frame,
+  // every navigation of this page) keeps them at 0 until the clock sets their time.
+  await abortable(cdp.send('Animation.enable'), signal);
+  await abortable(cdp.send('Animation.setPlaybackRate', { playbackRate: 0 }), signal);
   try {
     await abortable(page.goto(CARD_URL, { waitUntil: 'load', timeout: LOAD_TIMEOUT_MS }), signal);
   } catch (err) {

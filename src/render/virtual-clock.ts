@@ -279,6 +279,21 @@ export const VIRTUAL_CLOCK_SCRIPT = String.raw`(() => {
     }
   };
 
+  // An image the page added or pointed elsewhere during this advance shows on this frame once it has loaded (a browser
+  // in real time shows it a few milliseconds later; a busy machine must not move it frames later). Lazy images that
+  // may never load are not waited for; bounded like a media seek.
+  const awaitImages = async () => {
+    const loading = [];
+    for (const img of document.images) {
+      if (!img.complete && img.loading !== 'lazy') loading.push(img.decode().catch(() => undefined));
+    }
+    if (!loading.length) return;
+    let timer;
+    await Promise.race([Promise.all(loading), new Promise((resolve) => { timer = realSetTimeout(resolve, MEDIA_SEEK_TIMEOUT_MS); })]);
+    realClearTimeout(timer);
+    touch();
+  };
+
   const nextDueTimer = (limit) => {
     let next = null;
     for (const t of timers.values()) {
@@ -333,6 +348,7 @@ export const VIRTUAL_CLOCK_SCRIPT = String.raw`(() => {
     }
     if (due.size) await settle();
     await awaitHolds();
+    await awaitImages();
     syncAnimations();
     syncSvg();
     await syncMedia();
