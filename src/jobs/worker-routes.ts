@@ -144,6 +144,11 @@ export function registerWorkerRoutes(app: App, ctx: AppContext, outputs: BoardOu
       },
       async (req) => {
         requireQueue();
+        const max = ctx.config.maxUploadBytes;
+        const tooLarge = () =>
+          new DomainError('too_large', 'payload_too_large', `The output is over MAX_UPLOAD_BYTES (${max} bytes)`);
+        // A declared length over the limit is refused before anything is reserved; a chunked body is counted below.
+        if (Number(req.headers['content-length']) > max) throw tooLarge();
         const { job } = ctx.jobs.forWorker(req.params.job_id);
         if (job.status !== 'queued' && job.status !== 'running')
           throw new Conflict(`Job ${job.id} is ${job.status}`, undefined, 'job_finished');
@@ -151,21 +156,11 @@ export function registerWorkerRoutes(app: App, ctx: AppContext, outputs: BoardOu
         if (boardId !== job.board_id)
           throw new Conflict(`Job ${job.id} belongs to another board`, undefined, 'wrong_board');
         const out = await outputs.reserve(boardId, req.query.name);
-        const max = ctx.config.maxUploadBytes;
         let received = 0;
         const meter = new Transform({
           transform(chunk: Buffer, _enc, done) {
             received += chunk.length;
-            done(
-              received > max
-                ? new DomainError(
-                    'too_large',
-                    'payload_too_large',
-                    `The output is over MAX_UPLOAD_BYTES (${max} bytes)`,
-                  )
-                : null,
-              chunk,
-            );
+            done(received > max ? tooLarge() : null, chunk);
           },
         });
         try {

@@ -2,6 +2,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import { startService, type TestService } from '../helpers/service.js';
@@ -241,6 +242,36 @@ test(
         assert.equal(a.status, 413, a.error ?? a.body);
         assert.equal(errorCode(a), 'payload_too_large');
       }
+      // A chunked body declares no length: it is counted as it comes and refused once over the limit.
+      const chunked = await new Promise<{ status?: number; body: string }>((resolve, reject) => {
+        const req = http.request(
+          {
+            host: '127.0.0.1',
+            port: queued.port,
+            method: 'PUT',
+            path: `/api/workers/jobs/${job.body.job_id}/output?board_id=${b}&name=out.mp4`,
+            headers: { authorization: `Bearer ${token}`, 'content-type': 'application/octet-stream' },
+          },
+          (res) => {
+            let body = '';
+            res.on('data', (c: Buffer) => (body += c.toString()));
+            res.on('end', () => resolve({ status: res.statusCode, body }));
+          },
+        );
+        req.on('error', reject);
+        const chunk = Buffer.alloc(64 * 1024, 0x61);
+        let sent = 0;
+        const more = () => {
+          while (sent < 2 * UPLOAD_LIMIT) {
+            sent += chunk.length;
+            if (!req.write(chunk)) return void req.once('drain', more);
+          }
+          req.end();
+        };
+        more();
+      });
+      assert.equal(chunked.status, 413, chunked.body);
+      assert.equal(JSON.parse(chunked.body).error.code, 'payload_too_large');
       const folder = path.join(queued.dataDir, 'media', 'admin', b);
       assert.deepEqual(fs.existsSync(folder) ? fs.readdirSync(folder) : [], []);
     } finally {
