@@ -64,7 +64,7 @@ describe(
       clips = await tempDir();
       short = await makeVideo(path.join(clips, 'short.mp4'), { duration: 1, width: 160, height: 120, tone: 440 });
       // Long enough to still be rendering when a worker is killed or a job cancelled.
-      long = await makeVideo(path.join(clips, 'long.mp4'), { duration: 40, width: 640, height: 360, fps: 30 });
+      long = await makeVideo(path.join(clips, 'long.mp4'), { duration: 15, width: 320, height: 180, fps: 30 });
     });
     after(async () => {
       await redis?.stop();
