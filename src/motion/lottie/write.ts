@@ -11,13 +11,23 @@ import type {
   Layer,
   Mask,
   NumProperty,
+  Property,
   SceneProject,
   ShapeItem,
   ShapeModifier,
   ShapeTransform,
   TextDocument,
 } from '../scene/model.js';
-import { bakedValue, keyFrame, numValue, otherValue, round, type LottieValue, type TimeBase } from './keyframes.js';
+import {
+  bakedValue,
+  keyFrame,
+  numValue,
+  otherValue,
+  round,
+  withoutEmptyPathKeys,
+  type LottieValue,
+  type TimeBase,
+} from './keyframes.js';
 import { keptExpression } from './kept-expression.js';
 
 /**
@@ -438,6 +448,19 @@ class Writer {
     Object.assign(json, { ty: 2, refId: id });
   }
 
+  /** A mask or shape path; keys without vertices among keys with some are left out and listed. */
+  private path(p: Property<BezierPath>, l: Layer, comp: Composition): LottieValue {
+    const { path, dropped } = withoutEmptyPathKeys(p);
+    if (dropped)
+      this.note(
+        comp,
+        l,
+        'path-keys',
+        `${p.path}: ${dropped} keys without vertices left out (players cannot blend them)`,
+      );
+    return otherValue(path, this.base(l), pathJson, true);
+  }
+
   private mask(m: Mask, l: Layer, comp: Composition): Json {
     const feather = m.feather.value;
     if (m.feather.keyframes?.length || feather.some((x) => x !== 0))
@@ -445,7 +468,7 @@ class Writer {
     return {
       inv: m.inverted,
       mode: MASK_MODE[m.mode],
-      pt: { ...otherValue(m.path, this.base(l), pathJson, true), ix: 1 },
+      pt: { ...this.path(m.path, l, comp), ix: 1 },
       o: { ...this.num(m.opacity, l, comp, { scalar: true }), ix: 3 },
       x: { ...this.num(m.expansion, l, comp, { scalar: true }), ix: 4 },
       f: { ...this.num(m.feather, l, comp, { dims: 2 }), ix: 2 },
@@ -589,7 +612,7 @@ class Writer {
             ty: 'sh',
             ind: k,
             ix: k + 1,
-            ks: { ...otherValue(item.path, this.base(l), pathJson, true), ix: 2 },
+            ks: { ...this.path(item.path, l, comp), ix: 2 },
             d: item.reversed ? 3 : 1,
             ...common,
           });
