@@ -59,6 +59,8 @@ export interface WriteOptions {
   text?: Map<number, string>;
   /** Footage replacing a layer's source, by layer index of the root composition. */
   media?: Map<number, Footage>;
+  /** Asked between layers and baked frames: true stops the writing (a cancelled job, a client gone). */
+  cancelled?: () => boolean;
 }
 
 export interface Written {
@@ -203,6 +205,7 @@ class Writer {
     const moved = new Set<number>();
     for (let n = 0; n < comp.layers.length; n++) {
       const l = comp.layers[n];
+      this.checkCancelled();
       if (moved.has(l.id)) continue;
       // a hidden layer's matte changes nothing drawn (AE 23+ files also mark a matte layer with its user)
       const matte = !hidden(l) && l.trackMatte ? comp.layers.find((m) => m.id === l.trackMatte!.layerId) : undefined;
@@ -235,6 +238,10 @@ class Writer {
     return out;
   }
 
+  private checkCancelled(): void {
+    if (this.options.cancelled?.()) throw new Error('cancelled');
+  }
+
   private base(l: Layer): TimeBase {
     return { startTime: l.startTime, stretch: l.stretch, fps: this.fps };
   }
@@ -264,6 +271,7 @@ class Writer {
     const to = Math.min(Math.ceil(comp.duration * this.fps), Math.ceil(l.outPoint * this.fps));
     const frames: { t: number; v: number[] }[] = [];
     for (let f = from; f <= Math.max(from, to); f++) {
+      this.checkCancelled();
       const r = expressionValueAt(this.project, l, p, f / this.fps, this.options.evaluator!);
       if (!r.ok) {
         this.note(comp, l, 'expression', `${p.path}: ${r.reason}; its own value is written: ${p.expression}`);
