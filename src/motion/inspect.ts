@@ -4,13 +4,14 @@ import { Worker } from 'node:worker_threads';
 import type { AppContext } from '../context.js';
 import { badRequest } from '../http/errors.js';
 import { ProjectFormatError } from './chunks.js';
+import { inThread } from './preview/display-list-pool.js';
 import { parseProject } from './read.js';
 import type { InspectedProject } from './schemas.js';
 import { InvalidInput } from '../errors.js';
 import { projectApproximations, type CompositionApproximations } from './scene/approximations.js';
 import { decodeScene } from './scene/decode.js';
 
-/** Files up to this size parse on the event loop (a few ms each, see bench/motion.bench.ts); bigger ones in a worker. */
+/** Files up to this size parse on the event loop (a few ms each, see bench/motion.bench.ts); bigger ones on a thread. */
 const WORKER_THRESHOLD_BYTES = 1024 * 1024;
 /** A project bigger than this is refused before reading (the largest real templates are a few hundred MB). */
 const MAX_PROJECT_BYTES = 1024 * 1024 * 1024;
@@ -66,7 +67,7 @@ export async function resolveProjectFile(
 export async function inspectFile(file: { path: string; name: string; size: number }): Promise<InspectedProject> {
   try {
     if (file.size <= WORKER_THRESHOLD_BYTES) return parseProject(await fsp.readFile(file.path));
-    return await parseInWorker(file.path);
+    return await parseInThread(file.path);
   } catch (err) {
     if (err instanceof ProjectFormatError)
       throw new InvalidInput(`${file.name}: ${err.message}`, undefined, 'invalid_project');
@@ -75,7 +76,6 @@ export async function inspectFile(file: { path: string; name: string; size: numb
 }
 
 const FROM_SOURCE = import.meta.url.endsWith('.ts');
-const WORKER_URL = new URL(`./inspect-worker${FROM_SOURCE ? '.ts' : '.js'}`, import.meta.url);
 
 /**
  * Starts a worker module given by its URL (`.ts` under tsx, `.js` when built). The built .js worker runs as is; under
@@ -87,21 +87,12 @@ export function startModuleWorker(url: URL, workerData: unknown): Worker {
   return new Worker(boot, { eval: true, workerData });
 }
 
-const startWorker = (file: string) => startModuleWorker(WORKER_URL, { file });
-
-function parseInWorker(file: string): Promise<InspectedProject> {
-  return new Promise((resolve, reject) => {
-    const worker = startWorker(file);
-    worker.once('message', (m: { project?: InspectedProject; formatError?: string; error?: string }) => {
-      if (m.project) resolve(m.project);
-      else if (m.formatError !== undefined) reject(new ProjectFormatError(m.formatError));
-      else reject(new Error(`project reader failed: ${m.error}`));
-      void worker.terminate();
-    });
-    worker.once('error', reject);
-    worker.once('exit', (code) => reject(new Error(`project reader exited with code ${code}`)));
+/** A big project read on a motion thread (display-list-pool.ts): started once, not per file. */
+const parseInThread = (file: string) =>
+  inThread({ kind: 'inspect', file }, new AbortController().signal).catch((err: unknown) => {
+    if (err instanceof ProjectFormatError) throw err;
+    throw new Error(`project reader failed: ${err instanceof Error ? err.message : String(err)}`);
   });
-}
 
 /** Projects up to this size without expressions are listed on the event loop (a few ms); others in a worker thread. */
 const APPROXIMATE_INLINE_BYTES = 256 * 1024;

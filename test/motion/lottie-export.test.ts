@@ -4,6 +4,8 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import yauzl from 'yauzl';
 import { startService, waitForJob, type TestService } from '../helpers/service.js';
+import { otherValue, withoutEmptyPathKeys } from '../../src/motion/lottie/keyframes.js';
+import type { BezierPath, Keyframe, Property } from '../../src/motion/scene/model.js';
 import { png, project } from './preview-project.js';
 
 /**
@@ -203,5 +205,58 @@ describe('motion export to Lottie', () => {
     const cancelled = await waitForJob(t, next.body.job_id);
     assert.ok(['cancelled', 'complete'].includes(cancelled.status), JSON.stringify(cancelled));
     if (cancelled.status === 'cancelled') assert.deepEqual((await fsp.readdir(folder)).sort(), listing);
+  });
+});
+
+describe('Lottie writer: field shapes the players accept', () => {
+  const key = (time: number, value: BezierPath): Keyframe<BezierPath> => ({
+    time,
+    value,
+    inInterpolation: 'linear',
+    outInterpolation: 'linear',
+  });
+  const empty: BezierPath = { closed: false, v: [], i: [], o: [] };
+  const tri: BezierPath = {
+    closed: true,
+    v: [
+      [0, 0],
+      [10, 0],
+      [0, 10],
+    ],
+    i: [
+      [0, 0],
+      [0, 0],
+      [0, 0],
+    ],
+    o: [
+      [0, 0],
+      [0, 0],
+      [0, 0],
+    ],
+  };
+  const base = { startTime: 0, stretch: 1, fps: 25 };
+  const write = (p: BezierPath) => ({ v: p.v, c: p.closed });
+
+  it('writes keys that all hold one path as a static path (lottie-web throws on keyed paths without vertices)', () => {
+    const p: Property<BezierPath> = { path: 'Path', value: empty, keyframes: [0, 1, 2].map((t) => key(t, empty)) };
+    assert.deepEqual(otherValue(p, base, write, true), { a: 0, k: { v: [], c: false } });
+    const moving: Property<BezierPath> = { path: 'Path', value: tri, keyframes: [key(0, tri), key(1, empty)] };
+    assert.equal(otherValue(moving, base, write, true).a, 1);
+  });
+
+  it('leaves out keys without vertices among keys with some, and counts them', () => {
+    const p: Property<BezierPath> = {
+      path: 'Path',
+      value: tri,
+      keyframes: [key(0, tri), key(1, empty), key(2, { ...tri, v: tri.v.map(([x, y]) => [x + 5, y]) })],
+    };
+    const { path, dropped } = withoutEmptyPathKeys(p);
+    assert.equal(dropped, 1);
+    assert.deepEqual(
+      path.keyframes!.map((k) => k.time),
+      [0, 2],
+    );
+    const written = otherValue(path, base, write, true).k as { t: number; s: { v: number[][] }[] }[];
+    assert.ok(written.every((k) => k.s[0].v.length === 3));
   });
 });

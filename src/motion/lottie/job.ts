@@ -6,11 +6,11 @@ import type { PendingOutput } from '../../boards/outputs.js';
 import { InvalidInput, Unprocessable } from '../../errors.js';
 import type { JobContext, JobOutcome } from '../../jobs/runner.js';
 import { ProjectFormatError } from '../chunks.js';
-import { startModuleWorker } from '../inspect.js';
+import { inThread } from '../preview/display-list-pool.js';
 import type { Approximation, ExportResult } from '../schemas.js';
 import type { Footage } from '../scene/model.js';
 import type { ImageSource } from './write.js';
-import { runTask, type WorkerAnswer, type WorkerTask } from './task.js';
+import { runTask, type WorkerTask } from './task.js';
 
 export const MOTION_EXPORT_JOB = 'motion.export';
 
@@ -57,37 +57,6 @@ export interface ExportRun {
   input(url: string): string;
   signal: AbortSignal;
   progress(fraction: number): void;
-}
-
-const WORKER_URL = new URL(`./export-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
-
-/** Decode, bake and write in a worker thread: a large project or a long bake never holds the event loop. */
-function writeInWorker(task: WorkerTask, signal: AbortSignal): Promise<Extract<WorkerAnswer, { json: string }>> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const worker = startModuleWorker(WORKER_URL, task);
-    const onAbort = () => {
-      void worker.terminate();
-      reject(signal.reason);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-    const done = () => signal.removeEventListener('abort', onAbort);
-    worker.once('message', (m: WorkerAnswer) => {
-      done();
-      if ('json' in m) resolve(m);
-      else if ('formatError' in m) reject(new ProjectFormatError(m.formatError));
-      else reject(new Unprocessable('export_failed', `Export failed: ${m.error}`));
-      void worker.terminate();
-    });
-    worker.once('error', (err) => {
-      done();
-      reject(new Unprocessable('export_failed', `Export failed: ${err.message}`));
-    });
-    worker.once('exit', (code) => {
-      done();
-      reject(new Unprocessable('export_failed', `Export failed: the writer exited with code ${code}`));
-    });
-  });
 }
 
 /** A board picture as Lottie takes it: JPEG as it is, PNG recompressed when that is smaller, others converted to PNG. */
@@ -190,16 +159,15 @@ export async function writeExportFile(
     text: p.text.map((t) => [t.layer, t.text]),
     media,
   };
-  // as the preview decides: a small project without expressions to bake costs milliseconds here, where a worker
-  // thread would cost its start (seconds under tsx); anything bigger never holds the event loop
+  // as the preview decides: a small project without expressions to bake costs milliseconds here; anything bigger
+  // goes to the motion threads (started once, kept while in use, the last decoded projects kept there)
   const inline = (await fsp.stat(task.file)).size <= INLINE_BYTES && !(p.expressions === 'bake' && p.hasExpressions);
-  const written = inline
-    ? await runTask(task).catch((err: unknown) => {
-        throw err instanceof ProjectFormatError
-          ? err
-          : new Unprocessable('export_failed', `Export failed: ${err instanceof Error ? err.message : String(err)}`);
-      })
-    : await writeInWorker(task, run.signal);
+  const written = await (inline ? runTask(task) : inThread({ kind: 'export', task }, run.signal)).catch(
+    (err: unknown) => {
+      if (err instanceof ProjectFormatError || run.signal.aborted) throw err;
+      throw new Unprocessable('export_failed', `Export failed: ${err instanceof Error ? err.message : String(err)}`);
+    },
+  );
   run.progress(0.9);
   const out = await reserve(exportFilename(p));
   if (p.format === 'lottie') await fsp.writeFile(out.temp, written.json, { flag: 'wx' });

@@ -1,4 +1,4 @@
-import type { Ease, Keyframe, NumProperty, Property } from '../scene/model.js';
+import type { BezierPath, Ease, Keyframe, NumProperty, Property } from '../scene/model.js';
 import { influences } from '../scene/sample.js';
 
 /**
@@ -166,11 +166,15 @@ export function numValue(p: NumProperty, base: TimeBase, opts: { scalar?: boolea
 export function otherValue<V>(p: Property<V>, base: TimeBase, write: (v: V) => unknown, wrap = false): LottieValue {
   const keys = p.keyframes;
   if (!keys || keys.length < 2) return { a: 0, k: write(keys?.[0]?.value ?? p.value) };
+  const values = keys.map((k) => write(k.value));
+  // keys that all hold one value are that value (lottie-web cannot interpolate shape keys without vertices)
+  const first = JSON.stringify(values[0]);
+  if (values.every((v) => JSON.stringify(v) === first)) return { a: 0, k: values[0] };
   const out: LottieKey[] = [];
   for (let n = 0; n < keys.length; n++) {
     const k0 = keys[n];
     // a shape key's value is a list of one path
-    const key: LottieKey = { t: keyFrame(base, k0.time), s: wrap ? [write(k0.value)] : write(k0.value) };
+    const key: LottieKey = { t: keyFrame(base, k0.time), s: wrap ? [values[n]] : values[n] };
     out.push(key);
     const k1 = keys[n + 1];
     if (!k1) break;
@@ -188,6 +192,17 @@ export function otherValue<V>(p: Property<V>, base: TimeBase, write: (v: V) => u
     key.i = { x: round(1 - b), y: 1 };
   }
   return { a: 1, k: out };
+}
+
+/**
+ * A path property without its keys that have no vertices, when others have some: lottie-web reads the first vertex of
+ * every shape key it interpolates and throws on an empty one (After Effects draws nothing there). `dropped` counts them.
+ */
+export function withoutEmptyPathKeys(p: Property<BezierPath>): { path: Property<BezierPath>; dropped: number } {
+  const keys = p.keyframes;
+  if (!keys?.some((k) => !k.value.v.length) || keys.every((k) => !k.value.v.length)) return { path: p, dropped: 0 };
+  const kept = keys.filter((k) => k.value.v.length);
+  return { path: { ...p, keyframes: kept, value: kept[0].value }, dropped: keys.length - kept.length };
 }
 
 /** Values sampled at every frame (a baked expression) as linear keys; runs of equal values keep their ends only. */

@@ -2,10 +2,10 @@ import fsp from 'node:fs/promises';
 import type { Approximation } from '../schemas.js';
 import { decodeScene } from '../scene/decode.js';
 import { createExpressionEvaluator, type ExpressionEvaluator } from '../scene/expressions.js';
-import type { Footage } from '../scene/model.js';
+import type { Footage, SceneProject } from '../scene/model.js';
 import { writeLottie, type ImageSource } from './write.js';
 
-/** What writing an export needs besides the pictures' bytes: plain data, so it crosses to a worker thread. */
+/** What writing an export needs besides the pictures' bytes: plain data, so it crosses to a motion thread. */
 export interface WorkerTask {
   file: string;
   compositionId: number;
@@ -15,14 +15,23 @@ export interface WorkerTask {
   text: [number, string][];
   media: [number, Footage][];
 }
-export type WorkerAnswer =
-  | { json: string; frames: number; approximations: Approximation[] }
-  | { formatError: string }
-  | { error: string };
+/** What writing an export hands back. */
+export interface WrittenTask {
+  json: string;
+  frames: number;
+  approximations: Approximation[];
+}
 
-/** Decodes the project and writes the composition (with a sandbox of its own when expressions are baked). */
-export async function runTask(task: WorkerTask): Promise<Extract<WorkerAnswer, { json: string }>> {
-  const scene = decodeScene(await fsp.readFile(task.file));
+/**
+ * Writes the composition of the project (decoded here unless the caller has it decoded), with a sandbox of its own
+ * when expressions are baked; `cancelled` is asked between layers and baked frames.
+ */
+export async function runTask(
+  task: WorkerTask,
+  decoded?: SceneProject,
+  cancelled?: () => boolean,
+): Promise<WrittenTask> {
+  const scene = decoded ?? decodeScene(await fsp.readFile(task.file));
   let evaluator: ExpressionEvaluator | undefined;
   if (task.expressions === 'bake' && scene.compositions.some((c) => c.layers.some((l) => l.expressions.length)))
     evaluator = await createExpressionEvaluator();
@@ -34,6 +43,7 @@ export async function runTask(task: WorkerTask): Promise<Extract<WorkerAnswer, {
       ...(task.imageFolder ? { imageFolder: task.imageFolder } : {}),
       text: new Map(task.text),
       media: new Map(task.media),
+      ...(cancelled ? { cancelled } : {}),
     });
     return { json: JSON.stringify(written.lottie), frames: written.frames, approximations: written.approximations };
   } finally {

@@ -11,13 +11,23 @@ import type {
   Layer,
   Mask,
   NumProperty,
+  Property,
   SceneProject,
   ShapeItem,
   ShapeModifier,
   ShapeTransform,
   TextDocument,
 } from '../scene/model.js';
-import { bakedValue, keyFrame, numValue, otherValue, round, type LottieValue, type TimeBase } from './keyframes.js';
+import {
+  bakedValue,
+  keyFrame,
+  numValue,
+  otherValue,
+  round,
+  withoutEmptyPathKeys,
+  type LottieValue,
+  type TimeBase,
+} from './keyframes.js';
 import { keptExpression } from './kept-expression.js';
 
 /**
@@ -49,6 +59,8 @@ export interface WriteOptions {
   text?: Map<number, string>;
   /** Footage replacing a layer's source, by layer index of the root composition. */
   media?: Map<number, Footage>;
+  /** Asked between layers and baked frames: true stops the writing (a cancelled job, a client gone). */
+  cancelled?: () => boolean;
 }
 
 export interface Written {
@@ -193,6 +205,7 @@ class Writer {
     const moved = new Set<number>();
     for (let n = 0; n < comp.layers.length; n++) {
       const l = comp.layers[n];
+      this.checkCancelled();
       if (moved.has(l.id)) continue;
       // a hidden layer's matte changes nothing drawn (AE 23+ files also mark a matte layer with its user)
       const matte = !hidden(l) && l.trackMatte ? comp.layers.find((m) => m.id === l.trackMatte!.layerId) : undefined;
@@ -225,6 +238,10 @@ class Writer {
     return out;
   }
 
+  private checkCancelled(): void {
+    if (this.options.cancelled?.()) throw new Error('cancelled');
+  }
+
   private base(l: Layer): TimeBase {
     return { startTime: l.startTime, stretch: l.stretch, fps: this.fps };
   }
@@ -254,6 +271,7 @@ class Writer {
     const to = Math.min(Math.ceil(comp.duration * this.fps), Math.ceil(l.outPoint * this.fps));
     const frames: { t: number; v: number[] }[] = [];
     for (let f = from; f <= Math.max(from, to); f++) {
+      this.checkCancelled();
       const r = expressionValueAt(this.project, l, p, f / this.fps, this.options.evaluator!);
       if (!r.ok) {
         this.note(comp, l, 'expression', `${p.path}: ${r.reason}; its own value is written: ${p.expression}`);
@@ -438,6 +456,19 @@ class Writer {
     Object.assign(json, { ty: 2, refId: id });
   }
 
+  /** A mask or shape path; keys without vertices among keys with some are left out and listed. */
+  private path(p: Property<BezierPath>, l: Layer, comp: Composition): LottieValue {
+    const { path, dropped } = withoutEmptyPathKeys(p);
+    if (dropped)
+      this.note(
+        comp,
+        l,
+        'path-keys',
+        `${p.path}: ${dropped} keys without vertices left out (players cannot blend them)`,
+      );
+    return otherValue(path, this.base(l), pathJson, true);
+  }
+
   private mask(m: Mask, l: Layer, comp: Composition): Json {
     const feather = m.feather.value;
     if (m.feather.keyframes?.length || feather.some((x) => x !== 0))
@@ -445,7 +476,7 @@ class Writer {
     return {
       inv: m.inverted,
       mode: MASK_MODE[m.mode],
-      pt: { ...otherValue(m.path, this.base(l), pathJson, true), ix: 1 },
+      pt: { ...this.path(m.path, l, comp), ix: 1 },
       o: { ...this.num(m.opacity, l, comp, { scalar: true }), ix: 3 },
       x: { ...this.num(m.expansion, l, comp, { scalar: true }), ix: 4 },
       f: { ...this.num(m.feather, l, comp, { dims: 2 }), ix: 2 },
@@ -589,7 +620,7 @@ class Writer {
             ty: 'sh',
             ind: k,
             ix: k + 1,
-            ks: { ...otherValue(item.path, this.base(l), pathJson, true), ix: 2 },
+            ks: { ...this.path(item.path, l, comp), ix: 2 },
             d: item.reversed ? 3 : 1,
             ...common,
           });

@@ -1,7 +1,10 @@
 import fsp from 'node:fs/promises';
 import type { Worker } from 'node:worker_threads';
 import { Unprocessable } from '../../errors.js';
+import { ProjectFormatError } from '../chunks.js';
 import { startModuleWorker } from '../inspect.js';
+import type { WorkerTask, WrittenTask } from '../lottie/task.js';
+import type { InspectedProject } from '../schemas.js';
 import { decodeScene } from '../scene/decode.js';
 import { sampleFrames, withExpressions, type SampleInput, type Sampled } from './display-lists.js';
 
@@ -11,18 +14,40 @@ import { sampleFrames, withExpressions, type SampleInput, type Sampled } from '.
  */
 const INLINE_BYTES = 256 * 1024;
 const INLINE_FRAMES = 30;
-/** Sampling threads at most (the machines this runs on have a few cores; Chromium and ffmpeg need them too). */
+/** Threads at most (the machines this runs on have a few cores; Chromium and ffmpeg need them too). */
 const MAX_THREADS = 2;
 /** A thread idle this long ends (its memory goes back); the next preview starts one again. */
 const IDLE_MS = 60_000;
 
 const WORKER_URL = new URL(`./display-list-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
 
-/** One sampling request: its files, and a flag the thread reads between frames to stop when cancelled. */
+/**
+ * What a thread does: sample a preview's frames into list files, write a Lottie export (lottie/task.ts), or read a
+ * big project for inspect (read.ts). The first two decode the project's scene, and the thread keeps the last decoded
+ * ones for the next request.
+ */
+export type ThreadWork =
+  | { kind: 'sample'; file: string; input: SampleInput; work: string }
+  | { kind: 'export'; task: WorkerTask }
+  | { kind: 'inspect'; file: string };
+export type ThreadMessage = ThreadWork & { id: number; cancel: SharedArrayBuffer };
+/** What a thread answers: progress, then the result or an error (`formatError`: the project is not readable). */
+export type ThreadAnswer = { id: number } & (
+  | { progress: number }
+  | { result: Sampled | WrittenTask | InspectedProject }
+  | { error: string; formatError?: boolean }
+);
+interface Results {
+  sample: Sampled;
+  export: WrittenTask;
+  inspect: InspectedProject;
+}
+
+/** One request: its work, and a flag the thread reads (between frames, between layers) to stop when cancelled. */
 interface Task {
   id: number;
-  message: { id: number; file: string; input: SampleInput; work: string; cancel: SharedArrayBuffer };
-  resolve(s: Sampled): void;
+  message: ThreadMessage;
+  resolve(v: unknown): void;
   reject(err: unknown): void;
   progress(fraction: number): void;
 }
@@ -34,9 +59,10 @@ interface Thread {
 }
 
 /**
- * The sampling threads, shared by every preview of the process like libuv's own thread pool: they hold no state of a
- * service or a request (each task brings its files), and starting one costs a module load (seconds under tsx), which
- * a still preview should not pay each time. Unref'd, so they never keep a process alive.
+ * The motion threads (preview sampling, Lottie exports), shared by every request of the process like libuv's own
+ * thread pool: they hold no state of a service or a request (each task brings its files), and starting one costs a
+ * module load (seconds under tsx), which a still preview or an export should not pay each time. Unref'd, so they
+ * never keep a process alive.
  */
 const threads: Thread[] = [];
 const queue: Task[] = [];
@@ -52,17 +78,17 @@ function spawn(): Thread {
     clearTimeout(thread.idle);
     dispatch();
   };
-  thread.worker.on('message', (m: { id: number; progress?: number; sampled?: Sampled; error?: string }) => {
+  thread.worker.on('message', (m: ThreadAnswer) => {
     const task = thread.task;
     if (!task || task.id !== m.id) return;
-    if (m.progress !== undefined) return task.progress(m.progress);
+    if ('progress' in m) return task.progress(m.progress);
     thread.task = undefined;
-    if (m.sampled) task.resolve(m.sampled);
-    else task.reject(new Error(m.error));
+    if ('result' in m) task.resolve(m.result);
+    else task.reject(m.formatError ? new ProjectFormatError(m.error) : new Error(m.error));
     dispatch();
   });
   thread.worker.once('error', fail);
-  thread.worker.once('exit', (code) => fail(new Error(`the sampling thread exited with code ${code}`)));
+  thread.worker.once('exit', (code) => fail(new Error(`the motion thread exited with code ${code}`)));
   threads.push(thread);
   return thread;
 }
@@ -83,19 +109,18 @@ function dispatch(): void {
     }
 }
 
-function inThread(
-  file: string,
-  input: SampleInput,
-  work: string,
+/** Runs `work` on a thread of the pool (queued while every thread is busy); `signal` stops it at its next check. */
+export function inThread<K extends ThreadWork['kind']>(
+  work: Extract<ThreadWork, { kind: K }>,
   signal: AbortSignal,
-  progress: (fraction: number) => void,
-): Promise<Sampled> {
+  progress: (fraction: number) => void = () => undefined,
+): Promise<Results[K]> {
   signal.throwIfAborted();
   const cancel = new SharedArrayBuffer(4);
   const id = nextId++;
-  return new Promise<Sampled>((resolve, reject) => {
+  return new Promise<Results[K]>((resolve, reject) => {
     const onAbort = () => {
-      // The thread stops at its next frame (the flag); this request is answered now.
+      // The thread stops at its next check (the flag); this request is answered now.
       Atomics.store(new Int32Array(cancel), 0, 1);
       const queued = queue.findIndex((t) => t.id === id);
       if (queued >= 0) queue.splice(queued, 1);
@@ -110,8 +135,8 @@ function inThread(
       };
     queue.push({
       id,
-      message: { id, file, input, work, cancel },
-      resolve: settle(resolve),
+      message: { ...work, id, cancel } as ThreadMessage,
+      resolve: settle(resolve as (v: unknown) => void),
       reject: settle(reject),
       progress,
     });
@@ -141,7 +166,7 @@ export async function sample(
       return await withExpressions((expressions) =>
         sampleFrames(decodeScene(bytes), input, work, undefined, undefined, expressions),
       );
-    return await inThread(file, input, work, signal, progress);
+    return await inThread({ kind: 'sample', file, input, work }, signal, progress);
   } catch (err) {
     if (signal.aborted) throw signal.reason;
     // The project was read by the checks before; a sampler that fails on it is ours to fix, and the answer says so
