@@ -59,6 +59,7 @@ import {
 import { sampleHeld, sampleNum, samplePath, sampleStops } from './sample.js';
 import { depthOrder, place, viewAt, worldMatrix, type Sampler, type Space } from './place-3d.js';
 import { fromAffine, IDENTITY4, mul4 } from './three-d.js';
+import { animatorNotes, characterChanges } from './text-animators.js';
 
 export interface EvaluateOptions {
   /** Precomps nested deeper than this are not drawn (listed); guards against absurd nesting. Default 16. */
@@ -215,11 +216,33 @@ class Evaluator {
     if (!p.expression || !this.expressions) return own;
     const t = l.startTime + lt * l.stretch;
     const r = this.expressions.evaluate(p.expression, this.context(l, p, t, own));
+    this.outcome(l, p, r);
+    return r.ok ? r.value : own;
+  }
+
+  private outcome(l: Layer, p: NumProperty, r: ExpressionResult): void {
     let outcomes = this.outcomes.get(l);
     if (!outcomes) this.outcomes.set(l, (outcomes = new Map()));
     // one failure at any sample of this instant (auto-orient samples around it) is what gets listed
     if (outcomes.get(p.path) === undefined || !r.ok) outcomes.set(p.path, r.ok ? true : r.reason);
-    return r.ok ? r.value : own;
+  }
+
+  /** A text layer's animators at layer time `lt`: each character's change (text-animators.ts). */
+  private textCharacters(l: Layer, n: DisplayText, lt: number): DisplayText['characters'] {
+    const t = l.startTime + lt * l.stretch;
+    const doc = { fill: n.fill, stroke: n.stroke, strokeWidth: n.stroke_width, size: n.size };
+    return characterChanges(n.all_caps ? n.text.toUpperCase() : n.text, doc, l.textAnimators ?? [], {
+      num: (p) => this.num(l, p, lt),
+      time: lt,
+      expression: (p, index, total, selectorValue) => {
+        const own = sampleNum(p, lt);
+        if (!p.expression || !this.expressions) return own;
+        const ctx = { ...this.context(l, p, t, own), text: { index, total, selectorValue } };
+        const r = this.expressions.evaluate(p.expression, ctx);
+        this.outcome(l, p, r);
+        return r.ok ? r.value : own;
+      },
+    });
   }
 
   /** The expression of `p` (of layer `l`) at composition time `t`. */
@@ -511,7 +534,9 @@ class Evaluator {
       }
       case 'text': {
         if (!l.text) return undefined;
-        return [textNode(sampleHeld(l.text, lt))];
+        const node = textNode(sampleHeld(l.text, lt));
+        if (l.textAnimators) node.characters = this.textCharacters(l, node, lt);
+        return [node];
       }
       case 'shape': {
         const resolve: (() => void)[] = [];
@@ -536,7 +561,8 @@ class Evaluator {
     }
     for (const s of l.layerStyles)
       if (!DRAWN_STYLES.has(s.split('/')[0])) this.note(l, 'layer-style', `${s} is not drawn`);
-    if (l.textAnimators) this.note(l, 'text-animator', 'text animators are not drawn');
+    for (const a of l.textAnimators ?? [])
+      for (const d of animatorNotes(a, !!l.text?.value.box)) this.note(l, 'text-animator', d);
     if (l.preserveTransparency)
       this.note(l, 'preserve-transparency', 'drawn over everything below, not only where it is opaque');
   }

@@ -93,6 +93,11 @@ export interface ExpressionContext {
   /** A layer of the same composition by name (the first of that name) or 1-based index; undefined when none. */
   layer(ref: string | number): ExpressionLayer | undefined;
   comp: ExpressionComp;
+  /**
+   * An expression selector's character (text animators): `textIndex` (1-based) of `textTotal` units, and
+   * `selectorValue`, the selectors above it combined (percent per dimension). Absent elsewhere: those names then fail.
+   */
+  text?: { index: number; total: number; selectorValue: number[] };
   /** `comp("name")`: another composition of the project (the first of that name) and its layers; none when missing. */
   compNamed?(
     name: string,
@@ -205,7 +210,13 @@ class Sandbox implements ExpressionEvaluator {
       const id = this.compile(vm, expression);
       if (typeof id === 'string') return this.fail(expression, id);
       const c = vm.context;
-      const facts = { value: ctx.value, index: ctx.layerIndex, keys: ctx.keyframeTimes, comp: ctx.comp };
+      const facts = {
+        value: ctx.value,
+        index: ctx.layerIndex,
+        keys: ctx.keyframeTimes,
+        comp: ctx.comp,
+        text: ctx.text,
+      };
       const args = [c.newNumber(id), c.newNumber(ctx.time), c.newString(JSON.stringify(facts))];
       const r = c.callFunction(vm.run, c.undefined, ...args);
       for (const a of args) a.dispose();
@@ -219,7 +230,7 @@ class Sandbox implements ExpressionEvaluator {
       }
       const text = c.getString(r.value);
       r.value.dispose();
-      return shape(JSON.parse(text) as unknown[], ctx.value);
+      return shape(JSON.parse(text) as unknown[], ctx.value, !!ctx.text);
     } catch (err) {
       // the WebAssembly instance aborted (it should not): nothing more can run in it
       this.dead = `the expression sandbox failed: ${(err as Error).message}`;
@@ -400,7 +411,7 @@ class Sandbox implements ExpressionEvaluator {
 }
 
 /** The expression's numbers fitted to the property's dimensions (see ExpressionEvaluator.evaluate). */
-function shape(result: unknown[], own: number[]): ExpressionResult {
+function shape(result: unknown[], own: number[], broadcast = false): ExpressionResult {
   // JSON has no NaN or Infinity: the sandbox's JSON.stringify wrote them as null
   const bad = result.findIndex((x) => typeof x !== 'number' || !Number.isFinite(x));
   if (bad >= 0)
@@ -409,6 +420,8 @@ function shape(result: unknown[], own: number[]): ExpressionResult {
       reason: `the expression gave ${String(result[bad] ?? 'NaN or Infinity')}, not a finite number`,
     };
   const nums = result as number[];
+  // an expression selector's one number is its amount in every dimension, as After Effects takes it
+  if (broadcast && nums.length === 1) return { ok: true, value: own.map(() => nums[0]) };
   if (own.length > 1 && nums.length === 1)
     return { ok: false, reason: `the expression gave 1 number; the property has ${own.length} dimensions` };
   return { ok: true, value: own.map((v, i) => (i < nums.length ? nums[i] : v)) };

@@ -354,8 +354,14 @@ globalThis.__exec = Function('__source', 'return eval(__source)');
   refuse('system', 'system.callSystem and system.osName reach outside the expression');
   refuse('thisProject', 'project items are not read by the preview');
   refuse('text', 'text properties are not evaluated by the preview');
-  refuse('textIndex', 'text animator expressions (textIndex) are not evaluated by the preview');
-  refuse('textTotal', 'text animator expressions (textTotal) are not evaluated by the preview');
+  // an expression selector's character (the host passes it only there): textIndex, textTotal, selectorValue
+  ['textIndex', 'textTotal', 'selectorValue'].forEach(function (k, i) {
+    define(k, function () {
+      var t = facts().text;
+      if (!t) throw new ReferenceError(k + ' is only defined in the expression selector of a text animator');
+      return [t.index, t.total, t.selectorValue][i];
+    });
+  });
   define('marker', function () { return layer(here()).marker; });
 
   function result(r) {
