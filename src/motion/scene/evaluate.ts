@@ -35,6 +35,7 @@ import type {
   GradientStops,
   Layer,
   NumProperty,
+  Property,
   SceneProject,
   ShapeGroup,
   ShapeItem,
@@ -60,6 +61,7 @@ import { sampleHeld, sampleNum, samplePath, sampleStops } from './sample.js';
 import { depthOrder, place, viewAt, worldMatrix, type Sampler, type Space } from './place-3d.js';
 import { fromAffine, IDENTITY4, mul4 } from './three-d.js';
 import { animatorNotes, characterChanges } from './text-animators.js';
+import { shapeSourceRect, type SourceRect } from './source-rect.js';
 
 export interface EvaluateOptions {
   /** Precomps nested deeper than this are not drawn (listed); guards against absurd nesting. Default 16. */
@@ -227,6 +229,18 @@ class Evaluator {
     if (outcomes.get(p.path) === undefined || !r.ok) outcomes.set(p.path, r.ok ? true : r.reason);
   }
 
+  /** A text layer's document at layer time `lt`, its text the Source Text expression's when it has one that runs. */
+  private sourceText(l: Layer, p: Property<TextDocument>, lt: number): TextDocument {
+    const doc = sampleHeld(p, lt);
+    if (!p.expression || !this.expressions?.evaluateText) return doc;
+    const own: NumProperty = { path: p.path, value: [0] };
+    const ctx = this.context(l, own, l.startTime + lt * l.stretch, [0]);
+    ctx.keyframeTimes = (p.keyframes ?? []).map((k) => l.startTime + k.time * l.stretch);
+    const r = this.expressions.evaluateText(p.expression, ctx, doc.text);
+    this.outcome(l, own, r.ok ? { ok: true, value: [0] } : r);
+    return r.ok ? { ...doc, text: r.text.replace(/\r\n?|\n/g, '\r') } : doc;
+  }
+
   /** A text layer's animators at layer time `lt`: each character's change (text-animators.ts). */
   private textCharacters(l: Layer, n: DisplayText, lt: number): DisplayText['characters'] {
     const t = l.startTime + lt * l.stretch;
@@ -296,11 +310,24 @@ class Evaluator {
         return this.num(x, prop, lt);
       },
       markers: (x.markers ?? []).map((k) => ({ time: x.startTime + k.time * x.stretch, comment: k.comment })),
+      sourceRect: (time, extents) => this.sourceRect(x, time, extents),
       effect: (e, p, time) => {
         const param = effectParam(x, e, p);
         return param && this.num(x, param.value, this.layerTime(x, time));
       },
     };
+  }
+
+  /** `sourceRectAtTime()` of layer `x` at composition time `time`: its source's frame, a shape layer's paths' bounds. */
+  private sourceRect(x: Layer, time: number, extents: boolean): SourceRect | undefined {
+    if (x.type === 'shape') {
+      const resolve: (() => void)[] = [];
+      const { nodes } = this.shapes(x, x.shapes ?? [], this.layerTime(x, time), resolve);
+      for (const r of resolve) r();
+      return shapeSourceRect(nodes, extents);
+    }
+    const src = x.sourceId === undefined ? undefined : (this.footage.get(x.sourceId) ?? this.comps.get(x.sourceId));
+    return src?.width && src.height ? { top: 0, left: 0, width: src.width, height: src.height } : undefined;
   }
 
   private position(l: Layer, lt: number): number[] {
@@ -534,7 +561,7 @@ class Evaluator {
       }
       case 'text': {
         if (!l.text) return undefined;
-        const node = textNode(sampleHeld(l.text, lt));
+        const node = textNode(this.sourceText(l, l.text, lt));
         if (l.textAnimators) node.characters = this.textCharacters(l, node, lt);
         return [node];
       }

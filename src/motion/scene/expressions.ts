@@ -60,6 +60,11 @@ export interface ExpressionLayer {
    * (or it is not a number: layer parameters).
    */
   effect?(effect: string | number, param: string | number, time: number): number[] | undefined;
+  /**
+   * `sourceRectAtTime(time, extents)`: the layer's content rectangle in its own coordinates at a composition time;
+   * undefined when the preview cannot know it (text: its glyphs are measured only when drawn).
+   */
+  sourceRect?(time: number, extents: boolean): { top: number; left: number; width: number; height: number } | undefined;
   /** Layer markers in composition seconds, ascending, with their comments (`marker.key(i).time`). */
   markers?: { time: number; comment: string }[];
 }
@@ -105,6 +110,7 @@ export interface ExpressionContext {
 }
 
 export type ExpressionResult = { ok: true; value: number[] } | { ok: false; reason: string };
+export type TextExpressionResult = { ok: true; text: string } | { ok: false; reason: string };
 
 export interface ExpressionEvaluator {
   /**
@@ -113,6 +119,11 @@ export interface ExpressionEvaluator {
    * expression text is compiled once per evaluator. Never throws for anything in the expression.
    */
   evaluate(expression: string, ctx: ExpressionContext): ExpressionResult;
+  /**
+   * A Source Text expression: its `value` (and `text.sourceText`) is the document's text `sourceText`; `ok` with the
+   * text it gives (a number or array as After Effects shows it: String(x)), or a reason. Optional for other evaluators.
+   */
+  evaluateText?(expression: string, ctx: ExpressionContext, sourceText: string): TextExpressionResult;
   /** Frees the sandbox; evaluate must not be called after. */
   dispose(): void;
 }
@@ -192,6 +203,23 @@ class Sandbox implements ExpressionEvaluator {
   ) {}
 
   evaluate(expression: string, ctx: ExpressionContext): ExpressionResult {
+    const r = this.run(expression, ctx);
+    return r.ok ? shape(r.value as unknown[], ctx.value, !!ctx.text) : r;
+  }
+
+  evaluateText(expression: string, ctx: ExpressionContext, sourceText: string): TextExpressionResult {
+    const r = this.run(expression, ctx, sourceText);
+    if (!r.ok) return r;
+    const text = (r.value as { text?: unknown }).text;
+    return typeof text === 'string' ? { ok: true, text } : { ok: false, reason: 'the expression gave no text' };
+  }
+
+  /** The expression's result as the prelude gives it (JSON), or why it failed. */
+  private run(
+    expression: string,
+    ctx: ExpressionContext,
+    sourceText?: string,
+  ): { ok: true; value: unknown } | { ok: false; reason: string } {
     if (this.disposed) throw new Error('expression evaluator disposed');
     if (this.dead !== undefined) return { ok: false, reason: this.dead };
     const known = this.failed.get(expression);
@@ -216,6 +244,7 @@ class Sandbox implements ExpressionEvaluator {
         keys: ctx.keyframeTimes,
         comp: ctx.comp,
         text: ctx.text,
+        sourceText,
       };
       const args = [c.newNumber(id), c.newNumber(ctx.time), c.newString(JSON.stringify(facts))];
       const r = c.callFunction(vm.run, c.undefined, ...args);
@@ -230,7 +259,7 @@ class Sandbox implements ExpressionEvaluator {
       }
       const text = c.getString(r.value);
       r.value.dispose();
-      return shape(JSON.parse(text) as unknown[], ctx.value, !!ctx.text);
+      return { ok: true, value: JSON.parse(text) as unknown };
     } catch (err) {
       // the WebAssembly instance aborted (it should not): nothing more can run in it
       this.dead = `the expression sandbox failed: ${(err as Error).message}`;
@@ -257,7 +286,7 @@ class Sandbox implements ExpressionEvaluator {
     }
   }
 
-  private fail(expression: string, reason: string): ExpressionResult {
+  private fail(expression: string, reason: string): { ok: false; reason: string } {
     this.failed.set(expression, reason);
     return { ok: false, reason };
   }
@@ -380,6 +409,12 @@ class Sandbox implements ExpressionEvaluator {
         const v = l && ok(e) && ok(p) ? l.effect?.(e, p, n(4)) : undefined;
         if (!v) throw new Error(`effect(${JSON.stringify(e)})(${JSON.stringify(p)}) is not on layer ${n(1)}`);
         return v;
+      }
+      case 'R': {
+        const l = layerIn(args[4], n(1));
+        const r = l?.sourceRect?.(n(2), args[3] === true);
+        if (!r) throw new Error(`sourceRectAtTime() of layer ${n(1)} is not known to the preview`);
+        return r;
       }
       case 'e':
         return easeFraction(args[1] as EaseKind, n(2));

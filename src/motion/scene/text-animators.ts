@@ -228,7 +228,8 @@ function combine(mode: TextSelectorMode, first: boolean, r: number, a: number): 
     case 'add':
       return pin(r + a);
     case 'subtract':
-      return pin(r - a);
+      // taking away from a selection stops at nothing selected (a negative selection goes on down)
+      return r >= 0 ? Math.max(0, r - a) : pin(r - a);
     case 'intersect':
       return pin(r * a);
     case 'min':
