@@ -562,7 +562,9 @@ class Evaluator {
       case 'text': {
         if (!l.text) return undefined;
         const node = textNode(this.sourceText(l, l.text, lt));
-        if (l.textAnimators) node.characters = this.textCharacters(l, node, lt);
+        const characters = l.textAnimators && this.textCharacters(l, node, lt);
+        // nothing changed at this instant: drawn as plain text (whole runs keep ligatures and shaping)
+        if (characters?.some((c) => c)) node.characters = characters;
         return [node];
       }
       case 'shape': {
