@@ -23,6 +23,7 @@ import type {
   TextSelector,
 } from '../../src/motion/scene/model.js';
 import { sampleNum } from '../../src/motion/scene/sample.js';
+import { contentBounds } from '../../src/motion/scene/place-3d.js';
 import {
   animatorAmounts,
   characterChanges,
@@ -740,6 +741,13 @@ describe('text animators: drawn glyph by glyph by the preview page', () => {
       'three of four glyphs drawn',
     );
     assert.ok(Math.min(...green) > Math.min(...red) + 10, 'the red glyph is the first');
+  });
+
+  it("grows a 3D layer's drawing bounds by how far its glyphs are moved", () => {
+    const moved = textNode('HH', [null, { matrix: [1, 0, 0, 1, 0, 300] }]);
+    const plain = contentBounds([textNode('HH', undefined)]);
+    const grown = contentBounds([moved]);
+    assert.ok(grown[3] >= 300 && grown[3] - plain[3] >= 300, `bottom ${plain[3]} -> ${grown[3]}`);
   });
 
   it('spreads the line by tracking animators after the characters they select', async () => {

@@ -415,3 +415,23 @@ export function animatorNotes(anim: TextAnimator, boxText: boolean): string[] {
   }
   return out;
 }
+
+/**
+ * How far a text's animated glyphs may reach past its plain layout (pixels): the largest move plus what the largest
+ * scale adds to a glyph about its anchor, plus all the tracking added. Used for a 3D layer's drawing bounds.
+ */
+export function characterReach(characters: (DisplayCharacter | null)[], size: number): number {
+  let move = 0;
+  let grow = 0;
+  let tracking = 0;
+  for (const c of characters) {
+    if (!c) continue;
+    if (c.matrix) {
+      const [a, b, cc, d, e, f] = c.matrix;
+      move = Math.max(move, Math.abs(e), Math.abs(f));
+      grow = Math.max(grow, Math.hypot(a, b) - 1, Math.hypot(cc, d) - 1);
+    }
+    tracking += Math.abs(c.tracking ?? 0) + (c.stroke_width ?? 0);
+  }
+  return move + grow * size * 1.5 + tracking;
+}
