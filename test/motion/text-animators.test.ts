@@ -468,6 +468,24 @@ describe('text expressions: Source Text and sourceRectAtTime()', () => {
     assert.equal(drawn(scene([textLayer('time * 2')]), 1.5).text?.text, '3', 'a number reads as text');
   });
 
+  it("reads another text layer's text (after its own expression), and its own text in numeric expressions", () => {
+    const copy = sceneLayer(2, 'Copy', 'text', {
+      text: { path: SOURCE, value: DOC, expression: 'thisComp.layer("Title").text.sourceText + "!"' },
+      expressions: [{ property: SOURCE, expression: 'thisComp.layer("Title").text.sourceText + "!"' }],
+    });
+    const d = evaluate(scene([textLayer('value + "?"'), copy]), 1, 0, { expressions: ev });
+    const texts = d.root.children.map((g) => (g.kind === 'group' ? (g.children[0] as DisplayText).text : ''));
+    assert.deepEqual(texts.sort(), ['Hi?', 'Hi?!']);
+    assert.deepEqual(d.approximations, []);
+    const ROT = 'ADBE Transform Group>ADBE Rotate Z';
+    const l = sceneLayer(1, 'Title', 'text', { text: { path: SOURCE, value: DOC } });
+    l.transform.rotation = { path: ROT, value: [0], expression: 'text.sourceText.length * 10' };
+    l.expressions = [{ property: ROT, expression: 'text.sourceText.length * 10' }];
+    const g = evaluate(scene([l]), 1, 0, { expressions: ev }).root.children[0];
+    assert.ok(g.kind === 'group');
+    near([Math.atan2(g.matrix[1], g.matrix[0]) * (180 / Math.PI)], [20], 1e-6, 'two characters: 20 degrees');
+  });
+
   it('falls back to the document and lists a Source Text expression that fails', () => {
     const r = drawn(scene([textLayer('$.evalFile("x.js")')]), 0);
     assert.equal(r.text?.text, 'Hi');

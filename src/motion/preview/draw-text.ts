@@ -96,6 +96,7 @@ export const DRAW_TEXT_SCRIPT = String.raw`
     };
     // Text animators: glyph by glyph, each at its place in the line (kerning kept) and transformed about its anchor,
     // the middle of its advance on the baseline, with its own paint.
+    const spacing = ((n.tracking || 0) / 1000) * n.size;
     const glyphs = (op) => (seg, x, y, start) => {
       const cs = Array.from(seg);
       let prefix = '', extra = 0;
@@ -103,7 +104,8 @@ export const DRAW_TEXT_SCRIPT = String.raw`
         const c = chars[start + j] || {};
         const left = width(prefix);
         prefix += ch;
-        const ax = x + extra + (left + width(prefix)) / 2;
+        // the anchor: the middle of the glyph's own advance (its tracking after it left out)
+        const ax = x + extra + (left + width(prefix) - spacing) / 2;
         g.save();
         if (c.matrix) {
           g.translate(ax, y);

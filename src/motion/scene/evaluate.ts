@@ -311,6 +311,7 @@ class Evaluator {
       },
       markers: (x.markers ?? []).map((k) => ({ time: x.startTime + k.time * x.stretch, comment: k.comment })),
       sourceRect: (time, extents) => this.sourceRect(x, time, extents),
+      sourceText: (time) => (x.text ? this.sourceText(x, x.text, this.layerTime(x, time)).text : undefined),
       effect: (e, p, time) => {
         const param = effectParam(x, e, p);
         return param && this.num(x, param.value, this.layerTime(x, time));

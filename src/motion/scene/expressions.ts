@@ -65,6 +65,8 @@ export interface ExpressionLayer {
    * undefined when the preview cannot know it (text: its glyphs are measured only when drawn).
    */
   sourceRect?(time: number, extents: boolean): { top: number; left: number; width: number; height: number } | undefined;
+  /** A text layer's text at a composition time (`text.sourceText`), after its Source Text expression; else none. */
+  sourceText?(time: number): string | undefined;
   /** Layer markers in composition seconds, ascending, with their comments (`marker.key(i).time`). */
   markers?: { time: number; comment: string }[];
 }
@@ -415,6 +417,12 @@ class Sandbox implements ExpressionEvaluator {
         const r = l?.sourceRect?.(n(2), args[3] === true);
         if (!r) throw new Error(`sourceRectAtTime() of layer ${n(1)} is not known to the preview`);
         return r;
+      }
+      case 'T': {
+        const l = layerIn(args[3], n(1));
+        const text = l?.sourceText?.(n(2));
+        if (text === undefined) throw new Error(`layer ${n(1)} is not a text layer: it has no text.sourceText`);
+        return text;
       }
       case 'e':
         return easeFraction(args[1] as EaseKind, n(2));

@@ -109,7 +109,11 @@ globalThis.__exec = Function('__source', 'return eval(__source)');
       var at = t === undefined ? frame().t : num(t, 'sourceRectAtTime(t)');
       return H('R', info.index, at, extents === true, cn);
     };
-    ['mask', 'text', 'toComp', 'fromComp', 'toWorld', 'fromWorld'].forEach(function (m) {
+    // text.sourceText: a text layer's text at the expression's time (after its own Source Text expression)
+    Object.defineProperty(L, 'text', { enumerable: true, get: function () {
+      return { sourceText: H('T', info.index, frame().t, cn) };
+    } });
+    ['mask', 'toComp', 'fromComp', 'toWorld', 'fromWorld'].forEach(function (m) {
       L[m] = function () { throw new Error('layer.' + m + '() is not available in the preview'); };
     });
     c.layers[key] = L;
@@ -361,10 +365,10 @@ globalThis.__exec = Function('__source', 'return eval(__source)');
   refuse('system', 'system.callSystem and system.osName reach outside the expression');
   refuse('thisProject', 'project items are not read by the preview');
   // a Source Text expression: its value is the text, and text.sourceText too
+  // a Source Text expression reads its own text before the expression; other properties the layer's text
   define('text', function () {
     var f = facts();
-    if (f.sourceText === undefined) throw new Error('text is not available in the preview: only a Source Text expression reads its own text');
-    return { sourceText: f.sourceText };
+    return f.sourceText === undefined ? layer(here()).text : { sourceText: f.sourceText };
   });
   // an expression selector's character (the host passes it only there): textIndex, textTotal, selectorValue
   ['textIndex', 'textTotal', 'selectorValue'].forEach(function (k, i) {
