@@ -50,40 +50,98 @@ export const DRAW_TEXT_SCRIPT = String.raw`
     const top = n.box ? n.box.y / sy + ascent : 0;
     const bottom = n.box ? (n.box.y + n.box.height) / sy : Infinity;
     const lines = [];
+    let offset = 0;
     for (const para of text.split('\n')) {
       if (top + (lines.length * n.leading) / sy > bottom) break;
-      if (!n.box) lines.push({ text: para, last: true });
-      else lines.push(...layoutText(para, boxW, width, Math.floor(((bottom - top) * sy) / n.leading) + 1 - lines.length));
+      const laid = n.box
+        ? layoutText(para, boxW, width, Math.floor(((bottom - top) * sy) / n.leading) + 1 - lines.length)
+        : [{ text: para, last: true }];
+      // each line's first character in the text (code points, as n.characters counts them)
+      for (const line of laid) { line.start = offset; offset += Array.from(line.text).length; }
+      lines.push(...laid);
+      offset += 1;
     }
     setM(g, mul(m, [sx, 0, 0, sy, 0, 0]));
     const y0 = top - (n.baseline_shift || 0) / sy;
+    const chars = n.characters;
+    // Tracking animators' pixels after the characters [start, start + count).
+    const extraTracking = (start, count) => {
+      let t = 0;
+      for (let k = start; chars && k < start + count; k++) if (chars[k] && chars[k].tracking) t += chars[k].tracking / sx;
+      return t;
+    };
     const paint = (draw) => {
       lines.forEach((line, k) => {
         if (top + (k * n.leading) / sy > bottom) return;
         const y = y0 + (k * n.leading) / sy;
         const shown = n.box ? line.text.replace(/ +$/, '') : line.text;
-        const w = width(shown);
+        const w = width(shown) + extraTracking(line.start, Array.from(shown).length);
         const spread = n.box && justified && (!line.last || n.justification === 'justify-all') && shown.includes(' ');
         if (spread) {
-          const words = shown.split(/ +/);
-          const gap = (boxW - words.reduce((s, t) => s + width(t), 0)) / (words.length - 1);
+          const words = [...shown.matchAll(/[^ ]+/g)];
+          const gap = (boxW - words.reduce((s, t) => s + width(t[0]), 0)) / (words.length - 1);
           let x = x0;
-          for (const t of words) { draw(t, x, y); x += width(t) + gap; }
+          for (const t of words) {
+            draw(t[0], x, y, line.start + Array.from(shown.slice(0, t.index)).length);
+            x += width(t[0]) + gap;
+          }
           return;
         }
         const lineAlign = line.last && justified ? TEXT_ALIGN[n.justification] : align;
         const x = n.box
           ? x0 + (lineAlign === 'center' ? (boxW - w) / 2 : lineAlign === 'right' ? boxW - w : 0)
           : lineAlign === 'center' ? -w / 2 : lineAlign === 'right' ? -w : 0;
-        draw(shown, x, y);
+        draw(shown, x, y, line.start);
       });
     };
-    const fill = () => { if (n.fill) { g.fillStyle = css(n.fill); paint((t, x, y) => g.fillText(t, x, y)); } };
+    // Text animators: glyph by glyph, each at its place in the line (kerning kept) and transformed about its anchor,
+    // the middle of its advance on the baseline, with its own paint.
+    const spacing = ((n.tracking || 0) / 1000) * n.size;
+    const glyphs = (op) => (seg, x, y, start) => {
+      const cs = Array.from(seg);
+      let prefix = '', extra = 0;
+      cs.forEach((ch, j) => {
+        const c = chars[start + j] || {};
+        const left = width(prefix);
+        prefix += ch;
+        // the anchor: the middle of the glyph's own advance (its tracking after it left out)
+        const ax = x + extra + (left + width(prefix) - spacing) / 2;
+        g.save();
+        if (c.matrix) {
+          g.translate(ax, y);
+          g.transform(...c.matrix);
+          g.translate(-ax, -y);
+        }
+        if (c.opacity !== undefined) g.globalAlpha *= c.opacity;
+        op(ch, x + extra + left, y, c);
+        g.restore();
+        if (c.tracking) extra += c.tracking / sx;
+      });
+    };
+    const fill = () => {
+      if (chars) {
+        paint(glyphs((t, x, y, c) => {
+          const color = c.fill || n.fill;
+          if (!color) return;
+          g.fillStyle = css(color);
+          g.fillText(t, x, y);
+        }));
+      } else if (n.fill) { g.fillStyle = css(n.fill); paint((t, x, y) => g.fillText(t, x, y)); }
+    };
     const stroke = () => {
-      if (n.stroke && n.stroke_width > 0) {
+      g.lineJoin = 'miter';
+      if (chars) {
+        paint(glyphs((t, x, y, c) => {
+          const color = c.stroke || n.stroke;
+          const sw = c.stroke_width !== undefined ? c.stroke_width : n.stroke_width;
+          if (!color || !(sw > 0)) return;
+          g.strokeStyle = css(color);
+          g.lineWidth = sw;
+          g.strokeText(t, x, y);
+        }));
+      } else if (n.stroke && n.stroke_width > 0) {
         g.strokeStyle = css(n.stroke);
         g.lineWidth = n.stroke_width;
-        g.lineJoin = 'miter';
         paint((t, x, y) => g.strokeText(t, x, y));
       }
     };

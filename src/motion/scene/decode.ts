@@ -30,7 +30,13 @@ import type {
   SceneProject,
   ShapeItem,
   ShapeTransform,
+  TextAnimator,
+  TextAnimatorProperties,
   TextDocument,
+  TextRangeSelector,
+  TextSelector,
+  TextSelectorBasis,
+  TextSelectorMode,
   Transform,
 } from './model.js';
 
@@ -553,6 +559,127 @@ function textProp(layer: Chunk, path: string, ctx: Ctx): Property<TextDocument> 
       }));
   }
   return p;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Text animators: ADBE Text Animators > ADBE Text Animator > ADBE Text Selectors + ADBE Text Animator Properties
+// (match names as bodymovin's textAnimatorHelper reads them; the corpus' layer_text.aep has range, wiggly and
+// expression selectors). Enumerations are 1-based as the Timeline's menus; values are stored as shown (percent).
+
+const BASES: TextSelectorBasis[] = ['characters', 'characters-excluding-spaces', 'words', 'lines'];
+const MODES: TextSelectorMode[] = ['add', 'subtract', 'intersect', 'min', 'max', 'difference'];
+const SHAPES: TextRangeSelector['shape'][] = ['square', 'ramp-up', 'ramp-down', 'triangle', 'round', 'smooth'];
+/** Animator properties drawn, by match name: [model key, default]. */
+const ANIMATOR_PROPS: Record<string, [keyof TextAnimatorProperties, number[]]> = {
+  'ADBE Text Anchor Point 3D': ['anchor', [0, 0, 0]],
+  'ADBE Text Position 3D': ['position', [0, 0, 0]],
+  'ADBE Text Scale 3D': ['scale', [100, 100, 100]],
+  'ADBE Text Skew': ['skew', [0]],
+  'ADBE Text Skew Axis': ['skewAxis', [0]],
+  'ADBE Text Rotation': ['rotation', [0]],
+  'ADBE Text Opacity': ['opacity', [100]],
+  'ADBE Text Fill Color': ['fillColor', [1, 0, 0, 1]],
+  'ADBE Text Stroke Color': ['strokeColor', [1, 0, 0, 1]],
+  'ADBE Text Stroke Width': ['strokeWidth', [0]],
+  'ADBE Text Tracking Amount': ['tracking', [0]],
+};
+/** Properties that change nothing drawn by themselves (the tracking type's before/after split is not read). */
+const ANIMATOR_SILENT = new Set([
+  'ADBE Text Track Type',
+  'ADBE Text Character Change Type',
+  'ADBE Text Character Range',
+]);
+/** The default Index End: every unit (After Effects grows it with the text). */
+const ALL_UNITS = 1e6;
+
+function textAnimators(group: Chunk | undefined, base: string, ctx: Ctx): TextAnimator[] {
+  return entries(group)
+    .filter(([mn]) => mn === 'ADBE Text Animator')
+    .map(([, node], i) => {
+      const path = `${base}>ADBE Text Animator`;
+      const animator: TextAnimator = {
+        name: groupName(node, `Animator ${i + 1}`),
+        enabled: enabledOf(node),
+        selectors: [],
+        properties: {},
+        unsupported: [],
+      };
+      for (const [mn, sel] of entries(find(node, 'ADBE Text Selectors'))) {
+        const selector = textSelector(mn, sel, `${path}>ADBE Text Selectors>${mn}`, ctx);
+        if (selector) animator.selectors.push(selector);
+      }
+      for (const [mn, prop] of entries(find(node, 'ADBE Text Animator Properties'))) {
+        const known = ANIMATOR_PROPS[mn];
+        if (known)
+          animator.properties[known[0]] = numProp(
+            prop,
+            mn,
+            `${path}>ADBE Text Animator Properties>${mn}`,
+            known[1],
+            ctx,
+          );
+        else if (!ANIMATOR_SILENT.has(mn)) animator.unsupported.push(mn);
+      }
+      return animator;
+    });
+}
+
+function textSelector(mn: string, node: Chunk, path: string, ctx: Ctx): TextSelector | undefined {
+  const name = groupName(node, mn);
+  const enabled = enabledOf(node);
+  const adv = find(node, 'ADBE Text Range Advanced');
+  const at = (g: Chunk | undefined, prop: string, def: number[], inner = '') =>
+    numProp(find(g, prop), prop, `${path}${inner}>${prop}`, def, ctx);
+  const pick = <T>(list: T[], g: Chunk | undefined, prop: string, def: number) =>
+    list[intValue(find(g, prop), def, ctx) - 1] ?? list[def - 1];
+  if (mn === 'ADBE Text Selector') {
+    const units = intValue(find(adv, 'ADBE Text Range Units'), 1, ctx) === 2 ? 'index' : 'percent';
+    const a = (prop: string, def: number[]) => at(adv, prop, def, '>ADBE Text Range Advanced');
+    const index = units === 'index';
+    return {
+      kind: 'range',
+      name,
+      enabled,
+      units,
+      basedOn: pick(BASES, adv, 'ADBE Text Range Type2', 1),
+      mode: pick(MODES, adv, 'ADBE Text Selector Mode', 1),
+      start: at(node, index ? 'ADBE Text Index Start' : 'ADBE Text Percent Start', [0]),
+      end: at(node, index ? 'ADBE Text Index End' : 'ADBE Text Percent End', [index ? ALL_UNITS : 100]),
+      offset: at(node, index ? 'ADBE Text Index Offset' : 'ADBE Text Percent Offset', [0]),
+      amount: a('ADBE Text Selector Max Amount', [100]),
+      shape: pick(SHAPES, adv, 'ADBE Text Range Shape', 1),
+      smoothness: a('ADBE Text Selector Smoothness', [100]),
+      easeHigh: a('ADBE Text Levels Max Ease', [0]),
+      easeLow: a('ADBE Text Levels Min Ease', [0]),
+      randomize: intValue(find(adv, 'ADBE Text Randomize Order'), 0, ctx) === 1,
+      seed: a('ADBE Text Random Seed', [0]),
+    };
+  }
+  if (mn === 'ADBE Text Wiggly Selector')
+    return {
+      kind: 'wiggly',
+      name,
+      enabled,
+      basedOn: pick(BASES, node, 'ADBE Text Range Type2', 1),
+      mode: pick(MODES, node, 'ADBE Text Selector Mode', 3),
+      maxAmount: at(node, 'ADBE Text Wiggly Max Amount', [50]),
+      minAmount: at(node, 'ADBE Text Wiggly Min Amount', [-50]),
+      wigglesPerSecond: at(node, 'ADBE Text Temporal Freq', [2]),
+      correlation: at(node, 'ADBE Text Character Correlation', [50]),
+      temporalPhase: at(node, 'ADBE Text Temporal Phase', [0]),
+      spatialPhase: at(node, 'ADBE Text Spatial Phase', [0]),
+      lockDimensions: at(node, 'ADBE Text Wiggly Lock Dim', [0]),
+      seed: at(node, 'ADBE Text Wiggly Random Seed', [0]),
+    };
+  if (mn === 'ADBE Text Expressible Selector')
+    return {
+      kind: 'expression',
+      name,
+      enabled,
+      basedOn: pick(BASES, node, 'ADBE Text Range Type2', 1),
+      amount: at(node, 'ADBE Text Expressible Amount', [100, 100, 100]),
+    };
+  return undefined;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -1195,7 +1322,9 @@ function readLayer(node: Chunk, info: InspectedLayer, ctx: Ctx, refs: Refs): Lay
   if (info.type === 'text') {
     const text = textProp(node, 'ADBE Text Properties>ADBE Text Document', ctx);
     if (text) layer.text = text;
-    if (entries(find(find(props, 'ADBE Text Properties'), 'ADBE Text Animators')).length) layer.textAnimators = true;
+    const base = 'ADBE Text Properties>ADBE Text Animators';
+    const animators = textAnimators(find(find(props, 'ADBE Text Properties'), 'ADBE Text Animators'), base, ctx);
+    if (animators.length) layer.textAnimators = animators;
   }
   readThreeD(layer, props, ctx, (f38 & 0x40) !== 0, ld.length >= 140 ? d.getUint32(136) : -1);
   if (info.type === 'shape')

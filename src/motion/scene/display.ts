@@ -190,6 +190,27 @@ export interface DisplayText {
    * plus the font's ascent (at y = 0 for a box as After Effects creates it), as After Effects lays it out (draw-text.ts).
    */
   box?: { x: number; y: number; width: number; height: number };
+  /**
+   * Text animators at this instant: one entry per character of `text` (code points, line breaks included; null:
+   * unchanged), drawn glyph by glyph (text-animators.ts, draw-text.ts).
+   */
+  characters?: (DisplayCharacter | null)[];
+}
+
+/** One character's change by text animators; absent fields leave the document's. */
+export interface DisplayCharacter {
+  /**
+   * Applied to the laid-out glyph about its anchor (the middle of its advance on the baseline): its anchor, position,
+   * scale, skew and rotation offsets as one Canvas matrix.
+   */
+  matrix?: Matrix;
+  /** 0..1, multiplied into the glyph's fill and stroke. */
+  opacity?: number;
+  fill?: Color;
+  stroke?: Color;
+  stroke_width?: number;
+  /** Pixels added after the character (tracking animators), moving the rest of its line. */
+  tracking?: number;
 }
 
 export interface GradientPaint {

@@ -35,6 +35,7 @@ import type {
   GradientStops,
   Layer,
   NumProperty,
+  Property,
   SceneProject,
   ShapeGroup,
   ShapeItem,
@@ -59,6 +60,8 @@ import {
 import { sampleHeld, sampleNum, samplePath, sampleStops } from './sample.js';
 import { depthOrder, place, viewAt, worldMatrix, type Sampler, type Space } from './place-3d.js';
 import { fromAffine, IDENTITY4, mul4 } from './three-d.js';
+import { animatorNotes, characterChanges } from './text-animators.js';
+import { shapeSourceRect, type SourceRect } from './source-rect.js';
 
 export interface EvaluateOptions {
   /** Precomps nested deeper than this are not drawn (listed); guards against absurd nesting. Default 16. */
@@ -215,11 +218,45 @@ class Evaluator {
     if (!p.expression || !this.expressions) return own;
     const t = l.startTime + lt * l.stretch;
     const r = this.expressions.evaluate(p.expression, this.context(l, p, t, own));
+    this.outcome(l, p, r);
+    return r.ok ? r.value : own;
+  }
+
+  private outcome(l: Layer, p: NumProperty, r: ExpressionResult): void {
     let outcomes = this.outcomes.get(l);
     if (!outcomes) this.outcomes.set(l, (outcomes = new Map()));
     // one failure at any sample of this instant (auto-orient samples around it) is what gets listed
     if (outcomes.get(p.path) === undefined || !r.ok) outcomes.set(p.path, r.ok ? true : r.reason);
-    return r.ok ? r.value : own;
+  }
+
+  /** A text layer's document at layer time `lt`, its text the Source Text expression's when it has one that runs. */
+  private sourceText(l: Layer, p: Property<TextDocument>, lt: number): TextDocument {
+    const doc = sampleHeld(p, lt);
+    if (!p.expression || !this.expressions?.evaluateText) return doc;
+    const own: NumProperty = { path: p.path, value: [0] };
+    const ctx = this.context(l, own, l.startTime + lt * l.stretch, [0]);
+    ctx.keyframeTimes = (p.keyframes ?? []).map((k) => l.startTime + k.time * l.stretch);
+    const r = this.expressions.evaluateText(p.expression, ctx, doc.text);
+    this.outcome(l, own, r.ok ? { ok: true, value: [0] } : r);
+    return r.ok ? { ...doc, text: r.text.replace(/\r\n?|\n/g, '\r') } : doc;
+  }
+
+  /** A text layer's animators at layer time `lt`: each character's change (text-animators.ts). */
+  private textCharacters(l: Layer, n: DisplayText, lt: number): DisplayText['characters'] {
+    const t = l.startTime + lt * l.stretch;
+    const doc = { fill: n.fill, stroke: n.stroke, strokeWidth: n.stroke_width, size: n.size };
+    return characterChanges(n.all_caps ? n.text.toUpperCase() : n.text, doc, l.textAnimators ?? [], {
+      num: (p) => this.num(l, p, lt),
+      time: lt,
+      expression: (p, index, total, selectorValue) => {
+        const own = sampleNum(p, lt);
+        if (!p.expression || !this.expressions) return own;
+        const ctx = { ...this.context(l, p, t, own), text: { index, total, selectorValue } };
+        const r = this.expressions.evaluate(p.expression, ctx);
+        this.outcome(l, p, r);
+        return r.ok ? r.value : own;
+      },
+    });
   }
 
   /** The expression of `p` (of layer `l`) at composition time `t`. */
@@ -273,11 +310,25 @@ class Evaluator {
         return this.num(x, prop, lt);
       },
       markers: (x.markers ?? []).map((k) => ({ time: x.startTime + k.time * x.stretch, comment: k.comment })),
+      sourceRect: (time, extents) => this.sourceRect(x, time, extents),
+      sourceText: (time) => (x.text ? this.sourceText(x, x.text, this.layerTime(x, time)).text : undefined),
       effect: (e, p, time) => {
         const param = effectParam(x, e, p);
         return param && this.num(x, param.value, this.layerTime(x, time));
       },
     };
+  }
+
+  /** `sourceRectAtTime()` of layer `x` at composition time `time`: its source's frame, a shape layer's paths' bounds. */
+  private sourceRect(x: Layer, time: number, extents: boolean): SourceRect | undefined {
+    if (x.type === 'shape') {
+      const resolve: (() => void)[] = [];
+      const { nodes } = this.shapes(x, x.shapes ?? [], this.layerTime(x, time), resolve);
+      for (const r of resolve) r();
+      return shapeSourceRect(nodes, extents);
+    }
+    const src = x.sourceId === undefined ? undefined : (this.footage.get(x.sourceId) ?? this.comps.get(x.sourceId));
+    return src?.width && src.height ? { top: 0, left: 0, width: src.width, height: src.height } : undefined;
   }
 
   private position(l: Layer, lt: number): number[] {
@@ -511,7 +562,11 @@ class Evaluator {
       }
       case 'text': {
         if (!l.text) return undefined;
-        return [textNode(sampleHeld(l.text, lt))];
+        const node = textNode(this.sourceText(l, l.text, lt));
+        const characters = l.textAnimators && this.textCharacters(l, node, lt);
+        // nothing changed at this instant: drawn as plain text (whole runs keep ligatures and shaping)
+        if (characters?.some((c) => c)) node.characters = characters;
+        return [node];
       }
       case 'shape': {
         const resolve: (() => void)[] = [];
@@ -536,7 +591,8 @@ class Evaluator {
     }
     for (const s of l.layerStyles)
       if (!DRAWN_STYLES.has(s.split('/')[0])) this.note(l, 'layer-style', `${s} is not drawn`);
-    if (l.textAnimators) this.note(l, 'text-animator', 'text animators are not drawn');
+    for (const a of l.textAnimators ?? [])
+      for (const d of animatorNotes(a, !!l.text?.value.box)) this.note(l, 'text-animator', d);
     if (l.preserveTransparency)
       this.note(l, 'preserve-transparency', 'drawn over everything below, not only where it is opaque');
   }

@@ -60,6 +60,13 @@ export interface ExpressionLayer {
    * (or it is not a number: layer parameters).
    */
   effect?(effect: string | number, param: string | number, time: number): number[] | undefined;
+  /**
+   * `sourceRectAtTime(time, extents)`: the layer's content rectangle in its own coordinates at a composition time;
+   * undefined when the preview cannot know it (text: its glyphs are measured only when drawn).
+   */
+  sourceRect?(time: number, extents: boolean): { top: number; left: number; width: number; height: number } | undefined;
+  /** A text layer's text at a composition time (`text.sourceText`), after its Source Text expression; else none. */
+  sourceText?(time: number): string | undefined;
   /** Layer markers in composition seconds, ascending, with their comments (`marker.key(i).time`). */
   markers?: { time: number; comment: string }[];
 }
@@ -93,6 +100,11 @@ export interface ExpressionContext {
   /** A layer of the same composition by name (the first of that name) or 1-based index; undefined when none. */
   layer(ref: string | number): ExpressionLayer | undefined;
   comp: ExpressionComp;
+  /**
+   * An expression selector's character (text animators): `textIndex` (1-based) of `textTotal` units, and
+   * `selectorValue`, the selectors above it combined (percent per dimension). Absent elsewhere: those names then fail.
+   */
+  text?: { index: number; total: number; selectorValue: number[] };
   /** `comp("name")`: another composition of the project (the first of that name) and its layers; none when missing. */
   compNamed?(
     name: string,
@@ -100,6 +112,7 @@ export interface ExpressionContext {
 }
 
 export type ExpressionResult = { ok: true; value: number[] } | { ok: false; reason: string };
+export type TextExpressionResult = { ok: true; text: string } | { ok: false; reason: string };
 
 export interface ExpressionEvaluator {
   /**
@@ -108,6 +121,11 @@ export interface ExpressionEvaluator {
    * expression text is compiled once per evaluator. Never throws for anything in the expression.
    */
   evaluate(expression: string, ctx: ExpressionContext): ExpressionResult;
+  /**
+   * A Source Text expression: its `value` (and `text.sourceText`) is the document's text `sourceText`; `ok` with the
+   * text it gives (a number or array as After Effects shows it: String(x)), or a reason. Optional for other evaluators.
+   */
+  evaluateText?(expression: string, ctx: ExpressionContext, sourceText: string): TextExpressionResult;
   /** Frees the sandbox; evaluate must not be called after. */
   dispose(): void;
 }
@@ -187,6 +205,23 @@ class Sandbox implements ExpressionEvaluator {
   ) {}
 
   evaluate(expression: string, ctx: ExpressionContext): ExpressionResult {
+    const r = this.run(expression, ctx);
+    return r.ok ? shape(r.value as unknown[], ctx.value, !!ctx.text) : r;
+  }
+
+  evaluateText(expression: string, ctx: ExpressionContext, sourceText: string): TextExpressionResult {
+    const r = this.run(expression, ctx, sourceText);
+    if (!r.ok) return r;
+    const text = (r.value as { text?: unknown }).text;
+    return typeof text === 'string' ? { ok: true, text } : { ok: false, reason: 'the expression gave no text' };
+  }
+
+  /** The expression's result as the prelude gives it (JSON), or why it failed. */
+  private run(
+    expression: string,
+    ctx: ExpressionContext,
+    sourceText?: string,
+  ): { ok: true; value: unknown } | { ok: false; reason: string } {
     if (this.disposed) throw new Error('expression evaluator disposed');
     if (this.dead !== undefined) return { ok: false, reason: this.dead };
     const known = this.failed.get(expression);
@@ -205,7 +240,14 @@ class Sandbox implements ExpressionEvaluator {
       const id = this.compile(vm, expression);
       if (typeof id === 'string') return this.fail(expression, id);
       const c = vm.context;
-      const facts = { value: ctx.value, index: ctx.layerIndex, keys: ctx.keyframeTimes, comp: ctx.comp };
+      const facts = {
+        value: ctx.value,
+        index: ctx.layerIndex,
+        keys: ctx.keyframeTimes,
+        comp: ctx.comp,
+        text: ctx.text,
+        sourceText,
+      };
       const args = [c.newNumber(id), c.newNumber(ctx.time), c.newString(JSON.stringify(facts))];
       const r = c.callFunction(vm.run, c.undefined, ...args);
       for (const a of args) a.dispose();
@@ -219,7 +261,7 @@ class Sandbox implements ExpressionEvaluator {
       }
       const text = c.getString(r.value);
       r.value.dispose();
-      return shape(JSON.parse(text) as unknown[], ctx.value);
+      return { ok: true, value: JSON.parse(text) as unknown };
     } catch (err) {
       // the WebAssembly instance aborted (it should not): nothing more can run in it
       this.dead = `the expression sandbox failed: ${(err as Error).message}`;
@@ -246,7 +288,7 @@ class Sandbox implements ExpressionEvaluator {
     }
   }
 
-  private fail(expression: string, reason: string): ExpressionResult {
+  private fail(expression: string, reason: string): { ok: false; reason: string } {
     this.failed.set(expression, reason);
     return { ok: false, reason };
   }
@@ -370,6 +412,18 @@ class Sandbox implements ExpressionEvaluator {
         if (!v) throw new Error(`effect(${JSON.stringify(e)})(${JSON.stringify(p)}) is not on layer ${n(1)}`);
         return v;
       }
+      case 'R': {
+        const l = layerIn(args[4], n(1));
+        const r = l?.sourceRect?.(n(2), args[3] === true);
+        if (!r) throw new Error(`sourceRectAtTime() of layer ${n(1)} is not known to the preview`);
+        return r;
+      }
+      case 'T': {
+        const l = layerIn(args[3], n(1));
+        const text = l?.sourceText?.(n(2));
+        if (text === undefined) throw new Error(`layer ${n(1)} is not a text layer: it has no text.sourceText`);
+        return text;
+      }
       case 'e':
         return easeFraction(args[1] as EaseKind, n(2));
       case 'lo': {
@@ -400,7 +454,7 @@ class Sandbox implements ExpressionEvaluator {
 }
 
 /** The expression's numbers fitted to the property's dimensions (see ExpressionEvaluator.evaluate). */
-function shape(result: unknown[], own: number[]): ExpressionResult {
+function shape(result: unknown[], own: number[], broadcast = false): ExpressionResult {
   // JSON has no NaN or Infinity: the sandbox's JSON.stringify wrote them as null
   const bad = result.findIndex((x) => typeof x !== 'number' || !Number.isFinite(x));
   if (bad >= 0)
@@ -409,6 +463,8 @@ function shape(result: unknown[], own: number[]): ExpressionResult {
       reason: `the expression gave ${String(result[bad] ?? 'NaN or Infinity')}, not a finite number`,
     };
   const nums = result as number[];
+  // an expression selector's one number is its amount in every dimension, as After Effects takes it
+  if (broadcast && nums.length === 1) return { ok: true, value: own.map(() => nums[0]) };
   if (own.length > 1 && nums.length === 1)
     return { ok: false, reason: `the expression gave 1 number; the property has ${own.length} dimensions` };
   return { ok: true, value: own.map((v, i) => (i < nums.length ? nums[i] : v)) };

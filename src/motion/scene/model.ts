@@ -100,6 +100,97 @@ export interface TextDocument {
   box?: { position: [number, number]; size: [number, number] };
 }
 
+/** What a text selector counts: its start, end and offset are in these units, one amount per unit. */
+export type TextSelectorBasis = 'characters' | 'characters-excluding-spaces' | 'words' | 'lines';
+
+/** How a selector's amounts combine with those of the selectors above it (AE's Mode, 1..6). */
+export type TextSelectorMode = 'add' | 'subtract' | 'intersect' | 'min' | 'max' | 'difference';
+
+/**
+ * A range selector (ADBE Text Selector; Lottie's `t.a[].s` with `t: 0`). Start/end/offset are percent of the units'
+ * count (`units: 'percent'`) or unit indices (`'index'`); amount, ease high/low and smoothness are percent.
+ */
+export interface TextRangeSelector {
+  kind: 'range';
+  name: string;
+  enabled: boolean;
+  units: 'percent' | 'index';
+  basedOn: TextSelectorBasis;
+  mode: TextSelectorMode;
+  start: NumProperty;
+  end: NumProperty;
+  offset: NumProperty;
+  amount: NumProperty;
+  shape: 'square' | 'ramp-up' | 'ramp-down' | 'triangle' | 'round' | 'smooth';
+  smoothness: NumProperty;
+  easeHigh: NumProperty;
+  easeLow: NumProperty;
+  randomize: boolean;
+  seed: NumProperty;
+}
+
+/** A wiggly selector (ADBE Text Wiggly Selector): amounts between min and max that wander in time and along the text. */
+export interface TextWigglySelector {
+  kind: 'wiggly';
+  name: string;
+  enabled: boolean;
+  basedOn: TextSelectorBasis;
+  mode: TextSelectorMode;
+  /** Percent, -100..100. */
+  maxAmount: NumProperty;
+  minAmount: NumProperty;
+  wigglesPerSecond: NumProperty;
+  /** Percent: 100 moves every unit together, 0 each on its own. */
+  correlation: NumProperty;
+  /** Degrees (360 = one wiggle). */
+  temporalPhase: NumProperty;
+  spatialPhase: NumProperty;
+  /** 1: every dimension takes the same amount. */
+  lockDimensions: NumProperty;
+  seed: NumProperty;
+}
+
+/** An expression selector (ADBE Text Expressible Selector): `amount`'s expression runs per unit (textIndex, textTotal). */
+export interface TextExpressionSelector {
+  kind: 'expression';
+  name: string;
+  enabled: boolean;
+  basedOn: TextSelectorBasis;
+  /** Percent per dimension [x, y, z]; its expression is the selector. */
+  amount: NumProperty;
+}
+
+export type TextSelector = TextRangeSelector | TextWigglySelector | TextExpressionSelector;
+
+/**
+ * The properties a text animator sets, each absent unless the animator has it (Lottie's `t.a[].a`: a, p, s, sk, sa,
+ * r, o, fc, sc, sw, t). Units as After Effects shows them: pixels, percent (scale, opacity), degrees, RGBA 0..1,
+ * tracking in thousandths of an em.
+ */
+export interface TextAnimatorProperties {
+  anchor?: NumProperty;
+  position?: NumProperty;
+  scale?: NumProperty;
+  skew?: NumProperty;
+  skewAxis?: NumProperty;
+  rotation?: NumProperty;
+  opacity?: NumProperty;
+  fillColor?: NumProperty;
+  strokeColor?: NumProperty;
+  strokeWidth?: NumProperty;
+  tracking?: NumProperty;
+}
+
+/** A text animator (ADBE Text Animator, Lottie's `t.a[]`): its properties, applied per character by its selectors. */
+export interface TextAnimator {
+  name: string;
+  enabled: boolean;
+  selectors: TextSelector[];
+  properties: TextAnimatorProperties;
+  /** Match names of the properties it has that are not drawn (character offset, 3D rotation, blur, line spacing...). */
+  unsupported: string[];
+}
+
 export type BlendMode =
   | 'normal'
   | 'dissolve'
@@ -486,8 +577,8 @@ export interface Layer {
   timeRemap?: NumProperty;
   /** Source Text keyframes of a text layer. */
   text?: Property<TextDocument>;
-  /** True when the text layer has animators (per-character properties, not drawn). */
-  textAnimators?: boolean;
+  /** The text layer's animators, in the Timeline's order (text-animators.ts draws them); absent when it has none. */
+  textAnimators?: TextAnimator[];
   /** Shape contents of a shape layer. */
   shapes?: ShapeItem[];
   /** Camera layers: zoom, depth of field, one- or two-node. */

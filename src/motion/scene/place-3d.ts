@@ -23,6 +23,7 @@ import {
   type Mat4,
   type View,
 } from './three-d.js';
+import { characterReach } from './text-animators.js';
 
 /** What the 3D placement reads of the evaluator: sampled properties (expressions included) and 2D matrices. */
 export interface Sampler {
@@ -141,11 +142,13 @@ export function contentBounds(nodes: DisplayNode[], m: Matrix = [1, 0, 0, 1, 0, 
           : n.justification.endsWith('center')
             ? -w / 2
             : 0;
+      // text animators move and grow glyphs past the plain layout
+      const reach = n.characters ? characterReach(n.characters, n.size) : 0;
       rect(
-        x0 - n.size,
-        -n.size * 1.5 - Math.abs(n.baseline_shift),
-        x0 + w + n.size,
-        (lines.length - 1) * n.leading + n.size,
+        x0 - n.size - reach,
+        -n.size * 1.5 - Math.abs(n.baseline_shift) - reach,
+        x0 + w + n.size + reach,
+        (lines.length - 1) * n.leading + n.size + reach,
       );
     } else {
       const inner = n.clip ? ([0, 0, n.clip.width, n.clip.height] as Box) : contentBounds(n.children);

@@ -104,7 +104,16 @@ globalThis.__exec = Function('__source', 'return eval(__source)');
         return key(best + 1);
       } };
     } });
-    ['mask', 'text', 'sourceRectAtTime', 'toComp', 'fromComp', 'toWorld', 'fromWorld'].forEach(function (m) {
+    // sourceRectAtTime(t = time, includeExtents = false): { top, left, width, height } in the layer's coordinates
+    L.sourceRectAtTime = function (t, extents) {
+      var at = t === undefined ? frame().t : num(t, 'sourceRectAtTime(t)');
+      return H('R', info.index, at, extents === true, cn);
+    };
+    // text.sourceText: a text layer's text at the expression's time (after its own Source Text expression)
+    Object.defineProperty(L, 'text', { enumerable: true, get: function () {
+      return { sourceText: H('T', info.index, frame().t, cn) };
+    } });
+    ['mask', 'toComp', 'fromComp', 'toWorld', 'fromWorld'].forEach(function (m) {
       L[m] = function () { throw new Error('layer.' + m + '() is not available in the preview'); };
     });
     c.layers[key] = L;
@@ -131,6 +140,7 @@ globalThis.__exec = Function('__source', 'return eval(__source)');
   function own(t) { return plain(H('v', num(t, 'the time'))); }
   function ownValue() {
     var c = frame();
+    if (c.value === undefined && facts().sourceText !== undefined) c.value = facts().sourceText;
     if (c.value === undefined) c.value = c.t === c.t0 ? plain(facts().value) : own(c.t);
     return c.value;
   }
@@ -328,6 +338,7 @@ globalThis.__exec = Function('__source', 'return eval(__source)');
     },
     footage: function () { throw new Error('footage() is not available in the preview'); },
     effect: function (e) { return layer(here()).effect(e); },
+    sourceRectAtTime: function (t, extents) { return layer(here()).sourceRectAtTime(t, extents); },
     mask: function () { throw new Error('mask() is not available in the preview'); },
   };
   Object.keys(functions).forEach(function (k) {
@@ -353,12 +364,29 @@ globalThis.__exec = Function('__source', 'return eval(__source)');
   refuse('app', 'the After Effects application object reaches outside the expression');
   refuse('system', 'system.callSystem and system.osName reach outside the expression');
   refuse('thisProject', 'project items are not read by the preview');
-  refuse('text', 'text properties are not evaluated by the preview');
-  refuse('textIndex', 'text animator expressions (textIndex) are not evaluated by the preview');
-  refuse('textTotal', 'text animator expressions (textTotal) are not evaluated by the preview');
+  // a Source Text expression: its value is the text, and text.sourceText too
+  // a Source Text expression reads its own text before the expression; other properties the layer's text
+  define('text', function () {
+    var f = facts();
+    return f.sourceText === undefined ? layer(here()).text : { sourceText: f.sourceText };
+  });
+  // an expression selector's character (the host passes it only there): textIndex, textTotal, selectorValue
+  ['textIndex', 'textTotal', 'selectorValue'].forEach(function (k, i) {
+    define(k, function () {
+      var t = facts().text;
+      if (!t) throw new ReferenceError(k + ' is only defined in the expression selector of a text animator');
+      return [t.index, t.total, t.selectorValue][i];
+    });
+  });
   define('marker', function () { return layer(here()).marker; });
 
   function result(r) {
+    // a Source Text expression gives text: a string, or anything that reads as one (a number, an array)
+    if (facts().sourceText !== undefined) {
+      if (r === undefined || r === null || (typeof r === 'object' && !Array.isArray(r) && !(r instanceof String) && !(r instanceof Number)))
+        throw new TypeError('the Source Text expression gave ' + (r === null ? 'null' : typeof r) + ', not text');
+      return JSON.stringify({ text: String(r) });
+    }
     if (r instanceof Number) r = +r;
     if (typeof r === 'number') return JSON.stringify([r]);
     if (Array.isArray(r) && r.length >= 1 && r.length <= 4) {
