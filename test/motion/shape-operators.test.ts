@@ -2,6 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { offsetPath, puckerBloat, roundCorners, zigZag } from '../../src/motion/scene/geometry.js';
 import type { BezierPath } from '../../src/motion/scene/model.js';
+import { midpointCurve, paintStops, withMidpointStops } from '../../src/motion/scene/gradients.js';
 
 /** Shape layers' path operators on paths whose result After Effects' manual lets one compute by hand. */
 
@@ -121,5 +122,71 @@ describe('shape path operators', () => {
     near([Math.min(...ys), Math.max(...ys)], [-10, 10]);
     const xs = band.v.map((q) => q[0]);
     near([Math.min(...xs), Math.max(...xs)], [0, 100]);
+  });
+});
+
+describe('gradients as After Effects mixes them', () => {
+  it('a midpoint m mixes half and half at m, straight at 0.5, flat towards the far stop', () => {
+    for (const m of [0.2, 0.5, 0.6007, 0.9]) near([midpointCurve(m)(m)], [0.5], 1e-9);
+    near([midpointCurve(0.5)(0.3)], [0.3]);
+    // under 0.5: 1 - (1 - f)^(ln 0.5 / ln 0.8), ~3.106 (After Effects' render of gradient-linear-midpoint: 0.933 at 0.58)
+    near([midpointCurve(0.2)(0.58)], [1 - Math.pow(0.42, Math.log(0.5) / Math.log(0.8))]);
+    near([midpointCurve(0.2)(0.58)], [0.932], 1e-3);
+    // over 0.5: f^(ln 0.5 / ln m)
+    near([midpointCurve(0.8)(0.42)], [Math.pow(0.42, Math.log(0.5) / Math.log(0.8))]);
+  });
+
+  it('canvas stops: colour and opacity stops merged, a curved stretch cut into straight pieces', () => {
+    const stops = paintStops({
+      colors: [
+        [0, 1, 0, 0],
+        [1, 0, 0, 1],
+      ],
+      opacities: [
+        [0, 1],
+        [0.5, 0.5],
+        [1, 1],
+      ],
+    });
+    assert.deepEqual(
+      stops.map((s) => s.offset),
+      [0, 0.5, 1],
+    );
+    near(stops[1].color, [0.5, 0, 0.5, 0.5]);
+    const curved = paintStops({
+      colors: [
+        [0, 1, 0, 0],
+        [1, 0, 0, 1],
+      ],
+      opacities: [],
+      colorMidpoints: [0.2, 0.5],
+    });
+    assert.equal(curved.length, 33);
+    near(curved[16].color, [1 - midpointCurve(0.2)(0.5), 0, midpointCurve(0.2)(0.5), 1]);
+  });
+
+  it('Lottie stops: one at every midpoint holding the average, as bodymovin writes them', () => {
+    const s = withMidpointStops({
+      colors: [
+        [0, 1, 0, 0],
+        [0.69, 0, 0.047058616, 1],
+        [1, 0, 0, 0],
+      ],
+      opacities: [
+        [0, 1],
+        [1, 0],
+      ],
+      colorMidpoints: [0.19927536, 0.5, 0.5],
+      opacityMidpoints: [0.25, 0.5],
+    });
+    // bodymovin's export of ae-renders' gradient-linear-midpoint: 0.137 (0.69 x 0.199), 0.845
+    near(s.colors[1], [0.69 * 0.199, 0.5, 0.023529308, 0.5]);
+    near(s.colors[3], [0.845, 0, 0.023529308, 0.5]);
+    assert.equal(s.colors.length, 5);
+    assert.deepEqual(s.opacities, [
+      [0, 1],
+      [0.25, 0.5],
+      [1, 0],
+    ]);
   });
 });

@@ -19,6 +19,7 @@ import type {
 } from '../scene/model.js';
 import { bakedValue, keyFrame, numValue, otherValue, round, type LottieValue, type TimeBase } from './keyframes.js';
 import { keptExpression } from './kept-expression.js';
+import { withMidpointStops } from '../scene/gradients.js';
 
 /**
  * The scene model as Lottie 5.x JSON, field by field as bodymovin writes it (docs/lottie.md has the table). One
@@ -115,8 +116,12 @@ const pathJson = (p: BezierPath) => ({
   c: p.closed,
 });
 
-/** Gradient stops as Lottie's flat list: colour stops [offset, r, g, b]..., then opacity stops [offset, a]... */
-function stopsJson(s: GradientStops): number[] {
+/**
+ * Gradient stops as Lottie's flat list: colour stops [offset, r, g, b]..., then opacity stops [offset, a]..., with
+ * bodymovin's stop at each midpoint (gradients.ts).
+ */
+function stopsJson(stops: GradientStops): number[] {
+  const s = withMidpointStops(stops);
   const out = s.colors.flatMap((c) => c.map((x) => round(x)));
   // all-opaque gradients need no opacity stops (bodymovin leaves them out too)
   if (s.opacities.some((o) => o[1] < 1)) out.push(...s.opacities.flatMap((o) => o.map((x) => round(x))));
@@ -629,7 +634,7 @@ class Writer {
             e: { ...num(item.end, { dims: 2 }), ix: 6 },
             t: item.gradientType === 'linear' ? 1 : 2,
             g: {
-              p: item.stops.value.colors.length,
+              p: Math.max(0, item.stops.value.colors.length * 2 - 1),
               k: { ...otherValue(item.stops, this.base(l), stopsJson), ix: 8 },
             },
             bm: BLEND[item.blendMode] ?? 0,

@@ -32,7 +32,6 @@ import type {
   BezierPath,
   Composition,
   Dash,
-  GradientStops,
   Layer,
   NumProperty,
   SceneProject,
@@ -57,6 +56,7 @@ import {
   silentEffectPath,
 } from './effects.js';
 import { sampleHeld, sampleNum, samplePath, sampleStops } from './sample.js';
+import { paintStops } from './gradients.js';
 import { depthOrder, place, viewAt, worldMatrix, type Sampler, type Space } from './place-3d.js';
 import { fromAffine, IDENTITY4, mul4 } from './three-d.js';
 
@@ -709,7 +709,7 @@ class Evaluator {
       end: this.num(l, item.end, lt).slice(0, 2) as [number, number],
       highlight_length: this.num(l, item.highlightLength, lt)[0] / 100,
       highlight_angle: this.num(l, item.highlightAngle, lt)[0],
-      stops: mergeStops(stops),
+      stops: paintStops(stops),
     };
   }
 }
@@ -798,50 +798,6 @@ function dashPattern(list: Dash[], num: (p: NumProperty) => number[]): { dashes:
   }
   if (dashes.length % 2 === 1) dashes.push(dashes[dashes.length - 1]);
   return { dashes: dashes.some((x) => x > 0) ? dashes : [], offset };
-}
-
-/**
- * Colour stops and opacity stops merged: every offset of either list, colour and alpha interpolated there. Between two
- * stops After Effects mixes by the first one's midpoint m (where the mix is half and half): the share of the next stop
- * at a fraction f of the way is f^(ln 0.5 / ln m), a straight blend at m = 0.5 (measured on After Effects' renders:
- * ae-renders' gradient-linear, midpoint 0.6007, matches within a level). Canvas gradients blend straight, so a curved
- * stretch is given 16 stops more.
- */
-function mergeStops(stops: GradientStops): GradientPaint['stops'] {
-  const { colors, opacities } = stops;
-  const curve = (m: number | undefined) => {
-    const k =
-      m === undefined || Math.abs(m - 0.5) < 1e-6 ? 1 : Math.log(0.5) / Math.log(Math.min(0.99, Math.max(0.01, m)));
-    return (f: number) => (k === 1 ? f : Math.pow(f, k));
-  };
-  const at = <T extends number[]>(list: T[], mids: number[] | undefined, x: number): number[] => {
-    if (!list.length) return [];
-    if (x <= list[0][0]) return list[0].slice(1);
-    for (let k = 1; k < list.length; k++) {
-      if (x <= list[k][0]) {
-        const [a, b] = [list[k - 1], list[k]];
-        const f = curve(mids?.[k - 1])(b[0] > a[0] ? (x - a[0]) / (b[0] - a[0]) : 0);
-        return a.slice(1).map((v, j) => v + (b[j + 1] - v) * f);
-      }
-    }
-    return list[list.length - 1].slice(1);
-  };
-  const offsets = new Set([...colors.map((c) => c[0]), ...opacities.map((o) => o[0])]);
-  const curved = (list: number[][], mids: number[] | undefined) =>
-    list.forEach((s, k) => {
-      const next = list[k + 1];
-      if (!next || mids === undefined || Math.abs(mids[k] - 0.5) < 1e-6) return;
-      for (let j = 1; j < 16; j++) offsets.add(s[0] + ((next[0] - s[0]) * j) / 16);
-    });
-  curved(colors, stops.colorMidpoints);
-  curved(opacities, stops.opacityMidpoints);
-  return [...offsets]
-    .sort((a, b) => a - b)
-    .map((offset) => {
-      const [r, g, b] = colors.length ? at(colors, stops.colorMidpoints, offset) : [0, 0, 0];
-      const a = opacities.length ? at(opacities, stops.opacityMidpoints, offset)[0] : 1;
-      return { offset: clamp01(offset), color: [r, g, b, a] as Color };
-    });
 }
 
 function textNode(doc: TextDocument): DisplayText {
