@@ -3,6 +3,12 @@ import assert from 'node:assert/strict';
 import { offsetPath, puckerBloat, roundCorners, zigZag } from '../../src/motion/scene/geometry.js';
 import type { BezierPath } from '../../src/motion/scene/model.js';
 import { midpointCurve, paintStops, withMidpointStops } from '../../src/motion/scene/gradients.js';
+import { repeaterCopies } from '../../src/motion/scene/repeater.js';
+import { applyToPath } from '../../src/motion/scene/geometry.js';
+import { decodeScene } from '../../src/motion/scene/decode.js';
+import { evaluate } from '../../src/motion/scene/evaluate.js';
+import type { DisplayGroup, DisplayShape } from '../../src/motion/scene/display.js';
+import { comp, group, layer, layerData, project, prop } from './scene-builder.js';
 
 /** Shape layers' path operators on paths whose result After Effects' manual lets one compute by hand. */
 
@@ -188,5 +194,96 @@ describe('gradients as After Effects mixes them', () => {
       [0.25, 0.5],
       [1, 0],
     ]);
+  });
+});
+
+describe('repeater', () => {
+  const point = (m: number[], x: number, y: number) => applyToPath(m as never, poly([[x, y]], false)).v[0];
+  const values = { copies: 3, offset: 0, anchor: [10, 0], position: [100, 0], scale: [50, 50], rotation: 90 };
+
+  it('copy k: scaled by scale^k and turned k times about the anchor, moved k times the position; opacity start to end', () => {
+    const c = repeaterCopies({ ...values, startOpacity: 100, endOpacity: 40 });
+    assert.equal(c.length, 3);
+    near(point(c[0].matrix, 20, 0), [20, 0]);
+    // (20, 0) is 10 px right of the anchor: halved, turned 90° (clockwise on screen), the anchor moved 100 px
+    near(point(c[1].matrix, 20, 0), [110, 5]);
+    near(point(c[2].matrix, 20, 0), [207.5, 0]);
+    near(
+      c.map((x) => x.opacity),
+      [1, 0.7, 0.4],
+    );
+  });
+
+  it('offset: whole steps, a fractional step mixing 100 % with the scale, negative steps undone; copies rounded up', () => {
+    const half = repeaterCopies({ ...values, copies: 1.2, offset: 0.5, rotation: 0, startOpacity: 100, endOpacity: 0 });
+    assert.equal(half.length, 2);
+    // n = 0.5: scale 1 + (0.5 - 1) x 0.5 = 0.75, position 50 px
+    near(point(half[0].matrix, 20, 0), [60 + 7.5, 0]);
+    near([half[0].opacity, half[1].opacity], [1, 0]);
+    const back = repeaterCopies({ ...values, copies: 1, offset: -1, rotation: 0, startOpacity: 100, endOpacity: 100 });
+    // n = -1: scale 2, moved -100 px
+    near(point(back[0].matrix, 20, 0), [-90 + 20, 0]);
+    assert.equal(repeaterCopies({ ...values, copies: 0, startOpacity: 100, endOpacity: 100 }).length, 0);
+  });
+
+  it('copies what is above it in its group, below or above each other; a paint further down paints every copy', () => {
+    const shapes = (order: number) =>
+      decodeScene(
+        project(
+          comp({
+            id: 1,
+            name: 'Main',
+            width: 200,
+            height: 100,
+            fps: 25,
+            duration: 1,
+            layers: [
+              layer(layerData({ id: 1, type: 4, flags39: 1, duration: 1 }), 'shapes', [
+                [
+                  'ADBE Root Vectors Group',
+                  group([
+                    ['ADBE Vector Shape - Rect', group([['ADBE Vector Rect Size', prop({ value: [10, 10] })]])],
+                    ['ADBE Vector Graphic - Fill', group([])],
+                    [
+                      'ADBE Vector Filter - Repeater',
+                      group([
+                        ['ADBE Vector Repeater Copies', prop({ value: [4] })],
+                        ['ADBE Vector Repeater Order', prop({ value: [order] })],
+                        [
+                          'ADBE Vector Repeater Transform',
+                          group([
+                            ['ADBE Vector Repeater Position', prop({ value: [30, 0] })],
+                            ['ADBE Vector Repeater Opacity 2', prop({ value: [25] })],
+                          ]),
+                        ],
+                      ]),
+                    ],
+                    ['ADBE Vector Graphic - Stroke', group([])],
+                  ]),
+                ],
+              ]),
+            ],
+          }),
+        ),
+      );
+    for (const order of [1, 2]) {
+      const root = (evaluate(shapes(order), 1, 0).root.children[0] as DisplayGroup).children;
+      // bottom first: the stroke (below the repeater), then the four copies of the fill
+      const [stroke, ...copies] = root as [DisplayShape, ...DisplayGroup[]];
+      assert.ok(stroke.stroke);
+      assert.equal(stroke.paths.length, 4);
+      near(
+        stroke.paths.map((p) => p.v[0][0]),
+        [5, 35, 65, 95],
+      );
+      // "below" (1): the first copy on top, drawn last; "above" (2): the last copy on top
+      const xs = copies.map((g) => g.matrix[4]);
+      near(xs, order === 1 ? [90, 60, 30, 0] : [0, 30, 60, 90]);
+      near(
+        copies.map((g) => g.opacity),
+        order === 1 ? [0.25, 0.5, 0.75, 1] : [1, 0.75, 0.5, 0.25],
+      );
+      assert.ok(copies.every((g) => (g.children[0] as DisplayShape).fill && g.children.length === 1));
+    }
   });
 });

@@ -671,6 +671,30 @@ class Writer {
         case 'modifier':
           out.push({ ...this.modifier(item, l, comp), ix: k + 1, ...common });
           break;
+        case 'repeater': {
+          const s = (p: NumProperty, ix: number) => ({ ...num(p, { scalar: true }), ix });
+          const d = (p: NumProperty, ix: number) => ({ ...num(p, { dims: 2 }), ix });
+          // Lottie's repeater is After Effects' (m: its composite, 1 below, 2 above)
+          out.push({
+            ty: 'rp',
+            c: s(item.copies, 1),
+            o: s(item.offset, 2),
+            m: item.above ? 2 : 1,
+            tr: {
+              ty: 'tr',
+              a: d(item.anchor, 1),
+              p: d(item.position, 2),
+              s: d(item.scale, 3),
+              r: s(item.rotation, 4),
+              so: s(item.startOpacity, 5),
+              eo: s(item.endOpacity, 6),
+              nm: 'Transform',
+            },
+            ix: k + 1,
+            ...common,
+          });
+          break;
+        }
         case 'unsupported':
           this.note(
             comp,

@@ -862,6 +862,26 @@ function shapeItems(group: Chunk | undefined, path: string, ctx: Ctx, depth: num
           miterLimit: p('ADBE Vector Offset Miter Limit', [4]),
         });
         break;
+      case 'ADBE Vector Filter - Repeater': {
+        const tr = find(node, 'ADBE Vector Repeater Transform');
+        const t = (name: string, def: number[]) =>
+          numProp(find(tr, name), name, `${here}>ADBE Vector Repeater Transform>${name}`, def, ctx);
+        items.push({
+          ...base,
+          kind: 'repeater',
+          copies: p('ADBE Vector Repeater Copies', [3]),
+          offset: p('ADBE Vector Repeater Offset', [0]),
+          // 1 below, 2 above (lottie-web draws bodymovin's m so)
+          above: intValue(find(node, 'ADBE Vector Repeater Order'), 1, ctx) === 2,
+          anchor: t('ADBE Vector Repeater Anchor', [0, 0]),
+          position: t('ADBE Vector Repeater Position', [100, 0]),
+          scale: t('ADBE Vector Repeater Scale', [100, 100]),
+          rotation: t('ADBE Vector Repeater Rotation', [0]),
+          startOpacity: t('ADBE Vector Repeater Opacity 1', [100]),
+          endOpacity: t('ADBE Vector Repeater Opacity 2', [100]),
+        });
+        break;
+      }
       default:
         if (!SUPPORTED.has(mn)) items.push({ ...base, kind: 'unsupported' });
     }

@@ -57,6 +57,7 @@ import {
 } from './effects.js';
 import { sampleHeld, sampleNum, samplePath, sampleStops } from './sample.js';
 import { paintStops } from './gradients.js';
+import { repeaterCopies } from './repeater.js';
 import { depthOrder, place, viewAt, worldMatrix, type Sampler, type Space } from './place-3d.js';
 import { fromAffine, IDENTITY4, mul4 } from './three-d.js';
 
@@ -687,6 +688,31 @@ class Evaluator {
             const back = invert(r.m);
             r.entry.paths = back ? r.entry.paths.map((q) => applyToPath(back, op(applyToPath(r.m, q)))) : [];
           }
+          break;
+        }
+        case 'repeater': {
+          // everything above, copied: the paints' nodes shared by every copy, the shapes once per copy for what
+          // paints them further down (the first copy keeps the shapes' own entries, which the paints above read)
+          const copies = repeaterCopies({
+            copies: num(item.copies)[0],
+            offset: num(item.offset)[0],
+            anchor: num(item.anchor),
+            position: num(item.position),
+            scale: num(item.scale),
+            rotation: num(item.rotation)[0],
+            startOpacity: num(item.startOpacity)[0],
+            endOpacity: num(item.endOpacity)[0],
+          });
+          const children = nodes.splice(0).reverse();
+          const unit = refs.splice(0);
+          for (const [k, c] of copies.entries()) {
+            for (const r of unit)
+              refs.push({ entry: k === 0 ? r.entry : { paths: [...r.entry.paths] }, m: multiply(c.matrix, r.m) });
+            if (children.length)
+              nodes.push({ kind: 'group', matrix: c.matrix, opacity: c.opacity, blend: 'normal', children });
+          }
+          // `nodes` is top first: "above" puts the last copy on top
+          if (item.above) nodes.reverse();
           break;
         }
         case 'unsupported':
