@@ -846,7 +846,8 @@ function shapeItems(group: Chunk | undefined, path: string, ctx: Ctx, depth: num
           ...base,
           kind: 'modifier',
           op: 'zig-zag',
-          amount: p('ADBE Vector Zigzag Size', [10]),
+          // absent from ae-renders' zig-zag, whose bodymovin export (After Effects' scripting) says 5
+          amount: p('ADBE Vector Zigzag Size', [5]),
           ridges: p('ADBE Vector Zigzag Detail', [5]),
           // 1 corner, 2 smooth
           smooth: intValue(find(node, 'ADBE Vector Zigzag Points'), 1, ctx) === 2,
