@@ -197,6 +197,26 @@ describe('gradients as After Effects mixes them', () => {
   });
 });
 
+/** A 200x100 composition with one shape layer holding these root contents. */
+const shapeScene = (items: [string, Buffer][]) =>
+  decodeScene(
+    project(
+      comp({
+        id: 1,
+        name: 'Main',
+        width: 200,
+        height: 100,
+        fps: 25,
+        duration: 1,
+        layers: [
+          layer(layerData({ id: 1, type: 4, flags39: 1, duration: 1 }), 'shapes', [
+            ['ADBE Root Vectors Group', group(items)],
+          ]),
+        ],
+      }),
+    ),
+  );
+
 describe('repeater', () => {
   const point = (m: number[], x: number, y: number) => applyToPath(m as never, poly([[x, y]], false)).v[0];
   const values = { copies: 3, offset: 0, anchor: [10, 0], position: [100, 0], scale: [50, 50], rotation: 90 };
@@ -228,44 +248,25 @@ describe('repeater', () => {
 
   it('copies what is above it in its group, below or above each other; a paint further down paints every copy', () => {
     const shapes = (order: number) =>
-      decodeScene(
-        project(
-          comp({
-            id: 1,
-            name: 'Main',
-            width: 200,
-            height: 100,
-            fps: 25,
-            duration: 1,
-            layers: [
-              layer(layerData({ id: 1, type: 4, flags39: 1, duration: 1 }), 'shapes', [
-                [
-                  'ADBE Root Vectors Group',
-                  group([
-                    ['ADBE Vector Shape - Rect', group([['ADBE Vector Rect Size', prop({ value: [10, 10] })]])],
-                    ['ADBE Vector Graphic - Fill', group([])],
-                    [
-                      'ADBE Vector Filter - Repeater',
-                      group([
-                        ['ADBE Vector Repeater Copies', prop({ value: [4] })],
-                        ['ADBE Vector Repeater Order', prop({ value: [order] })],
-                        [
-                          'ADBE Vector Repeater Transform',
-                          group([
-                            ['ADBE Vector Repeater Position', prop({ value: [30, 0] })],
-                            ['ADBE Vector Repeater Opacity 2', prop({ value: [25] })],
-                          ]),
-                        ],
-                      ]),
-                    ],
-                    ['ADBE Vector Graphic - Stroke', group([])],
-                  ]),
-                ],
+      shapeScene([
+        ['ADBE Vector Shape - Rect', group([['ADBE Vector Rect Size', prop({ value: [10, 10] })]])],
+        ['ADBE Vector Graphic - Fill', group([])],
+        [
+          'ADBE Vector Filter - Repeater',
+          group([
+            ['ADBE Vector Repeater Copies', prop({ value: [4] })],
+            ['ADBE Vector Repeater Order', prop({ value: [order] })],
+            [
+              'ADBE Vector Repeater Transform',
+              group([
+                ['ADBE Vector Repeater Position', prop({ value: [30, 0] })],
+                ['ADBE Vector Repeater Opacity 2', prop({ value: [25] })],
               ]),
             ],
-          }),
-        ),
-      );
+          ]),
+        ],
+        ['ADBE Vector Graphic - Stroke', group([])],
+      ]);
     for (const order of [1, 2]) {
       const root = (evaluate(shapes(order), 1, 0).root.children[0] as DisplayGroup).children;
       // bottom first: the stroke (below the repeater), then the four copies of the fill
@@ -284,6 +285,44 @@ describe('repeater', () => {
         order === 1 ? [0.25, 0.5, 0.75, 1] : [1, 0.75, 0.5, 0.25],
       );
       assert.ok(copies.every((g) => (g.children[0] as DisplayShape).fill && g.children.length === 1));
+    }
+  });
+});
+
+describe('merge paths', () => {
+  const scene = (mode: number) =>
+    shapeScene([
+      [
+        'ADBE Vector Group',
+        group([
+          [
+            'ADBE Vectors Group',
+            group([['ADBE Vector Shape - Rect', group([['ADBE Vector Rect Size', prop({ value: [10, 10] })]])]]),
+          ],
+          ['ADBE Vector Transform Group', group([['ADBE Vector Position', prop({ value: [50, 0] })]])],
+        ]),
+      ],
+      ['ADBE Vector Shape - Ellipse', group([['ADBE Vector Ellipse Size', prop({ value: [20, 20] })]])],
+      ['ADBE Vector Graphic - Stroke', group([])],
+      ['ADBE Vector Filter - Merge', group([['ADBE Vector Merge Type', prop({ value: [mode] })]])],
+      ['ADBE Vector Graphic - Fill', group([])],
+    ]);
+
+  it('makes the shapes above it one, in the group’s coordinates, each an operand; the paints above draw nothing', () => {
+    for (const [type, mode] of [
+      [1, undefined],
+      [2, 'add'],
+      [3, 'subtract'],
+      [4, 'intersect'],
+      [5, 'exclude'],
+    ] as const) {
+      const [fill, stroke] = (evaluate(scene(type), 1, 0).root.children[0] as DisplayGroup).children as DisplayShape[];
+      assert.ok(fill.fill && stroke.stroke);
+      assert.equal(stroke.paths.length, 0);
+      assert.equal(fill.paths.length, 2);
+      // the rectangle's group moved it 50 px: its first vertex (top right) at 55, -5
+      near(fill.paths[0].v[0], [55, -5]);
+      assert.deepEqual(fill.merge, mode && { mode, operands: [1, 1] });
     }
   });
 });

@@ -20,6 +20,7 @@ import type {
 import { bakedValue, keyFrame, numValue, otherValue, round, type LottieValue, type TimeBase } from './keyframes.js';
 import { keptExpression } from './kept-expression.js';
 import { withMidpointStops } from '../scene/gradients.js';
+import { MERGE_MODES } from '../scene/merge-paths.js';
 
 /**
  * The scene model as Lottie 5.x JSON, field by field as bodymovin writes it (docs/lottie.md has the table). One
@@ -670,6 +671,10 @@ class Writer {
           break;
         case 'modifier':
           out.push({ ...this.modifier(item, l, comp), ix: k + 1, ...common });
+          break;
+        case 'merge':
+          // Lottie keeps After Effects' numbering (lottie-web draws none of it; skottie does)
+          out.push({ ty: 'mm', mm: MERGE_MODES.indexOf(item.mode), ix: k + 1, ...common });
           break;
         case 'repeater': {
           const s = (p: NumProperty, ix: number) => ({ ...num(p, { scalar: true }), ix });

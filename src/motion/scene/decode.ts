@@ -3,6 +3,7 @@ import { cosPath, parseCos, type CosValue } from '../cos.js';
 import { expressionOf, readProject } from '../project.js';
 import { readChunkTree } from '../read.js';
 import { effectDefault } from './effects.js';
+import { MERGE_MODES } from './merge-paths.js';
 import type { InspectedComposition, InspectedFootage, InspectedLayer } from '../schemas.js';
 import type {
   BezierPath,
@@ -861,6 +862,13 @@ function shapeItems(group: Chunk | undefined, path: string, ctx: Ctx, depth: num
           amount: p('ADBE Vector Offset Amount', [10]),
           join: JOIN[intValue(find(node, 'ADBE Vector Offset Line Join'), 1, ctx)] ?? 'miter',
           miterLimit: p('ADBE Vector Offset Miter Limit', [4]),
+        });
+        break;
+      case 'ADBE Vector Filter - Merge':
+        items.push({
+          ...base,
+          kind: 'merge',
+          mode: MERGE_MODES[intValue(find(node, 'ADBE Vector Merge Type'), 1, ctx)] ?? 'merge',
         });
         break;
       case 'ADBE Vector Filter - Repeater': {

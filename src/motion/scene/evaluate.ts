@@ -58,6 +58,7 @@ import {
 import { sampleHeld, sampleNum, samplePath, sampleStops } from './sample.js';
 import { paintStops } from './gradients.js';
 import { repeaterCopies } from './repeater.js';
+import { mergePaths, type MergeEntry } from './merge-paths.js';
 import { depthOrder, place, viewAt, worldMatrix, type Sampler, type Space } from './place-3d.js';
 import { fromAffine, IDENTITY4, mul4 } from './three-d.js';
 
@@ -134,7 +135,7 @@ const clamp01 = (x: number) => Math.min(1, Math.max(0, x));
 
 /** A shape item's paths (changed in place by modifiers) and the matrix from its group into the current one. */
 interface ShapeRef {
-  entry: { paths: BezierPath[] };
+  entry: MergeEntry;
   m: Matrix;
 }
 
@@ -582,7 +583,13 @@ class Evaluator {
     const painted = (shape: DisplayShape, above: boolean) => {
       const shapes = [...refs];
       resolve.push(() => {
-        shape.paths = shapes.flatMap((r) => r.entry.paths.map((p) => applyToPath(r.m, p)));
+        // a merged shape's operands first, as its `merge` counts them
+        const merged = shapes.filter((r) => r.entry.merge);
+        const ordered = merged.length ? [merged[0], ...shapes.filter((r) => r !== merged[0])] : shapes;
+        shape.paths = ordered.flatMap((r) => r.entry.paths.map((p) => applyToPath(r.m, p)));
+        if (merged.length) shape.merge = merged[0].entry.merge;
+        if (merged.length > 1 || (merged.length && shape.stroke))
+          this.note(l, 'shape-operator', "merge paths: a stroke or a second merged shape follows the inputs' outlines");
       });
       if (above) nodes.unshift(shape);
       else nodes.push(shape);
@@ -630,6 +637,13 @@ class Evaluator {
           refs.push({ entry: { paths: [item.reversed ? reversePath(p) : p] }, m: IDENTITY });
           break;
         }
+        case 'merge': {
+          const merged = mergePaths(refs, item.mode);
+          refs.splice(0, refs.length, { entry: merged.entry, m: merged.m });
+          if (merged.approximated)
+            this.note(l, 'shape-operator', `merge paths "${item.name}": a shape merged within it joins as its paths`);
+          break;
+        }
         case 'trim': {
           // trimmed in this group's coordinates, each piece taken back to its shape's own
           const flat = refs.flatMap((r) => r.entry.paths.map((p) => applyToPath(r.m, p)));
@@ -640,6 +654,10 @@ class Evaluator {
             const mine = cut.slice(k, k + r.entry.paths.length).flat();
             k += r.entry.paths.length;
             r.entry.paths = back ? mine.map((p) => applyToPath(back, p)) : [];
+            if (r.entry.merge) {
+              delete r.entry.merge;
+              this.note(l, 'shape-operator', 'trim paths after merge paths: the merged inputs are trimmed as they are');
+            }
           }
           break;
         }
@@ -707,7 +725,10 @@ class Evaluator {
           const unit = refs.splice(0);
           for (const [k, c] of copies.entries()) {
             for (const r of unit)
-              refs.push({ entry: k === 0 ? r.entry : { paths: [...r.entry.paths] }, m: multiply(c.matrix, r.m) });
+              refs.push({
+                entry: k === 0 ? r.entry : { ...r.entry, paths: [...r.entry.paths] },
+                m: multiply(c.matrix, r.m),
+              });
             if (children.length)
               nodes.push({ kind: 'group', matrix: c.matrix, opacity: c.opacity, blend: 'normal', children });
           }

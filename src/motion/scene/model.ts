@@ -191,6 +191,7 @@ export type ShapeItem =
   | ShapeTrim
   | ShapeModifier
   | ShapeRepeater
+  | ShapeMerge
   | ShapeUnsupported;
 
 interface ShapeBase {
@@ -375,7 +376,13 @@ export interface ShapeRepeater extends ShapeBase {
   endOpacity: NumProperty;
 }
 
-/** Merge paths, wiggle, twist...: listed, not drawn. */
+/** Merge Paths: the shapes above it in its group made one, by `mode` (merge-paths.ts). */
+export interface ShapeMerge extends ShapeBase {
+  kind: 'merge';
+  mode: 'merge' | 'add' | 'subtract' | 'intersect' | 'exclude';
+}
+
+/** Wiggle paths, twist...: listed, not drawn. */
 export interface ShapeUnsupported extends ShapeBase {
   kind: 'unsupported';
 }
