@@ -3,11 +3,11 @@ import assert from 'node:assert/strict';
 import { offsetPath, puckerBloat, roundCorners, zigZag } from '../../src/motion/scene/geometry.js';
 import type { BezierPath } from '../../src/motion/scene/model.js';
 import { midpointCurve, paintStops, withMidpointStops } from '../../src/motion/scene/gradients.js';
-import { repeaterCopies } from '../../src/motion/scene/repeater.js';
+import { MAX_REPEATED, repeaterCopies } from '../../src/motion/scene/repeater.js';
 import { applyToPath } from '../../src/motion/scene/geometry.js';
 import { decodeScene } from '../../src/motion/scene/decode.js';
 import { evaluate } from '../../src/motion/scene/evaluate.js';
-import type { DisplayGroup, DisplayShape } from '../../src/motion/scene/display.js';
+import type { DisplayGroup, DisplayNode, DisplayShape } from '../../src/motion/scene/display.js';
 import { comp, group, layer, layerData, project, prop } from './scene-builder.js';
 
 /** Shape layers' path operators on paths whose result After Effects' manual lets one compute by hand. */
@@ -286,6 +286,37 @@ describe('repeater', () => {
       );
       assert.ok(copies.every((g) => (g.children[0] as DisplayShape).fill && g.children.length === 1));
     }
+  });
+});
+
+describe('repeater limits', () => {
+  it('nested repeaters of 1000 copies each: cut to the limit, listed', () => {
+    const repeater: [string, Buffer] = [
+      'ADBE Vector Filter - Repeater',
+      group([['ADBE Vector Repeater Copies', prop({ value: [1000] })]]),
+    ];
+    const s = shapeScene([
+      [
+        'ADBE Vector Group',
+        group([
+          [
+            'ADBE Vectors Group',
+            group([
+              ['ADBE Vector Shape - Rect', group([['ADBE Vector Rect Size', prop({ value: [10, 10] })]])],
+              ['ADBE Vector Graphic - Fill', group([])],
+              repeater,
+            ]),
+          ],
+        ]),
+      ],
+      repeater,
+    ]);
+    const list = evaluate(s, 1, 0);
+    const count = (n: DisplayNode): number =>
+      1 + (n.kind === 'group' ? n.children.reduce((a, c) => a + count(c), 0) : 0);
+    const nodes = count(list.root);
+    assert.ok(nodes > 5000 && nodes <= MAX_REPEATED + 10, `${nodes} nodes`);
+    assert.match(JSON.stringify(list.approximations), /of 1000 copies drawn/);
   });
 });
 

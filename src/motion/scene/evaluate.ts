@@ -57,7 +57,7 @@ import {
 } from './effects.js';
 import { sampleHeld, sampleNum, samplePath, sampleStops } from './sample.js';
 import { paintStops } from './gradients.js';
-import { repeaterCopies } from './repeater.js';
+import { copiesWithin, repeaterCopies } from './repeater.js';
 import { mergePaths, type MergeEntry } from './merge-paths.js';
 import { depthOrder, place, viewAt, worldMatrix, type Sampler, type Space } from './place-3d.js';
 import { fromAffine, IDENTITY4, mul4 } from './three-d.js';
@@ -711,7 +711,7 @@ class Evaluator {
         case 'repeater': {
           // everything above, copied: the paints' nodes shared by every copy, the shapes once per copy for what
           // paints them further down (the first copy keeps the shapes' own entries, which the paints above read)
-          const copies = repeaterCopies({
+          const all = repeaterCopies({
             copies: num(item.copies)[0],
             offset: num(item.offset)[0],
             anchor: num(item.anchor),
@@ -721,6 +721,17 @@ class Evaluator {
             startOpacity: num(item.startOpacity)[0],
             endOpacity: num(item.endOpacity)[0],
           });
+          const within = copiesWithin(
+            nodes,
+            refs.reduce((n, r) => n + r.entry.paths.length, 0),
+          );
+          const copies = all.slice(0, within);
+          if (within < all.length)
+            this.note(
+              l,
+              'shape-operator',
+              `repeater "${item.name}": ${within} of ${all.length} copies drawn (the limit)`,
+            );
           const children = nodes.splice(0).reverse();
           const unit = refs.splice(0);
           for (const [k, c] of copies.entries()) {

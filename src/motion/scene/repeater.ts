@@ -1,4 +1,4 @@
-import type { Matrix } from './display.js';
+import type { DisplayNode, Matrix } from './display.js';
 import { transformMatrix } from './geometry.js';
 
 /** A repeater's values at one instant, in After Effects' units (scale and opacities in percent, degrees). */
@@ -22,6 +22,19 @@ export interface RepeaterCopy {
 
 /** A repeater's copies past which the rest are not drawn (a keyframed count can ask for millions). */
 export const MAX_COPIES = 1000;
+
+/**
+ * Display nodes and paths all the repeaters of a layer may make (nested repeaters multiply each other): past it the
+ * copies are cut, so one layer cannot make a frame's display list grow without bound.
+ */
+export const MAX_REPEATED = 20_000;
+
+/** How many copies of `nodes` and `paths` paths stay within MAX_REPEATED (at least one). */
+export function copiesWithin(nodes: DisplayNode[], paths: number): number {
+  const count = (list: DisplayNode[]): number =>
+    list.reduce((n, x) => n + 1 + (x.kind === 'group' ? count(x.children) : 0), 0);
+  return Math.max(1, Math.floor(MAX_REPEATED / Math.max(1, count(nodes) + paths)));
+}
 
 /**
  * Each copy of a repeater, first copy first. Copy k is transformed n = k + offset times: moved n times the position,
