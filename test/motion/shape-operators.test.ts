@@ -8,6 +8,7 @@ import { applyToPath } from '../../src/motion/scene/geometry.js';
 import { decodeScene } from '../../src/motion/scene/decode.js';
 import { evaluate } from '../../src/motion/scene/evaluate.js';
 import type { DisplayGroup, DisplayNode, DisplayShape } from '../../src/motion/scene/display.js';
+import { writeLottie } from '../../src/motion/lottie/write.js';
 import { comp, group, layer, layerData, project, prop } from './scene-builder.js';
 
 /** Shape layers' path operators on paths whose result After Effects' manual lets one compute by hand. */
@@ -355,5 +356,34 @@ describe('merge paths', () => {
       near(fill.paths[0].v[0], [55, -5]);
       assert.deepEqual(fill.merge, mode && { mode, operands: [1, 1] });
     }
+  });
+});
+
+describe('Lottie export of the shape operators', () => {
+  it('writes the repeater as rp and merge paths as mm, with After Effects’ numbering', () => {
+    const s = shapeScene([
+      ['ADBE Vector Shape - Rect', group([['ADBE Vector Rect Size', prop({ value: [10, 10] })]])],
+      ['ADBE Vector Filter - Merge', group([['ADBE Vector Merge Type', prop({ value: [3] })]])],
+      [
+        'ADBE Vector Filter - Repeater',
+        group([
+          ['ADBE Vector Repeater Copies', prop({ value: [4] })],
+          ['ADBE Vector Repeater Order', prop({ value: [2] })],
+          ['ADBE Vector Repeater Transform', group([['ADBE Vector Repeater Opacity 2', prop({ value: [25] })]])],
+        ]),
+      ],
+      ['ADBE Vector Graphic - Fill', group([])],
+    ]);
+    const out = writeLottie(s, 1, { expressions: 'keep', images: new Map() });
+    const shapes = (out.lottie.layers as { shapes: Record<string, unknown>[] }[])[0].shapes;
+    const [mm, rp] = [shapes[1], shapes[2]] as Record<string, never>[];
+    assert.equal(mm.ty, 'mm');
+    assert.equal(mm.mm, 3);
+    assert.equal(rp.ty, 'rp');
+    assert.equal(rp.m, 2);
+    assert.deepEqual(rp.c, { a: 0, k: 4, ix: 1 });
+    const tr = rp.tr as Record<string, { k: unknown }>;
+    assert.deepEqual([tr.p.k, tr.s.k, tr.so.k, tr.eo.k], [[100, 0], [100, 100], 100, 25]);
+    assert.match(JSON.stringify(out.approximations), /lottie-web does not draw it/);
   });
 });

@@ -673,8 +673,10 @@ class Writer {
           out.push({ ...this.modifier(item, l, comp), ix: k + 1, ...common });
           break;
         case 'merge':
-          // Lottie keeps After Effects' numbering (lottie-web draws none of it; skottie does)
+          // Lottie keeps After Effects' numbering (skottie draws it; lottie-web joins the paths as they are)
           out.push({ ty: 'mm', mm: MERGE_MODES.indexOf(item.mode), ix: k + 1, ...common });
+          if (item.mode !== 'merge')
+            this.note(comp, l, 'shape-operator', `merge paths "${item.name}" written; lottie-web does not draw it`);
           break;
         case 'repeater': {
           const s = (p: NumProperty, ix: number) => ({ ...num(p, { scalar: true }), ix });
