@@ -25,7 +25,7 @@ import {
  * listed one that starts passing fails the test until it is taken off the list (the list stays true). A table of every
  * project's worst frame is printed either way.
  */
-const KNOWN_FAILING = new Set<string>(['shape-style/gradient-linear-midpoint']);
+const KNOWN_FAILING = new Set<string>([]);
 
 const haveRenders = fs.existsSync(AE_RENDERS);
 if (!haveRenders) console.log(`# ae-renders: ${AE_RENDERS} is absent, the comparison with After Effects is skipped`);

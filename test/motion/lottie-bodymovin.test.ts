@@ -28,11 +28,6 @@ const KNOWN: Record<string, string> = {
     'the anchor point is stored as 1.0 (80 px shown): a storage the decoder does not read (the preview shares it)',
   'LottieFiles__test-files/transform/anchor.aep': 'the same anchor point storage',
   'LottieFiles__test-files/layers/image-layer-transform.aep': 'the same anchor point storage (1.0 for 40 px)',
-  'LottieFiles__test-files/properties/gradient-ease.aep': 'gradient midpoints are not decoded (bodymovin adds a stop)',
-  'LottieFiles__test-files/properties/gradient-linear.aep': 'gradient midpoints are not decoded',
-  'LottieFiles__test-files/shape-style/gradient-linear-midpoint.aep': 'gradient midpoints are not decoded',
-  'LottieFiles__test-files/shape-modifiers/zig-zag.aep':
-    "the decoder finds no stored size and takes 10 where bodymovin writes 5 (the preview draws half of it, fitted to AE's render)",
 };
 
 const LIMIT = 2;

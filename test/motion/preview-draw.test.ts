@@ -260,6 +260,24 @@ describe('preview drawer (display list → pixels)', () => {
     near(px(150, 70), [0, 0, 0]);
   });
 
+  it('merge paths: union, the first minus the others, intersection, exclusion, each through its fill', async () => {
+    // two 30 px squares overlapping by 10 px in each of four 50 px cells; the third path is painted as it is
+    const cell = (x: number, mode: 'add' | 'subtract' | 'intersect' | 'exclude'): DisplayNode => ({
+      kind: 'shape',
+      paths: [rect(x, 10, 30, 30), rect(x + 20, 10, 30, 30), rect(x, 60, 10, 10)],
+      fill: fill(RED),
+      merge: { mode, operands: [1, 1] },
+    });
+    const px = await draw(list([cell(0, 'add'), cell(50, 'subtract'), cell(100, 'intersect'), cell(150, 'exclude')]));
+    const row = (x: number) => [px(x + 5, 25), px(x + 25, 25), px(x + 45, 25), px(x + 5, 65)].map((p) => p[0]);
+    // red channel at: the first square only, both, the second only, the extra path
+    assert.deepEqual(row(0), [255, 255, 255, 255]);
+    assert.deepEqual(row(50), [255, 0, 0, 255]);
+    assert.deepEqual(row(100), [0, 255, 0, 255]);
+    assert.deepEqual(row(150).slice(0, 2), [255, 0]);
+    near(px(150 + 45, 25), [255, 0, 0]);
+  });
+
   it('draws text (a fallback face when the font is not there) and footage placeholders', async () => {
     const px = await draw(
       list([

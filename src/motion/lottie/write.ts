@@ -29,6 +29,8 @@ import {
   type TimeBase,
 } from './keyframes.js';
 import { keptExpression } from './kept-expression.js';
+import { withMidpointStops } from '../scene/gradients.js';
+import { MERGE_MODES } from '../scene/merge-paths.js';
 
 /**
  * The scene model as Lottie 5.x JSON, field by field as bodymovin writes it (docs/lottie.md has the table). One
@@ -127,8 +129,12 @@ const pathJson = (p: BezierPath) => ({
   c: p.closed,
 });
 
-/** Gradient stops as Lottie's flat list: colour stops [offset, r, g, b]..., then opacity stops [offset, a]... */
-function stopsJson(s: GradientStops): number[] {
+/**
+ * Gradient stops as Lottie's flat list: colour stops [offset, r, g, b]..., then opacity stops [offset, a]..., with
+ * bodymovin's stop at each midpoint (gradients.ts).
+ */
+function stopsJson(stops: GradientStops): number[] {
+  const s = withMidpointStops(stops);
   const out = s.colors.flatMap((c) => c.map((x) => round(x)));
   // all-opaque gradients need no opacity stops (bodymovin leaves them out too)
   if (s.opacities.some((o) => o[1] < 1)) out.push(...s.opacities.flatMap((o) => o.map((x) => round(x))));
@@ -660,7 +666,7 @@ class Writer {
             e: { ...num(item.end, { dims: 2 }), ix: 6 },
             t: item.gradientType === 'linear' ? 1 : 2,
             g: {
-              p: item.stops.value.colors.length,
+              p: Math.max(0, item.stops.value.colors.length * 2 - 1),
               k: { ...otherValue(item.stops, this.base(l), stopsJson), ix: 8 },
             },
             bm: BLEND[item.blendMode] ?? 0,
@@ -697,6 +703,36 @@ class Writer {
         case 'modifier':
           out.push({ ...this.modifier(item, l, comp), ix: k + 1, ...common });
           break;
+        case 'merge':
+          // Lottie keeps After Effects' numbering (skottie draws it; lottie-web joins the paths as they are)
+          out.push({ ty: 'mm', mm: MERGE_MODES.indexOf(item.mode), ix: k + 1, ...common });
+          if (item.mode !== 'merge')
+            this.note(comp, l, 'shape-operator', `merge paths "${item.name}" written; lottie-web does not draw it`);
+          break;
+        case 'repeater': {
+          const s = (p: NumProperty, ix: number) => ({ ...num(p, { scalar: true }), ix });
+          const d = (p: NumProperty, ix: number) => ({ ...num(p, { dims: 2 }), ix });
+          // Lottie's repeater is After Effects' (m: its composite, 1 below, 2 above)
+          out.push({
+            ty: 'rp',
+            c: s(item.copies, 1),
+            o: s(item.offset, 2),
+            m: item.above ? 2 : 1,
+            tr: {
+              ty: 'tr',
+              a: d(item.anchor, 1),
+              p: d(item.position, 2),
+              s: d(item.scale, 3),
+              r: s(item.rotation, 4),
+              so: s(item.startOpacity, 5),
+              eo: s(item.endOpacity, 6),
+              nm: 'Transform',
+            },
+            ix: k + 1,
+            ...common,
+          });
+          break;
+        }
         case 'unsupported':
           this.note(
             comp,

@@ -266,6 +266,38 @@ export const DRAW_SCRIPT = String.raw`
     g.textBaseline = 'alphabetic';
   };
 
+  // Merge Paths: each input filled on a surface of its own, combined with the one before by compositing (the area a
+  // boolean of the paths would have, edge pixels as the canvas antialiases them), the paint kept inside it.
+  const MERGE_OP = { add: 'source-over', subtract: 'destination-out', intersect: 'destination-in', exclude: 'xor' };
+  const mergedFill = (g, n, m) => {
+    const c = acquire();
+    const a = c.getContext('2d');
+    setM(a, m);
+    let at = 0;
+    n.merge.operands.forEach((count, k) => {
+      a.globalCompositeOperation = k === 0 ? 'source-over' : MERGE_OP[n.merge.mode];
+      a.fill(pathOf(n.paths.slice(at, at + count)));
+      at += count;
+    });
+    a.globalCompositeOperation = 'source-over';
+    if (at < n.paths.length) a.fill(pathOf(n.paths.slice(at)), n.fill.rule === 'evenodd' ? 'evenodd' : 'nonzero');
+    // the paint over the whole surface (its corners taken back into the shape's coordinates), kept where covered
+    const det = m[0] * m[3] - m[1] * m[2] || 1;
+    const back = (x, y) => [(m[3] * (x - m[4]) - m[2] * (y - m[5])) / det, (m[0] * (y - m[5]) - m[1] * (x - m[4])) / det];
+    const all = new Path2D();
+    [back(0, 0), back(W, 0), back(W, H), back(0, H)].forEach(([x, y], k) => (k ? all.lineTo(x, y) : all.moveTo(x, y)));
+    all.closePath();
+    a.globalCompositeOperation = 'source-in';
+    a.fillStyle = n.fill.gradient ? gradient(a, n.fill.gradient, n.fill.opacity, m) : css(n.fill.color, n.fill.opacity);
+    a.fill(all);
+    g.save();
+    g.setTransform(1, 0, 0, 1, 0, 0);
+    g.globalCompositeOperation = blendOf(n.fill.blend);
+    g.drawImage(c, 0, 0);
+    g.restore();
+    release(c);
+  };
+
   const drawShape = (g, n, m) => {
     const b = (n.fill && n.fill.blend) || (n.stroke && n.stroke.blend);
     if (customBlend(b)) {
@@ -278,7 +310,9 @@ export const DRAW_SCRIPT = String.raw`
     }
     setM(g, m);
     const p = n.trim ? trimmed(n.paths, n.trim) : pathOf(n.paths);
-    if (n.fill) {
+    if (n.fill && n.merge) {
+      mergedFill(g, n, m);
+    } else if (n.fill) {
       g.globalCompositeOperation = blendOf(n.fill.blend);
       g.fillStyle = n.fill.gradient ? gradient(g, n.fill.gradient, n.fill.opacity, m) : css(n.fill.color, n.fill.opacity);
       g.fill(p, n.fill.rule === 'evenodd' ? 'evenodd' : 'nonzero');

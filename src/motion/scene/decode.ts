@@ -3,6 +3,7 @@ import { cosPath, parseCos, type CosValue } from '../cos.js';
 import { expressionOf, readProject } from '../project.js';
 import { readChunkTree } from '../read.js';
 import { effectDefault } from './effects.js';
+import { MERGE_MODES } from './merge-paths.js';
 import type { InspectedComposition, InspectedFootage, InspectedLayer } from '../schemas.js';
 import type {
   BezierPath,
@@ -973,7 +974,8 @@ function shapeItems(group: Chunk | undefined, path: string, ctx: Ctx, depth: num
           ...base,
           kind: 'modifier',
           op: 'zig-zag',
-          amount: p('ADBE Vector Zigzag Size', [10]),
+          // absent from ae-renders' zig-zag, whose bodymovin export (After Effects' scripting) says 5
+          amount: p('ADBE Vector Zigzag Size', [5]),
           ridges: p('ADBE Vector Zigzag Detail', [5]),
           // 1 corner, 2 smooth
           smooth: intValue(find(node, 'ADBE Vector Zigzag Points'), 1, ctx) === 2,
@@ -989,6 +991,33 @@ function shapeItems(group: Chunk | undefined, path: string, ctx: Ctx, depth: num
           miterLimit: p('ADBE Vector Offset Miter Limit', [4]),
         });
         break;
+      case 'ADBE Vector Filter - Merge':
+        items.push({
+          ...base,
+          kind: 'merge',
+          mode: MERGE_MODES[intValue(find(node, 'ADBE Vector Merge Type'), 1, ctx)] ?? 'merge',
+        });
+        break;
+      case 'ADBE Vector Filter - Repeater': {
+        const tr = find(node, 'ADBE Vector Repeater Transform');
+        const t = (name: string, def: number[]) =>
+          numProp(find(tr, name), name, `${here}>ADBE Vector Repeater Transform>${name}`, def, ctx);
+        items.push({
+          ...base,
+          kind: 'repeater',
+          copies: p('ADBE Vector Repeater Copies', [3]),
+          offset: p('ADBE Vector Repeater Offset', [0]),
+          // 1 below, 2 above (lottie-web draws bodymovin's m so)
+          above: intValue(find(node, 'ADBE Vector Repeater Order'), 1, ctx) === 2,
+          anchor: t('ADBE Vector Repeater Anchor', [0, 0]),
+          position: t('ADBE Vector Repeater Position', [100, 0]),
+          scale: t('ADBE Vector Repeater Scale', [100, 100]),
+          rotation: t('ADBE Vector Repeater Rotation', [0]),
+          startOpacity: t('ADBE Vector Repeater Opacity 1', [100]),
+          endOpacity: t('ADBE Vector Repeater Opacity 2', [100]),
+        });
+        break;
+      }
       default:
         if (!SUPPORTED.has(mn)) items.push({ ...base, kind: 'unsupported' });
     }

@@ -261,4 +261,10 @@ export interface DisplayShape {
    * shifted by `offset` turns; `individually` trims each path on its own, else all of them as one length.
    */
   trim?: { start: number; end: number; offset: number; individually: boolean };
+  /**
+   * Merge Paths: the first paths, `operands[k]` of them for input shape k (top first, each filled non-zero), combine
+   * by `mode` (add: union; subtract: the first minus the others; intersect; exclude: each pixel kept where an odd
+   * number of inputs cover it) into the area the fill paints (merge-paths.ts).
+   */
+  merge?: { mode: 'add' | 'subtract' | 'intersect' | 'exclude'; operands: number[] };
 }

@@ -32,7 +32,6 @@ import type {
   BezierPath,
   Composition,
   Dash,
-  GradientStops,
   Layer,
   NumProperty,
   Property,
@@ -58,6 +57,9 @@ import {
   silentEffectPath,
 } from './effects.js';
 import { sampleHeld, sampleNum, samplePath, sampleStops } from './sample.js';
+import { paintStops } from './gradients.js';
+import { copiesWithin, repeaterCopies } from './repeater.js';
+import { mergePaths, type MergeEntry } from './merge-paths.js';
 import { depthOrder, place, viewAt, worldMatrix, type Sampler, type Space } from './place-3d.js';
 import { fromAffine, IDENTITY4, mul4 } from './three-d.js';
 import { animatorNotes, characterChanges } from './text-animators.js';
@@ -136,7 +138,7 @@ const clamp01 = (x: number) => Math.min(1, Math.max(0, x));
 
 /** A shape item's paths (changed in place by modifiers) and the matrix from its group into the current one. */
 interface ShapeRef {
-  entry: { paths: BezierPath[] };
+  entry: MergeEntry;
   m: Matrix;
 }
 
@@ -637,7 +639,13 @@ class Evaluator {
     const painted = (shape: DisplayShape, above: boolean) => {
       const shapes = [...refs];
       resolve.push(() => {
-        shape.paths = shapes.flatMap((r) => r.entry.paths.map((p) => applyToPath(r.m, p)));
+        // a merged shape's operands first, as its `merge` counts them
+        const merged = shapes.filter((r) => r.entry.merge);
+        const ordered = merged.length ? [merged[0], ...shapes.filter((r) => r !== merged[0])] : shapes;
+        shape.paths = ordered.flatMap((r) => r.entry.paths.map((p) => applyToPath(r.m, p)));
+        if (merged.length) shape.merge = merged[0].entry.merge;
+        if (merged.length > 1 || (merged.length && shape.stroke))
+          this.note(l, 'shape-operator', "merge paths: a stroke or a second merged shape follows the inputs' outlines");
       });
       if (above) nodes.unshift(shape);
       else nodes.push(shape);
@@ -685,6 +693,13 @@ class Evaluator {
           refs.push({ entry: { paths: [item.reversed ? reversePath(p) : p] }, m: IDENTITY });
           break;
         }
+        case 'merge': {
+          const merged = mergePaths(refs, item.mode);
+          refs.splice(0, refs.length, { entry: merged.entry, m: merged.m });
+          if (merged.approximated)
+            this.note(l, 'shape-operator', `merge paths "${item.name}": a shape merged within it joins as its paths`);
+          break;
+        }
         case 'trim': {
           // trimmed in this group's coordinates, each piece taken back to its shape's own
           const flat = refs.flatMap((r) => r.entry.paths.map((p) => applyToPath(r.m, p)));
@@ -695,6 +710,10 @@ class Evaluator {
             const mine = cut.slice(k, k + r.entry.paths.length).flat();
             k += r.entry.paths.length;
             r.entry.paths = back ? mine.map((p) => applyToPath(back, p)) : [];
+            if (r.entry.merge) {
+              delete r.entry.merge;
+              this.note(l, 'shape-operator', 'trim paths after merge paths: the merged inputs are trimmed as they are');
+            }
           }
           break;
         }
@@ -745,6 +764,45 @@ class Evaluator {
           }
           break;
         }
+        case 'repeater': {
+          // everything above, copied: the paints' nodes shared by every copy, the shapes once per copy for what
+          // paints them further down (the first copy keeps the shapes' own entries, which the paints above read)
+          const all = repeaterCopies({
+            copies: num(item.copies)[0],
+            offset: num(item.offset)[0],
+            anchor: num(item.anchor),
+            position: num(item.position),
+            scale: num(item.scale),
+            rotation: num(item.rotation)[0],
+            startOpacity: num(item.startOpacity)[0],
+            endOpacity: num(item.endOpacity)[0],
+          });
+          const within = copiesWithin(
+            nodes,
+            refs.reduce((n, r) => n + r.entry.paths.length, 0),
+          );
+          const copies = all.slice(0, within);
+          if (within < all.length)
+            this.note(
+              l,
+              'shape-operator',
+              `repeater "${item.name}": ${within} of ${all.length} copies drawn (the limit)`,
+            );
+          const children = nodes.splice(0).reverse();
+          const unit = refs.splice(0);
+          for (const [k, c] of copies.entries()) {
+            for (const r of unit)
+              refs.push({
+                entry: k === 0 ? r.entry : { ...r.entry, paths: [...r.entry.paths] },
+                m: multiply(c.matrix, r.m),
+              });
+            if (children.length)
+              nodes.push({ kind: 'group', matrix: c.matrix, opacity: c.opacity, blend: 'normal', children });
+          }
+          // `nodes` is top first: "above" puts the last copy on top
+          if (item.above) nodes.reverse();
+          break;
+        }
         case 'unsupported':
           this.note(l, 'shape-operator', `${item.matchName} ("${item.name}") is not applied`);
           break;
@@ -765,7 +823,7 @@ class Evaluator {
       end: this.num(l, item.end, lt).slice(0, 2) as [number, number],
       highlight_length: this.num(l, item.highlightLength, lt)[0] / 100,
       highlight_angle: this.num(l, item.highlightAngle, lt)[0],
-      stops: mergeStops(stops),
+      stops: paintStops(stops),
     };
   }
 }
@@ -854,50 +912,6 @@ function dashPattern(list: Dash[], num: (p: NumProperty) => number[]): { dashes:
   }
   if (dashes.length % 2 === 1) dashes.push(dashes[dashes.length - 1]);
   return { dashes: dashes.some((x) => x > 0) ? dashes : [], offset };
-}
-
-/**
- * Colour stops and opacity stops merged: every offset of either list, colour and alpha interpolated there. Between two
- * stops After Effects mixes by the first one's midpoint m (where the mix is half and half): the share of the next stop
- * at a fraction f of the way is f^(ln 0.5 / ln m), a straight blend at m = 0.5 (measured on After Effects' renders:
- * ae-renders' gradient-linear, midpoint 0.6007, matches within a level). Canvas gradients blend straight, so a curved
- * stretch is given 16 stops more.
- */
-function mergeStops(stops: GradientStops): GradientPaint['stops'] {
-  const { colors, opacities } = stops;
-  const curve = (m: number | undefined) => {
-    const k =
-      m === undefined || Math.abs(m - 0.5) < 1e-6 ? 1 : Math.log(0.5) / Math.log(Math.min(0.99, Math.max(0.01, m)));
-    return (f: number) => (k === 1 ? f : Math.pow(f, k));
-  };
-  const at = <T extends number[]>(list: T[], mids: number[] | undefined, x: number): number[] => {
-    if (!list.length) return [];
-    if (x <= list[0][0]) return list[0].slice(1);
-    for (let k = 1; k < list.length; k++) {
-      if (x <= list[k][0]) {
-        const [a, b] = [list[k - 1], list[k]];
-        const f = curve(mids?.[k - 1])(b[0] > a[0] ? (x - a[0]) / (b[0] - a[0]) : 0);
-        return a.slice(1).map((v, j) => v + (b[j + 1] - v) * f);
-      }
-    }
-    return list[list.length - 1].slice(1);
-  };
-  const offsets = new Set([...colors.map((c) => c[0]), ...opacities.map((o) => o[0])]);
-  const curved = (list: number[][], mids: number[] | undefined) =>
-    list.forEach((s, k) => {
-      const next = list[k + 1];
-      if (!next || mids === undefined || Math.abs(mids[k] - 0.5) < 1e-6) return;
-      for (let j = 1; j < 16; j++) offsets.add(s[0] + ((next[0] - s[0]) * j) / 16);
-    });
-  curved(colors, stops.colorMidpoints);
-  curved(opacities, stops.opacityMidpoints);
-  return [...offsets]
-    .sort((a, b) => a - b)
-    .map((offset) => {
-      const [r, g, b] = colors.length ? at(colors, stops.colorMidpoints, offset) : [0, 0, 0];
-      const a = opacities.length ? at(opacities, stops.opacityMidpoints, offset)[0] : 1;
-      return { offset: clamp01(offset), color: [r, g, b, a] as Color };
-    });
 }
 
 function textNode(doc: TextDocument): DisplayText {

@@ -426,10 +426,10 @@ function pointAt(s: Seg, t: number): { p: Pt; d: Pt } {
 }
 
 /**
- * Zig zag: `ridges` points evenly spread (by length) on each segment besides its vertices, each pushed half of `size`
- * off the path, alternately to either side, the first vertex inwards on a clockwise path (a vertex along the
+ * Zig zag: `ridges` points evenly spread (by length) on each segment besides its vertices, each pushed `size` off
+ * the path (crest to trough: twice the size, as lottie-web draws bodymovin's `s`), alternately to either side, the first vertex inwards on a clockwise path (a vertex along the
  * bisector of its corner); corner points are joined by straight lines, smooth points by curves along the path.
- * Measured: ae-renders' zig-zag (size 5, 5 ridges) within 0.5.
+ * Measured: ae-renders' zig-zag (size 5 as bodymovin exports it, 5 ridges) within 0.5.
  */
 export function zigZag(p: BezierPath, size: number, ridges: number, smooth: boolean): BezierPath {
   const segs = segments(p);
@@ -450,12 +450,10 @@ export function zigZag(p: BezierPath, size: number, ridges: number, smooth: bool
   const spacing =
     pts.length > 1 ? segs.reduce((t, s) => t + Math.hypot(s[3][0] - s[0][0], s[3][1] - s[0][1]), 0) / pts.length : 0;
   const out: BezierPath = { closed: p.closed, v: [], i: [], o: [] };
-  // the size is from crest to trough
-  const half = size / 2;
   pts.forEach(({ p: q, d }, k) => {
     // normal to the right of the direction of travel (y down): inwards for a clockwise path
     const side = k % 2 === 0 ? 1 : -1;
-    out.v.push([q[0] - d[1] * half * side, q[1] + d[0] * half * side]);
+    out.v.push([q[0] - d[1] * size * side, q[1] + d[0] * size * side]);
     const h = smooth ? scale(d, spacing / 2) : ([0, 0] as Pt);
     out.i.push(scale(h, -1));
     out.o.push(h);

@@ -281,6 +281,8 @@ export type ShapeItem =
   | ShapeGradientStroke
   | ShapeTrim
   | ShapeModifier
+  | ShapeRepeater
+  | ShapeMerge
   | ShapeUnsupported;
 
 interface ShapeBase {
@@ -444,7 +446,34 @@ export interface ShapeModifier extends ShapeBase {
   miterLimit?: NumProperty;
 }
 
-/** Merge paths, repeater, wiggle, twist...: listed, not drawn. */
+/**
+ * Repeater: copies of everything above it in its group (shapes and paints), copy k transformed k + offset times by
+ * its transform (repeater.ts), opacity from start (first copy) to end (last).
+ */
+export interface ShapeRepeater extends ShapeBase {
+  kind: 'repeater';
+  copies: NumProperty;
+  offset: NumProperty;
+  /** Composite "Above" (2): each copy over the one before; "Below" (1, the default): under it. */
+  above: boolean;
+  anchor: NumProperty;
+  position: NumProperty;
+  /** Percent. */
+  scale: NumProperty;
+  /** Degrees. */
+  rotation: NumProperty;
+  /** Percent. */
+  startOpacity: NumProperty;
+  endOpacity: NumProperty;
+}
+
+/** Merge Paths: the shapes above it in its group made one, by `mode` (merge-paths.ts). */
+export interface ShapeMerge extends ShapeBase {
+  kind: 'merge';
+  mode: 'merge' | 'add' | 'subtract' | 'intersect' | 'exclude';
+}
+
+/** Wiggle paths, twist...: listed, not drawn. */
 export interface ShapeUnsupported extends ShapeBase {
   kind: 'unsupported';
 }
