@@ -234,6 +234,33 @@ describe('scene: effects in the display list and in expressions', () => {
       ['ADBE LIQUIFY (Liquify) is not drawn'],
     );
   });
+
+  it('a Liquify never brushed moves no pixel: nothing drawn, nothing listed; a brushed one is listed', () => {
+    const LQ = 'ADBE LIQUIFY';
+    const mesh = (arbitrary: EffectParam['arbitrary'], o: Partial<NumProperty> = {}): Effect => ({
+      matchName: LQ,
+      name: 'Liquify',
+      enabled: true,
+      params: [
+        {
+          ...param(LQ, 0, 'Distortion Mesh', 'curve', num(`ADBE Effect Parade>${LQ}>${LQ}-0014`, [0], o)),
+          matchName: `${LQ}-0014`,
+          arbitrary,
+        },
+      ],
+    });
+    const run = (e: Effect) => {
+      const s = { ...scene, compositions: [{ ...scene.compositions[0], layers: [solid(1, 'A', { effects: [e] })] }] };
+      const list = evaluate(s, 2, 0);
+      return [list.approximations.map((a) => a.detail), (list.root.children[0] as { effects?: unknown }).effects];
+    };
+    assert.deepEqual(run(mesh('default')), [[], undefined]);
+    assert.deepEqual(run(mesh('edited')), [['ADBE LIQUIFY (Liquify) is not drawn'], undefined]);
+    const keyed = mesh('default', {
+      keyframes: [{ time: 0, value: [0], inInterpolation: 'hold', outInterpolation: 'hold' }],
+    });
+    assert.deepEqual(run(keyed)[0], ['ADBE LIQUIFY (Liquify) is not drawn']);
+  });
 });
 
 describe('scene: effect parameters of real projects', { skip: have ? false : `${FIXTURES} is absent` }, () => {
@@ -278,6 +305,18 @@ describe('scene: effect parameters of real projects', { skip: have ? false : `${
         [3.55, ''],
       ],
     );
+  });
+
+  it("Liquify's distortion mesh: the same data as its definition (never brushed) in both projects that use it", () => {
+    for (const f of ['actumn__aepx.js/test__aepx__testProject.aepx', 'seco__ae-to-json/test__ae__testProject.aepx']) {
+      const s = decodeScene(fs.readFileSync(path.join(FIXTURES, 'corpus', f)));
+      const lq = s.compositions
+        .flatMap((c) => c.layers)
+        .flatMap((l) => l.effects)
+        .find((e) => e.matchName === 'ADBE LIQUIFY')!;
+      const meshParam = lq.params!.find((p) => p.name === 'Distortion Mesh')!;
+      assert.deepEqual([meshParam.type, meshParam.arbitrary], ['curve', 'default'], f);
+    }
   });
 
   it('Fill in display order with its colour; Change To Color with its popup choices and colours', () => {

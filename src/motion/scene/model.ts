@@ -390,6 +390,11 @@ export interface EffectParam {
   layerId?: number;
   /** Popup parameters: the choices, 1-based in `value`. */
   options?: string[];
+  /**
+   * Arbitrary-data parameters (type `curve`: Liquify's mesh, Curves' curves): `default` when the effect's data is
+   * byte for byte its definition's (never edited), `edited` otherwise. Absent when the file stores none.
+   */
+  arbitrary?: 'default' | 'edited';
 }
 
 export interface Effect {
