@@ -5,6 +5,7 @@ import path from 'node:path';
 import { decodeScene } from '../../src/motion/scene/decode.js';
 import { evaluate } from '../../src/motion/scene/evaluate.js';
 import { createExpressionEvaluator, type ExpressionEvaluator } from '../../src/motion/scene/expressions.js';
+import type { DisplayGroup } from '../../src/motion/scene/display.js';
 import type { Effect, EffectParam, Layer, NumProperty, SceneProject } from '../../src/motion/scene/model.js';
 
 /**
@@ -232,6 +233,29 @@ describe('scene: effects in the display list and in expressions', () => {
     assert.deepEqual(
       evaluate(s, 2, 0).approximations.map((a) => a.detail),
       ['ADBE LIQUIFY (Liquify) is not drawn'],
+    );
+  });
+
+  it('an adjustment layer with a drawn effect: its source as coverage, its effects; one in 3D is listed', () => {
+    const inv: Effect = { matchName: 'ADBE Invert', name: 'Invert', enabled: true };
+    const adj = (o: Partial<Layer>) => solid(1, 'Adj', { type: 'adjustment', adjustment: true, ...o });
+    const run = (l: Layer) => evaluate({ ...scene, compositions: [{ ...scene.compositions[0], layers: [l] }] }, 2, 0);
+    const list = run(adj({ effects: [inv] }));
+    assert.deepEqual(list.approximations, []);
+    const g = list.root.children[0] as DisplayGroup;
+    assert.equal(g.adjustment, true);
+    assert.deepEqual(g.children, [{ kind: 'solid', width: 100, height: 100, color: [1, 0, 0, 1] }]);
+    assert.deepEqual(
+      g.effects?.map((e) => e.kind),
+      ['invert'],
+    );
+    // without an effect the page draws, it draws nothing (an adjustment layer shows nothing of its own)
+    assert.deepEqual(run(adj({})).root.children, []);
+    const flat = run(adj({ effects: [inv], threeD: true }));
+    assert.deepEqual(flat.root.children, []);
+    assert.deepEqual(
+      flat.approximations.map((a) => a.detail),
+      ['effects of a 3D adjustment layer are not applied'],
     );
   });
 

@@ -283,6 +283,14 @@ export function effectStatus(e: Effect): 'drawn' | 'silent' | 'missing' {
   return DRAWN_EFFECTS[e.matchName] ? 'drawn' : 'missing';
 }
 
+/**
+ * An adjustment layer (an AV layer with the switch, or a shape or text layer with it) that the page draws: one with
+ * an effect it draws. Its own pixels only say where the effects apply (draw-adjust.ts).
+ */
+export const isAdjustment = (l: Layer) => l.type === 'adjustment' || l.adjustment;
+export const adjustsBelow = (l: Layer) =>
+  isAdjustment(l) && l.effects.some((e) => e.enabled && effectStatus(e) === 'drawn');
+
 /** What differs from After Effects when the page draws this effect, if anything. */
 export const effectApproximation = (e: Effect) => DRAWN_EFFECTS[e.matchName]?.approximate;
 
