@@ -237,6 +237,31 @@ describe('preview effects (display list → pixels)', () => {
     near(px(70, 90), [255, 0, 0], 2);
   });
 
+  it('motion blur: the mean of the samples over the shutter, empty instants counted', async () => {
+    // a white bar 10 px wide at 40 positions 1 px apart: at x = 100 + j, min(j + 1, 10, 40 - j + 9) samples of 40 cover
+    const bar = (y: number, total: number) =>
+      layer(
+        Array.from({ length: 40 }, (_, d) =>
+          layer([solid(10, 20, [1, 1, 1, 1])], { matrix: [1, 0, 0, 1, 100 + d, y] }),
+        ),
+        { motionBlur: total },
+      );
+    const px = await draw([bar(10, 40), bar(50, 80)]);
+    const level = (x: number, y: number) => px(x, y)[0];
+    for (const [j, covered] of [
+      [0, 1],
+      [4, 5],
+      [9, 10],
+      [25, 10],
+      [44, 5],
+    ]) {
+      assert.ok(Math.abs(level(100 + j, 20) - (255 * covered) / 40) <= 3, `x ${100 + j}: ${level(100 + j, 20)}`);
+      assert.ok(Math.abs(level(100 + j, 60) - (255 * covered) / 80) <= 3, `x ${100 + j}: ${level(100 + j, 60)}`);
+    }
+    near(px(99, 20), [0, 0, 0], 0);
+    near(px(149, 20), [0, 0, 0], 0);
+  });
+
   it('Drop Shadow: offset by distance along the direction (135 = down right), its opacity of 255, under the layer', async () => {
     const px = await draw(
       [

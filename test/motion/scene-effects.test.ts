@@ -6,10 +6,18 @@ import { decodeScene } from '../../src/motion/scene/decode.js';
 import { evaluate } from '../../src/motion/scene/evaluate.js';
 import { createExpressionEvaluator, type ExpressionEvaluator } from '../../src/motion/scene/expressions.js';
 import type { DisplayGroup } from '../../src/motion/scene/display.js';
-import type { Effect, EffectParam, Layer, NumProperty, SceneProject } from '../../src/motion/scene/model.js';
+import type {
+  Composition,
+  Effect,
+  EffectParam,
+  Layer,
+  NumProperty,
+  SceneProject,
+} from '../../src/motion/scene/model.js';
+import { shutterSpan } from '../../src/motion/scene/motion-blur.js';
 
 /**
- * Effects in the scene model: parameters decoded from real projects (values, the project's shared definitions,
+ * Effects in the scene model (and motion blur's samples, at the end): parameters decoded from real projects (values, the project's shared definitions,
  * defaults), the display list's effects, expression controls drawing nothing and listing nothing, and effect
  * parameters read by expressions (`effect("Slider Control")("Slider")`, another layer's effect, expressions on
  * effect parameters).
@@ -366,5 +374,78 @@ describe('scene: effect parameters of real projects', { skip: have ? false : `${
     assert.deepEqual(change.value.value, [4]);
     const from = ctc.params!.find((x) => x.name === 'From')!.value.value.map((v) => Math.round(v * 255));
     assert.deepEqual(from, [66, 79, 254, 255]);
+  });
+});
+
+const linear = (a: number[], b: number[], t1: number) => ({
+  keyframes: [
+    { time: 0, value: a, inInterpolation: 'linear' as const, outInterpolation: 'linear' as const },
+    { time: t1, value: b, inInterpolation: 'linear' as const, outInterpolation: 'linear' as const },
+  ],
+});
+/** A solid moving right at `speed` px/s from x 0 (anchor 0), with its motion blur switch on. */
+const mover = (o: Partial<Layer> = {}, speed = 600): Layer =>
+  solid(1, 'Bar', {
+    motionBlur: true,
+    transform: {
+      ...solid(1, '').transform,
+      anchor: num('ADBE Transform Group>ADBE Anchor Point', [0, 0, 0]),
+      position: num('ADBE Transform Group>ADBE Position', [0, 50, 0], linear([0, 50, 0], [speed, 50, 0], 1)),
+    },
+    ...o,
+  });
+const blurScene = (layer: Layer, c: Partial<Composition> = {}): SceneProject => ({
+  ...scene,
+  compositions: [{ ...scene.compositions[0], motionBlur: true, layers: [layer], ...c }],
+});
+
+const xs = (g: DisplayGroup) => g.children.map((c) => (c as DisplayGroup).matrix[4]);
+
+describe('scene: motion blur over the shutter (motion-blur.ts)', () => {
+  it('phase -90, angle 180: a quarter frame either side; one sample per pixel travelled, at least 16', () => {
+    const list = evaluate(blurScene(mover()), 2, 0.5);
+    assert.deepEqual(list.approximations, []);
+    const g = list.root.children[0] as DisplayGroup;
+    // 600 px/s over half a frame at 30 fps: 10 px, so the 16 samples per frame (the default shutter: none stored)
+    assert.equal(g.motionBlur, 16);
+    const [open, close] = shutterSpan(blurScene(mover()).compositions[0], 0.5);
+    assert.ok(Math.abs(open - (0.5 - 1 / 120)) < 1e-12 && Math.abs(close - (0.5 + 1 / 120)) < 1e-12);
+    // the middles of 16 equal slices of 295..305
+    xs(g).forEach((x, k) => assert.ok(Math.abs(x - (295 + (10 * (k + 0.5)) / 16)) < 1e-9, `${k}: ${x}`));
+    assert.ok(g.children.every((c) => (c as DisplayGroup).blend === 'normal'));
+  });
+
+  it("the composition's angle, phase and limit: 360 from phase 0 over 40 px gives 40 samples; the limit caps", () => {
+    const shutter = { angle: 360, phase: 0, samples: 16, limit: 128 };
+    // 1200 px/s: a whole frame travels 40 px
+    const fast = mover({}, 1200);
+    const g = evaluate(blurScene(fast, { shutter }), 2, 0.1).root.children[0] as DisplayGroup;
+    assert.equal(g.motionBlur, 40);
+    assert.ok(Math.abs(xs(g)[0] - (120 + 0.5)) < 1e-9);
+    const capped = evaluate(blurScene(fast, { shutter: { ...shutter, limit: 20 } }), 2, 0.1).root
+      .children[0] as DisplayGroup;
+    assert.equal(capped.motionBlur, 20);
+  });
+
+  it('a layer at rest is drawn once; the switch off in the composition draws it sharp; 3D is listed', () => {
+    const still = mover({
+      transform: { ...mover().transform, position: num('ADBE Transform Group>ADBE Position', [5, 50, 0]) },
+    });
+    const g = evaluate(blurScene(still), 2, 0.5).root.children[0] as DisplayGroup;
+    assert.equal(g.motionBlur, undefined);
+    assert.equal(g.matrix[4], 5);
+    const off = evaluate(blurScene(mover(), { motionBlur: false }), 2, 0.5).root.children[0] as DisplayGroup;
+    assert.deepEqual([off.motionBlur, off.matrix[4]], [undefined, 300]);
+    const flat = evaluate(blurScene(mover({ threeD: true })), 2, 0.5);
+    assert.deepEqual(
+      flat.approximations.map((a) => a.detail),
+      ['motion blur of a 3D layer is not drawn'],
+    );
+  });
+
+  it('instants before the in point count as empty samples', () => {
+    // in at 0.5 s: at 0.5 the shutter opens a quarter frame earlier, so half the samples find nothing
+    const g = evaluate(blurScene(mover({ inPoint: 0.5 })), 2, 0.5).root.children[0] as DisplayGroup;
+    assert.deepEqual([g.motionBlur, g.children.length], [16, 8]);
   });
 });

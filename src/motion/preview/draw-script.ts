@@ -11,6 +11,7 @@
  */
 import { DRAW_3D_SCRIPT } from './draw-3d.js';
 import { DRAW_ADJUST_SCRIPT } from './draw-adjust.js';
+import { DRAW_MOTION_BLUR_SCRIPT } from './draw-motion-blur.js';
 import { DRAW_TEXT_SCRIPT } from './draw-text.js';
 
 export const DRAW_SCRIPT = String.raw`
@@ -387,8 +388,11 @@ ${DRAW_TEXT_SCRIPT}
   };
 
 ${DRAW_3D_SCRIPT}
-  // A group's children within its clip; its masks on the surface they were drawn on.
+${DRAW_MOTION_BLUR_SCRIPT}
+  // A group's children within its clip (or the average of its motion blur samples); its masks on the surface they
+  // were drawn on.
   const drawChildren = (tg, n, m) => {
+    if (n.motionBlur) return drawSamples(tg, n, m);
     tg.save();
     if (n.clip) {
       setM(tg, m);

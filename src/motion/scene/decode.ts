@@ -1308,6 +1308,10 @@ function readComposition(info: InspectedComposition, node: Chunk, refs: Refs): C
     displayStartTime: c.length >= 172 && d.getUint32(168) > 0 ? d.getInt32(164) / d.getUint32(168) : 0,
     hideShyLayers: (c[139] & 0x01) !== 0,
     motionBlur: (c[139] & 0x08) !== 0,
+    // cdta: shutter angle u16@174, phase s32@180, adaptive sample limit s32@196, samples per frame s32@200 (py-aep)
+    ...(c.length >= 204 && {
+      shutter: { angle: d.getUint16(174), phase: d.getInt32(180), samples: d.getInt32(200), limit: d.getInt32(196) },
+    }),
     layers,
   };
 }

@@ -101,6 +101,12 @@ export interface DisplayGroup {
    * matte); its effects work on what the layers below it in the same parent drew, kept there at its opacity.
    */
   adjustment?: boolean;
+  /**
+   * Motion blur (motion-blur.ts): the children are the layer at instants spread over the open shutter, and this many
+   * samples are averaged (instants where the layer is not there count as empty); the group's blend applies to the
+   * average.
+   */
+  motionBlur?: number;
   children: DisplayNode[];
 }
 

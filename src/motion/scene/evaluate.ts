@@ -58,6 +58,7 @@ import {
   isAdjustment,
   silentEffectPath,
 } from './effects.js';
+import { motionBlurred } from './motion-blur.js';
 import { sampleHeld, sampleNum, samplePath, sampleStops } from './sample.js';
 import { depthOrder, place, viewAt, worldMatrix, type Sampler, type Space } from './place-3d.js';
 import { fromAffine, IDENTITY4, mul4 } from './three-d.js';
@@ -355,8 +356,7 @@ class Evaluator {
         );
         break;
       }
-      if (l.motionBlur && comp.motionBlur) this.note(l, 'motion-blur', 'motion blur is not drawn');
-      const g = this.layer(l, comp, t, stack);
+      const g = this.blurredLayer(l, comp, t, stack);
       // a collapsed 3D precomp's layers are placed in this composition's space, its opacity on each
       if (g && this.collapsed.has(g))
         for (const c of g.children) out.push(c.kind === 'group' ? { ...c, opacity: c.opacity * g.opacity } : c);
@@ -365,6 +365,18 @@ class Evaluator {
     this.notes3d(comp, t, out);
     this.space = outer;
     return out;
+  }
+
+  /** A layer with motion blur averaged over the shutter (motion-blur.ts); in 3D it is listed and drawn sharp. */
+  private blurredLayer(l: Layer, comp: Composition, t: number, stack: number[]): DisplayGroup | undefined {
+    if (!l.motionBlur || !comp.motionBlur) return this.layer(l, comp, t, stack);
+    if (l.threeD || this.space?.collapsed) {
+      this.note(l, 'motion-blur', 'motion blur of a 3D layer is not drawn');
+      return this.layer(l, comp, t, stack);
+    }
+    return motionBlurred(comp, t, (at) =>
+      at >= l.inPoint && at < l.outPoint ? this.layer(l, comp, at, stack) : undefined,
+    );
   }
 
   /** Orders 3D layers by depth and lists what 3D drawing leaves out at this instant (lights, depth of field, crossings). */
@@ -434,6 +446,8 @@ class Evaluator {
       const m = comp.layers.find((x) => x.id === l.trackMatte!.layerId);
       const live = m && t >= m.inPoint && t < m.outPoint;
       const node = live ? this.layer(m, comp, t, stack, true) : undefined;
+      if (node && m?.motionBlur && comp.motionBlur)
+        this.note(m, 'motion-blur', 'motion blur of a track matte is not drawn');
       // a matte that draws nothing at this instant (or is past its out point) hides the layer (alpha, luma) or
       // leaves it whole (inverted)
       if (node) g.matte = { mode: l.trackMatte.mode, node };

@@ -470,7 +470,7 @@ export interface Layer {
   collapse: boolean;
   /** Auto-orient along its motion path: turned to the direction it moves in (ldta byte 38 bit 0). */
   autoOrient: boolean;
-  /** The layer's motion blur switch (drawn without blur, listed when the composition's switch is on too). */
+  /** The layer's motion blur switch (drawn blurred when the composition's switch is on too: motion-blur.ts). */
   motionBlur: boolean;
   /** Parent layer id (the whole chain is followed through the composition's layers). */
   parentId?: number;
@@ -525,6 +525,8 @@ export interface Composition {
   hideShyLayers: boolean;
   /** The composition's motion blur switch (cdta byte 139 bit 3). */
   motionBlur: boolean;
+  /** Motion blur settings (cdta): shutter angle and phase in degrees, samples per frame, adaptive sample limit. */
+  shutter?: { angle: number; phase: number; samples: number; limit: number };
   layers: Layer[];
 }
 
