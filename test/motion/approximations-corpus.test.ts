@@ -48,8 +48,9 @@ describe('motion census: approximations over the corpus', { skip: haveCorpus ? f
         `no approximation; compositions listing each feature: ${[...byFeature].map(([f, n]) => `${f} ${n}`).join(', ')}`,
     );
     assert.ok(comps.length >= 70, `${comps.length} compositions`);
-    // figures when this census was written (2026-11-28): 58 of 72 (80.6 %); it must not fall back
-    assert.ok(clean / comps.length >= 0.8, `${clean}/${comps.length}`);
+    // figures: 58 of 72 (80.6 %) when this census was written, 63 of 72 (87.5 %) once a Liquify never brushed was
+    // known to move nothing (2026-11-28); it must not fall back
+    assert.ok(clean / comps.length >= 63 / 72, `${clean}/${comps.length}`);
   });
 
   const everyNote = (

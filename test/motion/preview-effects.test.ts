@@ -166,6 +166,102 @@ describe('preview effects (display list → pixels)', () => {
     near(px(175, 25), [0, 0, 255], 2);
   });
 
+  it('an adjustment layer inverts the layers below it where it covers, at its opacity, within its own composition', async () => {
+    const invertFx = [fx('invert', { Channel: 1, 'Blend With Original': 0 })];
+    const px = await draw([
+      layer([solid(200, 100, [1, 0, 0, 1])]),
+      // a blue square at 120..160 below the adjustment: inverted to yellow where the adjustment is whole
+      layer([solid(40, 40, [0, 0, 1, 1])], { matrix: [1, 0, 0, 1, 120, 10] }),
+      // covers x 100..200, y 0..60 (a solid 100 x 60); its masked-out bottom right and its half opacity
+      layer([solid(100, 60, [0.3, 0.3, 0.3, 1])], {
+        matrix: [1, 0, 0, 1, 100, 0],
+        adjustment: true,
+        effects: invertFx,
+        layerSize: { width: 100, height: 60 },
+        masks: [
+          {
+            mode: 'add',
+            inverted: false,
+            opacity: 1,
+            feather: [0, 0],
+            expansion: 0,
+            path: {
+              closed: true,
+              v: [
+                [0, 0],
+                [50, 0],
+                [50, 60],
+                [0, 60],
+              ],
+              i: [],
+              o: [],
+            },
+          },
+        ],
+      }),
+      // half opacity over x 0..50, y 60..100
+      layer([solid(50, 40, [0, 0, 0, 1])], {
+        matrix: [1, 0, 0, 1, 0, 60],
+        adjustment: true,
+        opacity: 0.5,
+        effects: invertFx,
+        layerSize: { width: 50, height: 40 },
+      }),
+      // a layer above an adjustment layer is not adjusted by it
+      layer([solid(20, 20, [0, 1, 0, 1])], { matrix: [1, 0, 0, 1, 105, 5] }),
+      // a precomposition's adjustment layer adjusts its own layers only: nothing below it inside, red stays red
+      layer(
+        [
+          layer([solid(200, 100, [0, 0, 0, 1])], {
+            adjustment: true,
+            effects: invertFx,
+            layerSize: { width: 200, height: 100 },
+          }),
+        ],
+        {
+          matrix: [1, 0, 0, 1, 60, 80],
+          clip: { width: 20, height: 20 },
+        },
+      ),
+    ]);
+    // red inverted: cyan; blue inverted: yellow; outside the mask (x 150..200) untouched
+    near(px(130, 50), [0, 255, 255], 2);
+    near(px(140, 30), [255, 255, 0], 2);
+    near(px(155, 30), [0, 0, 255], 2);
+    near(px(180, 50), [255, 0, 0], 2);
+    // below it (y 60..100) nothing covers
+    near(px(130, 80), [255, 0, 0], 2);
+    // half opacity: red x 0.5 + cyan x 0.5
+    near(px(25, 80), [128, 128, 128], 2);
+    near(px(110, 10), [0, 255, 0], 2);
+    near(px(70, 90), [255, 0, 0], 2);
+  });
+
+  it('motion blur: the mean of the samples over the shutter, empty instants counted', async () => {
+    // a white bar 10 px wide at 40 positions 1 px apart: at x = 100 + j, min(j + 1, 10, 40 - j + 9) samples of 40 cover
+    const bar = (y: number, total: number) =>
+      layer(
+        Array.from({ length: 40 }, (_, d) =>
+          layer([solid(10, 20, [1, 1, 1, 1])], { matrix: [1, 0, 0, 1, 100 + d, y] }),
+        ),
+        { motionBlur: total },
+      );
+    const px = await draw([bar(10, 40), bar(50, 80)]);
+    const level = (x: number, y: number) => px(x, y)[0];
+    for (const [j, covered] of [
+      [0, 1],
+      [4, 5],
+      [9, 10],
+      [25, 10],
+      [44, 5],
+    ]) {
+      assert.ok(Math.abs(level(100 + j, 20) - (255 * covered) / 40) <= 3, `x ${100 + j}: ${level(100 + j, 20)}`);
+      assert.ok(Math.abs(level(100 + j, 60) - (255 * covered) / 80) <= 3, `x ${100 + j}: ${level(100 + j, 60)}`);
+    }
+    near(px(99, 20), [0, 0, 0], 0);
+    near(px(149, 20), [0, 0, 0], 0);
+  });
+
   it('Drop Shadow: offset by distance along the direction (135 = down right), its opacity of 255, under the layer', async () => {
     const px = await draw(
       [

@@ -5,10 +5,19 @@ import path from 'node:path';
 import { decodeScene } from '../../src/motion/scene/decode.js';
 import { evaluate } from '../../src/motion/scene/evaluate.js';
 import { createExpressionEvaluator, type ExpressionEvaluator } from '../../src/motion/scene/expressions.js';
-import type { Effect, EffectParam, Layer, NumProperty, SceneProject } from '../../src/motion/scene/model.js';
+import type { DisplayGroup } from '../../src/motion/scene/display.js';
+import type {
+  Composition,
+  Effect,
+  EffectParam,
+  Layer,
+  NumProperty,
+  SceneProject,
+} from '../../src/motion/scene/model.js';
+import { shutterSpan } from '../../src/motion/scene/motion-blur.js';
 
 /**
- * Effects in the scene model: parameters decoded from real projects (values, the project's shared definitions,
+ * Effects in the scene model (and motion blur's samples, at the end): parameters decoded from real projects (values, the project's shared definitions,
  * defaults), the display list's effects, expression controls drawing nothing and listing nothing, and effect
  * parameters read by expressions (`effect("Slider Control")("Slider")`, another layer's effect, expressions on
  * effect parameters).
@@ -234,6 +243,56 @@ describe('scene: effects in the display list and in expressions', () => {
       ['ADBE LIQUIFY (Liquify) is not drawn'],
     );
   });
+
+  it('an adjustment layer with a drawn effect: its source as coverage, its effects; one in 3D is listed', () => {
+    const inv: Effect = { matchName: 'ADBE Invert', name: 'Invert', enabled: true };
+    const adj = (o: Partial<Layer>) => solid(1, 'Adj', { type: 'adjustment', adjustment: true, ...o });
+    const run = (l: Layer) => evaluate({ ...scene, compositions: [{ ...scene.compositions[0], layers: [l] }] }, 2, 0);
+    const list = run(adj({ effects: [inv] }));
+    assert.deepEqual(list.approximations, []);
+    const g = list.root.children[0] as DisplayGroup;
+    assert.equal(g.adjustment, true);
+    assert.deepEqual(g.children, [{ kind: 'solid', width: 100, height: 100, color: [1, 0, 0, 1] }]);
+    assert.deepEqual(
+      g.effects?.map((e) => e.kind),
+      ['invert'],
+    );
+    // without an effect the page draws, it draws nothing (an adjustment layer shows nothing of its own)
+    assert.deepEqual(run(adj({})).root.children, []);
+    const flat = run(adj({ effects: [inv], threeD: true }));
+    assert.deepEqual(flat.root.children, []);
+    assert.deepEqual(
+      flat.approximations.map((a) => a.detail),
+      ['effects of a 3D adjustment layer are not applied'],
+    );
+  });
+
+  it('a Liquify never brushed moves no pixel: nothing drawn, nothing listed; a brushed one is listed', () => {
+    const LQ = 'ADBE LIQUIFY';
+    const mesh = (arbitrary: EffectParam['arbitrary'], o: Partial<NumProperty> = {}): Effect => ({
+      matchName: LQ,
+      name: 'Liquify',
+      enabled: true,
+      params: [
+        {
+          ...param(LQ, 0, 'Distortion Mesh', 'curve', num(`ADBE Effect Parade>${LQ}>${LQ}-0014`, [0], o)),
+          matchName: `${LQ}-0014`,
+          arbitrary,
+        },
+      ],
+    });
+    const run = (e: Effect) => {
+      const s = { ...scene, compositions: [{ ...scene.compositions[0], layers: [solid(1, 'A', { effects: [e] })] }] };
+      const list = evaluate(s, 2, 0);
+      return [list.approximations.map((a) => a.detail), (list.root.children[0] as { effects?: unknown }).effects];
+    };
+    assert.deepEqual(run(mesh('default')), [[], undefined]);
+    assert.deepEqual(run(mesh('edited')), [['ADBE LIQUIFY (Liquify) is not drawn'], undefined]);
+    const keyed = mesh('default', {
+      keyframes: [{ time: 0, value: [0], inInterpolation: 'hold', outInterpolation: 'hold' }],
+    });
+    assert.deepEqual(run(keyed)[0], ['ADBE LIQUIFY (Liquify) is not drawn']);
+  });
 });
 
 describe('scene: effect parameters of real projects', { skip: have ? false : `${FIXTURES} is absent` }, () => {
@@ -280,6 +339,18 @@ describe('scene: effect parameters of real projects', { skip: have ? false : `${
     );
   });
 
+  it("Liquify's distortion mesh: the same data as its definition (never brushed) in both projects that use it", () => {
+    for (const f of ['actumn__aepx.js/test__aepx__testProject.aepx', 'seco__ae-to-json/test__ae__testProject.aepx']) {
+      const s = decodeScene(fs.readFileSync(path.join(FIXTURES, 'corpus', f)));
+      const lq = s.compositions
+        .flatMap((c) => c.layers)
+        .flatMap((l) => l.effects)
+        .find((e) => e.matchName === 'ADBE LIQUIFY')!;
+      const meshParam = lq.params!.find((p) => p.name === 'Distortion Mesh')!;
+      assert.deepEqual([meshParam.type, meshParam.arbitrary], ['curve', 'default'], f);
+    }
+  });
+
   it('Fill in display order with its colour; Change To Color with its popup choices and colours', () => {
     const fx = decodeScene(
       fs.readFileSync(path.join(FIXTURES, 'corpus/KraftyFX__aex/cep__test__assets__layer_effects.aep')),
@@ -303,5 +374,78 @@ describe('scene: effect parameters of real projects', { skip: have ? false : `${
     assert.deepEqual(change.value.value, [4]);
     const from = ctc.params!.find((x) => x.name === 'From')!.value.value.map((v) => Math.round(v * 255));
     assert.deepEqual(from, [66, 79, 254, 255]);
+  });
+});
+
+const linear = (a: number[], b: number[], t1: number) => ({
+  keyframes: [
+    { time: 0, value: a, inInterpolation: 'linear' as const, outInterpolation: 'linear' as const },
+    { time: t1, value: b, inInterpolation: 'linear' as const, outInterpolation: 'linear' as const },
+  ],
+});
+/** A solid moving right at `speed` px/s from x 0 (anchor 0), with its motion blur switch on. */
+const mover = (o: Partial<Layer> = {}, speed = 600): Layer =>
+  solid(1, 'Bar', {
+    motionBlur: true,
+    transform: {
+      ...solid(1, '').transform,
+      anchor: num('ADBE Transform Group>ADBE Anchor Point', [0, 0, 0]),
+      position: num('ADBE Transform Group>ADBE Position', [0, 50, 0], linear([0, 50, 0], [speed, 50, 0], 1)),
+    },
+    ...o,
+  });
+const blurScene = (layer: Layer, c: Partial<Composition> = {}): SceneProject => ({
+  ...scene,
+  compositions: [{ ...scene.compositions[0], motionBlur: true, layers: [layer], ...c }],
+});
+
+const xs = (g: DisplayGroup) => g.children.map((c) => (c as DisplayGroup).matrix[4]);
+
+describe('scene: motion blur over the shutter (motion-blur.ts)', () => {
+  it('phase -90, angle 180: a quarter frame either side; one sample per pixel travelled, at least 16', () => {
+    const list = evaluate(blurScene(mover()), 2, 0.5);
+    assert.deepEqual(list.approximations, []);
+    const g = list.root.children[0] as DisplayGroup;
+    // 600 px/s over half a frame at 30 fps: 10 px, so the 16 samples per frame (the default shutter: none stored)
+    assert.equal(g.motionBlur, 16);
+    const [open, close] = shutterSpan(blurScene(mover()).compositions[0], 0.5);
+    assert.ok(Math.abs(open - (0.5 - 1 / 120)) < 1e-12 && Math.abs(close - (0.5 + 1 / 120)) < 1e-12);
+    // the middles of 16 equal slices of 295..305
+    xs(g).forEach((x, k) => assert.ok(Math.abs(x - (295 + (10 * (k + 0.5)) / 16)) < 1e-9, `${k}: ${x}`));
+    assert.ok(g.children.every((c) => (c as DisplayGroup).blend === 'normal'));
+  });
+
+  it("the composition's angle, phase and limit: 360 from phase 0 over 40 px gives 40 samples; the limit caps", () => {
+    const shutter = { angle: 360, phase: 0, samples: 16, limit: 128 };
+    // 1200 px/s: a whole frame travels 40 px
+    const fast = mover({}, 1200);
+    const g = evaluate(blurScene(fast, { shutter }), 2, 0.1).root.children[0] as DisplayGroup;
+    assert.equal(g.motionBlur, 40);
+    assert.ok(Math.abs(xs(g)[0] - (120 + 0.5)) < 1e-9);
+    const capped = evaluate(blurScene(fast, { shutter: { ...shutter, limit: 20 } }), 2, 0.1).root
+      .children[0] as DisplayGroup;
+    assert.equal(capped.motionBlur, 20);
+  });
+
+  it('a layer at rest is drawn once; the switch off in the composition draws it sharp; 3D is listed', () => {
+    const still = mover({
+      transform: { ...mover().transform, position: num('ADBE Transform Group>ADBE Position', [5, 50, 0]) },
+    });
+    const g = evaluate(blurScene(still), 2, 0.5).root.children[0] as DisplayGroup;
+    assert.equal(g.motionBlur, undefined);
+    assert.equal(g.matrix[4], 5);
+    const off = evaluate(blurScene(mover(), { motionBlur: false }), 2, 0.5).root.children[0] as DisplayGroup;
+    assert.deepEqual([off.motionBlur, off.matrix[4]], [undefined, 300]);
+    const flat = evaluate(blurScene(mover({ threeD: true })), 2, 0.5);
+    assert.deepEqual(
+      flat.approximations.map((a) => a.detail),
+      ['motion blur of a 3D layer is not drawn'],
+    );
+  });
+
+  it('instants before the in point count as empty samples', () => {
+    // in at 0.5 s: at 0.5 the shutter opens a quarter frame earlier, so half the samples find nothing
+    const g = evaluate(blurScene(mover({ inPoint: 0.5 })), 2, 0.5).root.children[0] as DisplayGroup;
+    assert.deepEqual([g.motionBlur, g.children.length], [16, 8]);
   });
 });

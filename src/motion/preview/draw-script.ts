@@ -10,6 +10,8 @@
  * the output size (device pixels, so transforms stay exact) and composited; canvases are pooled across frames.
  */
 import { DRAW_3D_SCRIPT } from './draw-3d.js';
+import { DRAW_ADJUST_SCRIPT } from './draw-adjust.js';
+import { DRAW_MOTION_BLUR_SCRIPT } from './draw-motion-blur.js';
 import { DRAW_TEXT_SCRIPT } from './draw-text.js';
 
 export const DRAW_SCRIPT = String.raw`
@@ -420,12 +422,11 @@ ${DRAW_TEXT_SCRIPT}
   };
 
 ${DRAW_3D_SCRIPT}
-  const drawGroup = (g, n, parent) => {
-    if (n.warp || n.intersect) return drawWarped(g, n, parent);
-    const m = mul(parent, n.matrix);
-    const own = n.opacity < 1 || (n.blend && n.blend !== 'normal') || (n.masks && n.masks.length) || n.matte || n.effects || n.styles || n.isolate;
-    const target = own ? acquire() : null;
-    const tg = own ? target.getContext('2d') : g;
+${DRAW_MOTION_BLUR_SCRIPT}
+  // A group's children within its clip (or the average of its motion blur samples); its masks on the surface they
+  // were drawn on.
+  const drawChildren = (tg, n, m) => {
+    if (n.motionBlur) return drawSamples(tg, n, m);
     tg.save();
     if (n.clip) {
       setM(tg, m);
@@ -435,17 +436,32 @@ ${DRAW_3D_SCRIPT}
     }
     for (const child of n.children) drawNode(tg, child, m);
     tg.restore();
+  };
+  const applyMasks = (tg, n, m) => {
+    if (!n.masks || !n.masks.some((k) => k.mode !== 'none')) return;
+    const mask = maskCanvas(n, m);
+    tg.setTransform(1, 0, 0, 1, 0, 0);
+    tg.globalCompositeOperation = 'destination-in';
+    tg.drawImage(mask, 0, 0);
+    tg.globalCompositeOperation = 'source-over';
+    release(mask);
+  };
+  // What effects may use besides their surface: more surfaces, and other layers drawn in the parent's coordinates.
+  const effectTools = (parent) => ({ acquire, release, W, H, draw: (node) => { const c = acquire(); drawNode(c.getContext('2d'), node, parent); return c; } });
+${DRAW_ADJUST_SCRIPT}
+  const drawGroup = (g, n, parent) => {
+    if (n.warp || n.intersect) return drawWarped(g, n, parent);
+    if (n.adjustment) return drawAdjustment(g, n, parent);
+    const m = mul(parent, n.matrix);
+    // a group holding an adjustment layer draws on a surface of its own: the adjustment works on its layers only
+    const own = n.opacity < 1 || (n.blend && n.blend !== 'normal') || (n.masks && n.masks.length) || n.matte || n.effects || n.styles || n.isolate || n.children.some((c) => c.adjustment);
+    const target = own ? acquire() : null;
+    const tg = own ? target.getContext('2d') : g;
+    drawChildren(tg, n, m);
     if (!own) return;
-    if (n.masks && n.masks.some((k) => k.mode !== 'none')) {
-      const mask = maskCanvas(n, m);
-      tg.setTransform(1, 0, 0, 1, 0, 0);
-      tg.globalCompositeOperation = 'destination-in';
-      tg.drawImage(mask, 0, 0);
-      tg.globalCompositeOperation = 'source-over';
-      release(mask);
-    }
+    applyMasks(tg, n, m);
     // Effects after the masks, then layer styles (draw-effects.ts)
-    const tools = { acquire, release, W, H, draw: (node) => { const c = acquire(); drawNode(c.getContext('2d'), node, parent); return c; } };
+    const tools = effectTools(parent);
     if (n.effects) window.__bmsEffects.apply(target, n, m, tools);
     if (n.styles) window.__bmsEffects.styles(target, n, parent, tools);
     if (n.matte) applyMatte(target, n.matte, parent);

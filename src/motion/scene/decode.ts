@@ -1223,9 +1223,31 @@ function readEffectParams(
       const id = child(tdbs, 'tdpi')?.data;
       param.layerId = id && id.length >= 4 ? view(id).getInt32(0) : 0;
     }
+    if (type === 'curve') {
+      const arbitrary = arbitraryState(defs[i + 2], values, pmn);
+      if (arbitrary) param.arbitrary = arbitrary;
+    }
     out.push(param);
   }
   return out;
+}
+
+/**
+ * An arbitrary-data parameter's state: the definition's data (`aRbp` after its `pard`) against the effect's (`aRbs`
+ * holding `aRbp`, after the value's `tdbs` in `tdgp`). The same bytes mean the parameter was never edited.
+ */
+function arbitraryState(
+  def: Chunk | undefined,
+  values: Chunk | undefined,
+  pmn: string,
+): 'default' | 'edited' | undefined {
+  const list = values?.children ?? [];
+  const at = list.findIndex((c) => c.id === 'tdmn' && matchName(c) === pmn);
+  const own = at < 0 ? undefined : list.slice(at + 1, at + 3).find((c) => c.id === 'aRbs');
+  const data = child(own, 'aRbp')?.data;
+  if (!data) return undefined;
+  const base = def?.id === 'aRbp' ? def.data : undefined;
+  return base?.length === data.length && base.every((b, k) => b === data[k]) ? 'default' : 'edited';
 }
 
 /** Layer markers: mrst = tdbs (one key per marker: its time) + mrky (one Nmrd per marker: NmHd, then the comment). */
@@ -1444,6 +1466,10 @@ function readComposition(info: InspectedComposition, node: Chunk, refs: Refs): C
     displayStartTime: c.length >= 172 && d.getUint32(168) > 0 ? d.getInt32(164) / d.getUint32(168) : 0,
     hideShyLayers: (c[139] & 0x01) !== 0,
     motionBlur: (c[139] & 0x08) !== 0,
+    // cdta: shutter angle u16@174, phase s32@180, adaptive sample limit s32@196, samples per frame s32@200 (py-aep)
+    ...(c.length >= 204 && {
+      shutter: { angle: d.getUint16(174), phase: d.getInt32(180), samples: d.getInt32(200), limit: d.getInt32(196) },
+    }),
     layers,
   };
 }

@@ -96,6 +96,17 @@ export interface DisplayGroup {
   styles?: DisplayLayerStyle[];
   /** The layer's own rectangle (0,0 to its size) that effects with edges (Repeat Edge Pixels, ramps) use. */
   layerSize?: { width: number; height: number };
+  /**
+   * An adjustment layer (draw-adjust.ts): its children draw only where it covers (their alpha, with its masks and
+   * matte); its effects work on what the layers below it in the same parent drew, kept there at its opacity.
+   */
+  adjustment?: boolean;
+  /**
+   * Motion blur (motion-blur.ts): the children are the layer at instants spread over the open shutter, and this many
+   * samples are averaged (instants where the layer is not there count as empty); the group's blend applies to the
+   * average.
+   */
+  motionBlur?: number;
   children: DisplayNode[];
 }
 

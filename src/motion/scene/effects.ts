@@ -267,11 +267,29 @@ export function effectDefault(effect: string, param: string): number[] | undefin
   return DRAWN_EFFECTS[effect]?.defaults?.[param];
 }
 
+/**
+ * An effect that leaves its layer as it is with the parameters it has: a Liquify whose distortion mesh was never
+ * brushed (its data is the definition's, not keyframed) moves no pixel, whatever its brush settings.
+ */
+function leavesLayerAsIs(e: Effect): boolean {
+  if (e.matchName !== 'ADBE LIQUIFY') return false;
+  const mesh = e.params?.find((p) => p.matchName === 'ADBE LIQUIFY-0014');
+  return mesh?.arbitrary === 'default' && !mesh.value.keyframes?.length;
+}
+
 /** How an effect is treated: drawn (with an approximation or not), silent (draws nothing), or not drawn. */
 export function effectStatus(e: Effect): 'drawn' | 'silent' | 'missing' {
-  if (isSilent(e.matchName)) return 'silent';
+  if (isSilent(e.matchName) || leavesLayerAsIs(e)) return 'silent';
   return DRAWN_EFFECTS[e.matchName] ? 'drawn' : 'missing';
 }
+
+/**
+ * An adjustment layer (an AV layer with the switch, or a shape or text layer with it) that the page draws: one with
+ * an effect it draws. Its own pixels only say where the effects apply (draw-adjust.ts).
+ */
+export const isAdjustment = (l: Layer) => l.type === 'adjustment' || l.adjustment;
+export const adjustsBelow = (l: Layer) =>
+  isAdjustment(l) && l.effects.some((e) => e.enabled && effectStatus(e) === 'drawn');
 
 /** What differs from After Effects when the page draws this effect, if anything. */
 export const effectApproximation = (e: Effect) => DRAWN_EFFECTS[e.matchName]?.approximate;

@@ -51,11 +51,14 @@ import {
   DRAWN_STYLES,
   displayEffect,
   displayStyle,
+  adjustsBelow,
   effectApproximation,
   effectParam,
   effectStatus,
+  isAdjustment,
   silentEffectPath,
 } from './effects.js';
+import { motionBlurred } from './motion-blur.js';
 import { sampleHeld, sampleNum, samplePath, sampleStops } from './sample.js';
 import { paintStops } from './gradients.js';
 import { copiesWithin, repeaterCopies } from './repeater.js';
@@ -88,7 +91,7 @@ export class UnknownCompositionError extends Error {
 /**
  * The display list of composition `compId` at `time` (seconds from its first frame). Pure and cheap: it samples the
  * decoded model; nothing is decoded here. Layers that draw nothing at this instant (outside in/out, switched off,
- * guides, nulls, cameras, lights, adjustment layers) are left out; what is not drawn as After Effects draws it is
+ * guides, nulls, cameras, lights, adjustment layers without a drawn effect) are left out; what is not drawn as After Effects draws it is
  * listed in `approximations`, each once per layer and feature.
  */
 export function evaluate(
@@ -406,8 +409,7 @@ class Evaluator {
         );
         break;
       }
-      if (l.motionBlur && comp.motionBlur) this.note(l, 'motion-blur', 'motion blur is not drawn');
-      const g = this.layer(l, comp, t, stack);
+      const g = this.blurredLayer(l, comp, t, stack);
       // a collapsed 3D precomp's layers are placed in this composition's space, its opacity on each
       if (g && this.collapsed.has(g))
         for (const c of g.children) out.push(c.kind === 'group' ? { ...c, opacity: c.opacity * g.opacity } : c);
@@ -416,6 +418,18 @@ class Evaluator {
     this.notes3d(comp, t, out);
     this.space = outer;
     return out;
+  }
+
+  /** A layer with motion blur averaged over the shutter (motion-blur.ts); in 3D it is listed and drawn sharp. */
+  private blurredLayer(l: Layer, comp: Composition, t: number, stack: number[]): DisplayGroup | undefined {
+    if (!l.motionBlur || !comp.motionBlur) return this.layer(l, comp, t, stack);
+    if (l.threeD || this.space?.collapsed) {
+      this.note(l, 'motion-blur', 'motion blur of a 3D layer is not drawn');
+      return this.layer(l, comp, t, stack);
+    }
+    return motionBlurred(comp, t, (at) =>
+      at >= l.inPoint && at < l.outPoint ? this.layer(l, comp, at, stack) : undefined,
+    );
   }
 
   /** Orders 3D layers by depth and lists what 3D drawing leaves out at this instant (lights, depth of field, crossings). */
@@ -449,7 +463,12 @@ class Evaluator {
     if (l.type === 'null' || l.type === 'camera' || l.type === 'light') return undefined;
     const lt = this.layerTime(l, t);
     this.notes(l, lt);
-    if (l.type === 'adjustment') return undefined;
+    const adjusting = isAdjustment(l);
+    if (adjusting && (l.threeD || this.space?.collapsed)) {
+      if (adjustsBelow(l)) this.note(l, 'effect', 'effects of a 3D adjustment layer are not applied');
+      return undefined;
+    }
+    if (adjusting && !adjustsBelow(l)) return undefined;
     this.drawn++;
     const collapsed3d = l.type === 'precomp' && l.collapse && l.threeD && this.space;
     if (collapsed3d) {
@@ -480,14 +499,21 @@ class Evaluator {
       const m = comp.layers.find((x) => x.id === l.trackMatte!.layerId);
       const live = m && t >= m.inPoint && t < m.outPoint;
       const node = live ? this.layer(m, comp, t, stack, true) : undefined;
+      if (node && m?.motionBlur && comp.motionBlur)
+        this.note(m, 'motion-blur', 'motion blur of a track matte is not drawn');
       // a matte that draws nothing at this instant (or is past its out point) hides the layer (alpha, luma) or
       // leaves it whole (inverted)
       if (node) g.matte = { mode: l.trackMatte.mode, node };
       else if (l.trackMatte.mode === 'alpha' || l.trackMatte.mode === 'luma') return undefined;
     }
-    if (l.blendMode !== 'normal' && !CANVAS_BLENDS.has(l.blendMode))
+    if (l.blendMode !== 'normal' && (adjusting || !CANVAS_BLENDS.has(l.blendMode)))
       this.note(l, 'blend-mode', `blending mode ${l.blendMode} is drawn as normal`);
     this.effects(l, comp, t, lt, stack, g);
+    if (adjusting) {
+      g.adjustment = true;
+      if (g.styles) this.note(l, 'layer-style', 'layer styles of an adjustment layer are not drawn');
+      delete g.styles;
+    }
     if (collapsed3d) {
       // its layers are already placed in this composition's space
       g.matrix = IDENTITY;
@@ -562,6 +588,15 @@ class Evaluator {
         const inner = l.timeRemap ? this.num(l, l.timeRemap, lt)[0] : lt;
         return this.composition(src, inner, [...stack, src.id]);
       }
+      case 'adjustment': {
+        // where it applies: its source's pixels (a solid's rectangle), drawn as that source would be
+        const kind = this.comps.has(l.sourceId!)
+          ? 'precomp'
+          : this.footage.get(l.sourceId!)?.kind === 'solid'
+            ? 'solid'
+            : 'footage';
+        return this.content({ ...l, type: kind }, comp, t, lt, stack);
+      }
       case 'text': {
         if (!l.text) return undefined;
         const node = textNode(this.sourceText(l, l.text, lt));
@@ -586,9 +621,7 @@ class Evaluator {
     this.touched.add(l);
     for (const e of l.effects) {
       if (!e.enabled || effectStatus(e) === 'silent') continue;
-      const why = l.type === 'adjustment' ? 'is not drawn (effects of adjustment layers are not applied)' : undefined;
-      if (why || effectStatus(e) === 'missing')
-        this.note(l, 'effect', `${e.matchName} (${e.name}) ${why ?? 'is not drawn'}`);
+      if (effectStatus(e) === 'missing') this.note(l, 'effect', `${e.matchName} (${e.name}) is not drawn`);
       else if (effectApproximation(e)) this.note(l, 'effect', `${e.matchName} (${e.name}): ${effectApproximation(e)}`);
     }
     for (const s of l.layerStyles)

@@ -510,6 +510,11 @@ export interface EffectParam {
   layerId?: number;
   /** Popup parameters: the choices, 1-based in `value`. */
   options?: string[];
+  /**
+   * Arbitrary-data parameters (type `curve`: Liquify's mesh, Curves' curves): `default` when the effect's data is
+   * byte for byte its definition's (never edited), `edited` otherwise. Absent when the file stores none.
+   */
+  arbitrary?: 'default' | 'edited';
 }
 
 export interface Effect {
@@ -585,7 +590,7 @@ export interface Layer {
   collapse: boolean;
   /** Auto-orient along its motion path: turned to the direction it moves in (ldta byte 38 bit 0). */
   autoOrient: boolean;
-  /** The layer's motion blur switch (drawn without blur, listed when the composition's switch is on too). */
+  /** The layer's motion blur switch (drawn blurred when the composition's switch is on too: motion-blur.ts). */
   motionBlur: boolean;
   /** Parent layer id (the whole chain is followed through the composition's layers). */
   parentId?: number;
@@ -640,6 +645,8 @@ export interface Composition {
   hideShyLayers: boolean;
   /** The composition's motion blur switch (cdta byte 139 bit 3). */
   motionBlur: boolean;
+  /** Motion blur settings (cdta): shutter angle and phase in degrees, samples per frame, adaptive sample limit. */
+  shutter?: { angle: number; phase: number; samples: number; limit: number };
   layers: Layer[];
 }
 
