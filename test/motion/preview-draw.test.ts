@@ -6,6 +6,9 @@ import { previewHtml } from '../../src/motion/preview/page.js';
 import type { PreparedFrames } from '../../src/motion/preview/frames.js';
 import type { PreviewParams } from '../../src/motion/preview/contract.js';
 import type { DisplayGroup, DisplayList, DisplayNode, Matrix } from '../../src/motion/scene/display.js';
+import { decodeScene } from '../../src/motion/scene/decode.js';
+import { evaluate } from '../../src/motion/scene/evaluate.js';
+import { comp, group as sceneGroup, layer, layerData, project, prop } from './scene-builder.js';
 
 /**
  * The preview page's drawer on hand-made display lists, drawn by the HTML renderer over HTTP (POST
@@ -276,6 +279,61 @@ describe('preview drawer (display list → pixels)', () => {
     assert.deepEqual(row(100), [0, 255, 0, 255]);
     assert.deepEqual(row(150).slice(0, 2), [255, 0]);
     near(px(150 + 45, 25), [255, 0, 0]);
+  });
+
+  it('repeater: each copy moved and faded, from a decoded shape layer', async () => {
+    const scene = decodeScene(
+      project(
+        comp({
+          id: 1,
+          name: 'Main',
+          width: W,
+          height: H,
+          fps: 25,
+          duration: 1,
+          layers: [
+            layer(layerData({ id: 1, type: 4, flags39: 1, duration: 1 }), 'shapes', [
+              [
+                'ADBE Root Vectors Group',
+                sceneGroup([
+                  [
+                    'ADBE Vector Shape - Rect',
+                    sceneGroup([
+                      ['ADBE Vector Rect Size', prop({ value: [20, 20] })],
+                      ['ADBE Vector Rect Position', prop({ value: [-80, 0] })],
+                    ]),
+                  ],
+                  [
+                    'ADBE Vector Graphic - Fill',
+                    sceneGroup([['ADBE Vector Fill Color', prop({ value: [1, 0, 0, 1], kind: 'color' })]]),
+                  ],
+                  [
+                    'ADBE Vector Filter - Repeater',
+                    sceneGroup([
+                      ['ADBE Vector Repeater Copies', prop({ value: [3] })],
+                      [
+                        'ADBE Vector Repeater Transform',
+                        sceneGroup([
+                          ['ADBE Vector Repeater Position', prop({ value: [50, 0] })],
+                          ['ADBE Vector Repeater Opacity 2', prop({ value: [50] })],
+                        ]),
+                      ],
+                    ]),
+                  ],
+                ]),
+              ],
+            ]),
+          ],
+        }),
+      ),
+    );
+    const px = await draw(evaluate(scene, 1, 0));
+    // the layer at the composition's centre: copies at x 20, 70, 120 (opacity 100 %, 75 %, 50 % over black)
+    near(px(20, 50), [255, 0, 0]);
+    near(px(70, 50), [191, 0, 0]);
+    near(px(120, 50), [128, 0, 0]);
+    near(px(45, 50), [0, 0, 0]);
+    near(px(170, 50), [0, 0, 0]);
   });
 
   it('draws text (a fallback face when the font is not there) and footage placeholders', async () => {
