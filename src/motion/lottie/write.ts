@@ -16,7 +16,9 @@ import type {
   ShapeItem,
   ShapeModifier,
   ShapeTransform,
+  TextAnimator,
   TextDocument,
+  TextSelector,
 } from '../scene/model.js';
 import {
   bakedValue,
@@ -110,6 +112,10 @@ const JUSTIFY = {
   'justify-last-center': 5,
   'justify-all': 6,
 } as const;
+
+/** Lottie's text selector codes (`b`: based on, `sh`: shape), as bodymovin writes them. */
+const BASED_ON = { characters: 1, 'characters-excluding-spaces': 2, words: 3, lines: 4 } as const;
+const SELECTOR_SHAPE = { square: 1, 'ramp-up': 2, 'ramp-down': 3, triangle: 4, round: 5, smooth: 6 } as const;
 
 const hex = (c: number[]) =>
   '#' +
@@ -412,7 +418,12 @@ class Writer {
           : [{ s: this.doc(edit !== undefined ? { ...l.text.value, text: edit } : l.text.value), t: 0 }];
         Object.assign(json, {
           ty: 5,
-          t: { d: { k: docs }, p: {}, m: { g: 1, a: { a: 0, k: [0, 0], ix: 2 } }, a: [] },
+          t: {
+            d: { k: docs },
+            p: {},
+            m: { g: 1, a: { a: 0, k: [0, 0], ix: 2 } },
+            a: (l.textAnimators ?? []).flatMap((a) => this.textAnimator(a, l, comp)),
+          },
         });
         this.note(
           comp,
@@ -420,8 +431,6 @@ class Writer {
           'text-glyphs',
           "written with its font by name, without glyph outlines (chars): lottie-web's canvas renderer cannot draw it (its SVG renderer, skottie and ThorVG can, where the font is installed)",
         );
-        if (l.textAnimators)
-          this.note(comp, l, 'text-animator', 'text animators are not written (not read from the file)');
         if (l.text.expression && edit === undefined)
           this.note(comp, l, 'expression', `Source Text expression not written: ${l.text.expression}`);
         return;
@@ -516,6 +525,99 @@ class Writer {
       doc.ps = d.box.position.map((x) => round(x));
     }
     return doc;
+  }
+
+  /**
+   * A text animator as Lottie's `t.a[]` entry: its properties (`a`) and one selector (`s`; Lottie has one per
+   * animator, so the first enabled one is written and the others listed). A switched-off animator changes nothing and
+   * is left out; one without a selector selects every character fully, as in After Effects.
+   */
+  private textAnimator(a: TextAnimator, l: Layer, comp: Composition): Json[] {
+    if (!a.enabled) return [];
+    const where = `animator "${a.name}"`;
+    const [first, ...rest] = a.selectors.filter((s) => s.enabled);
+    if (rest.length)
+      this.note(comp, l, 'text-animator', `${where}: only its first selector is written (Lottie has one per animator)`);
+    if (a.unsupported.length)
+      this.note(comp, l, 'text-animator', `${where}: ${a.unsupported.join(', ')} not written (no Lottie field)`);
+    const s = first ? this.textSelector(first, where, l, comp) : { t: 0, a: { a: 0, k: 100 }, b: 1, r: 1, sh: 1 };
+    if (!s) return [];
+    const num = (p: NumProperty, opts: { scalar?: boolean; dims?: number }) => this.num(p, l, comp, opts);
+    const {
+      anchor,
+      position,
+      scale,
+      skew,
+      skewAxis,
+      rotation,
+      opacity,
+      fillColor,
+      strokeColor,
+      strokeWidth,
+      tracking,
+    } = a.properties;
+    const props: Json = {};
+    if (anchor) props.a = num(anchor, { dims: 3 });
+    if (position) props.p = num(position, { dims: 3 });
+    if (scale) props.s = num(scale, { dims: 3 });
+    if (skew) props.sk = num(skew, { scalar: true });
+    if (skewAxis) props.sa = num(skewAxis, { scalar: true });
+    if (rotation) props.r = num(rotation, { scalar: true });
+    if (opacity) props.o = num(opacity, { scalar: true });
+    if (fillColor) props.fc = num(fillColor, { dims: 4 });
+    if (strokeColor) props.sc = num(strokeColor, { dims: 4 });
+    if (strokeWidth) props.sw = num(strokeWidth, { scalar: true });
+    if (tracking) props.t = num(tracking, { scalar: true });
+    return [{ nm: a.name, s, a: props }];
+  }
+
+  /** A range selector (`t: 0`) or an expression selector (`t: 1`, its text for lottie-web); wiggly ones have no field. */
+  private textSelector(sel: TextSelector, where: string, l: Layer, comp: Composition): Json | undefined {
+    const num = (p: NumProperty) => this.num(p, l, comp, { scalar: true });
+    switch (sel.kind) {
+      case 'range':
+        if (sel.mode !== 'add')
+          this.note(
+            comp,
+            l,
+            'text-animator',
+            `${where}: selector mode ${sel.mode} written as add (Lottie has no mode)`,
+          );
+        if (sel.randomize)
+          this.note(comp, l, 'text-animator', `${where}: randomized order (players draw their own, unseeded)`);
+        return {
+          t: 0,
+          xe: num(sel.easeHigh),
+          ne: num(sel.easeLow),
+          a: num(sel.amount),
+          b: BASED_ON[sel.basedOn],
+          rn: sel.randomize ? 1 : 0,
+          sh: SELECTOR_SHAPE[sel.shape],
+          s: num(sel.start),
+          e: num(sel.end),
+          o: num(sel.offset),
+          r: sel.units === 'percent' ? 1 : 2,
+          sm: num(sel.smoothness),
+        };
+      case 'expression': {
+        const kept = keptExpression(sel.amount.expression ?? `${sel.amount.value[0] ?? 100}`);
+        this.note(
+          comp,
+          l,
+          'text-animator',
+          `${where}: expression selector written as text (lottie-web runs it; skottie and ThorVG select nothing)`,
+        );
+        return { t: 1, b: BASED_ON[sel.basedOn], ...numValue(sel.amount, this.base(l), { dims: 3 }), x: kept.text };
+      }
+      case 'wiggly':
+        this.note(
+          comp,
+          l,
+          'text-animator',
+          `${where}: wiggly selector not written (Lottie has none): animator left out`,
+        );
+        return undefined;
+    }
   }
 
   private shapeTransform(tr: ShapeTransform, l: Layer, comp: Composition): Json {
