@@ -75,7 +75,10 @@ describe('Lottie export: text animators', { skip: haveCorpus ? false : `${LAYER_
         for (let x = 0; x < W; x++) {
           const i = 4 * (y * W + x);
           // white glyphs over black
-          if (rgba[i] > 128) (rows.push(y), cols.push(x));
+          if (rgba[i] > 128) {
+            rows.push(y);
+            cols.push(x);
+          }
         }
       return { rows, cols };
     };
