@@ -808,3 +808,53 @@ describe('text animators: drawn glyph by glyph by the preview page', () => {
     assert.ok(Math.abs(b1 - a1 - 40) <= 1, `the rest moves one em (40 px) right: ${b1 - a1}`);
   });
 });
+
+describe('text animators: the corpus project over HTTP', { skip: haveCorpus ? false : `${CORPUS} is absent` }, () => {
+  let t: TestService;
+  let board: string;
+  before(async () => {
+    t = await startService({ AERENDER_PATH: '/nonexistent/aerender' });
+    board = await t.createBoard('text-animators-corpus');
+  });
+  after(() => t?.close());
+
+  it('inspect lists only the wiggly selector; the preview moves the characters a keyframed range selects', async () => {
+    const up = await t.upload(board, { name: 'layer_text.aep', data: fs.readFileSync(LAYER_TEXT) });
+    assert.equal(up.status, 200, up.text);
+    const inspected = await t.api('POST', '/api/motion/projects/inspect', { board_id: board, url: up.body.url });
+    assert.equal(inspected.status, 200, inspected.text);
+    const listed = (
+      inspected.body.approximations as { composition: string; approximations: { feature: string; detail: string }[] }[]
+    ).find((c) => c.composition === 'Text Animators')!.approximations;
+    assert.deepEqual(
+      listed.map((a) => a.feature),
+      ['text-animator'],
+      JSON.stringify(listed),
+    );
+    assert.match(listed[0].detail, /wiggly selector/);
+    // every layer writes "text" at the centre (960, 540), drawn at half size; Position Animator's selected characters
+    // are 100 px lower (50 px here): all four at 0 s, the last two ("xt") at 1 s, when its start is at 50 %
+    const band = async (time: number) => {
+      const res = await t.api('POST', '/api/motion/projects/preview', {
+        board_id: board,
+        url: up.body.url,
+        composition: 'Text Animators',
+        time,
+        width: 960,
+      });
+      assert.equal(res.status, 200, res.text);
+      assert.ok(!res.body.approximations.some((a: { feature: string }) => a.feature === 'expression'));
+      const png = Buffer.from(await (await fetch(t.baseUrl + res.body.url)).arrayBuffer());
+      const { data, info } = await sharp(png).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+      const xs: number[] = [];
+      for (let y = 300; y < 324; y++)
+        for (let x = 0; x < info.width; x++) if (data[3 * (y * info.width + x)] > 128) xs.push(x);
+      return [Math.min(...xs), Math.max(...xs)];
+    };
+    const [a0, a1] = await band(0);
+    const [b0, b1] = await band(1);
+    assert.ok(a0 < 480 && a1 > 480, `the four characters across the centre at 0 s: ${a0}..${a1}`);
+    assert.ok(b0 - a0 > 6, `"te" left the lower row at 1 s: ${a0} -> ${b0}`);
+    assert.ok(Math.abs(b1 - a1) <= 2, `"xt" stayed: ${a1} -> ${b1}`);
+  });
+});
