@@ -435,6 +435,9 @@ describe('scene: motion blur over the shutter (motion-blur.ts)', () => {
     assert.equal(g.motionBlur, undefined);
     assert.equal(g.matrix[4], 5);
     const off = evaluate(blurScene(mover(), { motionBlur: false }), 2, 0.5).root.children[0] as DisplayGroup;
+    // inspect's list needs no samples: the layer once, at the instant itself
+    const once = evaluate(blurScene(mover()), 2, 0.5, { motionBlur: false }).root.children[0] as DisplayGroup;
+    assert.deepEqual([once.motionBlur, once.matrix[4]], [undefined, 300]);
     assert.deepEqual([off.motionBlur, off.matrix[4]], [undefined, 300]);
     const flat = evaluate(blurScene(mover({ threeD: true })), 2, 0.5);
     assert.deepEqual(
