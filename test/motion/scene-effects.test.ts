@@ -339,6 +339,28 @@ describe('scene: effect parameters of real projects', { skip: have ? false : `${
     );
   });
 
+  it("each composition's motion blur settings from cdta (angle, phase, samples per frame, adaptive limit)", () => {
+    const shutters = (f: string) =>
+      decodeScene(fs.readFileSync(path.join(FIXTURES, 'corpus', f))).compositions.map((c) => c.shutter);
+    // After Effects 2021's default (-90) and an older project's 220 degrees with phase 0
+    assert.deepEqual(shutters('KraftyFX__aex/cep__test__assets__layer_effects.aep')[0], {
+      angle: 180,
+      phase: -90,
+      samples: 16,
+      limit: 128,
+    });
+    assert.ok(
+      shutters('airbnb__lottie-web/build__old_parser__helperProject.aep').some(
+        (s) => s?.angle === 220 && s.phase === 0 && s.samples === 16 && s.limit === 128,
+      ),
+    );
+    assert.ok(
+      shutters('tinogithub__aftereffects-version-check/aftereffects_projects__2022_22-5-0_build53.aep')
+        .concat(shutters('tinogithub__aftereffects-version-check/aftereffects_projects__2023_23-3-0_build53.aep'))
+        .some((s) => s?.samples === 10),
+    );
+  });
+
   it("Liquify's distortion mesh: the same data as its definition (never brushed) in both projects that use it", () => {
     for (const f of ['actumn__aepx.js/test__aepx__testProject.aepx', 'seco__ae-to-json/test__ae__testProject.aepx']) {
       const s = decodeScene(fs.readFileSync(path.join(FIXTURES, 'corpus', f)));
