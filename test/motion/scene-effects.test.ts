@@ -361,6 +361,24 @@ describe('scene: effect parameters of real projects', { skip: have ? false : `${
     );
   });
 
+  it('Roto Brush and Puppet: their name and parameters past what they keep between tdmn and sspc', () => {
+    const fx = decodeScene(
+      fs.readFileSync(path.join(FIXTURES, 'corpus/KraftyFX__aex/cep__test__assets__layer_effects.aep')),
+    );
+    const effect = (mn: string) =>
+      fx.compositions
+        .flatMap((c) => c.layers)
+        .flatMap((l) => l.effects)
+        .find((e) => e.matchName === mn)!;
+    const roto = effect('ADBE Samurai');
+    assert.equal(roto.name, 'Roto Brush & Refine Edge');
+    assert.deepEqual(roto.params?.find((p) => p.matchName === '/propagation_method')?.options, [
+      '1.0 (Classic)',
+      '2.0',
+    ]);
+    assert.equal(effect('ADBE FreePin3').name, 'Puppet');
+  });
+
   it("Liquify's distortion mesh: the same data as its definition (never brushed) in both projects that use it", () => {
     for (const f of ['actumn__aepx.js/test__aepx__testProject.aepx', 'seco__ae-to-json/test__ae__testProject.aepx']) {
       const s = decodeScene(fs.readFileSync(path.join(FIXTURES, 'corpus', f)));
