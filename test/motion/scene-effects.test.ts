@@ -339,6 +339,46 @@ describe('scene: effect parameters of real projects', { skip: have ? false : `${
     );
   });
 
+  it("each composition's motion blur settings from cdta (angle, phase, samples per frame, adaptive limit)", () => {
+    const shutters = (f: string) =>
+      decodeScene(fs.readFileSync(path.join(FIXTURES, 'corpus', f))).compositions.map((c) => c.shutter);
+    // After Effects 2021's default (-90) and an older project's 220 degrees with phase 0
+    assert.deepEqual(shutters('KraftyFX__aex/cep__test__assets__layer_effects.aep')[0], {
+      angle: 180,
+      phase: -90,
+      samples: 16,
+      limit: 128,
+    });
+    assert.ok(
+      shutters('airbnb__lottie-web/build__old_parser__helperProject.aep').some(
+        (s) => s?.angle === 220 && s.phase === 0 && s.samples === 16 && s.limit === 128,
+      ),
+    );
+    assert.ok(
+      shutters('tinogithub__aftereffects-version-check/aftereffects_projects__2022_22-5-0_build53.aep')
+        .concat(shutters('tinogithub__aftereffects-version-check/aftereffects_projects__2023_23-3-0_build53.aep'))
+        .some((s) => s?.samples === 10),
+    );
+  });
+
+  it('Roto Brush and Puppet: their name and parameters past what they keep between tdmn and sspc', () => {
+    const fx = decodeScene(
+      fs.readFileSync(path.join(FIXTURES, 'corpus/KraftyFX__aex/cep__test__assets__layer_effects.aep')),
+    );
+    const effect = (mn: string) =>
+      fx.compositions
+        .flatMap((c) => c.layers)
+        .flatMap((l) => l.effects)
+        .find((e) => e.matchName === mn)!;
+    const roto = effect('ADBE Samurai');
+    assert.equal(roto.name, 'Roto Brush & Refine Edge');
+    assert.deepEqual(roto.params?.find((p) => p.matchName === '/propagation_method')?.options, [
+      '1.0 (Classic)',
+      '2.0',
+    ]);
+    assert.equal(effect('ADBE FreePin3').name, 'Puppet');
+  });
+
   it("Liquify's distortion mesh: the same data as its definition (never brushed) in both projects that use it", () => {
     for (const f of ['actumn__aepx.js/test__aepx__testProject.aepx', 'seco__ae-to-json/test__ae__testProject.aepx']) {
       const s = decodeScene(fs.readFileSync(path.join(FIXTURES, 'corpus', f)));
@@ -435,6 +475,9 @@ describe('scene: motion blur over the shutter (motion-blur.ts)', () => {
     assert.equal(g.motionBlur, undefined);
     assert.equal(g.matrix[4], 5);
     const off = evaluate(blurScene(mover(), { motionBlur: false }), 2, 0.5).root.children[0] as DisplayGroup;
+    // inspect's list needs no samples: the layer once, at the instant itself
+    const once = evaluate(blurScene(mover()), 2, 0.5, { motionBlur: false }).root.children[0] as DisplayGroup;
+    assert.deepEqual([once.motionBlur, once.matrix[4]], [undefined, 300]);
     assert.deepEqual([off.motionBlur, off.matrix[4]], [undefined, 300]);
     const flat = evaluate(blurScene(mover({ threeD: true })), 2, 0.5);
     assert.deepEqual(

@@ -15,7 +15,9 @@ export interface CompositionApproximations {
 /**
  * What a preview of each composition would list over its whole duration, computed without drawing: the display
  * lists' approximations at every frame (evenly spread ones past MAX_SAMPLES frames) and at each of its layers' in
- * points, deduplicated. Fonts and footage are not here: they depend on the machine and the board a preview runs on.
+ * points, deduplicated; a motion-blurred layer at each instant itself, not at every sample of its shutter (up to 128
+ * times the work for notes the instant already gives). Fonts and footage are not here: they depend on the machine
+ * and the board a preview runs on.
  */
 export function projectApproximations(
   scene: SceneProject,
@@ -40,7 +42,7 @@ function compositionApproximations(
   for (const l of comp.layers) if (l.inPoint > 0 && l.inPoint < comp.duration) times.add(l.inPoint);
   const seen = new Map<string, Approximation>();
   for (const t of [...times].sort((a, b) => a - b))
-    for (const a of evaluate(scene, comp.id, t, { expressions }).approximations)
+    for (const a of evaluate(scene, comp.id, t, { expressions, motionBlur: false }).approximations)
       seen.set(`${a.layer_index}|${a.layer}|${a.feature}|${a.detail}`, a);
   return [...seen.values()];
 }

@@ -1141,7 +1141,12 @@ function readMasks(g: Chunk | undefined, ctx: Ctx, size: [number, number]): Mask
 }
 
 function readEffects(g: Chunk | undefined, ctx: Ctx, size: [number, number], defs: Map<string, Chunk>): Effect[] {
-  return entries(g).map(([mn, node]) => {
+  const list = g?.children ?? [];
+  return entries(g).map(([mn, first]) => {
+    // Roto Brush keeps its matte cache (a Utf8) and Puppet its engine version (engv) between its tdmn and its sspc
+    const at = list.indexOf(first);
+    const next = list.slice(at).find((c) => c.id === 'sspc' || c.id === 'tdmn');
+    const node = first.id !== 'sspc' && next?.id === 'sspc' ? next : first;
     const effect: Effect = {
       matchName: mn,
       name: nameOf(child(node, 'fnam')) || mn,

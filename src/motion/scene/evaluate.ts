@@ -81,6 +81,11 @@ export interface EvaluateOptions {
    * expression fails, the property's own value is drawn and the expression listed (with the reason it failed).
    */
   expressions?: ExpressionEvaluator;
+  /**
+   * False: a motion-blurred layer is evaluated once, at the instant itself, not at its shutter's samples (what is
+   * listed stays the same; inspect's list of approximations needs no pictures). Default true.
+   */
+  motionBlur?: boolean;
 }
 
 /** Evaluation fails only for a composition id the project does not have (the caller checks names first). */
@@ -104,6 +109,7 @@ export function evaluate(
   if (!comp) throw new UnknownCompositionError(`no composition with id ${compId}`);
   const ev = new Evaluator(project, comp.id, options.maxDepth ?? 16, options.maxLayers ?? 20_000, options.expressions);
   const root: DisplayGroup = { kind: 'group', matrix: IDENTITY, opacity: 1, blend: 'normal', children: [] };
+  ev.sampleMotionBlur = options.motionBlur ?? true;
   root.children = ev.composition(comp, time, [comp.id]);
   ev.expressionNotes();
   return {
@@ -186,6 +192,8 @@ class Evaluator {
   private inner: Space | undefined;
   /** Groups of collapsed 3D precomps, whose layers join the depth order of the composition around them. */
   private readonly collapsed = new WeakSet<DisplayGroup>();
+  /** Motion-blurred layers drawn as their samples over the shutter (EvaluateOptions.motionBlur). */
+  sampleMotionBlur = true;
   private readonly sampler: Sampler = {
     num: (l, p, lt) => this.num(l, p, lt),
     matrix: (l, comp, t) => this.matrix(l, comp, t),
@@ -427,6 +435,7 @@ class Evaluator {
       this.note(l, 'motion-blur', 'motion blur of a 3D layer is not drawn');
       return this.layer(l, comp, t, stack);
     }
+    if (!this.sampleMotionBlur) return this.layer(l, comp, t, stack);
     return motionBlurred(comp, t, (at) =>
       at >= l.inPoint && at < l.outPoint ? this.layer(l, comp, at, stack) : undefined,
     );
