@@ -21,8 +21,8 @@ if (major < 22 || (major === 22 && minor < 15)) {
   process.exit(1);
 }
 
-// The runner starts files in the order given, two at a time: the slowest (measured in CI, 50-150 s each) go first so
-// that the end of a run is not one long file running alone. The rest keep their alphabetical order.
+// The runner (test-runner.mjs) starts files in the order given, two at a time: the slowest (measured in CI, 50-150 s
+// each) go first so that the end of a run is not one long file running alone. The rest keep their alphabetical order.
 const SLOWEST_FIRST = [
   'test/workers/queue.test.ts',
   'test/motion/lottie-corpus.test.ts',
@@ -46,7 +46,7 @@ const only = process.argv.slice(2);
 const files = (only.length ? only : find('test')).sort().sort((a, b) => rank(a) - rank(b));
 const result = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-concurrency=2', ...files],
+  ['--import', 'tsx', path.join(import.meta.dirname, 'test-runner.mjs'), ...files],
   { stdio: 'inherit', env: { ...process.env, NODE_ENV: 'test' } },
 );
 process.exit(result.status ?? 1);

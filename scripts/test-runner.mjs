@@ -1,0 +1,11 @@
+// Node's test runner over the files given, in the order given (`node --test` sorts them by name, which would leave
+// the slowest files for the end: scripts/run-tests.mjs orders them). Started by run-tests.mjs with `--import tsx`,
+// which the runner passes on to each file's process.
+import { run } from 'node:test';
+import { spec } from 'node:test/reporters';
+
+const stream = run({ files: process.argv.slice(2), concurrency: 2 });
+stream.on('test:fail', (data) => {
+  if (!data.todo) process.exitCode = 1;
+});
+stream.compose(spec).pipe(process.stdout);
