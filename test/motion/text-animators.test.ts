@@ -27,6 +27,7 @@ import { contentBounds } from '../../src/motion/scene/place-3d.js';
 import {
   animatorAmounts,
   characterChanges,
+  offsetCharacter,
   rangeShape,
   textUnits,
   type AnimatorSampler,
@@ -209,6 +210,36 @@ describe('text animators: selector amounts per character', () => {
     near(h.matrix!, [1.5, 0, 0, 2, 5, 10], 1e-9, 'half: 1 + (s - 1) x 0.5, position x 0.5');
     assert.equal(h.opacity, 0.5);
     near(h.fill!, [0.5, 0.5, 1, 1], 1e-9, 'half-way colour');
+  });
+});
+
+describe('text animators: character offset', () => {
+  it('shifts characters within their group (wrapping), or by code point in full Unicode', () => {
+    assert.equal(offsetCharacter('a', 1, true), 'b');
+    assert.equal(offsetCharacter('z', 1, true), 'a');
+    assert.equal(offsetCharacter('A', -1, true), 'Z');
+    assert.equal(offsetCharacter('9', 2, true), '1');
+    assert.equal(offsetCharacter('!', 5, true), '!', 'punctuation kept');
+    assert.equal(offsetCharacter('z', 1, false), '{');
+    const anim: TextAnimator = {
+      name: 'Offset',
+      enabled: true,
+      selectors: [range({ s: 50 })],
+      properties: { characterOffset: fixed([3]) },
+      unsupported: [],
+    };
+    const out = characterChanges('abcd', { strokeWidth: 0, size: 10 }, [anim], SAMPLER);
+    assert.deepEqual(
+      out.map((c) => c?.text ?? null),
+      [null, null, 'f', 'g'],
+    );
+    const half = characterChanges(
+      'a',
+      { strokeWidth: 0, size: 10 },
+      [{ ...anim, selectors: [range({ amount: fixed([50]) })] }],
+      SAMPLER,
+    );
+    assert.equal(half[0]?.text, 'c', '3 x 50 % rounds to 2');
   });
 });
 
@@ -626,7 +657,7 @@ describe('text animators: the corpus project', { skip: haveCorpus ? false : `${C
 // Drawn by the preview page: glyphs where their animators put them.
 
 const W = 400;
-const H = 160;
+const H = 200;
 const textNode = (t: string, characters: DisplayText['characters']): DisplayText => ({
   kind: 'text',
   text: t,
@@ -788,6 +819,14 @@ describe('text animators: drawn glyph by glyph by the preview page', () => {
       html: page([
         [10, 50, textNode('HHHH', undefined)],
         [10, 130, textNode('HHHH', tracked)],
+        [
+          10,
+          190,
+          textNode(
+            'HHHH',
+            Array.from('HHHH', () => ({ text: 'I' })),
+          ),
+        ],
       ]),
       board_id: board,
       width: W,
@@ -806,6 +845,9 @@ describe('text animators: drawn glyph by glyph by the preview page', () => {
     const [b0, b1] = extent(100, 131);
     assert.ok(Math.abs(a0 - b0) <= 1, 'the first glyph stays');
     assert.ok(Math.abs(b1 - a1 - 40) <= 1, `the rest moves one em (40 px) right: ${b1 - a1}`);
+    // "HHHH" offset by one character is laid out as "IIII": narrower
+    const [c0, c1] = extent(165, 191);
+    assert.ok(Math.abs(c0 - a0) <= 3 && c1 - c0 < (a1 - a0) / 2, `"IIII" ${c0}..${c1} vs "HHHH" ${a0}..${a1}`);
   });
 });
 

@@ -38,7 +38,10 @@ export const DRAW_TEXT_SCRIPT = String.raw`
     g.fontKerning = 'normal';
     g.letterSpacing = ((n.tracking || 0) / 1000) * n.size + 'px';
     g.fontVariantCaps = n.small_caps ? 'small-caps' : 'normal';
-    const text = n.all_caps ? n.text.toUpperCase() : n.text;
+    const upper = n.all_caps ? n.text.toUpperCase() : n.text;
+    // character offset animators change characters before the layout (the line is laid out with them)
+    const swapped = n.characters && n.characters.some((c) => c && c.text);
+    const text = swapped ? Array.from(upper).map((ch, i) => (n.characters[i] && n.characters[i].text) || ch).join('') : upper;
     const align = TEXT_ALIGN[n.justification] || 'left';
     const justified = n.justification.startsWith('justify');
     const width = (s) => g.measureText(s).width;

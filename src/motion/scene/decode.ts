@@ -583,13 +583,11 @@ const ANIMATOR_PROPS: Record<string, [keyof TextAnimatorProperties, number[]]> =
   'ADBE Text Stroke Color': ['strokeColor', [1, 0, 0, 1]],
   'ADBE Text Stroke Width': ['strokeWidth', [0]],
   'ADBE Text Tracking Amount': ['tracking', [0]],
+  'ADBE Text Character Offset': ['characterOffset', [0]],
+  'ADBE Text Character Range': ['characterRange', [1]],
 };
 /** Properties that change nothing drawn by themselves (the tracking type's before/after split is not read). */
-const ANIMATOR_SILENT = new Set([
-  'ADBE Text Track Type',
-  'ADBE Text Character Change Type',
-  'ADBE Text Character Range',
-]);
+const ANIMATOR_SILENT = new Set(['ADBE Text Track Type', 'ADBE Text Character Change Type']);
 /** The default Index End: every unit (After Effects grows it with the text). */
 const ALL_UNITS = 1e6;
 

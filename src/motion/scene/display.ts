@@ -222,6 +222,8 @@ export interface DisplayCharacter {
   stroke_width?: number;
   /** Pixels added after the character (tracking animators), moving the rest of its line. */
   tracking?: number;
+  /** The character drawn instead (character offset); the line is laid out with it. */
+  text?: string;
 }
 
 export interface GradientPaint {

@@ -179,6 +179,10 @@ export interface TextAnimatorProperties {
   strokeColor?: NumProperty;
   strokeWidth?: NumProperty;
   tracking?: NumProperty;
+  /** Characters to shift each selected character by (rounded with the amount); not in Lottie. */
+  characterOffset?: NumProperty;
+  /** With characterOffset: 1 keeps a-z, A-Z and 0-9 within their groups (After Effects' default), 2 full Unicode. */
+  characterRange?: NumProperty;
 }
 
 /** A text animator (ADBE Text Animator, Lottie's `t.a[]`): its properties, applied per character by its selectors. */

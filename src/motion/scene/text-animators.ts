@@ -301,7 +301,24 @@ interface CharacterState {
   strokeWidth: number;
   /** Pixels after the character. */
   tracking: number;
+  /** Characters to shift it by, and whether within its group (a-z, A-Z, 0-9). */
+  offset: number;
+  preserve: boolean;
   touched: boolean;
+}
+
+/** A character shifted by `by` code points: within a-z, A-Z or 0-9 (wrapping) when `preserve`, others unchanged. */
+export function offsetCharacter(ch: string, by: number, preserve: boolean): string {
+  if (!by) return ch;
+  const code = ch.codePointAt(0)!;
+  if (!preserve) return code + by > 32 && code + by <= 0x10ffff ? String.fromCodePoint(code + by) : ch;
+  for (const [lo, n] of [
+    [97, 26],
+    [65, 26],
+    [48, 10],
+  ])
+    if (code >= lo && code < lo + n) return String.fromCodePoint(lo + ((((code - lo + by) % n) + n) % n));
+  return ch;
 }
 
 const mix = (from: Color, to: number[], f: number): Color => [
@@ -334,6 +351,8 @@ export function characterChanges(
     stroke: doc.stroke,
     strokeWidth: doc.strokeWidth,
     tracking: 0,
+    offset: 0,
+    preserve: true,
     touched: false,
   }));
   for (const anim of animators) {
@@ -350,6 +369,7 @@ export function characterChanges(
       v('opacity'),
     ];
     const [fill, stroke, strokeWidth, tracking] = [v('fillColor'), v('strokeColor'), v('strokeWidth'), v('tracking')];
+    const [charOffset, charRange] = [v('characterOffset'), v('characterRange')];
     const amounts = animatorAmounts(chars, anim.selectors, sampler);
     states.forEach((st, i) => {
       const [ax, ay, az] = amounts[i];
@@ -371,10 +391,14 @@ export function characterChanges(
       if (stroke) st.stroke = mix(st.stroke ?? [stroke[0], stroke[1], stroke[2], 1], stroke, clamped);
       if (strokeWidth) st.strokeWidth += strokeWidth[0] * ax;
       if (tracking) st.tracking += ((tracking[0] * ax) / 1000) * doc.size;
+      if (charOffset) {
+        st.offset += Math.round(charOffset[0] * ax);
+        st.preserve = !charRange || Math.round(charRange[0]) !== 2;
+      }
     });
   }
   const same = (a?: Color, b?: Color) => (!a && !b) || (!!a && !!b && a.every((x, k) => Math.abs(x - b[k]) < 1e-9));
-  return states.map((st) => {
+  return states.map((st, i) => {
     if (!st.touched) return null;
     const c: DisplayCharacter = {};
     const m: Matrix = transformMatrix(
@@ -391,6 +415,8 @@ export function characterChanges(
     if (!same(st.stroke, doc.stroke) && st.stroke) c.stroke = st.stroke;
     if (st.strokeWidth !== doc.strokeWidth) c.stroke_width = Math.max(0, st.strokeWidth);
     if (st.tracking) c.tracking = st.tracking;
+    const shifted = offsetCharacter(chars[i], st.offset, st.preserve);
+    if (shifted !== chars[i]) c.text = shifted;
     return Object.keys(c).length ? c : null;
   });
 }
