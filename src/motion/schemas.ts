@@ -439,6 +439,12 @@ export const ExportBody = Type.Object(
           "bake (default): every expression evaluated by the service's sandbox at every frame and written as keyframes (players without an expression engine show it); keep: the expression text, for lottie-web",
       }),
     ),
+    glyphs: Type.Optional(
+      Type.Boolean({
+        description:
+          "true: the text's glyph outlines in the file (`chars`, from the font file the preview draws with), so players draw it without the font installed (lottie-web's canvas renderer draws text only so); default false: fonts by name",
+      }),
+    ),
     textEdits: Type.Optional(Type.Array(TextEdit, { maxItems: MAX_EDITS })),
     mediaEdits: Type.Optional(Type.Array(MediaEdit, { maxItems: MAX_EDITS })),
     add_to_board: Type.Optional(

@@ -10,7 +10,7 @@ import { lottiePool, skottieDraw, thorvgDraw, withLottiePage, type LottiePage } 
 
 /**
  * Every composition of every project of ../shared/fixtures/after-effects/corpus exported over HTTP (expressions baked,
- * the default): each file validates against the Lottie Animation Community's published schema (no errors; bodymovin's
+ * the default; glyph outlines on): each file validates against the Lottie Animation Community's published schema (no errors; bodymovin's
  * own fields are warnings there) and loads and draws without error in lottie-web (canvas and SVG, in the service's
  * headless Chromium), Skia's skottie (canvaskit-wasm) and ThorVG (dotlottie-web). One .lottie archive is loaded by
  * ThorVG too. Skipped, saying so, without ../shared.
@@ -65,6 +65,7 @@ describe('Lottie export of the real corpus in every player', { skip: !have }, ()
     let exported = 0;
     const failures: string[] = [];
     const compared: string[] = [];
+    const glyphsDrawn: string[] = [];
     let firstProject: { url: string; comp: number } | undefined;
     for (const file of have ? projects(CORPUS) : []) {
       const name = path.relative(CORPUS, file);
@@ -74,10 +75,12 @@ describe('Lottie export of the real corpus in every player', { skip: !have }, ()
       assert.equal(inspected.status, 200, `${name}: ${inspected.text}`);
       for (const comp of inspected.body.compositions) {
         const what = `${name} "${comp.name}"`;
+        // with glyph outlines: the text is drawn from them (lottie-web's canvas renderer draws text only so)
         const res = await t.api('POST', '/api/motion/projects/export', {
           board_id: board,
           url: up.body.url,
           composition: comp.id,
+          glyphs: true,
         });
         assert.equal(res.status, 200, `${what}: ${res.text}`);
         firstProject ??= { url: up.body.url, comp: comp.id };
@@ -102,6 +105,12 @@ describe('Lottie export of the real corpus in every player', { skip: !have }, ()
           else if (errors.length) failures.push(`${failure}: ${errors.join('; ')}`);
           else assert.ok(!KNOWN_FAILING.has(failure), `${failure} draws now: take it off KNOWN_FAILING`);
           assert.equal(drawn.rgba.length, size.w * size.h * 4);
+        }
+        if (json.chars) {
+          // the outlines are what lottie-web's canvas renderer draws the text with: without them it draws none
+          const drawn = await page.draw(json, frame, size, 'canvas');
+          const bare = await page.draw({ ...json, chars: undefined }, frame, size, 'canvas');
+          if (!drawn.rgba.equals(bare.rgba)) glyphsDrawn.push(what);
         }
         try {
           const sk = await skottieDraw(text, frame);
@@ -147,8 +156,10 @@ describe('Lottie export of the real corpus in every player', { skip: !have }, ()
       }
     }
     console.log(compared.map((c) => `# preview vs export: ${c}`).join('\n'));
+    console.log(`# text drawn from glyph outlines by lottie-web canvas: ${glyphsDrawn.join(', ')}`);
     assert.deepEqual(failures, []);
     assert.ok(exported >= 50, `${exported} compositions exported`);
+    assert.ok(glyphsDrawn.length >= 3, `text drawn from outlines in ${glyphsDrawn.length} compositions`);
     // a .lottie archive (dotLottie 2.0) of the first one, read by ThorVG's own archive loader
     const res = await t.api('POST', '/api/motion/projects/export', {
       board_id: board,

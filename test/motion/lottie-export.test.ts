@@ -4,6 +4,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import yauzl from 'yauzl';
 import { startService, waitForJob, type TestService } from '../helpers/service.js';
+import { glyphPaths } from '../../src/motion/lottie/glyphs.js';
 import { otherValue, withoutEmptyPathKeys } from '../../src/motion/lottie/keyframes.js';
 import type { BezierPath, Keyframe, Property } from '../../src/motion/scene/model.js';
 import { png, project } from './preview-project.js';
@@ -149,6 +150,41 @@ describe('motion export to Lottie', () => {
     assert.equal(layer(await json(edited.body.url), 'Title').t.d.k[0].s.t, 'CHANGED');
   });
 
+  it('writes glyph outlines on request (chars, from the font file the preview draws with)', async () => {
+    const plain = await exportIt({ composition: 'Main' });
+    const without = await json(plain.body.url);
+    assert.equal(without.chars, undefined);
+    assert.ok(plain.body.approximations.some((a: { feature: string }) => a.feature === 'text-glyphs'));
+    assert.equal(without.fonts.list[0].origin, 0);
+    const res = await exportIt({ composition: 'Main', glyphs: true });
+    assert.equal(res.status, 200, res.text);
+    assert.ok(!res.body.approximations.some((a: { feature: string }) => a.feature === 'text-glyphs'), res.text);
+    const lottie = await json(res.body.url);
+    const font = lottie.fonts.list.find((f: { fName: string }) => f.fName === 'DejaVuSans-Bold');
+    assert.deepEqual([font.fFamily, font.fStyle, font.origin], ['DejaVu Sans', 'Bold', 0]);
+    assert.ok(font.ascent > 70 && font.ascent < 100, `ascent ${font.ascent}`);
+    assert.deepEqual(
+      lottie.chars.map((c: { ch: string }) => c.ch),
+      ['H', 'I'],
+    );
+    for (const c of lottie.chars) {
+      assert.deepEqual([c.fFamily, c.style, c.size], ['DejaVu Sans', 'Bold', 100]);
+      // DejaVu Sans Bold: H advances 1714 of 2048 units, I 762 (at size 100: 83.69, 37.21)
+      assert.equal(c.w, c.ch === 'H' ? 83.691 : 37.207);
+      const paths = c.data.shapes[0].it;
+      assert.equal(c.data.shapes[0].ty, 'gr');
+      // H and I are one closed contour each, drawn above the baseline (y up is negative)
+      assert.equal(paths.length, 1);
+      assert.ok(paths[0].ks.k.c);
+      assert.ok(paths[0].ks.k.v.every(([x, y]: number[]) => y <= 0 && y > -80 && x >= 0 && x <= c.w));
+    }
+    const edited = await exportIt({ composition: 'Main', glyphs: true, textEdits: [{ layer: 'Title', text: 'OK' }] });
+    assert.deepEqual(
+      (await json(edited.body.url)).chars.map((c: { ch: string }) => c.ch),
+      ['K', 'O'],
+    );
+  });
+
   it('bakes an expression into the value it gives, or keeps it for lottie-web', async () => {
     const baked = await exportIt({ composition: 'Expr' });
     assert.equal(baked.status, 200, baked.text);
@@ -242,6 +278,25 @@ describe('Lottie writer: field shapes the players accept', () => {
     assert.deepEqual(otherValue(p, base, write, true), { a: 0, k: { v: [], c: false } });
     const moving: Property<BezierPath> = { path: 'Path', value: tri, keyframes: [key(0, tri), key(1, empty)] };
     assert.equal(otherValue(moving, base, write, true).a, 1);
+  });
+
+  it("turns a glyph's contours into closed bezier paths, quadratic segments as cubic ones", () => {
+    const [path] = glyphPaths([
+      { type: 'M', x: 0, y: 0 },
+      { type: 'L', x: 30, y: 0 },
+      { type: 'Q', x1: 30, y1: -30, x: 0, y: -30 },
+      { type: 'L', x: 0, y: 0 },
+      { type: 'Z' },
+    ]);
+    assert.deepEqual(path.v, [
+      [0, 0],
+      [30, 0],
+      [0, -30],
+    ]);
+    assert.ok(path.closed);
+    assert.deepEqual(path.o[1], [0, -20], 'two thirds of the way to the control point');
+    assert.deepEqual(path.i[2], [20, 0]);
+    assert.deepEqual(path.i[0], [0, 0], 'the closing line');
   });
 
   it('leaves out keys without vertices among keys with some, and counts them', () => {

@@ -28,6 +28,7 @@ import {
   type LottieValue,
   type TimeBase,
 } from './keyframes.js';
+import type { GlyphFont } from './glyphs.js';
 import { keptExpression } from './kept-expression.js';
 
 /**
@@ -59,6 +60,8 @@ export interface WriteOptions {
   text?: Map<number, string>;
   /** Footage replacing a layer's source, by layer index of the root composition. */
   media?: Map<number, Footage>;
+  /** Glyph outlines by PostScript name (glyphs.ts): their text's characters go in `chars`. */
+  glyphs?: Map<string, GlyphFont>;
   /** Asked between layers and baked frames: true stops the writing (a cancelled job, a client gone). */
   cancelled?: () => boolean;
 }
@@ -149,6 +152,8 @@ class Writer {
   /** Assets written, by key: `comp_<id>` and `image_<id>`. */
   private readonly assets = new Map<string, Json>();
   private readonly fonts = new Map<string, Json>();
+  /** The characters each glyph font draws (by PostScript name), for `chars`. */
+  private readonly charsUsed = new Map<string, Set<string>>();
   private readonly fps: number;
   private depth = 0;
 
@@ -188,10 +193,51 @@ class Writer {
       ddd: this.root.layers.some((l) => l.threeD) ? 1 : 0,
       assets: [...this.assets.values()],
       ...(this.fonts.size ? { fonts: { list: [...this.fonts.values()] } } : {}),
+      ...(this.charsUsed.size ? { chars: this.chars() } : {}),
       layers,
       markers: [],
     };
     return { lottie, frames, approximations: this.approximations };
+  }
+
+  /** Each glyph font's characters as bodymovin writes them: outlines at size 100 in a group, the advance in `w`. */
+  private chars(): Json[] {
+    const out: Json[] = [];
+    for (const [ps, used] of this.charsUsed) {
+      const font = this.options.glyphs!.get(ps)!;
+      const missing: string[] = [];
+      for (const ch of [...used].sort()) {
+        const glyph = font.char(ch);
+        if (!glyph) {
+          missing.push(ch);
+          continue;
+        }
+        const it = glyph.paths.map((p, k) => ({
+          ind: k,
+          ty: 'sh',
+          ix: k + 1,
+          ks: { a: 0, k: pathJson(p), ix: 2 },
+          nm: ch,
+          mn: 'ADBE Vector Shape - Group',
+          hd: false,
+        }));
+        const group = { ty: 'gr', it, nm: ch, np: it.length, cix: 2, bm: 0, ix: 1, mn: 'ADBE Vector Group', hd: false };
+        out.push({
+          ch,
+          size: 100,
+          style: font.style,
+          w: round(glyph.w),
+          data: { shapes: [group] },
+          fFamily: font.family,
+        });
+      }
+      if (missing.length)
+        this.approximations.push({
+          feature: 'text-glyphs',
+          detail: `${ps} has no glyph for ${missing.map((c) => JSON.stringify(c)).join(', ')}: players draw nothing there`,
+        });
+    }
+    return out;
   }
 
   /** A composition's layers, top first (Lottie's order, as After Effects lists them). */
@@ -408,12 +454,14 @@ class Writer {
           ty: 5,
           t: { d: { k: docs }, p: {}, m: { g: 1, a: { a: 0, k: [0, 0], ix: 2 } }, a: [] },
         });
-        this.note(
-          comp,
-          l,
-          'text-glyphs',
-          "written with its font by name, without glyph outlines (chars): lottie-web's canvas renderer cannot draw it (its SVG renderer, skottie and ThorVG can, where the font is installed)",
-        );
+        const fonts = docs.map((d) => d.s.f as string);
+        if (fonts.some((f) => !this.options.glyphs?.has(f)))
+          this.note(
+            comp,
+            l,
+            'text-glyphs',
+            "written with its font by name, without glyph outlines (chars): lottie-web's canvas renderer cannot draw it (its SVG renderer, skottie and ThorVG can, where the font is installed)",
+          );
         if (l.textAnimators)
           this.note(comp, l, 'text-animator', 'text animators are not written (not read from the file)');
         if (l.text.expression && edit === undefined)
@@ -485,9 +533,27 @@ class Writer {
   }
 
   private doc(d: TextDocument): Json {
+    const glyphs = this.options.glyphs?.get(d.font);
     if (!this.fonts.has(d.font)) {
-      const { family, style } = fontParts(d.font);
-      this.fonts.set(d.font, { fName: d.font, fFamily: family, fStyle: style, ascent: 75 });
+      // origin 0: a font the player finds by name (with glyphs, lottie-web draws the outlines and loads nothing)
+      if (glyphs)
+        this.fonts.set(d.font, {
+          fName: d.font,
+          fFamily: glyphs.family,
+          fStyle: glyphs.style,
+          ascent: round(glyphs.ascent),
+          origin: 0,
+        });
+      else {
+        const { family, style } = fontParts(d.font);
+        this.fonts.set(d.font, { fName: d.font, fFamily: family, fStyle: style, ascent: 75, origin: 0 });
+      }
+    }
+    if (glyphs) {
+      const used = this.charsUsed.get(d.font) ?? new Set<string>();
+      // lottie-web looks characters up one by one; line breaks are not drawn
+      for (const ch of d.text) if (ch !== '\r' && ch !== '\n' && ch !== '\u0003') used.add(ch);
+      this.charsUsed.set(d.font, used);
     }
     const doc: Json = {
       s: round(d.fontSize),
