@@ -5,8 +5,8 @@ import path from 'node:path';
 import yauzl from 'yauzl';
 import { startService, waitForJob, type TestService } from '../helpers/service.js';
 import { glyphPaths } from '../../src/motion/lottie/glyphs.js';
-import { otherValue, withoutEmptyPathKeys } from '../../src/motion/lottie/keyframes.js';
-import type { BezierPath, Keyframe, Property } from '../../src/motion/scene/model.js';
+import { inCompOrder, numValue, otherValue, withoutEmptyPathKeys } from '../../src/motion/lottie/keyframes.js';
+import type { BezierPath, Keyframe, NumProperty, Property } from '../../src/motion/scene/model.js';
 import { png, project } from './preview-project.js';
 
 /**
@@ -297,6 +297,46 @@ describe('Lottie writer: field shapes the players accept', () => {
     assert.deepEqual(path.o[1], [0, -20], 'two thirds of the way to the control point');
     assert.deepEqual(path.i[2], [20, 0]);
     assert.deepEqual(path.i[0], [0, 0], 'the closing line');
+  });
+
+  it('writes the keys of a layer played backwards in composition order, each side of a key swapped', () => {
+    const back = { startTime: 4, stretch: -1, fps: 10 };
+    const p: NumProperty = {
+      path: 'Opacity',
+      value: [0],
+      keyframes: [
+        {
+          time: 0,
+          value: [0],
+          inInterpolation: 'linear',
+          outInterpolation: 'bezier',
+          outEase: [{ speed: 0, influence: 0.5 }],
+        },
+        {
+          time: 1,
+          value: [50],
+          inInterpolation: 'bezier',
+          outInterpolation: 'linear',
+          inEase: [{ speed: 0, influence: 0.25 }],
+        },
+        { time: 3, value: [100], inInterpolation: 'linear', outInterpolation: 'linear' },
+      ],
+    };
+    const v = numValue(p, back, { scalar: true }) as {
+      k: { t: number; s: number[]; o?: { x: number[] }; i?: { x: number[] } }[];
+    };
+    assert.deepEqual(
+      v.k.map((k) => [k.t, k.s[0]]),
+      [
+        [10, 100],
+        [30, 50],
+        [40, 0],
+      ],
+    );
+    // the segment 50 -> 0 leaves 50 with what was its in ease (influence 0.25) and enters 0 with its out ease (0.5)
+    assert.deepEqual([v.k[1].o!.x[0], v.k[1].i!.x[0]], [0.25, 0.5]);
+    const forward = inCompOrder(p.keyframes!, { ...back, stretch: 1 });
+    assert.equal(forward, p.keyframes, 'a layer played forwards keeps its keys');
   });
 
   it('leaves out keys without vertices among keys with some, and counts them', () => {

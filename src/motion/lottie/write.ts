@@ -284,6 +284,23 @@ class Writer {
     return out;
   }
 
+  /** Whether any of the layer's transform, mask or shape keys holds (text documents are listed apart). */
+  private holdsKeys(l: Layer): boolean {
+    const props: Property<unknown>[] = [
+      ...Object.values(l.transform).filter((p): p is NumProperty => p !== undefined),
+      ...l.masks.flatMap((m) => [m.path, m.opacity, m.feather, m.expansion]),
+    ];
+    const inShapes = (items: ShapeItem[]): boolean =>
+      items.some((i) =>
+        i.kind === 'group'
+          ? inShapes(i.items)
+          : Object.values(i).some((v) =>
+              (v as Property<unknown>)?.keyframes?.some((k) => k.outInterpolation === 'hold'),
+            ),
+      );
+    return props.some((p) => p.keyframes?.some((k) => k.outInterpolation === 'hold')) || inShapes(l.shapes ?? []);
+  }
+
   private checkCancelled(): void {
     if (this.options.cancelled?.()) throw new Error('cancelled');
   }
@@ -386,6 +403,13 @@ class Writer {
       if (e.enabled)
         this.note(comp, l, 'effect', `${e.matchName} (${e.name}) is not written (its parameters are not read)`);
     for (const s of l.layerStyles) this.note(comp, l, 'layer-style', `${s} is not written`);
+    if (l.stretch < 0 && this.holdsKeys(l))
+      this.note(
+        comp,
+        l,
+        'time-stretch',
+        'played backwards with hold keys: each held value starts at the other end of its segment in the file',
+      );
     if (l.preserveTransparency)
       this.note(comp, l, 'preserve-transparency', 'written as a normal layer (Lottie has no preserve transparency)');
     if (l.motionBlur && comp.motionBlur) this.note(comp, l, 'motion-blur', 'motion blur is not written');
@@ -447,9 +471,15 @@ class Writer {
         const edit = comp.id === this.root.id ? this.options.text?.get(l.index) : undefined;
         const base = this.base(l);
         const keys = edit !== undefined ? undefined : l.text.keyframes;
-        const docs = keys?.length
+        let docs = keys?.length
           ? keys.map((k) => ({ s: this.doc(k.value), t: keyFrame(base, k.time) }))
           : [{ s: this.doc(edit !== undefined ? { ...l.text.value, text: edit } : l.text.value), t: 0 }];
+        if (docs.length > 1 && l.stretch < 0) {
+          // played backwards: between two keys the one earlier in layer time shows, so each document starts at
+          // the key after it in composition time (the last key's from a frame before the first)
+          const back = [...docs].reverse();
+          docs = back.map((d, j) => ({ s: d.s, t: j === 0 ? back[0].t - 1 : back[j - 1].t }));
+        }
         Object.assign(json, {
           ty: 5,
           t: { d: { k: docs }, p: {}, m: { g: 1, a: { a: 0, k: [0, 0], ix: 2 } }, a: [] },
