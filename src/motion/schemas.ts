@@ -439,6 +439,12 @@ export const ExportBody = Type.Object(
           "bake (default): every expression evaluated by the service's sandbox at every frame and written as keyframes (players without an expression engine show it); keep: the expression text, for lottie-web",
       }),
     ),
+    cameras: Type.Optional(
+      Type.Boolean({
+        description:
+          "true: camera layers written as cameras (ty 13: zoom, point of interest), as bodymovin writes them, which skottie and lottie-web's HTML renderer draw but lottie-web's SVG and canvas renderers refuse; default false: as nulls (listed), so every player loads the file",
+      }),
+    ),
     glyphs: Type.Optional(
       Type.Boolean({
         description:

@@ -66,6 +66,9 @@ describe('Lottie export of the real corpus in every player', { skip: !have }, ()
     const failures: string[] = [];
     const compared: string[] = [];
     const glyphsDrawn: string[] = [];
+    const camerasChange: string[] = [];
+    let cameras = 0;
+    let refused = 0;
     let firstProject: { url: string; comp: number } | undefined;
     for (const file of have ? projects(CORPUS) : []) {
       const name = path.relative(CORPUS, file);
@@ -123,6 +126,42 @@ describe('Lottie export of the real corpus in every player', { skip: !have }, ()
         } catch (err) {
           failures.push(`${what}: ThorVG: ${(err as Error).message}`);
         }
+        if (res.body.approximations.some((a: { feature: string }) => a.feature === 'camera')) {
+          // cameras as cameras (ty 13): skottie and ThorVG draw them, lottie-web's SVG renderer refuses them
+          const cam = await t.api('POST', '/api/motion/projects/export', {
+            board_id: board,
+            url: up.body.url,
+            composition: comp.id,
+            glyphs: true,
+            cameras: true,
+          });
+          assert.equal(cam.status, 200, `${what}: ${cam.text}`);
+          const camText = await (await fetch(t.baseUrl + cam.body.url)).text();
+          const camJson = JSON.parse(camText);
+          const layers = [camJson, ...camJson.assets].flatMap((c: { layers?: { ty: number }[] }) => c.layers ?? []);
+          assert.ok(
+            layers.some((l: { ty: number; pe?: { k: unknown } }) => l.ty === 13 && l.pe),
+            `${what}: a camera layer`,
+          );
+          assert.ok(!cam.body.approximations.some((a: { feature: string }) => a.feature === 'camera'));
+          const invalidCam = validator.validate(camText, false).filter((e) => e.type === 'error');
+          if (invalidCam.length) failures.push(`${what} with cameras: schema: ${invalidCam[0].message}`);
+          try {
+            const withCamera = await skottieDraw(camText, frame);
+            const withNull = await skottieDraw(text, frame);
+            if (!Buffer.from(withCamera.rgba).equals(Buffer.from(withNull.rgba))) camerasChange.push(what);
+            await thorvgDraw(camText, frame);
+          } catch (err) {
+            failures.push(`${what} with cameras: ${(err as Error).message}`);
+          }
+          // a shown camera of the root composition: lottie-web's SVG renderer refuses it (why the default is a null)
+          if (camJson.layers.some((l: { ty: number; hd?: boolean }) => l.ty === 13 && !l.hd)) {
+            const svg = await page.draw(camJson, frame, size, 'svg');
+            assert.ok(svg.errors.length > 0, `${what}: lottie-web's SVG renderer refuses a camera: ${svg.errors}`);
+            refused++;
+          }
+          cameras++;
+        }
         // the preview and the export agree where neither lists anything: the preview's PNG of the frame and the
         // export drawn there by lottie-web over the composition's background
         if (!res.body.approximations.length) {
@@ -160,6 +199,9 @@ describe('Lottie export of the real corpus in every player', { skip: !have }, ()
     assert.deepEqual(failures, []);
     assert.ok(exported >= 50, `${exported} compositions exported`);
     assert.ok(glyphsDrawn.length >= 3, `text drawn from outlines in ${glyphsDrawn.length} compositions`);
+    console.log(`# ${cameras} compositions with cameras; skottie draws them through the camera in: ${camerasChange}`);
+    assert.ok(cameras >= 5 && camerasChange.length >= 1, `${cameras} with cameras, ${camerasChange.length} changed`);
+    assert.ok(refused >= 1, 'a shown camera refused by lottie-web SVG');
     // a .lottie archive (dotLottie 2.0) of the first one, read by ThorVG's own archive loader
     const res = await t.api('POST', '/api/motion/projects/export', {
       board_id: board,

@@ -6,7 +6,8 @@ import yauzl from 'yauzl';
 import { startService, waitForJob, type TestService } from '../helpers/service.js';
 import { glyphPaths } from '../../src/motion/lottie/glyphs.js';
 import { inCompOrder, numValue, otherValue, withoutEmptyPathKeys } from '../../src/motion/lottie/keyframes.js';
-import type { BezierPath, Keyframe, NumProperty, Property } from '../../src/motion/scene/model.js';
+import type { BezierPath, Keyframe, Layer, NumProperty, Property, SceneProject } from '../../src/motion/scene/model.js';
+import { writeLottie } from '../../src/motion/lottie/write.js';
 import { png, project } from './preview-project.js';
 
 /**
@@ -337,6 +338,110 @@ describe('Lottie writer: field shapes the players accept', () => {
     assert.deepEqual([v.k[1].o!.x[0], v.k[1].i!.x[0]], [0.25, 0.5]);
     const forward = inCompOrder(p.keyframes!, { ...back, stretch: 1 });
     assert.equal(forward, p.keyframes, 'a layer played forwards keeps its keys');
+  });
+
+  it("writes effects as bodymovin does: the type players know, each parameter's control type and value", () => {
+    const num = (path: string, value: number[]): NumProperty => ({ path, value });
+    const layer: Layer = {
+      index: 1,
+      id: 10,
+      name: 'Tinted',
+      type: 'null',
+      startTime: 0,
+      inPoint: 0,
+      outPoint: 1,
+      stretch: 1,
+      enabled: true,
+      solo: false,
+      shy: false,
+      guide: false,
+      threeD: false,
+      adjustment: false,
+      collapse: false,
+      autoOrient: false,
+      motionBlur: false,
+      blendMode: 'normal',
+      preserveTransparency: false,
+      isMatte: false,
+      transform: {
+        anchor: num('a', [0, 0]),
+        position: num('p', [0, 0]),
+        scale: num('s', [100, 100]),
+        rotation: num('r', [0]),
+        opacity: num('o', [100]),
+      },
+      masks: [],
+      effects: [
+        {
+          matchName: 'ADBE Tint',
+          name: 'Tint',
+          enabled: true,
+          params: [
+            { matchName: 'ADBE Tint-0001', name: 'Map Black To', type: 'color', value: num('c', [1, 0, 0, 1]) },
+            { matchName: 'ADBE Tint-0002', name: 'Map White To', type: 'color', value: num('c', [0, 0, 1, 1]) },
+            { matchName: 'ADBE Tint-0003', name: 'Amount to Tint', type: 'slider', value: num('s', [40]) },
+          ],
+        },
+        {
+          matchName: 'ADBE Layer Control',
+          name: 'Other',
+          enabled: true,
+          params: [
+            { matchName: 'ADBE Layer Control-0001', name: 'Layer', type: 'layer', value: num('l', [0]), layerId: 10 },
+          ],
+        },
+        { matchName: 'ADBE Glo2', name: 'Glow', enabled: true },
+        { matchName: 'ADBE Invert', name: 'Off', enabled: false, params: [] },
+      ],
+      layerStyles: [],
+      expressions: [],
+    };
+    const project: SceneProject = {
+      aeVersion: '23',
+      footage: [],
+      compositions: [
+        {
+          id: 1,
+          name: 'C',
+          width: 10,
+          height: 10,
+          pixelAspect: 1,
+          frameRate: 25,
+          duration: 1,
+          background: [0, 0, 0],
+          workArea: { start: 0, end: 1 },
+          displayStartTime: 0,
+          hideShyLayers: false,
+          motionBlur: false,
+          layers: [layer],
+        },
+      ],
+    };
+    const written = writeLottie(project, 1, { expressions: 'keep', images: new Map() });
+    const ef = (written.lottie.layers as { ef: any[] }[])[0].ef;
+    assert.deepEqual(
+      ef.map((e) => [e.ty, e.mn, e.ix, e.en, e.np]),
+      [
+        [20, 'ADBE Tint', 1, 1, 5],
+        [5, 'ADBE Layer Control', 2, 1, 3],
+      ],
+    );
+    assert.deepEqual(
+      ef[0].ef.map((p: { ty: number; mn: string; v: { k: unknown } }) => [p.ty, p.mn, p.v.k]),
+      [
+        [2, 'ADBE Tint-0001', [1, 0, 0, 1]],
+        [2, 'ADBE Tint-0002', [0, 0, 1, 1]],
+        [0, 'ADBE Tint-0003', 40],
+      ],
+    );
+    assert.deepEqual([ef[1].ef[0].ty, ef[1].ef[0].v.k], [10, 1], "a layer parameter is the layer's index");
+    const listed = written.approximations.filter((a) => a.feature === 'effect').map((a) => a.detail);
+    assert.ok(
+      listed.some((d) => /ADBE Glo2.*not written/.test(d)),
+      'an effect without parameters read is listed',
+    );
+    assert.ok(listed.some((d) => /ADBE Layer Control.*lottie-web does not draw it/.test(d)));
+    assert.ok(!listed.some((d) => /ADBE Tint|ADBE Invert/.test(d)));
   });
 
   it('leaves out keys without vertices among keys with some, and counts them', () => {

@@ -36,6 +36,8 @@ export interface ExportParams {
   hasExpressions: boolean;
   /** Glyph outlines requested (`glyphs: true`). */
   glyphs: boolean;
+  /** Camera layers written as cameras (`cameras: true`). */
+  cameras: boolean;
   /** The project's own font files (board, project folder) its text asks for, by `/media` URL (the preview's). */
   fonts: { postscript: string; url: string }[];
 }
@@ -167,6 +169,7 @@ export async function writeExportFile(
     ...(p.images === 'files' ? { imageFolder: `/${ARCHIVE_IMAGES}` } : {}),
     text: p.text.map((t) => [t.layer, t.text]),
     media,
+    ...(p.cameras ? { cameras: true } : {}),
     ...(p.glyphs
       ? { glyphs: { own: (p.fonts ?? []).map((f): [string, string] => [f.postscript, run.input(f.url)]) } }
       : {}),

@@ -15,6 +15,8 @@ export interface WorkerTask {
   imageFolder?: string;
   text: [number, string][];
   media: [number, Footage][];
+  /** Camera layers as cameras (ty 13). */
+  cameras?: boolean;
   /** Glyph outlines (`chars`) for the text, from these font files (PostScript name, path) or the machine's. */
   glyphs?: { own: [string, string][] };
 }
@@ -49,6 +51,7 @@ export async function runTask(
       media: new Map(task.media),
       ...(cancelled ? { cancelled } : {}),
       ...(glyphs ? { glyphs: glyphs.fonts } : {}),
+      ...(task.cameras ? { cameras: true } : {}),
     });
     return {
       json: JSON.stringify(written.lottie),

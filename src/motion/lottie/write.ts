@@ -6,6 +6,7 @@ import type {
   BlendMode,
   Composition,
   Dash,
+  EffectParamType,
   Footage,
   GradientStops,
   Layer,
@@ -60,6 +61,8 @@ export interface WriteOptions {
   text?: Map<number, string>;
   /** Footage replacing a layer's source, by layer index of the root composition. */
   media?: Map<number, Footage>;
+  /** Camera layers as cameras (ty 13, as bodymovin writes them) instead of nulls. */
+  cameras?: boolean;
   /** Glyph outlines by PostScript name (glyphs.ts): their text's characters go in `chars`. */
   glyphs?: Map<string, GlyphFont>;
   /** Asked between layers and baked frames: true stops the writing (a cancelled job, a client gone). */
@@ -96,6 +99,52 @@ const BLEND: Partial<Record<BlendMode, number>> = {
   add: 16,
   'linear-dodge': 16,
   'hard-mix': 17,
+};
+
+/** Lottie's effect types by match name (bodymovin's); any other effect is 5, found by its match name. */
+const EFFECT_TYPE: Record<string, number> = {
+  'ADBE Tint': 20,
+  'ADBE Fill': 21,
+  'ADBE Stroke': 22,
+  'ADBE Tritone': 23,
+  'ADBE Pro Levels2': 24,
+  'ADBE Drop Shadow': 25,
+  'ADBE Radial Wipe': 26,
+  'ADBE Displacement Map': 27,
+  'ADBE Set Matte3': 28,
+  'ADBE Gaussian Blur 2': 29,
+  'ADBE Twirl': 30,
+  'ADBE MESH WARP': 31,
+  'ADBE Ripple': 32,
+  'ADBE Spherize': 33,
+  'ADBE FreePin3': 34,
+};
+/** The effects lottie-web draws (its SVG renderer; canvas draws fewer). */
+const LOTTIE_WEB_EFFECTS = new Set([
+  'ADBE Tint',
+  'ADBE Fill',
+  'ADBE Stroke',
+  'ADBE Tritone',
+  'ADBE Pro Levels2',
+  'ADBE Drop Shadow',
+  'ADBE Set Matte3',
+  'ADBE Gaussian Blur 2',
+]);
+/** Lottie's effect parameter types: 0 slider, 1 angle, 2 colour, 3 point, 4 checkbox, 7 dropdown, 10 layer, 6 none. */
+const PARAM_TYPE: Record<EffectParamType, number> = {
+  slider: 0,
+  scalar: 0,
+  integer: 0,
+  angle: 1,
+  color: 2,
+  point: 3,
+  point3d: 3,
+  checkbox: 4,
+  popup: 7,
+  layer: 10,
+  mask: 6,
+  curve: 6,
+  custom: 6,
 };
 
 const MATTE = { alpha: 1, 'alpha-inverted': 2, luma: 3, 'luma-inverted': 4 } as const;
@@ -284,6 +333,42 @@ class Writer {
     return out;
   }
 
+  /**
+   * A layer's effects as bodymovin writes them (`ef`: type, match name, parameters in order with their control
+   * types); players find them by type (lottie-web) or match name (skottie). One without parameters read is listed.
+   */
+  private effects(l: Layer, comp: Composition, inds: Map<number, number>): Json[] {
+    const out: Json[] = [];
+    for (const [k, e] of l.effects.entries()) {
+      if (!e.enabled) continue;
+      if (!e.params) {
+        this.note(comp, l, 'effect', `${e.matchName} (${e.name}) is not written (its parameters are not read)`);
+        continue;
+      }
+      if (!LOTTIE_WEB_EFFECTS.has(e.matchName))
+        this.note(comp, l, 'effect', `${e.matchName} (${e.name}) is written; lottie-web does not draw it`);
+      const ef = e.params.map((p, j) => {
+        const ty = PARAM_TYPE[p.type];
+        const v =
+          p.type === 'layer'
+            ? { a: 0, k: p.layerId ? (inds.get(p.layerId) ?? 0) : 0 }
+            : this.num(p.value, l, comp, ty === 2 ? { dims: 4 } : ty === 3 ? { dims: 2 } : { scalar: true });
+        return { ty, nm: p.name, mn: p.matchName, ix: j + 1, v: { ...v, ix: j + 1 } };
+      });
+      // np: bodymovin counts the effect's compositing options too
+      out.push({
+        ty: EFFECT_TYPE[e.matchName] ?? 5,
+        nm: e.name,
+        np: ef.length + 2,
+        mn: e.matchName,
+        ix: k + 1,
+        en: 1,
+        ef,
+      });
+    }
+    return out;
+  }
+
   /** Whether any of the layer's transform, mask or shape keys holds (text documents are listed apart). */
   private holdsKeys(l: Layer): boolean {
     const props: Property<unknown>[] = [
@@ -399,9 +484,8 @@ class Writer {
       json.masksProperties = l.masks.map((m) => this.mask(m, l, comp));
     }
     if (l.timeRemap && (json.ty === 0 || json.ty === 2)) json.tm = this.num(l.timeRemap, l, comp, { scalar: true });
-    for (const e of l.effects)
-      if (e.enabled)
-        this.note(comp, l, 'effect', `${e.matchName} (${e.name}) is not written (its parameters are not read)`);
+    const ef = this.effects(l, comp, inds);
+    if (ef.length) json.ef = ef;
     for (const s of l.layerStyles) this.note(comp, l, 'layer-style', `${s} is not written`);
     if (l.stretch < 0 && this.holdsKeys(l))
       this.note(
@@ -506,9 +590,20 @@ class Writer {
       case 'adjustment':
         this.note(comp, l, 'adjustment', 'adjustment layer written as a null (its effects are not written)');
         return;
-      case 'camera':
-        this.note(comp, l, 'camera', 'camera written as a null: its zoom and point of interest are not read');
+      case 'camera': {
+        if (!this.options.cameras || !l.camera) {
+          this.note(comp, l, 'camera', 'camera written as a null (cameras: true writes it as a camera)');
+          return;
+        }
+        // bodymovin's camera: zoom as `pe`, the point of interest as the anchor of a two-node camera; no scale
+        // or opacity
+        const ks = json.ks as Json;
+        delete ks.s;
+        delete ks.o;
+        if (!l.camera.twoNode) delete ks.a;
+        Object.assign(json, { ty: 13, ddd: 1, pe: { ...this.num(l.camera.zoom, l, comp, { scalar: true }), ix: 1 } });
         return;
+      }
       case 'light':
         this.note(comp, l, 'light', 'light written as a null (Lottie has no lights)');
         return;
