@@ -1,5 +1,5 @@
 import fsp from 'node:fs/promises';
-import opentype, { type Font, type PathCommand } from 'opentype.js';
+import type { Font, PathCommand } from 'opentype.js';
 import type { Approximation } from '../scene/display.js';
 import type { BezierPath, SceneProject } from '../scene/model.js';
 import { fontAscent } from '../preview/font-folders.js';
@@ -111,6 +111,8 @@ export async function loadGlyphFonts(
   own: [string, string][],
   cancelled?: () => boolean,
 ): Promise<{ fonts: Map<string, GlyphFont>; notes: Approximation[] }> {
+  // loaded here, on request: nothing else of the motion threads needs the font reader
+  const { default: opentype } = await import('opentype.js');
   const ownFiles = new Map(own.map(([ps, file]) => [ps.toLowerCase(), file]));
   const fonts = new Map<string, GlyphFont>();
   const notes: Approximation[] = [];
