@@ -439,6 +439,18 @@ export const ExportBody = Type.Object(
           "bake (default): every expression evaluated by the service's sandbox at every frame and written as keyframes (players without an expression engine show it); keep: the expression text, for lottie-web",
       }),
     ),
+    cameras: Type.Optional(
+      Type.Boolean({
+        description:
+          "true: camera layers written as cameras (ty 13: zoom, point of interest), as bodymovin writes them, which skottie and lottie-web's HTML renderer draw but lottie-web's SVG and canvas renderers refuse; default false: as nulls (listed), so every player loads the file",
+      }),
+    ),
+    glyphs: Type.Optional(
+      Type.Boolean({
+        description:
+          "true: the text's glyph outlines in the file (`chars`, from the font file the preview draws with), so players draw it without the font installed (lottie-web's canvas renderer draws text only so); default false: fonts by name",
+      }),
+    ),
     textEdits: Type.Optional(Type.Array(TextEdit, { maxItems: MAX_EDITS })),
     mediaEdits: Type.Optional(Type.Array(MediaEdit, { maxItems: MAX_EDITS })),
     add_to_board: Type.Optional(

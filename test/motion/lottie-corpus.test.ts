@@ -10,7 +10,7 @@ import { lottiePool, skottieDraw, thorvgDraw, withLottiePage, type LottiePage } 
 
 /**
  * Every composition of every project of ../shared/fixtures/after-effects/corpus exported over HTTP (expressions baked,
- * the default): each file validates against the Lottie Animation Community's published schema (no errors; bodymovin's
+ * the default; glyph outlines on): each file validates against the Lottie Animation Community's published schema (no errors; bodymovin's
  * own fields are warnings there) and loads and draws without error in lottie-web (canvas and SVG, in the service's
  * headless Chromium), Skia's skottie (canvaskit-wasm) and ThorVG (dotlottie-web). One .lottie archive is loaded by
  * ThorVG too. Skipped, saying so, without ../shared.
@@ -65,6 +65,10 @@ describe('Lottie export of the real corpus in every player', { skip: !have }, ()
     let exported = 0;
     const failures: string[] = [];
     const compared: string[] = [];
+    const glyphsDrawn: string[] = [];
+    const camerasChange: string[] = [];
+    let cameras = 0;
+    let refused = 0;
     let firstProject: { url: string; comp: number } | undefined;
     for (const file of have ? projects(CORPUS) : []) {
       const name = path.relative(CORPUS, file);
@@ -74,10 +78,12 @@ describe('Lottie export of the real corpus in every player', { skip: !have }, ()
       assert.equal(inspected.status, 200, `${name}: ${inspected.text}`);
       for (const comp of inspected.body.compositions) {
         const what = `${name} "${comp.name}"`;
+        // with glyph outlines: the text is drawn from them (lottie-web's canvas renderer draws text only so)
         const res = await t.api('POST', '/api/motion/projects/export', {
           board_id: board,
           url: up.body.url,
           composition: comp.id,
+          glyphs: true,
         });
         assert.equal(res.status, 200, `${what}: ${res.text}`);
         firstProject ??= { url: up.body.url, comp: comp.id };
@@ -103,6 +109,12 @@ describe('Lottie export of the real corpus in every player', { skip: !have }, ()
           else assert.ok(!KNOWN_FAILING.has(failure), `${failure} draws now: take it off KNOWN_FAILING`);
           assert.equal(drawn.rgba.length, size.w * size.h * 4);
         }
+        if (json.chars) {
+          // the outlines are what lottie-web's canvas renderer draws the text with: without them it draws none
+          const drawn = await page.draw(json, frame, size, 'canvas');
+          const bare = await page.draw({ ...json, chars: undefined }, frame, size, 'canvas');
+          if (!drawn.rgba.equals(bare.rgba)) glyphsDrawn.push(what);
+        }
         try {
           const sk = await skottieDraw(text, frame);
           assert.equal(sk.rgba.length, sk.w * sk.h * 4);
@@ -113,6 +125,42 @@ describe('Lottie export of the real corpus in every player', { skip: !have }, ()
           assert.equal((await thorvgDraw(text, frame)).length, 64 * 64 * 4);
         } catch (err) {
           failures.push(`${what}: ThorVG: ${(err as Error).message}`);
+        }
+        if (res.body.approximations.some((a: { feature: string }) => a.feature === 'camera')) {
+          // cameras as cameras (ty 13): skottie and ThorVG draw them, lottie-web's SVG renderer refuses them
+          const cam = await t.api('POST', '/api/motion/projects/export', {
+            board_id: board,
+            url: up.body.url,
+            composition: comp.id,
+            glyphs: true,
+            cameras: true,
+          });
+          assert.equal(cam.status, 200, `${what}: ${cam.text}`);
+          const camText = await (await fetch(t.baseUrl + cam.body.url)).text();
+          const camJson = JSON.parse(camText);
+          const layers = [camJson, ...camJson.assets].flatMap((c: { layers?: { ty: number }[] }) => c.layers ?? []);
+          assert.ok(
+            layers.some((l: { ty: number; pe?: { k: unknown } }) => l.ty === 13 && l.pe),
+            `${what}: a camera layer`,
+          );
+          assert.ok(!cam.body.approximations.some((a: { feature: string }) => a.feature === 'camera'));
+          const invalidCam = validator.validate(camText, false).filter((e) => e.type === 'error');
+          if (invalidCam.length) failures.push(`${what} with cameras: schema: ${invalidCam[0].message}`);
+          try {
+            const withCamera = await skottieDraw(camText, frame);
+            const withNull = await skottieDraw(text, frame);
+            if (!Buffer.from(withCamera.rgba).equals(Buffer.from(withNull.rgba))) camerasChange.push(what);
+            await thorvgDraw(camText, frame);
+          } catch (err) {
+            failures.push(`${what} with cameras: ${(err as Error).message}`);
+          }
+          // a shown camera of the root composition: lottie-web's SVG renderer refuses it (why the default is a null)
+          if (camJson.layers.some((l: { ty: number; hd?: boolean }) => l.ty === 13 && !l.hd)) {
+            const svg = await page.draw(camJson, frame, size, 'svg');
+            assert.ok(svg.errors.length > 0, `${what}: lottie-web's SVG renderer refuses a camera: ${svg.errors}`);
+            refused++;
+          }
+          cameras++;
         }
         // the preview and the export agree where neither lists anything: the preview's PNG of the frame and the
         // export drawn there by lottie-web over the composition's background
@@ -147,8 +195,13 @@ describe('Lottie export of the real corpus in every player', { skip: !have }, ()
       }
     }
     console.log(compared.map((c) => `# preview vs export: ${c}`).join('\n'));
+    console.log(`# text drawn from glyph outlines by lottie-web canvas: ${glyphsDrawn.join(', ')}`);
     assert.deepEqual(failures, []);
     assert.ok(exported >= 50, `${exported} compositions exported`);
+    assert.ok(glyphsDrawn.length >= 3, `text drawn from outlines in ${glyphsDrawn.length} compositions`);
+    console.log(`# ${cameras} compositions with cameras; skottie draws them through the camera in: ${camerasChange}`);
+    assert.ok(cameras >= 5 && camerasChange.length >= 1, `${cameras} with cameras, ${camerasChange.length} changed`);
+    assert.ok(refused >= 1, 'a shown camera refused by lottie-web SVG');
     // a .lottie archive (dotLottie 2.0) of the first one, read by ThorVG's own archive loader
     const res = await t.api('POST', '/api/motion/projects/export', {
       board_id: board,

@@ -4,8 +4,10 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import yauzl from 'yauzl';
 import { startService, waitForJob, type TestService } from '../helpers/service.js';
-import { otherValue, withoutEmptyPathKeys } from '../../src/motion/lottie/keyframes.js';
-import type { BezierPath, Keyframe, Property } from '../../src/motion/scene/model.js';
+import { glyphPaths } from '../../src/motion/lottie/glyphs.js';
+import { inCompOrder, numValue, otherValue, withoutEmptyPathKeys } from '../../src/motion/lottie/keyframes.js';
+import type { BezierPath, Keyframe, Layer, NumProperty, Property, SceneProject } from '../../src/motion/scene/model.js';
+import { writeLottie } from '../../src/motion/lottie/write.js';
 import { png, project } from './preview-project.js';
 
 /**
@@ -149,6 +151,41 @@ describe('motion export to Lottie', () => {
     assert.equal(layer(await json(edited.body.url), 'Title').t.d.k[0].s.t, 'CHANGED');
   });
 
+  it('writes glyph outlines on request (chars, from the font file the preview draws with)', async () => {
+    const plain = await exportIt({ composition: 'Main' });
+    const without = await json(plain.body.url);
+    assert.equal(without.chars, undefined);
+    assert.ok(plain.body.approximations.some((a: { feature: string }) => a.feature === 'text-glyphs'));
+    assert.equal(without.fonts.list[0].origin, 0);
+    const res = await exportIt({ composition: 'Main', glyphs: true });
+    assert.equal(res.status, 200, res.text);
+    assert.ok(!res.body.approximations.some((a: { feature: string }) => a.feature === 'text-glyphs'), res.text);
+    const lottie = await json(res.body.url);
+    const font = lottie.fonts.list.find((f: { fName: string }) => f.fName === 'DejaVuSans-Bold');
+    assert.deepEqual([font.fFamily, font.fStyle, font.origin], ['DejaVu Sans', 'Bold', 0]);
+    assert.ok(font.ascent > 70 && font.ascent < 100, `ascent ${font.ascent}`);
+    assert.deepEqual(
+      lottie.chars.map((c: { ch: string }) => c.ch),
+      ['H', 'I'],
+    );
+    for (const c of lottie.chars) {
+      assert.deepEqual([c.fFamily, c.style, c.size], ['DejaVu Sans', 'Bold', 100]);
+      // DejaVu Sans Bold: H advances 1714 of 2048 units, I 762 (at size 100: 83.69, 37.21)
+      assert.equal(c.w, c.ch === 'H' ? 83.691 : 37.207);
+      const paths = c.data.shapes[0].it;
+      assert.equal(c.data.shapes[0].ty, 'gr');
+      // H and I are one closed contour each, drawn above the baseline (y up is negative)
+      assert.equal(paths.length, 1);
+      assert.ok(paths[0].ks.k.c);
+      assert.ok(paths[0].ks.k.v.every(([x, y]: number[]) => y <= 0 && y > -80 && x >= 0 && x <= c.w));
+    }
+    const edited = await exportIt({ composition: 'Main', glyphs: true, textEdits: [{ layer: 'Title', text: 'OK' }] });
+    assert.deepEqual(
+      (await json(edited.body.url)).chars.map((c: { ch: string }) => c.ch),
+      ['K', 'O'],
+    );
+  });
+
   it('bakes an expression into the value it gives, or keeps it for lottie-web', async () => {
     const baked = await exportIt({ composition: 'Expr' });
     assert.equal(baked.status, 200, baked.text);
@@ -242,6 +279,169 @@ describe('Lottie writer: field shapes the players accept', () => {
     assert.deepEqual(otherValue(p, base, write, true), { a: 0, k: { v: [], c: false } });
     const moving: Property<BezierPath> = { path: 'Path', value: tri, keyframes: [key(0, tri), key(1, empty)] };
     assert.equal(otherValue(moving, base, write, true).a, 1);
+  });
+
+  it("turns a glyph's contours into closed bezier paths, quadratic segments as cubic ones", () => {
+    const [path] = glyphPaths([
+      { type: 'M', x: 0, y: 0 },
+      { type: 'L', x: 30, y: 0 },
+      { type: 'Q', x1: 30, y1: -30, x: 0, y: -30 },
+      { type: 'L', x: 0, y: 0 },
+      { type: 'Z' },
+    ]);
+    assert.deepEqual(path.v, [
+      [0, 0],
+      [30, 0],
+      [0, -30],
+    ]);
+    assert.ok(path.closed);
+    assert.deepEqual(path.o[1], [0, -20], 'two thirds of the way to the control point');
+    assert.deepEqual(path.i[2], [20, 0]);
+    assert.deepEqual(path.i[0], [0, 0], 'the closing line');
+  });
+
+  it('writes the keys of a layer played backwards in composition order, each side of a key swapped', () => {
+    const back = { startTime: 4, stretch: -1, fps: 10 };
+    const p: NumProperty = {
+      path: 'Opacity',
+      value: [0],
+      keyframes: [
+        {
+          time: 0,
+          value: [0],
+          inInterpolation: 'linear',
+          outInterpolation: 'bezier',
+          outEase: [{ speed: 0, influence: 0.5 }],
+        },
+        {
+          time: 1,
+          value: [50],
+          inInterpolation: 'bezier',
+          outInterpolation: 'linear',
+          inEase: [{ speed: 0, influence: 0.25 }],
+        },
+        { time: 3, value: [100], inInterpolation: 'linear', outInterpolation: 'linear' },
+      ],
+    };
+    const v = numValue(p, back, { scalar: true }) as {
+      k: { t: number; s: number[]; o?: { x: number[] }; i?: { x: number[] } }[];
+    };
+    assert.deepEqual(
+      v.k.map((k) => [k.t, k.s[0]]),
+      [
+        [10, 100],
+        [30, 50],
+        [40, 0],
+      ],
+    );
+    // the segment 50 -> 0 leaves 50 with what was its in ease (influence 0.25) and enters 0 with its out ease (0.5)
+    assert.deepEqual([v.k[1].o!.x[0], v.k[1].i!.x[0]], [0.25, 0.5]);
+    const forward = inCompOrder(p.keyframes!, { ...back, stretch: 1 });
+    assert.equal(forward, p.keyframes, 'a layer played forwards keeps its keys');
+  });
+
+  it("writes effects as bodymovin does: the type players know, each parameter's control type and value", () => {
+    const num = (path: string, value: number[]): NumProperty => ({ path, value });
+    const layer: Layer = {
+      index: 1,
+      id: 10,
+      name: 'Tinted',
+      type: 'null',
+      startTime: 0,
+      inPoint: 0,
+      outPoint: 1,
+      stretch: 1,
+      enabled: true,
+      solo: false,
+      shy: false,
+      guide: false,
+      threeD: false,
+      adjustment: false,
+      collapse: false,
+      autoOrient: false,
+      motionBlur: false,
+      blendMode: 'normal',
+      preserveTransparency: false,
+      isMatte: false,
+      transform: {
+        anchor: num('a', [0, 0]),
+        position: num('p', [0, 0]),
+        scale: num('s', [100, 100]),
+        rotation: num('r', [0]),
+        opacity: num('o', [100]),
+      },
+      masks: [],
+      effects: [
+        {
+          matchName: 'ADBE Tint',
+          name: 'Tint',
+          enabled: true,
+          params: [
+            { matchName: 'ADBE Tint-0001', name: 'Map Black To', type: 'color', value: num('c', [1, 0, 0, 1]) },
+            { matchName: 'ADBE Tint-0002', name: 'Map White To', type: 'color', value: num('c', [0, 0, 1, 1]) },
+            { matchName: 'ADBE Tint-0003', name: 'Amount to Tint', type: 'slider', value: num('s', [40]) },
+          ],
+        },
+        {
+          matchName: 'ADBE Layer Control',
+          name: 'Other',
+          enabled: true,
+          params: [
+            { matchName: 'ADBE Layer Control-0001', name: 'Layer', type: 'layer', value: num('l', [0]), layerId: 10 },
+          ],
+        },
+        { matchName: 'ADBE Glo2', name: 'Glow', enabled: true },
+        { matchName: 'ADBE Invert', name: 'Off', enabled: false, params: [] },
+      ],
+      layerStyles: [],
+      expressions: [],
+    };
+    const project: SceneProject = {
+      aeVersion: '23',
+      footage: [],
+      compositions: [
+        {
+          id: 1,
+          name: 'C',
+          width: 10,
+          height: 10,
+          pixelAspect: 1,
+          frameRate: 25,
+          duration: 1,
+          background: [0, 0, 0],
+          workArea: { start: 0, end: 1 },
+          displayStartTime: 0,
+          hideShyLayers: false,
+          motionBlur: false,
+          layers: [layer],
+        },
+      ],
+    };
+    const written = writeLottie(project, 1, { expressions: 'keep', images: new Map() });
+    const ef = (written.lottie.layers as { ef: any[] }[])[0].ef;
+    assert.deepEqual(
+      ef.map((e) => [e.ty, e.mn, e.ix, e.en, e.np]),
+      [
+        [20, 'ADBE Tint', 1, 1, 5],
+        [5, 'ADBE Layer Control', 2, 1, 3],
+      ],
+    );
+    assert.deepEqual(
+      ef[0].ef.map((p: { ty: number; mn: string; v: { k: unknown } }) => [p.ty, p.mn, p.v.k]),
+      [
+        [2, 'ADBE Tint-0001', [1, 0, 0, 1]],
+        [2, 'ADBE Tint-0002', [0, 0, 1, 1]],
+        [0, 'ADBE Tint-0003', 40],
+      ],
+    );
+    assert.deepEqual([ef[1].ef[0].ty, ef[1].ef[0].v.k], [10, 1], "a layer parameter is the layer's index");
+    const listed = written.approximations.filter((a) => a.feature === 'effect').map((a) => a.detail);
+    assert.ok(
+      listed.some((d) => /ADBE Glo2.*not written/.test(d)),
+      'an effect without parameters read is listed',
+    );
+    assert.ok(listed.some((d) => /ADBE Layer Control.*lottie-web does not draw it/.test(d)));
+    assert.ok(!listed.some((d) => /ADBE Tint|ADBE Invert/.test(d)));
   });
 
   it('leaves out keys without vertices among keys with some, and counts them', () => {

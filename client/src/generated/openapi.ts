@@ -6541,6 +6541,10 @@ export interface operations {
                      * @enum {unknown}
                      */
                     expressions?: "bake" | "keep";
+                    /** @description true: camera layers written as cameras (ty 13: zoom, point of interest), as bodymovin writes them, which skottie and lottie-web's HTML renderer draw but lottie-web's SVG and canvas renderers refuse; default false: as nulls (listed), so every player loads the file */
+                    cameras?: boolean;
+                    /** @description true: the text's glyph outlines in the file (`chars`, from the font file the preview draws with), so players draw it without the font installed (lottie-web's canvas renderer draws text only so); default false: fonts by name */
+                    glyphs?: boolean;
                     textEdits?: {
                         /** @description a layer name (the first layer with that name, as After Effects resolves comp.layer(name)) or a 1-based index in the composition */
                         layer: number | string;

@@ -34,6 +34,12 @@ export interface ExportParams {
   addToBoard: boolean;
   /** Whether the composition or a precomp it shows has expressions (baking them runs a sandbox). */
   hasExpressions: boolean;
+  /** Glyph outlines requested (`glyphs: true`). */
+  glyphs: boolean;
+  /** Camera layers written as cameras (`cameras: true`). */
+  cameras: boolean;
+  /** The project's own font files (board, project folder) its text asks for, by `/media` URL (the preview's). */
+  fonts: { postscript: string; url: string }[];
 }
 
 declare module '../../jobs/kinds.js' {
@@ -88,7 +94,12 @@ export const exportFilename = (p: Pick<ExportParams, 'composition' | 'format'>) 
 
 /** Every `/media` URL an export reads (the job's declared inputs). */
 export const exportInputs = (p: ExportParams): string[] => [
-  ...new Set([p.project.url, ...p.footage.map((f) => f.url), ...p.media.map((m) => m.url)]),
+  ...new Set([
+    p.project.url,
+    ...p.footage.map((f) => f.url),
+    ...p.media.map((m) => m.url),
+    ...(p.glyphs ? (p.fonts ?? []).map((f) => f.url) : []),
+  ]),
 ];
 
 /**
@@ -158,6 +169,10 @@ export async function writeExportFile(
     ...(p.images === 'files' ? { imageFolder: `/${ARCHIVE_IMAGES}` } : {}),
     text: p.text.map((t) => [t.layer, t.text]),
     media,
+    ...(p.cameras ? { cameras: true } : {}),
+    ...(p.glyphs
+      ? { glyphs: { own: (p.fonts ?? []).map((f): [string, string] => [f.postscript, run.input(f.url)]) } }
+      : {}),
   };
   // as the preview decides: a small project without expressions to bake costs milliseconds here; anything bigger
   // goes to the motion threads (started once, kept while in use, the last decoded projects kept there)

@@ -83,6 +83,33 @@ function pathLength(k0: Keyframe<number[]>, k1: Keyframe<number[]>): number {
   return length;
 }
 
+/**
+ * Keys in the order the composition meets them. A layer played backwards (negative stretch) meets its last key first:
+ * the list is reversed and each key's two sides change places (eases, interpolations, spatial tangents); a held
+ * segment stays held, from its earlier end in composition time (After Effects holds the other end's value there:
+ * listed by the writer as `time-stretch`).
+ */
+export function inCompOrder<V>(keys: Keyframe<V>[], base: TimeBase): Keyframe<V>[] {
+  if (base.stretch >= 0) return keys;
+  const n = keys.length;
+  return keys.map((_, j) => {
+    const k = keys[n - 1 - j];
+    // the segment after this key in composition time is the one before it in layer time
+    const before = keys[n - 2 - j];
+    const key: Keyframe<V> = {
+      time: k.time,
+      value: k.value,
+      inInterpolation: k.outInterpolation === 'hold' ? 'linear' : k.outInterpolation,
+      outInterpolation: before?.outInterpolation === 'hold' ? 'hold' : k.inInterpolation,
+    };
+    if (k.outEase) key.inEase = k.outEase;
+    if (k.inEase) key.outEase = k.inEase;
+    if (k.outTangent) key.inTangent = k.outTangent;
+    if (k.inTangent) key.outTangent = k.inTangent;
+    return key;
+  });
+}
+
 const LINEAR_OUT = 1 / 6;
 const LINEAR_IN = 5 / 6;
 
@@ -96,7 +123,7 @@ export function numValue(p: NumProperty, base: TimeBase, opts: { scalar?: boolea
     while (opts.dims && out.length < opts.dims) out.push(0);
     return out;
   };
-  const keys = p.keyframes;
+  const keys = p.keyframes && inCompOrder(p.keyframes, base);
   if (!keys || keys.length < 2) {
     const v = shape(keys?.[0]?.value ?? p.value);
     return { a: 0, k: opts.scalar ? v[0] : v };
@@ -164,7 +191,7 @@ export function numValue(p: NumProperty, base: TimeBase, opts: { scalar?: boolea
  * shape keys are).
  */
 export function otherValue<V>(p: Property<V>, base: TimeBase, write: (v: V) => unknown, wrap = false): LottieValue {
-  const keys = p.keyframes;
+  const keys = p.keyframes && inCompOrder(p.keyframes, base);
   if (!keys || keys.length < 2) return { a: 0, k: write(keys?.[0]?.value ?? p.value) };
   const values = keys.map((k) => write(k.value));
   // keys that all hold one value are that value (lottie-web cannot interpolate shape keys without vertices)

@@ -78,6 +78,9 @@ export class MotionExports {
       footage: p.footage,
       addToBoard: body.add_to_board ?? false,
       hasExpressions: p.expressions ?? false,
+      glyphs: body.glyphs ?? false,
+      cameras: body.cameras ?? false,
+      fonts: p.fonts ?? [],
     };
     const size = async (url: string) => (await fsp.stat((await this.ctx.media.resolveUrl(url)).path)).size;
     let estimate = await size(p.project.url);

@@ -6,6 +6,7 @@ import type {
   BlendMode,
   Composition,
   Dash,
+  EffectParamType,
   Footage,
   GradientStops,
   Layer,
@@ -30,6 +31,7 @@ import {
   type LottieValue,
   type TimeBase,
 } from './keyframes.js';
+import type { GlyphFont } from './glyphs.js';
 import { keptExpression } from './kept-expression.js';
 import { withMidpointStops } from '../scene/gradients.js';
 import { MERGE_MODES } from '../scene/merge-paths.js';
@@ -63,6 +65,10 @@ export interface WriteOptions {
   text?: Map<number, string>;
   /** Footage replacing a layer's source, by layer index of the root composition. */
   media?: Map<number, Footage>;
+  /** Camera layers as cameras (ty 13, as bodymovin writes them) instead of nulls. */
+  cameras?: boolean;
+  /** Glyph outlines by PostScript name (glyphs.ts): their text's characters go in `chars`. */
+  glyphs?: Map<string, GlyphFont>;
   /** Asked between layers and baked frames: true stops the writing (a cancelled job, a client gone). */
   cancelled?: () => boolean;
 }
@@ -97,6 +103,52 @@ const BLEND: Partial<Record<BlendMode, number>> = {
   add: 16,
   'linear-dodge': 16,
   'hard-mix': 17,
+};
+
+/** Lottie's effect types by match name (bodymovin's); any other effect is 5, found by its match name. */
+const EFFECT_TYPE: Record<string, number> = {
+  'ADBE Tint': 20,
+  'ADBE Fill': 21,
+  'ADBE Stroke': 22,
+  'ADBE Tritone': 23,
+  'ADBE Pro Levels2': 24,
+  'ADBE Drop Shadow': 25,
+  'ADBE Radial Wipe': 26,
+  'ADBE Displacement Map': 27,
+  'ADBE Set Matte3': 28,
+  'ADBE Gaussian Blur 2': 29,
+  'ADBE Twirl': 30,
+  'ADBE MESH WARP': 31,
+  'ADBE Ripple': 32,
+  'ADBE Spherize': 33,
+  'ADBE FreePin3': 34,
+};
+/** The effects lottie-web draws (its SVG renderer; canvas draws fewer). */
+const LOTTIE_WEB_EFFECTS = new Set([
+  'ADBE Tint',
+  'ADBE Fill',
+  'ADBE Stroke',
+  'ADBE Tritone',
+  'ADBE Pro Levels2',
+  'ADBE Drop Shadow',
+  'ADBE Set Matte3',
+  'ADBE Gaussian Blur 2',
+]);
+/** Lottie's effect parameter types: 0 slider, 1 angle, 2 colour, 3 point, 4 checkbox, 7 dropdown, 10 layer, 6 none. */
+const PARAM_TYPE: Record<EffectParamType, number> = {
+  slider: 0,
+  scalar: 0,
+  integer: 0,
+  angle: 1,
+  color: 2,
+  point: 3,
+  point3d: 3,
+  checkbox: 4,
+  popup: 7,
+  layer: 10,
+  mask: 6,
+  curve: 6,
+  custom: 6,
 };
 
 const MATTE = { alpha: 1, 'alpha-inverted': 2, luma: 3, 'luma-inverted': 4 } as const;
@@ -161,6 +213,8 @@ class Writer {
   /** Assets written, by key: `comp_<id>` and `image_<id>`. */
   private readonly assets = new Map<string, Json>();
   private readonly fonts = new Map<string, Json>();
+  /** The characters each glyph font draws (by PostScript name), for `chars`. */
+  private readonly charsUsed = new Map<string, Set<string>>();
   private readonly fps: number;
   private depth = 0;
 
@@ -200,10 +254,51 @@ class Writer {
       ddd: this.root.layers.some((l) => l.threeD) ? 1 : 0,
       assets: [...this.assets.values()],
       ...(this.fonts.size ? { fonts: { list: [...this.fonts.values()] } } : {}),
+      ...(this.charsUsed.size ? { chars: this.chars() } : {}),
       layers,
       markers: [],
     };
     return { lottie, frames, approximations: this.approximations };
+  }
+
+  /** Each glyph font's characters as bodymovin writes them: outlines at size 100 in a group, the advance in `w`. */
+  private chars(): Json[] {
+    const out: Json[] = [];
+    for (const [ps, used] of this.charsUsed) {
+      const font = this.options.glyphs!.get(ps)!;
+      const missing: string[] = [];
+      for (const ch of [...used].sort()) {
+        const glyph = font.char(ch);
+        if (!glyph) {
+          missing.push(ch);
+          continue;
+        }
+        const it = glyph.paths.map((p, k) => ({
+          ind: k,
+          ty: 'sh',
+          ix: k + 1,
+          ks: { a: 0, k: pathJson(p), ix: 2 },
+          nm: ch,
+          mn: 'ADBE Vector Shape - Group',
+          hd: false,
+        }));
+        const group = { ty: 'gr', it, nm: ch, np: it.length, cix: 2, bm: 0, ix: 1, mn: 'ADBE Vector Group', hd: false };
+        out.push({
+          ch,
+          size: 100,
+          style: font.style,
+          w: round(glyph.w),
+          data: { shapes: [group] },
+          fFamily: font.family,
+        });
+      }
+      if (missing.length)
+        this.approximations.push({
+          feature: 'text-glyphs',
+          detail: `${ps} has no glyph for ${missing.map((c) => JSON.stringify(c)).join(', ')}: players draw nothing there`,
+        });
+    }
+    return out;
   }
 
   /** A composition's layers, top first (Lottie's order, as After Effects lists them). */
@@ -248,6 +343,59 @@ class Writer {
       out.push(json);
     }
     return out;
+  }
+
+  /**
+   * A layer's effects as bodymovin writes them (`ef`: type, match name, parameters in order with their control
+   * types); players find them by type (lottie-web) or match name (skottie). One without parameters read is listed.
+   */
+  private effects(l: Layer, comp: Composition, inds: Map<number, number>): Json[] {
+    const out: Json[] = [];
+    for (const [k, e] of l.effects.entries()) {
+      if (!e.enabled) continue;
+      if (!e.params) {
+        this.note(comp, l, 'effect', `${e.matchName} (${e.name}) is not written (its parameters are not read)`);
+        continue;
+      }
+      if (!LOTTIE_WEB_EFFECTS.has(e.matchName))
+        this.note(comp, l, 'effect', `${e.matchName} (${e.name}) is written; lottie-web does not draw it`);
+      const ef = e.params.map((p, j) => {
+        const ty = PARAM_TYPE[p.type];
+        const v =
+          p.type === 'layer'
+            ? { a: 0, k: p.layerId ? (inds.get(p.layerId) ?? 0) : 0 }
+            : this.num(p.value, l, comp, ty === 2 ? { dims: 4 } : ty === 3 ? { dims: 2 } : { scalar: true });
+        return { ty, nm: p.name, mn: p.matchName, ix: j + 1, v: { ...v, ix: j + 1 } };
+      });
+      // np: bodymovin counts the effect's compositing options too
+      out.push({
+        ty: EFFECT_TYPE[e.matchName] ?? 5,
+        nm: e.name,
+        np: ef.length + 2,
+        mn: e.matchName,
+        ix: k + 1,
+        en: 1,
+        ef,
+      });
+    }
+    return out;
+  }
+
+  /** Whether any of the layer's transform, mask or shape keys holds (text documents are listed apart). */
+  private holdsKeys(l: Layer): boolean {
+    const props: Property<unknown>[] = [
+      ...Object.values(l.transform).filter((p): p is NumProperty => p !== undefined),
+      ...l.masks.flatMap((m) => [m.path, m.opacity, m.feather, m.expansion]),
+    ];
+    const inShapes = (items: ShapeItem[]): boolean =>
+      items.some((i) =>
+        i.kind === 'group'
+          ? inShapes(i.items)
+          : Object.values(i).some((v) =>
+              (v as Property<unknown>)?.keyframes?.some((k) => k.outInterpolation === 'hold'),
+            ),
+      );
+    return props.some((p) => p.keyframes?.some((k) => k.outInterpolation === 'hold')) || inShapes(l.shapes ?? []);
   }
 
   private checkCancelled(): void {
@@ -348,10 +496,16 @@ class Writer {
       json.masksProperties = l.masks.map((m) => this.mask(m, l, comp));
     }
     if (l.timeRemap && (json.ty === 0 || json.ty === 2)) json.tm = this.num(l.timeRemap, l, comp, { scalar: true });
-    for (const e of l.effects)
-      if (e.enabled)
-        this.note(comp, l, 'effect', `${e.matchName} (${e.name}) is not written (its parameters are not read)`);
+    const ef = this.effects(l, comp, inds);
+    if (ef.length) json.ef = ef;
     for (const s of l.layerStyles) this.note(comp, l, 'layer-style', `${s} is not written`);
+    if (l.stretch < 0 && this.holdsKeys(l))
+      this.note(
+        comp,
+        l,
+        'time-stretch',
+        'played backwards with hold keys: each held value starts at the other end of its segment in the file',
+      );
     if (l.preserveTransparency)
       this.note(comp, l, 'preserve-transparency', 'written as a normal layer (Lottie has no preserve transparency)');
     if (l.motionBlur && comp.motionBlur) this.note(comp, l, 'motion-blur', 'motion blur is not written');
@@ -413,9 +567,15 @@ class Writer {
         const edit = comp.id === this.root.id ? this.options.text?.get(l.index) : undefined;
         const base = this.base(l);
         const keys = edit !== undefined ? undefined : l.text.keyframes;
-        const docs = keys?.length
+        let docs = keys?.length
           ? keys.map((k) => ({ s: this.doc(k.value), t: keyFrame(base, k.time) }))
           : [{ s: this.doc(edit !== undefined ? { ...l.text.value, text: edit } : l.text.value), t: 0 }];
+        if (docs.length > 1 && l.stretch < 0) {
+          // played backwards: between two keys the one earlier in layer time shows, so each document starts at
+          // the key after it in composition time (the last key's from a frame before the first)
+          const back = [...docs].reverse();
+          docs = back.map((d, j) => ({ s: d.s, t: j === 0 ? back[0].t - 1 : back[j - 1].t }));
+        }
         Object.assign(json, {
           ty: 5,
           t: {
@@ -425,12 +585,14 @@ class Writer {
             a: (l.textAnimators ?? []).flatMap((a) => this.textAnimator(a, l, comp)),
           },
         });
-        this.note(
-          comp,
-          l,
-          'text-glyphs',
-          "written with its font by name, without glyph outlines (chars): lottie-web's canvas renderer cannot draw it (its SVG renderer, skottie and ThorVG can, where the font is installed)",
-        );
+        const fonts = docs.map((d) => d.s.f as string);
+        if (fonts.some((f) => !this.options.glyphs?.has(f)))
+          this.note(
+            comp,
+            l,
+            'text-glyphs',
+            "written with its font by name, without glyph outlines (chars): lottie-web's canvas renderer cannot draw it (its SVG renderer, skottie and ThorVG can, where the font is installed)",
+          );
         if (l.text.expression && edit === undefined)
           this.note(comp, l, 'expression', `Source Text expression not written: ${l.text.expression}`);
         return;
@@ -443,9 +605,20 @@ class Writer {
       case 'adjustment':
         this.note(comp, l, 'adjustment', 'adjustment layer written as a null (its effects are not written)');
         return;
-      case 'camera':
-        this.note(comp, l, 'camera', 'camera written as a null: its zoom and point of interest are not read');
+      case 'camera': {
+        if (!this.options.cameras || !l.camera) {
+          this.note(comp, l, 'camera', 'camera written as a null (cameras: true writes it as a camera)');
+          return;
+        }
+        // bodymovin's camera: zoom as `pe`, the point of interest as the anchor of a two-node camera; no scale
+        // or opacity
+        const ks = json.ks as Json;
+        delete ks.s;
+        delete ks.o;
+        if (!l.camera.twoNode) delete ks.a;
+        Object.assign(json, { ty: 13, ddd: 1, pe: { ...this.num(l.camera.zoom, l, comp, { scalar: true }), ix: 1 } });
         return;
+      }
       case 'light':
         this.note(comp, l, 'light', 'light written as a null (Lottie has no lights)');
         return;
@@ -500,9 +673,27 @@ class Writer {
   }
 
   private doc(d: TextDocument): Json {
+    const glyphs = this.options.glyphs?.get(d.font);
     if (!this.fonts.has(d.font)) {
-      const { family, style } = fontParts(d.font);
-      this.fonts.set(d.font, { fName: d.font, fFamily: family, fStyle: style, ascent: 75 });
+      // origin 0: a font the player finds by name (with glyphs, lottie-web draws the outlines and loads nothing)
+      if (glyphs)
+        this.fonts.set(d.font, {
+          fName: d.font,
+          fFamily: glyphs.family,
+          fStyle: glyphs.style,
+          ascent: round(glyphs.ascent),
+          origin: 0,
+        });
+      else {
+        const { family, style } = fontParts(d.font);
+        this.fonts.set(d.font, { fName: d.font, fFamily: family, fStyle: style, ascent: 75, origin: 0 });
+      }
+    }
+    if (glyphs) {
+      const used = this.charsUsed.get(d.font) ?? new Set<string>();
+      // lottie-web looks characters up one by one; line breaks are not drawn
+      for (const ch of d.text) if (ch !== '\r' && ch !== '\n' && ch !== '\u0003') used.add(ch);
+      this.charsUsed.set(d.font, used);
     }
     const doc: Json = {
       s: round(d.fontSize),
