@@ -355,6 +355,26 @@ describe('preview effects (display list → pixels)', () => {
     near(px(145, 75), [0, 0, 0]);
   });
 
+  it("Roto Brush: the stored matte is the layer's alpha, stretched over its rectangle; inverted when asked", async () => {
+    // a 4x1 matte [255, 255, 128, 0] over a 200x50 red layer: each matte pixel covers 50 output pixels
+    const alpha = Buffer.from([255, 255, 128, 0]).toString('base64');
+    const roto = (inv: number, y: number) =>
+      layer([solid(W, 50, [1, 0, 0, 1])], {
+        matrix: [1, 0, 0, 1, 0, y],
+        effects: [
+          { ...fx('roto-brush', { 'Invert Foreground/Background': inv }), matte: { width: 4, height: 1, alpha } },
+        ],
+        layerSize: { width: W, height: 50 },
+      });
+    const px = await draw([roto(0, 0), roto(1, 50)]);
+    near(px(40, 25), [255, 0, 0]);
+    near(px(125, 25), [128, 0, 0]);
+    near(px(190, 25), [0, 0, 0]);
+    near(px(40, 75), [0, 0, 0]);
+    near(px(125, 75), [127, 0, 0]);
+    near(px(190, 75), [255, 0, 0]);
+  });
+
   it('every effect kind and layer style draws with its defaults and with typical values (no page error)', async () => {
     const kinds: [string, DisplayEffect['params']][] = [
       ...Object.values(DRAWN_EFFECTS).map((d): [string, DisplayEffect['params']] => [

@@ -639,6 +639,26 @@ export const EFFECTS_SCRIPT = String.raw`
     }, true);
   };
 
+  // Roto Brush: After Effects' stored matte of this frame (inverted when asked) becomes the layer's alpha, stretched
+  // from its size over the layer's rectangle; without a matte for this frame the layer stays whole.
+  E['roto-brush'] = (c, p, n, m, T, fx) => {
+    const mt = fx.matte, b = n.layerSize;
+    if (!mt || !b) return;
+    const bin = atob(mt.alpha), inv = num(p['Invert Foreground/Background'], 0) === 1;
+    const img = new ImageData(mt.width, mt.height);
+    for (let i = 0; i < bin.length; i++) img.data[i * 4 + 3] = inv ? 255 - bin.charCodeAt(i) : bin.charCodeAt(i);
+    const mc = document.createElement('canvas');
+    mc.width = mt.width; mc.height = mt.height;
+    mc.getContext('2d').putImageData(img, 0, 0);
+    const g = c.getContext('2d');
+    g.save();
+    g.setTransform(m[0], m[1], m[2], m[3], m[4], m[5]);
+    g.globalAlpha = 1;
+    g.globalCompositeOperation = 'destination-in';
+    g.drawImage(mc, 0, 0, b.width, b.height);
+    g.restore();
+  };
+
   const apply = (c, n, m, T) => {
     for (const fx of n.effects) {
       const f = E[fx.kind];
