@@ -362,16 +362,26 @@ function uniqueKey(params: DisplayEffect['params'], p: EffectParam): string {
   return key;
 }
 
-/** Layer styles the page draws (docs/motion.md "Effects"); bevel, satin (chrome) and pattern are listed. */
+/** Layer styles the page draws (docs/motion.md "Effects"); pattern overlay is listed. */
 export const DRAWN_STYLES = new Set([
   'dropShadow',
   'innerShadow',
   'outerGlow',
   'innerGlow',
+  'bevelEmboss',
+  'chromeFX',
   'solidFill',
   'gradientFill',
   'frameFX',
 ]);
+
+/** What differs from After Effects in a drawn layer style, by kind (listed with the style). */
+export const STYLE_APPROXIMATIONS: Record<string, string> = {
+  bevelEmboss:
+    "drawn from a height map of the blurred alpha (technique smooth, linear gloss contour); Photoshop's bevel " +
+    'profile is not documented to the pixel, chisel techniques and stroke emboss are drawn as smooth',
+  chromeFX: "drawn with a linear contour (After Effects uses Photoshop's default satin contour, not documented)",
+};
 
 /** A layer style at one instant: its kind and its parameters by the part of the match name after the slash. */
 export function displayStyle(s: LayerStyle, num: (p: NumProperty) => number[], lt: number): DisplayLayerStyle {

@@ -55,6 +55,7 @@ import {
   effectApproximation,
   effectParam,
   effectStatus,
+  STYLE_APPROXIMATIONS,
   isAdjustment,
   silentEffectPath,
 } from './effects.js';
@@ -636,6 +637,8 @@ class Evaluator {
     }
     for (const s of l.layerStyles)
       if (!DRAWN_STYLES.has(s.split('/')[0])) this.note(l, 'layer-style', `${s} is not drawn`);
+      else if (STYLE_APPROXIMATIONS[s.split('/')[0]])
+        this.note(l, 'layer-style', `${s}: ${STYLE_APPROXIMATIONS[s.split('/')[0]]}`);
     for (const a of l.textAnimators ?? [])
       for (const d of animatorNotes(a, !!l.text?.value.box)) this.note(l, 'text-animator', d);
     if (l.preserveTransparency)
