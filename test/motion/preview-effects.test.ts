@@ -394,13 +394,23 @@ describe('preview effects (display list → pixels)', () => {
     near(px(148, 50), [93, 93, 93], 6);
     // the top edge faces the light too, the bottom one away from it
     assert.ok(px(100, 21)[0] > 140 && px(100, 78)[0] < 115, `${px(100, 21)} ${px(100, 78)}`);
-    near(px(20, 50), [0, 0, 0]);
+    near(px(47, 50), [0, 0, 0]);
+    // outer bevel: the ramp lies outside the edge (lit on the left, drawn under the layer); pillow emboss and
+    // direction down draw (no page error) and turn the left edge's inside away from the light
+    const outer = await draw([
+      grey([{ kind: 'bevelEmboss', params: { bevelStyle: 1 } }]),
+      layer([solid(20, 20, [0.5, 0.5, 0.5, 1])], {
+        matrix: [1, 0, 0, 1, 170, 70],
+        styles: [{ kind: 'bevelEmboss', params: { bevelStyle: 4, bevelDirection: 2, softness: 2 } }],
+        layerSize: { width: 20, height: 20 },
+      }),
+    ]);
+    assert.ok(outer(47, 50)[0] > 10, `outer bevel ${outer(47, 50)}`);
+    near(outer(100, 50), [128, 128, 128]);
+    assert.ok(outer(171, 80)[0] < 128, `pillow emboss, down ${outer(171, 80)}`);
     // Satin (defaults: black, multiply, 50 %, angle 19, distance 11, size 14, inverted): far from the edges both
     // moved copies cover, their difference is 0, inverted 1: black at 50 % multiplied, 64; not inverted, untouched
-    const satin = await draw([
-      grey([{ kind: 'chromeFX', params: {} }]),
-      layer([solid(20, 20, [0.5, 0.5, 0.5, 1])], { matrix: [1, 0, 0, 1, 170, 0] }),
-    ]);
+    const satin = await draw([grey([{ kind: 'chromeFX', params: {} }])]);
     near(satin(100, 50), [64, 64, 64]);
     const plain = await draw([grey([{ kind: 'chromeFX', params: { invert: 0 } }])]);
     near(plain(100, 50), [128, 128, 128]);
