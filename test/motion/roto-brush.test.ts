@@ -83,6 +83,19 @@ describe('roto brush matte (decode)', () => {
       assert.deepEqual(bbox(inflateMatte(m, 71)!, 960, 540), [669, 145, 918, 394]);
     });
 
+    it('the project with its matte header altered (same length) is a ProjectFormatError, not a crash', () => {
+      const buf = fs.readFileSync(FILE);
+      // the project holds the text twice: the effect's copy is the second
+      const at = buf.lastIndexOf('3,,1,0,1,72,1,960,540,');
+      assert.ok(at > 0);
+      // 960 x 541: every stored frame inflates to 960 bytes short
+      buf.write('3,,1,0,1,72,1,960,541,', at, 'latin1');
+      assert.throws(
+        () => decodeScene(buf),
+        (e: Error) => e instanceof ProjectFormatError && /960x541/.test(e.message),
+      );
+    });
+
     it("the display list carries the frame's matte; the refinement not in the stored matte is listed", () => {
       const comp = scene.compositions.find((c) => c.name === 'Rotobrush')!;
       const list = evaluate(scene, comp.id, 1.5, { expressions: ev });

@@ -42,7 +42,7 @@ export function inflateMatte(m: RotoMatte, frame: number): Uint8Array | undefine
   } catch {
     throw bad(`frame ${frame} does not inflate to ${m.width}x${m.height} bytes`);
   }
-  if (out.length !== size) throw bad(`frame ${frame} inflates to ${out.length} bytes, not ${size}`);
+  if (out.length !== size) throw bad(`frame ${frame} inflates to ${out.length} bytes, not ${m.width}x${m.height}`);
   return out;
 }
 
