@@ -311,7 +311,7 @@ const rotoFrame = (e: Effect, lt: number) => Math.floor(lt * e.matte!.frameRate 
  * with any of them not 0. A frame with no stored matte draws the layer as it is: listed.
  */
 function rotoApproximation(e: Effect, lt: number): string | undefined {
-  if (!e.matte!.frames.has(rotoFrame(e, lt)))
+  if (!Object.hasOwn(e.matte!.frames, rotoFrame(e, lt)))
     return 'Roto Brush has no stored matte for this frame: the layer is drawn whole';
   const p = (mn: string) => e.params?.find((x) => x.matchName === mn)?.value;
   const on = p('/rmrefinematteenable');

@@ -12,8 +12,8 @@ export interface RotoMatte {
   height: number;
   /** Frames per second of the frame indices (the layer's source frames). */
   frameRate: number;
-  /** The compressed matte of each stored frame, by the frame's index. */
-  frames: Map<number, Uint8Array>;
+  /** The compressed matte of each stored frame (base64 zlib, as stored), by the frame's index: plain data. */
+  frames: Record<number, string>;
 }
 
 /** A matte side longer than this is not a real one (After Effects' largest layer is 30,000 pixels a side). */
@@ -33,12 +33,12 @@ function integer(s: string, what: string, min: number, max: number): number {
 
 /** The matte of one stored frame: width x height alpha bytes, inflated no further than that. */
 export function inflateMatte(m: RotoMatte, frame: number): Uint8Array | undefined {
-  const data = m.frames.get(frame);
-  if (!data) return undefined;
+  const data = Object.hasOwn(m.frames, frame) ? m.frames[frame] : undefined;
+  if (data === undefined) return undefined;
   const size = m.width * m.height;
   let out: Buffer;
   try {
-    out = zlib.inflateSync(data, { maxOutputLength: size });
+    out = zlib.inflateSync(Buffer.from(data, 'base64'), { maxOutputLength: size });
   } catch {
     throw bad(`frame ${frame} does not inflate to ${m.width}x${m.height} bytes`);
   }
@@ -61,13 +61,13 @@ export function parseRotoMatte(text: string): RotoMatte {
   const count = integer(f[12], 'frame count', 0, 1_000_000);
   // count frames, each a stream and an index, then the trailing empty field
   if (f.length !== HEADER + 2 * count + 1 || f[f.length - 1] !== '') throw bad(`${count} frames expected`);
-  const m: RotoMatte = { width, height, frameRate, frames: new Map() };
+  const m: RotoMatte = { width, height, frameRate, frames: {} };
   let index = integer(f[13], 'first frame index', 0, 1_000_000_000);
   for (let k = 0; k < count; k++) {
     const s = f[HEADER + 2 * k];
     if (!/^[A-Za-z0-9+/]*={0,2}$/.test(s) || s.length % 4) throw bad(`frame ${index} is not base64`);
-    if (m.frames.has(index)) throw bad(`frame ${index} is stored twice`);
-    m.frames.set(index, Buffer.from(s, 'base64'));
+    if (Object.hasOwn(m.frames, index)) throw bad(`frame ${index} is stored twice`);
+    m.frames[index] = s;
     inflateMatte(m, index);
     index = integer(f[HEADER + 2 * k + 1], 'frame index', 0, 1_000_000_000);
   }
