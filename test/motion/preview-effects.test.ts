@@ -8,7 +8,7 @@ import { previewHtml } from '../../src/motion/preview/page.js';
 import type { PreparedFrames } from '../../src/motion/preview/frames.js';
 import type { PreviewParams } from '../../src/motion/preview/contract.js';
 import type { DisplayEffect, DisplayGroup, DisplayList, DisplayNode } from '../../src/motion/scene/display.js';
-import { DRAWN_EFFECTS } from '../../src/motion/scene/effects.js';
+import { DRAWN_EFFECTS, DRAWN_STYLES } from '../../src/motion/scene/effects.js';
 
 /**
  * Effects and layer styles drawn by the preview page (draw-effects.ts), checked against their documented behaviour on
@@ -355,6 +355,68 @@ describe('preview effects (display list → pixels)', () => {
     near(px(145, 75), [0, 0, 0]);
   });
 
+  it("Roto Brush: the stored matte is the layer's alpha, stretched over its rectangle; inverted when asked", async () => {
+    // a 4x1 matte [255, 255, 128, 0] over a 200x50 red layer: each matte pixel covers 50 output pixels
+    const alpha = Buffer.from([255, 255, 128, 0]).toString('base64');
+    const roto = (inv: number, y: number) =>
+      layer([solid(W, 50, [1, 0, 0, 1])], {
+        matrix: [1, 0, 0, 1, 0, y],
+        effects: [
+          { ...fx('roto-brush', { 'Invert Foreground/Background': inv }), matte: { width: 4, height: 1, alpha } },
+        ],
+        layerSize: { width: W, height: 50 },
+      });
+    const px = await draw([roto(0, 0), roto(1, 50)]);
+    near(px(40, 25), [255, 0, 0]);
+    near(px(125, 25), [128, 0, 0]);
+    near(px(190, 25), [0, 0, 0]);
+    near(px(40, 75), [0, 0, 0]);
+    near(px(125, 75), [127, 0, 0]);
+    near(px(190, 75), [255, 0, 0]);
+  });
+
+  it('Bevel and Emboss (inner bevel, smooth) lights the edge facing the light and shades the other; flat is as it was', async () => {
+    // a grey 100x60 square at (50, 20), defaults: size 5 (sigma 2.5), depth 100 %, angle 120, altitude 30. Inner
+    // bevel height h = max(0, 2v - 1), v the blurred alpha = Phi(d / 2.5) at d pixels inside the edge. At x = 51 on
+    // the middle row: h(50) = 0.1585, h(52) = 0.6827, so the normal is (-(0.2621 x 5), 0, 1); lit from
+    // (cos 30 cos 120, -cos 30 sin 120, sin 30) its shade is 0.6476 against 0.5 for flat ground: highlight
+    // (0.6476 - 0.5) / 0.5 x 75 % = 0.221 of white screened on 128 -> 156. At x = 148 the mirror normal gives shade
+    // -0.041: shadow (0.5 + 0.041) / 1.5 x 75 % = 0.271 of black multiplied -> 93.
+    const grey = (styles: DisplayGroup['styles']) =>
+      layer([solid(100, 60, [0.5, 0.5, 0.5, 1])], {
+        matrix: [1, 0, 0, 1, 50, 20],
+        styles,
+        layerSize: { width: 100, height: 60 },
+      });
+    const px = await draw([grey([{ kind: 'bevelEmboss', params: {} }])]);
+    near(px(100, 50), [128, 128, 128]);
+    near(px(51, 50), [156, 156, 156], 6);
+    near(px(148, 50), [93, 93, 93], 6);
+    // the top edge faces the light too, the bottom one away from it
+    assert.ok(px(100, 21)[0] > 140 && px(100, 78)[0] < 115, `${px(100, 21)} ${px(100, 78)}`);
+    near(px(47, 50), [0, 0, 0]);
+    // outer bevel: the ramp lies outside the edge (lit on the left, drawn under the layer); pillow emboss and
+    // direction down draw (no page error) and turn the left edge's inside away from the light
+    const outer = await draw([
+      grey([{ kind: 'bevelEmboss', params: { bevelStyle: 1 } }]),
+      layer([solid(20, 20, [0.5, 0.5, 0.5, 1])], {
+        matrix: [1, 0, 0, 1, 170, 70],
+        styles: [{ kind: 'bevelEmboss', params: { bevelStyle: 4, bevelDirection: 2, softness: 2 } }],
+        layerSize: { width: 20, height: 20 },
+      }),
+    ]);
+    assert.ok(outer(47, 50)[0] > 10, `outer bevel ${outer(47, 50)}`);
+    near(outer(100, 50), [128, 128, 128]);
+    assert.ok(outer(171, 80)[0] < 128, `pillow emboss, down ${outer(171, 80)}`);
+    // Satin (defaults: black, multiply, 50 %, angle 19, distance 11, size 14, inverted): far from the edges both
+    // moved copies cover, their difference is 0, inverted 1: black at 50 % multiplied, 64; not inverted, untouched
+    const satin = await draw([grey([{ kind: 'chromeFX', params: {} }])]);
+    near(satin(100, 50), [64, 64, 64]);
+    const plain = await draw([grey([{ kind: 'chromeFX', params: { invert: 0 } }])]);
+    near(plain(100, 50), [128, 128, 128]);
+    assert.ok(plain(56, 50)[0] < 120, `satin near the edge ${plain(56, 50)}`);
+  });
+
   it('every effect kind and layer style draws with its defaults and with typical values (no page error)', async () => {
     const kinds: [string, DisplayEffect['params']][] = [
       ...Object.values(DRAWN_EFFECTS).map((d): [string, DisplayEffect['params']] => [
@@ -378,7 +440,7 @@ describe('preview effects (display list → pixels)', () => {
         layerSize: { width: 50, height: 50 },
       }),
     );
-    const styles = ['dropShadow', 'innerShadow', 'outerGlow', 'innerGlow', 'solidFill', 'gradientFill', 'frameFX'];
+    const styles = [...DRAWN_STYLES];
     layers.push(
       layer([solid(20, 20, [1, 1, 1, 1])], {
         matrix: [1, 0, 0, 1, 170, 70],

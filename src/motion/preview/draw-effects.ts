@@ -639,6 +639,26 @@ export const EFFECTS_SCRIPT = String.raw`
     }, true);
   };
 
+  // Roto Brush: After Effects' stored matte of this frame (inverted when asked) becomes the layer's alpha, stretched
+  // from its size over the layer's rectangle; without a matte for this frame the layer stays whole.
+  E['roto-brush'] = (c, p, n, m, T, fx) => {
+    const mt = fx.matte, b = n.layerSize;
+    if (!mt || !b) return;
+    const bin = atob(mt.alpha), inv = num(p['Invert Foreground/Background'], 0) === 1;
+    const img = new ImageData(mt.width, mt.height);
+    for (let i = 0; i < bin.length; i++) img.data[i * 4 + 3] = inv ? 255 - bin.charCodeAt(i) : bin.charCodeAt(i);
+    const mc = document.createElement('canvas');
+    mc.width = mt.width; mc.height = mt.height;
+    mc.getContext('2d').putImageData(img, 0, 0);
+    const g = c.getContext('2d');
+    g.save();
+    g.setTransform(m[0], m[1], m[2], m[3], m[4], m[5]);
+    g.globalAlpha = 1;
+    g.globalCompositeOperation = 'destination-in';
+    g.drawImage(mc, 0, 0, b.width, b.height);
+    g.restore();
+  };
+
   const apply = (c, n, m, T) => {
     for (const fx of n.effects) {
       const f = E[fx.kind];
@@ -749,6 +769,89 @@ export const EFFECTS_SCRIPT = String.raw`
       return;
     }
     under(c, grow, T);
+  };
+  // A layer's alpha blurred by sigma s (device pixels), 0..1 per pixel.
+  const blurredAlpha = (T, c, s) => {
+    const b = blurred(T, c, s, s), d = ctxOf(b).getImageData(0, 0, T.W, T.H).data;
+    T.release(b);
+    const a = new Float32Array(T.W * T.H);
+    for (let i = 0; i < a.length; i++) a[i] = d[i * 4 + 3] / 255;
+    return a;
+  };
+  // A colour surface whose alpha is amount x opacity per pixel.
+  const shadeOf = (T, amount, color, opacity) => {
+    const s = T.acquire(), img = new ImageData(T.W, T.H), d = img.data;
+    const r = Math.round(clamp(color[0], 0, 1) * 255), g = Math.round(clamp(color[1], 0, 1) * 255), b = Math.round(clamp(color[2], 0, 1) * 255);
+    for (let i = 0; i < amount.length; i++) {
+      d[i * 4] = r; d[i * 4 + 1] = g; d[i * 4 + 2] = b;
+      d[i * 4 + 3] = Math.round(clamp(amount[i], 0, 1) * opacity * 255);
+    }
+    s.getContext('2d').putImageData(img, 0, 0);
+    return s;
+  };
+  // A shading surface on the layer: inside it blended (screen, multiply) with the layer's colour; outside it (outer
+  // bevel, emboss, pillow emboss) under the layer, where the layers below would be.
+  const shadeOnto = (c, s, T, op) => {
+    const outside = copy(T, s), og = outside.getContext('2d');
+    og.globalCompositeOperation = 'destination-out'; og.drawImage(c, 0, 0);
+    const sg = s.getContext('2d');
+    sg.globalCompositeOperation = 'destination-in'; sg.drawImage(c, 0, 0); sg.globalCompositeOperation = 'source-over';
+    over(c, s, T, op);
+    under(c, outside, T);
+  };
+  // Bevel and Emboss (Photoshop's and After Effects' layer style): a height map from the layer's alpha blurred by half
+  // the size (technique smooth), its ramp inside the edge (inner bevel), outside it (outer bevel), across it (emboss)
+  // or down into it from both sides (pillow emboss); direction down turns it over; depth scales its slopes. Each
+  // pixel's normal lit from the angle and altitude gives a highlight where it faces the light more than flat ground
+  // does and a shadow where less, softened by Soften, in the highlight (screen) and shadow (multiply) colours.
+  S.bevelEmboss = (c, p, fit, T) => {
+    const k = scaleOf(fit), size = Math.max(0, sp(p, 'blur', 5)) * k;
+    if (!size) return;
+    const style = sp(p, 'bevelStyle', 2), sign = sp(p, 'bevelDirection', 1) === 2 ? -1 : 1;
+    const slope = (sp(p, 'strengthRatio', 100) / 100) * size * sign;
+    const v = blurredAlpha(T, c, size / 2), W = T.W, H = T.H, h = new Float32Array(W * H);
+    for (let i = 0; i < h.length; i++) {
+      const x = v[i];
+      h[i] = style === 1 ? Math.min(1, 2 * x) : style === 3 ? x : style === 4 ? Math.abs(2 * x - 1) : Math.max(0, 2 * x - 1);
+    }
+    const a = (sp(p, 'localLightingAngle', 120) * Math.PI) / 180, e = (sp(p, 'localLightingAltitude', 30) * Math.PI) / 180;
+    const L = [Math.cos(e) * Math.cos(a), -Math.cos(e) * Math.sin(a), Math.sin(e)], flat = L[2];
+    const hi = new Float32Array(W * H), lo = new Float32Array(W * H);
+    for (let y = 1; y < H - 1; y++)
+      for (let x = 1; x < W - 1; x++) {
+        const i = y * W + x;
+        const nx = (-(h[i + 1] - h[i - 1]) / 2) * slope, ny = (-(h[i + W] - h[i - W]) / 2) * slope;
+        const shade = (nx * L[0] + ny * L[1] + L[2]) / Math.sqrt(nx * nx + ny * ny + 1);
+        if (shade > flat) hi[i] = (shade - flat) / (1 - flat || 1);
+        else lo[i] = (flat - shade) / (1 + flat);
+      }
+    const soften = sp(p, 'softness', 0) * k * 0.5;
+    const layer = (amount, color, o, op) => {
+      let s = shadeOf(T, amount, color, o);
+      if (soften > 0.05) { const b = blurred(T, s, soften, soften); T.release(s); s = b; }
+      shadeOnto(c, s, T, op);
+    };
+    layer(lo, col(p.shadowColor, [0, 0, 0, 1]), sp(p, 'shadowOpacity', 75) / 100, 'multiply');
+    layer(hi, col(p.highlightColor, [1, 1, 1, 1]), sp(p, 'highlightOpacity', 75) / 100, 'screen');
+  };
+  // Satin: the layer's alpha moved distance along the angle both ways, each blurred by half the size; their
+  // difference (inverted when asked) is the satin's coverage inside the layer, in its colour multiplied on.
+  S.chromeFX = (c, p, fit, T) => {
+    const a = (sp(p, 'localLightingAngle', 19) * Math.PI) / 180, dist = sp(p, 'distance', 11);
+    const off = vec(fit, [Math.cos(a) * dist, -Math.sin(a) * dist]), s = sp(p, 'blur', 14) * scaleOf(fit) * 0.5;
+    const moved = (sx) => {
+      const m = T.acquire(), g = m.getContext('2d');
+      g.drawImage(c, sx * off[0], sx * off[1]);
+      const v = blurredAlpha(T, m, s);
+      T.release(m);
+      return v;
+    };
+    const p1 = moved(1), p2 = moved(-1), inv = sp(p, 'invert', 1) === 1;
+    for (let i = 0; i < p1.length; i++) p1[i] = inv ? 1 - Math.abs(p1[i] - p2[i]) : Math.abs(p1[i] - p2[i]);
+    const sh = shadeOf(T, p1, col(p.color, [0, 0, 0, 1]), sp(p, 'opacity', 50) / 100);
+    const g = sh.getContext('2d');
+    g.globalCompositeOperation = 'destination-in'; g.drawImage(c, 0, 0);
+    over(c, sh, T, 'multiply');
   };
   const styles = (c, n, fit, T) => {
     for (const s of n.styles) {

@@ -4,6 +4,7 @@ import { expressionOf, readProject } from '../project.js';
 import { readChunkTree } from '../read.js';
 import { effectDefault } from './effects.js';
 import { MERGE_MODES } from './merge-paths.js';
+import { parseRotoMatte } from './roto-matte.js';
 import type { InspectedComposition, InspectedFootage, InspectedLayer } from '../schemas.js';
 import type {
   BezierPath,
@@ -1152,6 +1153,8 @@ function readEffects(g: Chunk | undefined, ctx: Ctx, size: [number, number], def
     };
     const params = readEffectParams(node, mn, ctx, size, defs.get(mn));
     if (params.length) effect.params = params;
+    const cache = mn === 'ADBE Samurai' ? list.slice(at, list.indexOf(node)).find((c) => c.id === 'Utf8') : undefined;
+    if (cache?.text) effect.matte = parseRotoMatte(cache.text);
     return effect;
   });
 }

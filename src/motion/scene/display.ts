@@ -123,6 +123,8 @@ export interface DisplayEffect {
    * coordinates as this group's parent, as a track matte is.
    */
   layers?: Record<string, DisplayGroup>;
+  /** Roto Brush: After Effects' matte of this frame, width x height alpha bytes (base64) over the layer's rectangle. */
+  matte?: { width: number; height: number; alpha: string };
 }
 
 /** A layer style at this instant (`dropShadow`...) with its parameters by name (`distance`, `color`...). */

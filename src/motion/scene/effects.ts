@@ -1,5 +1,6 @@
 import type { DisplayEffect, DisplayLayerStyle } from './display.js';
 import type { Effect, EffectParam, Layer, LayerStyle, NumProperty } from './model.js';
+import { inflateMatte } from './roto-matte.js';
 import { sampleStops } from './sample.js';
 
 /**
@@ -247,6 +248,8 @@ export const DRAWN_EFFECTS: Record<string, Drawn> = {
     approximate:
       "Turbulent Displace moves pixels by a value noise of the same size and amount, not After Effects' noise",
   },
+  // Roto Brush draws After Effects' own stored matte (roto-matte.ts); its refinement is listed (rotoApproximation)
+  'ADBE Samurai': { kind: 'roto-brush' },
   'CC Light Sweep': {
     kind: 'light-sweep',
     defaults: {
@@ -280,6 +283,7 @@ function leavesLayerAsIs(e: Effect): boolean {
 /** How an effect is treated: drawn (with an approximation or not), silent (draws nothing), or not drawn. */
 export function effectStatus(e: Effect): 'drawn' | 'silent' | 'missing' {
   if (isSilent(e.matchName) || leavesLayerAsIs(e)) return 'silent';
+  if (e.matchName === 'ADBE Samurai' && !e.matte) return 'missing';
   return DRAWN_EFFECTS[e.matchName] ? 'drawn' : 'missing';
 }
 
@@ -291,8 +295,34 @@ export const isAdjustment = (l: Layer) => l.type === 'adjustment' || l.adjustmen
 export const adjustsBelow = (l: Layer) =>
   isAdjustment(l) && l.effects.some((e) => e.enabled && effectStatus(e) === 'drawn');
 
-/** What differs from After Effects when the page draws this effect, if anything. */
-export const effectApproximation = (e: Effect) => DRAWN_EFFECTS[e.matchName]?.approximate;
+/** What differs from After Effects when the page draws this effect at layer time `lt`, if anything. */
+export const effectApproximation = (e: Effect, lt: number) =>
+  e.matte ? rotoApproximation(e, lt) : DRAWN_EFFECTS[e.matchName]?.approximate;
+
+/** Roto Brush's matte refinement, on by default, that the stored matte has not been through. */
+const ROTO_REFINE = ['/spatialsmoothing2', '/spatialsoftness2', '/rmshiftedges', '/rmreducechatter'];
+
+/** The stored matte's frame at layer time `lt` (the layer's source frame). */
+const rotoFrame = (e: Effect, lt: number) => Math.floor(lt * e.matte!.frameRate + 1e-6);
+
+/**
+ * Roto Brush: the stored matte is the propagated segmentation with a one-pixel edge, before the "Fine-tune Roto Brush
+ * Matte" step (Feather, Contrast, Shift Edge, Reduce Chatter), which is not documented to the pixel: listed when on
+ * with any of them not 0. A frame with no stored matte draws the layer as it is: listed.
+ */
+function rotoApproximation(e: Effect, lt: number): string | undefined {
+  if (!Object.hasOwn(e.matte!.frames, rotoFrame(e, lt)))
+    return 'Roto Brush has no stored matte for this frame: the layer is drawn whole';
+  const p = (mn: string) => e.params?.find((x) => x.matchName === mn)?.value;
+  const on = p('/rmrefinematteenable');
+  const refine = ROTO_REFINE.filter((mn) => {
+    const v = p(mn);
+    return v && (v.value[0] !== 0 || v.keyframes?.length);
+  });
+  if (!on || (on.value[0] === 0 && !on.keyframes?.length) || !refine.length) return undefined;
+  const names = refine.map((mn) => e.params!.find((x) => x.matchName === mn)!.name).join(', ');
+  return `Roto Brush's stored matte is drawn without its Fine-tune Roto Brush Matte step (${names})`;
+}
 
 /** A parameter's value as the page gets it: a number for one dimension, else the array. */
 const plain = (v: number[]) => (v.length === 1 ? v[0] : v);
@@ -316,7 +346,13 @@ export function displayEffect(
     }
     params[key] = plain(num(p.value));
   }
-  return { kind: DRAWN_EFFECTS[e.matchName].kind, match_name: e.matchName, params, time: lt };
+  const out: DisplayEffect = { kind: DRAWN_EFFECTS[e.matchName].kind, match_name: e.matchName, params, time: lt };
+  if (e.matte) {
+    const alpha = inflateMatte(e.matte, rotoFrame(e, lt));
+    if (alpha)
+      out.matte = { width: e.matte.width, height: e.matte.height, alpha: Buffer.from(alpha).toString('base64') };
+  }
+  return out;
 }
 
 /** Parameters sharing a name (a group's "Opacity" and the effect's) keep the first; later ones get " 2", " 3". */
@@ -326,16 +362,26 @@ function uniqueKey(params: DisplayEffect['params'], p: EffectParam): string {
   return key;
 }
 
-/** Layer styles the page draws (docs/motion.md "Effects"); bevel, satin (chrome) and pattern are listed. */
+/** Layer styles the page draws (docs/motion.md "Effects"); pattern overlay is listed. */
 export const DRAWN_STYLES = new Set([
   'dropShadow',
   'innerShadow',
   'outerGlow',
   'innerGlow',
+  'bevelEmboss',
+  'chromeFX',
   'solidFill',
   'gradientFill',
   'frameFX',
 ]);
+
+/** What differs from After Effects in a drawn layer style, by kind (listed with the style). */
+export const STYLE_APPROXIMATIONS: Record<string, string> = {
+  bevelEmboss:
+    "drawn from a height map of the blurred alpha (technique smooth, linear gloss contour); Photoshop's bevel " +
+    'profile is not documented to the pixel, chisel techniques and stroke emboss are drawn as smooth',
+  chromeFX: "drawn with a linear contour (After Effects uses Photoshop's default satin contour, not documented)",
+};
 
 /** A layer style at one instant: its kind and its parameters by the part of the match name after the slash. */
 export function displayStyle(s: LayerStyle, num: (p: NumProperty) => number[], lt: number): DisplayLayerStyle {

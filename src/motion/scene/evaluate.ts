@@ -55,6 +55,7 @@ import {
   effectApproximation,
   effectParam,
   effectStatus,
+  STYLE_APPROXIMATIONS,
   isAdjustment,
   silentEffectPath,
 } from './effects.js';
@@ -626,15 +627,18 @@ class Evaluator {
   }
 
   /** Approximations of a drawn layer: effects, 3D, layer styles, text animators (expressions: expressionNotes). */
-  private notes(l: Layer, _lt: number): void {
+  private notes(l: Layer, lt: number): void {
     this.touched.add(l);
     for (const e of l.effects) {
       if (!e.enabled || effectStatus(e) === 'silent') continue;
       if (effectStatus(e) === 'missing') this.note(l, 'effect', `${e.matchName} (${e.name}) is not drawn`);
-      else if (effectApproximation(e)) this.note(l, 'effect', `${e.matchName} (${e.name}): ${effectApproximation(e)}`);
+      else if (effectApproximation(e, lt))
+        this.note(l, 'effect', `${e.matchName} (${e.name}): ${effectApproximation(e, lt)}`);
     }
     for (const s of l.layerStyles)
       if (!DRAWN_STYLES.has(s.split('/')[0])) this.note(l, 'layer-style', `${s} is not drawn`);
+      else if (STYLE_APPROXIMATIONS[s.split('/')[0]])
+        this.note(l, 'layer-style', `${s}: ${STYLE_APPROXIMATIONS[s.split('/')[0]]}`);
     for (const a of l.textAnimators ?? [])
       for (const d of animatorNotes(a, !!l.text?.value.box)) this.note(l, 'text-animator', d);
     if (l.preserveTransparency)

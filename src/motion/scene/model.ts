@@ -1,3 +1,5 @@
+import type { RotoMatte } from './roto-matte.js';
+
 /**
  * The scene model: an After Effects project decoded for drawing (not for inspect's answer). Plain data, built once per
  * project file (decode.ts, off the event loop in a worker), then sampled at any time by evaluate.ts.
@@ -527,6 +529,8 @@ export interface Effect {
   enabled: boolean;
   /** The parameters (groups left out), in display order; absent when the effect has none readable. */
   params?: EffectParam[];
+  /** Roto Brush (`ADBE Samurai`): After Effects' propagated matte, per frame (roto-matte.ts). */
+  matte?: RotoMatte;
 }
 
 /** A layer style (drop shadow...) with its parameters by match name (`dropShadow/distance`...). */
