@@ -42,6 +42,7 @@ import {
   type FeatureParts,
 } from './features.js';
 import { SERVICE_VERSION } from './version.js';
+import { ProbeCache } from './tools/probe-cache.js';
 
 /** How long in-flight requests may take to finish once shutdown starts. */
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -101,13 +102,14 @@ export async function buildContext(
   for (const folder of boards.connectedFolders()) await removeStaleTemps(folder, false);
   const outputs = new BoardOutputs(media, boards);
   const browsers = new BrowserPool(tools, log, browserPoolOptions(config));
+  const probes = new ProbeCache(tools);
   const resolve = async (url: string) => (await media.resolveUrl(url)).path;
   const jobs = new JobRunner(
     db,
     config.jobConcurrency,
     log,
     { resolve, outputs },
-    { tools, log, browsers, media: resolve, scratchRoot: path.join(config.dataDir, 'tmp') },
+    { tools, probes, log, browsers, media: resolve, scratchRoot: path.join(config.dataDir, 'tmp') },
   );
   // JOB_QUEUE: portable jobs go to the shared queue; the service takes them too unless LOCAL_WORKER=0.
   const shared = config.jobQueue
@@ -145,6 +147,7 @@ export async function buildContext(
     log,
     media,
     tools,
+    probes,
     browsers,
     jobs,
     boards,

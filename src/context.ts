@@ -11,6 +11,7 @@ import type { Db } from './db/database.js';
 import type { MediaRoot } from './files/media-root.js';
 import type { JobRunner } from './jobs/runner.js';
 import type { Tools } from './tools/locate.js';
+import type { ProbeCache } from './tools/probe-cache.js';
 import type { BrowserPool } from './tools/browser.js';
 import type { BoardService } from './boards/service.js';
 import type { BoardEvents } from './boards/events.js';
@@ -35,6 +36,8 @@ export interface AppContext {
   log: FastifyBaseLogger;
   media: MediaRoot;
   tools: Tools;
+  /** ffprobe results of the process: what an upload's indexing probed, a media operation or a job reads again. */
+  probes: ProbeCache;
   /** The one headless-Chromium pool (started on first use, closed when the service stops). */
   browsers: BrowserPool;
   jobs: JobRunner;

@@ -10,7 +10,7 @@ import type { HtmlCardService } from '../html/card-html.js';
 import { convertImage, IMAGE_FORMATS, type ImageFormat } from '../media/convert-image.js';
 import { validateConvertVideo, VIDEO_FORMATS, type VideoCodec, type VideoFormat } from '../media/convert-video.js';
 import { JOB_CONVERT } from '../media/jobs.js';
-import { elementSources, type MediaContext, type NewMediaResult } from '../media/new-element.js';
+import { elementSources, type NewMediaResult } from '../media/new-element.js';
 import { trimMedia } from '../media/trim.js';
 import { Previews } from './previews.js';
 import type { ActionParamsOf, ActionType } from './schemas.js';
@@ -23,7 +23,7 @@ import { Conflict } from '../errors.js';
  */
 export interface AgentEnv {
   ctx: AppContext;
-  media: MediaContext;
+  media: AppContext;
   previews: Previews;
   /** The terminal bridge, for send_to_terminal. */
   bridge: BridgeService;

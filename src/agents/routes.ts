@@ -8,7 +8,6 @@ import { errorResponses } from '../http/schemas.js';
 import { abortOnDisconnect } from '../http/client-abort.js';
 import { openEventStream } from '../http/sse.js';
 import { Cancelled, Conflict, DomainError, Internal } from '../errors.js';
-import { ProbeCache } from '../media/probe-cache.js';
 import type { AgentEnv } from './actions.js';
 import { applyCard, rejectCard, requireCard } from './cards.js';
 import { runTurn } from './chat.js';
@@ -52,7 +51,7 @@ export const registerAgents = async (
   await previews.removeAll(); // sessions do not survive a restart, nor do their previews
   const env: AgentEnv = {
     ctx,
-    media: { ...ctx, probes: new ProbeCache(ctx.tools) },
+    media: ctx,
     previews,
     bridge: uses.bridge,
     generation: uses.generation,

@@ -10,6 +10,7 @@ import type { BrowserPool } from '../tools/browser.js';
 import type { JobKind, JobKinds, JobResult } from './kinds.js';
 import { JobStore, type JobRecord, type JobSummary } from './store.js';
 import type { ToolName, Tools } from '../tools/locate.js';
+import type { ProbeCache } from '../tools/probe-cache.js';
 import { KeyedQueue } from './keyed-queue.js';
 
 /**
@@ -18,6 +19,8 @@ import { KeyedQueue } from './keyed-queue.js';
  */
 export interface JobEnv {
   tools: Tools;
+  /** ffprobe results of this process (the service's, shared with its requests, or a worker's own). */
+  probes: ProbeCache;
   log: FastifyBaseLogger;
   /** Headless Chromium: the service's pool, or a worker's own (closed when the worker stops). */
   browsers: BrowserPool;

@@ -1,3 +1,4 @@
+import type { AppContext } from '../context.js';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { badRequest } from '../http/errors.js';
@@ -5,8 +6,7 @@ import { audioArgs, containerArgs, videoArgs } from '../render/encoders.js';
 import { runFfmpeg } from '../tools/ffmpeg.js';
 import type { ProbeResult } from '../tools/ffprobe.js';
 import type { JobContext, JobOutcome } from '../jobs/runner.js';
-import { jobSource, produceOutput, type MediaContext, type WithSources } from './new-element.js';
-import { ProbeCache } from './probe-cache.js';
+import { jobSource, produceOutput, type WithSources } from './new-element.js';
 import type { ConcatParams } from './schemas.js';
 
 interface ConcatInput {
@@ -81,7 +81,7 @@ export function reencodeArgs(inputs: ConcatInput[]): string[] {
 }
 
 /** Checks what needs no file: at least two ids, each a video element of the board. */
-export function checkConcatRequest(ctx: MediaContext, req: { board_id: string; element_ids: string[] }): void {
+export function checkConcatRequest(ctx: AppContext, req: { board_id: string; element_ids: string[] }): void {
   if (req.element_ids.length < 2) throw badRequest('element_ids needs at least 2 videos');
   for (const id of req.element_ids) {
     const el = ctx.boards.requireElement(req.board_id, id);
@@ -92,11 +92,10 @@ export function checkConcatRequest(ctx: MediaContext, req: { board_id: string; e
 /** The `media.concat-videos` job (portable; also run in the request): joins video elements in order into a new one. */
 export async function concatVideos(job: JobContext<WithSources<ConcatParams>>): Promise<JobOutcome> {
   const req = job.params;
-  const probes = new ProbeCache(job.env.tools);
   const sources = req.element_ids.map((id) => jobSource(job, id));
   const inputs: ConcatInput[] = await Promise.all(
     sources.map(async (src) => {
-      const info = await probes.probe(src.path);
+      const info = await job.env.probes.probe(src.path);
       if (!info.video) throw badRequest(`Element ${src.element.id} has no video stream`);
       return { path: src.path, info };
     }),

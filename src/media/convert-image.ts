@@ -1,6 +1,7 @@
+import type { AppContext } from '../context.js';
 import sharp, { type Metadata, type Sharp } from 'sharp';
 import { badRequest } from '../http/errors.js';
-import { loadSource, produceElement, type NewMediaResult, type MediaContext } from './new-element.js';
+import { loadSource, produceElement, type NewMediaResult } from './new-element.js';
 
 import type { ConvertImageRequest } from './schemas.js';
 export const IMAGE_FORMATS = ['png', 'jpg', 'webp', 'avif'] as const;
@@ -25,7 +26,7 @@ function encode(pipeline: Sharp, format: ImageFormat): Sharp {
  * is applied first, so the output is upright without relying on metadata. One of width/height keeps the aspect ratio,
  * both fit the image inside that box; upscaling is allowed because the client asked for the size.
  */
-export async function convertImage(ctx: MediaContext, req: ConvertImageRequest): Promise<NewMediaResult> {
+export async function convertImage(ctx: AppContext, req: ConvertImageRequest): Promise<NewMediaResult> {
   const src = await loadSource(ctx, req.board_id, req.element_id);
   let meta: Metadata;
   try {

@@ -1,9 +1,9 @@
+import type { AppContext } from '../context.js';
 import { badRequest } from '../http/errors.js';
 import { audioArgs, audioFor, containerArgs, videoArgs } from '../render/encoders.js';
 import { runFfmpeg } from '../tools/ffmpeg.js';
 import type { JobContext, JobOutcome } from '../jobs/runner.js';
-import { jobSource, produceOutput, type MediaContext, type WithSources } from './new-element.js';
-import { ProbeCache } from './probe-cache.js';
+import { jobSource, produceOutput, type WithSources } from './new-element.js';
 import type { ConvertVideoRequest } from './schemas.js';
 
 export const VIDEO_FORMATS = ['mp4', 'webm', 'mov'] as const;
@@ -47,7 +47,7 @@ export function validateConvertVideo(req: ConvertVideoRequest): number | undefin
   return parseBitrate(req.bitrate);
 }
 
-export function checkVideoElement(ctx: MediaContext, req: { board_id: string; element_id: string }): void {
+export function checkVideoElement(ctx: AppContext, req: { board_id: string; element_id: string }): void {
   const el = ctx.boards.requireElement(req.board_id, req.element_id);
   if (el.type !== 'video') throw badRequest(`Element ${req.element_id} is not a video (it is ${el.type})`);
 }
@@ -73,7 +73,7 @@ export async function convertVideo(job: JobContext<WithSources<ConvertVideoReque
   const req = job.params;
   const bitrate = validateConvertVideo(req);
   const src = jobSource(job, req.element_id);
-  const info = await new ProbeCache(job.env.tools).probe(src.path);
+  const info = await job.env.probes.probe(src.path);
   if (!info.video) throw badRequest(`Element ${req.element_id} has no video stream`);
   const args = [
     '-i',

@@ -16,7 +16,7 @@ import type { OutboundHttp } from '../net/outbound.js';
 import { startPolicyProxy } from '../net/proxy.js';
 import { ytdlpDownload } from '../tools/ytdlp.js';
 import { SNIFF_BYTES, SNIFFABLE, sniff, type Sniffed } from './sniff.js';
-import type { MediaContext } from './new-element.js';
+import type { AppContext } from '../context.js';
 
 export const MAX_REDIRECTS = 5;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
@@ -27,7 +27,7 @@ interface DownloadLimits {
 }
 
 /** From DOWNLOAD_MAX_BYTES and DOWNLOAD_TIMEOUT_MS, validated with the rest of the configuration at start. */
-function downloadLimits(ctx: MediaContext): DownloadLimits {
+function downloadLimits(ctx: AppContext): DownloadLimits {
   return { maxBytes: ctx.config.downloadMaxBytes, timeoutMs: ctx.config.downloadTimeoutMs };
 }
 
@@ -219,7 +219,7 @@ function transferError(err: unknown, limit: TimeLimit, url: URL): unknown {
  * one element per image/video); without yt-dlp a page is a 415.
  */
 export async function downloadToBoard(
-  ctx: MediaContext,
+  ctx: AppContext,
   req: { board_id: string; url: string },
   opts: { signal?: AbortSignal; onProgress?: (fraction: number) => void } = {},
 ): Promise<{ elements: DownloadedElement[] }> {
@@ -256,11 +256,11 @@ export async function downloadToBoard(
   return { elements: [await addElement(ctx, out, fetched.type.kind, req.url)] };
 }
 
-const outputsOf = (ctx: MediaContext) => new BoardOutputs(ctx.media, ctx.boards);
+const outputsOf = (ctx: AppContext) => new BoardOutputs(ctx.media, ctx.boards);
 
 /** A downloaded file, pending in the board folder, committed under a unique name as an element naming its source. */
 async function addElement(
-  ctx: MediaContext,
+  ctx: AppContext,
   out: PendingOutput,
   kind: Sniffed['kind'],
   source: string,
@@ -270,7 +270,7 @@ async function addElement(
 }
 
 async function extractWithYtdlp(
-  ctx: MediaContext,
+  ctx: AppContext,
   boardId: string,
   page: URL,
   limits: DownloadLimits,

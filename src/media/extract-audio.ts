@@ -1,10 +1,11 @@
+import type { AppContext } from '../context.js';
 import { badRequest } from '../http/errors.js';
 import { runFfmpeg } from '../tools/ffmpeg.js';
-import { loadSource, produceElement, type NewMediaResult, type MediaContext } from './new-element.js';
+import { loadSource, produceElement, type NewMediaResult } from './new-element.js';
 
 /** The element's first audio stream as an MP3 (VBR quality 2, about 190 kbit/s) beside it on the board. */
 export async function extractAudio(
-  ctx: MediaContext,
+  ctx: AppContext,
   boardId: string,
   elementId: string,
   signal?: AbortSignal,

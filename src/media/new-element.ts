@@ -4,12 +4,6 @@ import { BoardOutputs, type CommittedOutput } from '../boards/outputs.js';
 import { badRequest } from '../http/errors.js';
 import type { JobContext, JobOutcome } from '../jobs/runner.js';
 import type { Element } from '../boards/schemas.js';
-import type { ProbeCache } from './probe-cache.js';
-
-/** The service context plus what the media operations share (built once in registerMedia). */
-export interface MediaContext extends AppContext {
-  probes: ProbeCache;
-}
 
 /** What every media operation answers: the new element, plus `filename`/`url` at the top level for upload-style clients. */
 export interface NewMediaResult {

@@ -8,8 +8,7 @@ import { checkVideoElement, convertVideo, validateConvertVideo } from './convert
 import { downloadToBoard, parseHttpUrl } from './download.js';
 import { extractAudio } from './extract-audio.js';
 import { JOB_CONCAT, JOB_CONVERT } from './jobs.js';
-import { elementSources, newMediaResult, sourceUrls, type MediaContext } from './new-element.js';
-import { ProbeCache } from './probe-cache.js';
+import { elementSources, newMediaResult, sourceUrls } from './new-element.js';
 import {
   ConcatBody,
   ConvertImageBody,
@@ -37,7 +36,7 @@ declare module '../jobs/kinds.js' {
   }
 }
 
-function defineJobs(ctx: MediaContext): void {
+function defineJobs(ctx: AppContext): void {
   // Sources resolved by the runner, the new file handed back to it: render workers can run them (portable).
   ctx.jobs.define(JOB_CONVERT, convertVideo, { inputs: sourceUrls, portable: true, result: newMediaResult });
   ctx.jobs.define(JOB_CONCAT, concatVideos, { inputs: sourceUrls, portable: true, result: newMediaResult });
@@ -49,7 +48,7 @@ function defineJobs(ctx: MediaContext): void {
 
 export const registerMedia: Feature = (app: App, appCtx: AppContext) => {
   const tags = ['media'];
-  const ctx: MediaContext = { ...appCtx, probes: new ProbeCache(appCtx.tools) };
+  const ctx = appCtx;
   const similarity = new SimilarityService(ctx);
   similarity.listen();
   defineJobs(ctx);

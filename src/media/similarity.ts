@@ -6,7 +6,7 @@ import { runFfmpeg } from '../tools/ffmpeg.js';
 import { HashIndex } from './hash-index.js';
 import { hashImageFile, type PerceptualHash } from './perceptual-hash.js';
 import { MediaHashStore } from './store.js';
-import type { MediaContext } from './new-element.js';
+import type { AppContext } from '../context.js';
 import { KeyedQueue } from '../jobs/keyed-queue.js';
 
 const MAX_MATCHES = 50;
@@ -40,7 +40,7 @@ export class SimilarityService {
   private readonly queue = new KeyedQueue();
   private closed = false;
 
-  constructor(private readonly ctx: MediaContext) {
+  constructor(private readonly ctx: AppContext) {
     this.store = new MediaHashStore(ctx.db);
     let current: { id: string; board: string; hashes: PerceptualHash[] } | undefined;
     for (const row of this.store.all()) {

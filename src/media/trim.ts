@@ -1,9 +1,10 @@
+import type { AppContext } from '../context.js';
 import path from 'node:path';
 import { badRequest } from '../http/errors.js';
 import { audioArgs, containerArgs, videoArgs, type AudioCodec } from '../render/encoders.js';
 import { runFfmpeg } from '../tools/ffmpeg.js';
 import type { ProbeResult } from '../tools/ffprobe.js';
-import { loadSource, produceElement, type NewMediaResult, type MediaContext } from './new-element.js';
+import { loadSource, produceElement, type NewMediaResult } from './new-element.js';
 
 /** Slack for floating-point durations: an end given as the probed duration, rounded by the client, is accepted. */
 const DURATION_SLACK = 0.001;
@@ -48,7 +49,7 @@ const fmt = (s: number) => (Number.isInteger(s) ? s.toFixed(1) : String(Math.rou
  * `start` (ffmpeg's accurate seek), which is exact and much faster than decoding from the beginning.
  */
 export async function trimMedia(
-  ctx: MediaContext,
+  ctx: AppContext,
   req: { board_id: string; element_id: string; start_seconds: number; end_seconds: number },
   signal?: AbortSignal,
 ): Promise<NewMediaResult> {

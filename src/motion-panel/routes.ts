@@ -6,7 +6,6 @@ import { notFound } from '../http/errors.js';
 import { errorResponses } from '../http/schemas.js';
 import { abortOnDisconnect } from '../http/client-abort.js';
 import { downloadToBoard } from '../media/download.js';
-import { ProbeCache } from '../media/probe-cache.js';
 import { serveOpenFile } from '../serving/routes.js';
 import { openRegularFile } from '../files/media-root.js';
 import { SERVICE_VERSION } from '../version.js';
@@ -25,7 +24,6 @@ import {
 export const registerMotionPanel = (app: App, ctx: AppContext, uses: { cardVideos: CardVideos }): void => {
   const tags = ['motion editor panel'];
   const base = '/api/integrations/motion-editor';
-  const media = { ...ctx, probes: new ProbeCache(ctx.tools) };
 
   app.post(
     `${base}/resolve-media`,
@@ -38,7 +36,7 @@ export const registerMotionPanel = (app: App, ctx: AppContext, uses: { cardVideo
         response: { 200: ResolvedMedia, ...resolveErrors },
       },
     },
-    async (req, reply) => downloadToBoard(media, req.body, { signal: abortOnDisconnect(reply) }),
+    async (req, reply) => downloadToBoard(ctx, req.body, { signal: abortOnDisconnect(reply) }),
   );
 
   app.get(

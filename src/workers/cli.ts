@@ -8,6 +8,7 @@ import { lacksTools, startQueueWorker } from '../jobs/queue.js';
 import { browserPoolOptions, loadHtmlConfig } from '../html/config.js';
 import { BrowserPool } from '../tools/browser.js';
 import { Tools } from '../tools/locate.js';
+import { ProbeCache } from '../tools/probe-cache.js';
 import { endAllProcesses } from '../tools/process.js';
 import { InputCache } from './input-cache.js';
 import { runQueuedJob } from './run-job.js';
@@ -111,7 +112,7 @@ export async function runWorker(args: string[], env: NodeJS.ProcessEnv = process
   const rt = {
     service,
     cache: new InputCache(path.join(dir, 'inputs'), service, maxBytes, log),
-    env: { tools, log, browsers },
+    env: { tools, probes: new ProbeCache(tools), log, browsers },
     dir,
     log,
   };

@@ -1,6 +1,6 @@
 import fsp from 'node:fs/promises';
-import type { Tools } from '../tools/locate.js';
-import { probe, type ProbeResult } from '../tools/ffprobe.js';
+import type { Tools } from './locate.js';
+import { probe, type ProbeResult } from './ffprobe.js';
 
 const MAX_ENTRIES = 512;
 
