@@ -133,7 +133,7 @@ export async function renderMockup(job: JobContext<MockupRenderParams>): Promise
     });
     let captured = 0;
     await page.video(
-      { html, width, height, fps: p.fps, transparent: p.transparent },
+      { html, width, height, fps: p.fps, transparent: p.transparent, ownPage: true },
       {
         fps: p.fps,
         format: p.format,

@@ -32,6 +32,12 @@ export interface CardSpec {
   fps: number;
   /** Transparent page background: captured frames keep alpha 0 wherever the card draws nothing. */
   transparent?: boolean;
+  /**
+   * A page the service writes itself (a mockup, a motion preview), which does everything on the clock's steps. Only
+   * user cards get the stopped document timeline below: with it, mockup renders differed between runs (about one in
+   * two on Node 24; not yet understood), and these pages have no animations of their own to hold.
+   */
+  ownPage?: boolean;
 }
 
 export interface CardEnv {
@@ -149,8 +155,10 @@ async function loadCard(lent: BrowserPage, env: CardEnv, spec: CardSpec, signal:
   // The clock adopts the page's animations at its first step; until then they would run on real time, and on a busy
   // machine their events (animationiteration, finish) fired before frame 0. A stopped document timeline (every frame,
   // every navigation of this page) keeps them at 0 until the clock sets their time.
-  await abortable(cdp.send('Animation.enable'), signal);
-  await abortable(cdp.send('Animation.setPlaybackRate', { playbackRate: 0 }), signal);
+  if (!spec.ownPage) {
+    await abortable(cdp.send('Animation.enable'), signal);
+    await abortable(cdp.send('Animation.setPlaybackRate', { playbackRate: 0 }), signal);
+  }
   try {
     await abortable(page.goto(CARD_URL, { waitUntil: 'load', timeout: LOAD_TIMEOUT_MS }), signal);
   } catch (err) {

@@ -25,7 +25,7 @@ export async function renderPreviewJob(job: JobContext<PreviewParams>): Promise<
     const work = await job.scratch();
     const io = { tools: job.env.tools, input: (url: string) => job.input(url), signal: page.signal };
     const prepared = await prepareFrames(io, p, work, page.files, (f) => job.progress(f * PREPARE_SHARE));
-    const spec = { html: previewHtml(p, prepared), width: p.width, height: p.height, fps: p.fps };
+    const spec = { html: previewHtml(p, prepared), width: p.width, height: p.height, fps: p.fps, ownPage: true };
     if (!video) {
       const { png } = await page.png({ ...spec, frame: 0 });
       await fsp.writeFile(out.temp, png, { flag: 'wx' });
