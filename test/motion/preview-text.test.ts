@@ -2,10 +2,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import sharp from 'sharp';
 import { startService, type TestService } from '../helpers/service.js';
-import { previewHtml } from '../../src/motion/preview/page.js';
-import type { PreparedFrames } from '../../src/motion/preview/frames.js';
-import type { PreviewParams } from '../../src/motion/preview/contract.js';
-import type { DisplayList, DisplayText } from '../../src/motion/scene/display.js';
+import type { DisplayText } from '../../src/motion/scene/display.js';
+import { textPage } from '../helpers/text-page.js';
 
 /**
  * The drawer's text layout against After Effects' documented behaviour (docs/motion.md "Text"): box text breaks after
@@ -38,37 +36,12 @@ const text = (t: string, box: DisplayText['box'], o: Partial<DisplayText> = {}):
   ...o,
 });
 
-function page(nodes: [number, DisplayText][]): string {
-  const l: DisplayList = {
-    composition: { id: 1, name: 'C', width: W, height: H, pixelAspect: 1, frameRate: 25, background: [0, 0, 0] },
-    time: 0,
-    root: {
-      kind: 'group',
-      matrix: [1, 0, 0, 1, 0, 0],
-      opacity: 1,
-      blend: 'normal',
-      children: nodes.map(([x, n]) => ({
-        kind: 'group' as const,
-        matrix: [1, 0, 0, 1, x, 10] as [number, number, number, number, number, number],
-        opacity: 1,
-        blend: 'normal' as const,
-        children: [n],
-      })),
-    },
-    approximations: [],
-  };
-  const prepared: PreparedFrames = {
-    frames: [0],
-    times: [0],
-    single: l,
-    chunks: 0,
-    composition: { width: W, height: H, background: [0, 0, 0] },
-    footage: {},
-    fonts: { 'Given-Ascent': { family: 'sans-serif', loaded: false, ascent: 0.75 } },
-    approximations: [],
-  };
-  return previewHtml({ width: W, height: H, fps: 25 } as PreviewParams, prepared);
-}
+const page = (nodes: [number, DisplayText][]) =>
+  textPage(
+    W,
+    H,
+    nodes.map(([x, n]) => [x, 10, n]),
+  );
 
 describe('preview drawer: text laid out as After Effects lays it out', () => {
   let t: TestService;

@@ -4,10 +4,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
 import { startService, type TestService } from '../helpers/service.js';
-import { previewHtml } from '../../src/motion/preview/page.js';
-import type { PreparedFrames } from '../../src/motion/preview/frames.js';
-import type { PreviewParams } from '../../src/motion/preview/contract.js';
-import type { DisplayList, DisplayText } from '../../src/motion/scene/display.js';
+import type { DisplayText } from '../../src/motion/scene/display.js';
+import { textPage } from '../helpers/text-page.js';
 import { decodeScene } from '../../src/motion/scene/decode.js';
 import { evaluate } from '../../src/motion/scene/evaluate.js';
 import { createExpressionEvaluator, type ExpressionEvaluator } from '../../src/motion/scene/expressions.js';
@@ -679,37 +677,7 @@ const textNode = (t: string, characters: DisplayText['characters']): DisplayText
   characters,
 });
 
-function page(nodes: [number, number, DisplayText][]): string {
-  const l: DisplayList = {
-    composition: { id: 1, name: 'C', width: W, height: H, pixelAspect: 1, frameRate: 25, background: [0, 0, 0] },
-    time: 0,
-    root: {
-      kind: 'group',
-      matrix: [1, 0, 0, 1, 0, 0],
-      opacity: 1,
-      blend: 'normal',
-      children: nodes.map(([x, y, n]) => ({
-        kind: 'group' as const,
-        matrix: [1, 0, 0, 1, x, y] as [number, number, number, number, number, number],
-        opacity: 1,
-        blend: 'normal' as const,
-        children: [n],
-      })),
-    },
-    approximations: [],
-  };
-  const prepared: PreparedFrames = {
-    frames: [0],
-    times: [0],
-    single: l,
-    chunks: 0,
-    composition: { width: W, height: H, background: [0, 0, 0] },
-    footage: {},
-    fonts: { 'Given-Ascent': { family: 'sans-serif', loaded: false, ascent: 0.75 } },
-    approximations: [],
-  };
-  return previewHtml({ width: W, height: H, fps: 25 } as PreviewParams, prepared);
-}
+const page = (nodes: [number, number, DisplayText][]) => textPage(W, H, nodes);
 
 describe('text animators: drawn glyph by glyph by the preview page', () => {
   let t: TestService;
