@@ -18,12 +18,10 @@ import type { Session } from './sessions.js';
 import { Conflict } from '../errors.js';
 
 /**
- * What actions run with: the service context, the same with the media operations' probe cache, the preview renderer,
- * and what other features built and hand on (registerFeatures).
+ * What actions run with: the service context, the preview renderer, and what other features built and hand on (registerFeatures).
  */
 export interface AgentEnv {
   ctx: AppContext;
-  media: AppContext;
   previews: Previews;
   /** The terminal bridge, for send_to_terminal. */
   bridge: BridgeService;
@@ -244,7 +242,7 @@ export const ACTIONS: { [T in ActionType]: ActionDef<T> } = {
       };
     },
     async apply(env, session, p, signal) {
-      const r = await trimMedia(env.media, { board_id: session.boardId, ...p }, signal);
+      const r = await trimMedia(env.ctx, { board_id: session.boardId, ...p }, signal);
       return { elements: [elementOf(env, session, r.element.id)] };
     },
   },
@@ -285,15 +283,15 @@ export const ACTIONS: { [T in ActionType]: ActionDef<T> } = {
       const req = { board_id: session.boardId, element_id: p.element_id };
       const r =
         el.type === 'image'
-          ? await convertImage(env.media, { ...req, format: p.format as ImageFormat, width: p.width, height: p.height })
-          : ((await env.media.jobs.runNow(
+          ? await convertImage(env.ctx, { ...req, format: p.format as ImageFormat, width: p.width, height: p.height })
+          : ((await env.ctx.jobs.runNow(
               JOB_CONVERT,
               {
                 ...req,
                 format: p.format as VideoFormat,
                 codec: p.codec ?? 'h264',
                 bitrate: p.bitrate,
-                sources: elementSources(env.media, req.board_id, [req.element_id]),
+                sources: elementSources(env.ctx, req.board_id, [req.element_id]),
               },
               signal,
             )) as NewMediaResult);

@@ -51,7 +51,6 @@ export const registerAgents = async (
   await previews.removeAll(); // sessions do not survive a restart, nor do their previews
   const env: AgentEnv = {
     ctx,
-    media: ctx,
     previews,
     bridge: uses.bridge,
     generation: uses.generation,

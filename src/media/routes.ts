@@ -46,9 +46,8 @@ function defineJobs(ctx: AppContext): void {
   });
 }
 
-export const registerMedia: Feature = (app: App, appCtx: AppContext) => {
+export const registerMedia: Feature = (app: App, ctx: AppContext) => {
   const tags = ['media'];
-  const ctx = appCtx;
   const similarity = new SimilarityService(ctx);
   similarity.listen();
   defineJobs(ctx);
