@@ -130,12 +130,10 @@ const cssUrl = (s: string) => attr(s.replace(/['"\\()]/g, (c) => `%${c.charCodeA
  */
 export function sceneHtml(inputs: SceneInputs): string {
   const { frame, looks, screen } = inputs;
-  const content = () =>
-    !screen
-      ? ''
-      : screen.kind === 'image'
-        ? `<div class="shot" style="background-image:url('${cssUrl(screen.url)}')"></div>`
-        : `<canvas class="shot screen-video"></canvas>`;
+  // Every screen is a canvas drawn from a decoded picture at the size it was prepared for (the still, or the video's
+  // frame), so the browser only composites it. A CSS background of the screen went through the compositor's image
+  // decode cache, whose state decided how it was scaled: two renders of one project gave one of two files (CI, 2026-11).
+  const content = () => (screen ? `<canvas class="shot"></canvas>` : '');
   const drawing = drawDevice(inputs.project.device, frame.width, frame.height, content);
   const layerUrls = [...inputs.layers.entries()];
   const layerIndex = new Map(layerUrls.map(([key], i) => [key, i]));
@@ -160,14 +158,14 @@ export function sceneHtml(inputs: SceneInputs): string {
     blur: looks.map((l) => l.deviceBlur),
     bg: looks.map((l) => bgOf(l.background)),
     bgTable,
+    picture: screen?.kind === 'image' ? screen.url : null,
     video: screen?.kind === 'video' ? { url: screen.url, offsets: screen.offsets, chunks: screen.chunks } : null,
   };
   const perspective = CAMERA_DISTANCE * unitPx(frame);
   // Pictures are CSS backgrounds: Chromium may composite an <img> as its own layer, decided by when it finished
   // loading, and the two layerings draw edges differently, so <img> made renders differ between runs. The hidden
   // <img>s are there so the renderer's ready() waits for every picture to load and decode before frame 0.
-  const pictures = [...(screen?.kind === 'image' ? [screen.url] : []), ...layerUrls.map(([, url]) => url)];
-  const preload = pictures.map((url) => `<img class="preload" src="${attr(url)}" alt="">`).join('');
+  const preload = layerUrls.map(([, url]) => `<img class="preload" src="${attr(url)}" alt="">`).join('');
   const layersHtml = layerUrls
     .map(([, url], i) => `<div id="layer${i}" class="layer" style="background-image:url('${cssUrl(url)}')"></div>`)
     .join('');
@@ -180,7 +178,7 @@ html,body{margin:0;padding:0;width:${frame.width}px;height:${frame.height}px;ove
 #stage{position:absolute;left:0;top:0;width:100%;height:100%;perspective:${fixed(perspective)}px;perspective-origin:50% 50%}
 #rig{position:absolute;left:50%;top:50%;width:0;height:0;will-change:transform}
 #device{position:absolute;left:${fixed(-drawing.width / 2)}px;top:${fixed(-drawing.height / 2)}px;width:${fixed(drawing.width)}px;height:${fixed(drawing.height)}px${looks.some((l) => l.deviceBlur > 0) ? ';will-change:filter' : ''}}
-#device canvas,.shot{display:block;width:100%;height:100%;object-fit:cover;background-size:cover;background-position:center}
+#device canvas{display:block;width:100%;height:100%;object-fit:cover}
 /* Its own layer: a new video frame redraws the canvas alone, not the device around it and its shadow. */
 #device canvas{will-change:transform}
 </style></head><body>
@@ -211,7 +209,24 @@ ${preload}<div id="bg">${layersHtml}</div>
   // next frame (and chunk) loads meanwhile. No <video> to seek (a seek runs through the media pipeline, in each of the
   // renderer's pages), one picture for every screen (double-iphone, grid).
   const V = D.video;
-  const screens = Array.from(document.querySelectorAll('canvas.screen-video'), (c) => [c, c.getContext('2d', { alpha: false })]);
+  // A still may be transparent (the screen's black shows through); a video frame is a JPEG.
+  const screens = Array.from(document.querySelectorAll('canvas.shot'), (c) => [c, c.getContext('2d', { alpha: !V })]);
+  const paint = (bitmap) => {
+    for (const [c, g] of screens) {
+      if (c.width !== bitmap.width || c.height !== bitmap.height) { c.width = bitmap.width; c.height = bitmap.height; }
+      g.drawImage(bitmap, 0, 0);
+    }
+    bitmap.close();
+  };
+  // The still is decoded once (off the main thread) and painted before frame 0: the clock's first step waits for it.
+  if (D.picture && screens.length) {
+    window.__bmsClock.waitFor(
+      fetch(D.picture)
+        .then((r) => { if (!r.ok) throw new Error('screen picture: HTTP ' + r.status); return r.blob(); })
+        .then((b) => createImageBitmap(b))
+        .then(paint),
+    );
+  }
   const chunkOf = (i) => {
     let c = 0;
     while (c + 1 < V.chunks.length && V.chunks[c + 1] <= i) c++;
@@ -250,11 +265,7 @@ ${preload}<div id="bg">${layersHtml}</div>
     if (i === shown) return;
     shown = i;
     const drawn = picture(i).then((bitmap) => {
-      for (const [c, g] of screens) {
-        if (c.width !== bitmap.width || c.height !== bitmap.height) { c.width = bitmap.width; c.height = bitmap.height; }
-        g.drawImage(bitmap, 0, 0);
-      }
-      bitmap.close();
+      paint(bitmap);
       pictures.delete(i);
       for (const c of chunks.keys()) if (c < chunkOf(i)) chunks.delete(c);
     });

@@ -111,6 +111,22 @@ export async function videoPackets(file: string): Promise<{ pts: number; duratio
     .sort((a, b) => a.pts - b.pts);
 }
 
+/**
+ * Why two video files that should be the same are not, for a failing determinism test's message: the frames whose
+ * decoded pictures differ (ffmpeg's framemd5), or that the pictures agree and only the bitstream differs.
+ */
+export async function whereVideosDiffer(a: string, b: string): Promise<string> {
+  const hashes = async (file: string) =>
+    (await run(await ffmpegPath(), ['-v', 'error', '-i', file, '-map', '0:v:0', '-f', 'framemd5', '-'])).stdout
+      .split('\n')
+      .filter((l) => l && !l.startsWith('#'))
+      .map((l) => l.split(',').pop()!.trim());
+  const [x, y] = await Promise.all([hashes(a), hashes(b)]);
+  const frames = x.flatMap((h, i) => (h === y[i] ? [] : [i]));
+  if (x.length !== y.length) return `${x.length} frames against ${y.length}`;
+  return frames.length ? `decoded frames ${frames.join(', ')} of ${x.length} differ` : 'the decoded frames agree';
+}
+
 export interface Frame {
   width: number;
   height: number;

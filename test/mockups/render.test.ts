@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { eventually, startService, type TestService } from '../helpers/service.js';
-import { ffmpeg, makeImage, probeFile, tempDir } from '../helpers/fixtures.js';
+import { ffmpeg, makeImage, probeFile, tempDir, whereVideosDiffer } from '../helpers/fixtures.js';
 import { drawDevice } from '../../src/mockups/devices.js';
 import { distance, extent, rgbaFrame } from './frames.js';
 
@@ -351,16 +351,16 @@ describe('mockup render', () => {
         },
       ],
     });
-    const hashes = [];
-    for (let i = 0; i < 2; i++) {
-      const f = await render(pid, { fps: 2 });
-      hashes.push(
+    const files = [await render(pid, { fps: 2 }), await render(pid, { fps: 2 })];
+    const hashes = await Promise.all(
+      files.map(async (f) =>
         createHash('sha256')
           .update(await fsp.readFile(f))
           .digest('hex'),
-      );
-    }
-    assert.equal(hashes[0], hashes[1], `two renders with the screen ${screen}`);
+      ),
+    );
+    if (hashes[0] !== hashes[1])
+      assert.fail(`two renders with the screen ${screen}: ${await whereVideosDiffer(files[0], files[1])}`);
   }
 
   it('cancel stops the render and leaves no partial file', async () => {
