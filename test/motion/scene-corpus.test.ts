@@ -86,13 +86,16 @@ describe('scene model: gradients of real projects', { skip }, () => {
     assert.equal(stops?.colors.length, 2);
     const list = JSON.stringify(evaluate(scene, comp.id, 0));
     assert.match(list, /"stops":\[\{"offset":0,"color":\[1,0,0,1\]\},\{"offset":1,"color":\[0\.827/);
-    // the shape operators of the next composition not drawn are named, each once per layer (pucker & bloat and
-    // round corners are drawn)
+    // the next composition's twists are drawn with a falloff of this project's choosing, listed once per layer
+    // (pucker & bloat and round corners are drawn as After Effects draws them)
     const shapes = scene.compositions.find((c) => c.name === '4) Shape Layers')!;
     const ops = evaluate(scene, shapes.id, 0)
       .approximations.filter((a) => a.feature === 'shape-operator')
       .map((a) => `${a.layer_index} ${a.detail.split(' (')[0]}`);
-    assert.deepEqual(ops.sort(), ['2 ADBE Vector Filter - Twist', '4 ADBE Vector Filter - Twist']);
+    assert.deepEqual(ops.sort(), [
+      '2 twist "Twist 1": the angle falls off linearly from the centre to the farthest point',
+      '4 twist "Twist 1": the angle falls off linearly from the centre to the farthest point',
+    ]);
   });
 });
 

@@ -990,6 +990,15 @@ function shapeItems(group: Chunk | undefined, path: string, ctx: Ctx, depth: num
           miterLimit: p('ADBE Vector Offset Miter Limit', [4]),
         });
         break;
+      case 'ADBE Vector Filter - Twist':
+        items.push({
+          ...base,
+          kind: 'modifier',
+          op: 'twist',
+          amount: p('ADBE Vector Twist Angle', [0]),
+          center: p('ADBE Vector Twist Center', [0, 0]),
+        });
+        break;
       case 'ADBE Vector Filter - Merge':
         items.push({
           ...base,

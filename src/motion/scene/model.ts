@@ -439,13 +439,14 @@ export interface ShapeTrim extends ShapeBase {
 
 /**
  * A path operator applied to every shape above it (like trim paths): pucker & bloat (`amount` percent), round corners
- * (`amount` = radius), zig zag (`amount` = size, `ridges` per segment, `smooth` points) and offset paths (`amount`
- * pixels, `join`, `miterLimit`).
+ * (`amount` = radius), zig zag (`amount` = size, `ridges` per segment, `smooth` points), offset paths (`amount`
+ * pixels, `join`, `miterLimit`) and twist (`amount` = angle in degrees, `center` in the group's coordinates).
  */
 export interface ShapeModifier extends ShapeBase {
   kind: 'modifier';
-  op: 'pucker-bloat' | 'round-corners' | 'zig-zag' | 'offset';
+  op: 'pucker-bloat' | 'round-corners' | 'zig-zag' | 'offset' | 'twist';
   amount: NumProperty;
+  center?: NumProperty;
   ridges?: NumProperty;
   smooth?: boolean;
   join?: LineJoin;
@@ -479,7 +480,7 @@ export interface ShapeMerge extends ShapeBase {
   mode: 'merge' | 'add' | 'subtract' | 'intersect' | 'exclude';
 }
 
-/** Wiggle paths, twist...: listed, not drawn. */
+/** Wiggle paths and other operators not read: listed, not drawn. */
 export interface ShapeUnsupported extends ShapeBase {
   kind: 'unsupported';
 }
