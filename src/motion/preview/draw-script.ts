@@ -9,6 +9,7 @@
  * Every layer that needs its own surface (opacity, a blend mode, masks, a matte) is drawn into an offscreen canvas of
  * the output size (device pixels, so transforms stay exact) and composited; canvases are pooled across frames.
  */
+import { MASK_FEATHER_SIGMA } from '../scene/display.js';
 import { DRAW_3D_SCRIPT } from './draw-3d.js';
 import { DRAW_ADJUST_SCRIPT } from './draw-adjust.js';
 import { DRAW_MOTION_BLUR_SCRIPT } from './draw-motion-blur.js';
@@ -347,8 +348,10 @@ ${DRAW_TEXT_SCRIPT}
       if (k.mode === 'none') continue;
       const c = acquire();
       const g = c.getContext('2d');
-      const blur = Math.max(k.feather[0], k.feather[1]) * scaleOf(m);
-      if (blur > 0) g.filter = 'blur(' + blur / 2 + 'px)';
+      // feather: a Gaussian across the path, each axis its own (the layer's axes taken to the output's)
+      const sx = ${MASK_FEATHER_SIGMA} * k.feather[0] * Math.hypot(m[0], m[1]);
+      const sy = ${MASK_FEATHER_SIGMA} * k.feather[1] * Math.hypot(m[2], m[3]);
+      if (sx > 0.05 || sy > 0.05) g.filter = window.__bmsEffects.blurFilter(sx, sy);
       const p = pathOf([k.path]);
       setM(g, m);
       g.fillStyle = '#fff';

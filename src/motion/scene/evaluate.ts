@@ -1,16 +1,17 @@
-import type {
-  Approximation,
-  Color,
-  DisplayFill,
-  DisplayGroup,
-  DisplayList,
-  DisplayMask,
-  DisplayNode,
-  DisplayShape,
-  DisplayStroke,
-  DisplayText,
-  GradientPaint,
-  Matrix,
+import {
+  MASK_FEATHER_SIGMA,
+  type Approximation,
+  type Color,
+  type DisplayFill,
+  type DisplayGroup,
+  type DisplayList,
+  type DisplayMask,
+  type DisplayNode,
+  type DisplayShape,
+  type DisplayStroke,
+  type DisplayText,
+  type GradientPaint,
+  type Matrix,
 } from './display.js';
 import {
   applyToPath,
@@ -654,7 +655,16 @@ class Evaluator {
       if (m.mode === 'none') continue;
       const feather = this.num(l, m.feather, lt);
       const expansion = this.num(l, m.expansion, lt)[0];
-      if (feather[0] || feather[1]) this.note(l, 'mask-feather', `mask "${m.name}": feather is approximated by a blur`);
+      if (feather[0] || feather[1])
+        this.note(
+          l,
+          'mask-feather',
+          `mask "${m.name}": feather drawn as a Gaussian centred on the path, sigma ${MASK_FEATHER_SIGMA} x the ` +
+            "feather (After Effects documents the Gaussian and where it lies, not its spread: skottie's factor)",
+        );
+      if ((feather[0] || feather[1] || m.variableFeather) && m.featherFalloff === 'linear')
+        this.note(l, 'mask-feather', `mask "${m.name}": linear feather falloff drawn as smooth`);
+      if (m.variableFeather) this.note(l, 'mask-feather', `mask "${m.name}": variable feather points are not drawn`);
       out.push({
         mode: m.mode,
         inverted: m.inverted,

@@ -252,6 +252,10 @@ export interface Mask {
   feather: NumProperty;
   /** Pixels. */
   expansion: NumProperty;
+  /** Mask Feather Falloff "Linear" (absent: "Smooth", the default). */
+  featherFalloff?: 'linear';
+  /** Variable-width feather points with a radius on the path (drawn without them, listed). */
+  variableFeather?: boolean;
 }
 
 export interface Transform {
