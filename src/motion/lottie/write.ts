@@ -660,7 +660,12 @@ class Writer {
   private mask(m: Mask, l: Layer, comp: Composition): Json {
     const feather = m.feather.value;
     if (m.feather.keyframes?.length || feather.some((x) => x !== 0))
-      this.note(comp, l, 'mask-feather', `mask "${m.name}": feather written, but most players do not draw it`);
+      this.note(
+        comp,
+        l,
+        'mask-feather',
+        `mask "${m.name}": feather written; skottie draws it as the preview does, lottie-web and ThorVG do not`,
+      );
     return {
       inv: m.inverted,
       mode: MASK_MODE[m.mode],
