@@ -236,6 +236,28 @@ describe('preview drawer (display list → pixels)', () => {
     near(px(50, 32), [255, 255, 255]);
     near(px(128, 50), [0, 0, 0]);
     near(px(132, 50), [255, 255, 255]);
+
+    // Inverted: one minus the feathered mask, the layer's own edges untouched. Expanded by 10 px: the feather
+    // straddles the expanded edge (the manual: expansion controls "where the mask feathering appears").
+    const inverted = { ...mask(30, 30, 40, 40, [F, F]), inverted: true };
+    const expanded = { ...mask(40, 30, 20, 40, [F, 0]), expansion: 10 };
+    const px2 = await draw(
+      list([
+        group([solid(100, H, WHITE)], { masks: [inverted] }),
+        group([solid(100, H, WHITE)], { matrix: at(100, 0), masks: [expanded] }),
+      ]),
+    );
+    near(px2(0, 0), [255, 255, 255]);
+    near(px2(0, 50), [255, 255, 255]);
+    near(px2(50, 50), [0, 0, 0]);
+    for (const d of [-F / 2, 0, F / 2]) {
+      const x = Math.floor(30 + d);
+      const want = 255 - profile(x + 0.5 - 30);
+      assert.ok(Math.abs(px2(x, 50)[0] - want) <= 8, `inverted ${d} px: ${px2(x, 50)[0]}, not ${want}`);
+      const xe = Math.floor(130 + d);
+      const wantE = profile(xe + 0.5 - 130);
+      assert.ok(Math.abs(px2(xe, 50)[0] - wantE) <= 8, `expanded ${d} px: ${px2(xe, 50)[0]}, not ${wantE}`);
+    }
   });
 
   it('keeps a layer by its track matte: alpha, alpha inverted, luma, luma inverted', async () => {
