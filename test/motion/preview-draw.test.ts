@@ -5,7 +5,13 @@ import { startService, type TestService } from '../helpers/service.js';
 import { previewHtml } from '../../src/motion/preview/page.js';
 import type { PreparedFrames } from '../../src/motion/preview/frames.js';
 import type { PreviewParams } from '../../src/motion/preview/contract.js';
-import type { DisplayGroup, DisplayList, DisplayNode, Matrix } from '../../src/motion/scene/display.js';
+import {
+  MASK_FEATHER_SIGMA,
+  type DisplayGroup,
+  type DisplayList,
+  type DisplayNode,
+  type Matrix,
+} from '../../src/motion/scene/display.js';
 import { decodeScene } from '../../src/motion/scene/decode.js';
 import { evaluate } from '../../src/motion/scene/evaluate.js';
 import { comp, group as sceneGroup, layer, layerData, project, prop } from './scene-builder.js';
@@ -173,6 +179,85 @@ describe('preview drawer (display list → pixels)', () => {
     near(px(120, 20), [0, 0, 0]);
     near(px(105, 5), [0, 0, 255]);
     near(px(170, 20), [128, 128, 128]);
+  });
+
+  it('feathers a mask as After Effects documents it: a Gaussian centred on the path, each axis its own', async () => {
+    // A white layer over black, masked by rectangles: the left one feathered 20 px across only (horizontal feather), the
+    // right one 20 px up and down only. After Effects' manual: the feather straddles the path, half inside and half
+    // outside, with a Gaussian falloff. So across a feathered edge the alpha is the normal distribution's cumulative at
+    // the distance from the path over sigma (MASK_FEATHER_SIGMA x 20 = 7.6 px): 50 % on the path, about 9 % and 91 %
+    // half the feather out and in, next to nothing a whole feather out; an edge not feathered stays sharp.
+    const F = 20;
+    const sigma = MASK_FEATHER_SIGMA * F;
+    const mask = (x: number, y: number, w: number, h: number, feather: [number, number]) => ({
+      mode: 'add' as const,
+      inverted: false,
+      opacity: 1,
+      feather,
+      expansion: 0,
+      path: rect(x, y, w, h),
+    });
+    const px = await draw(
+      list([
+        group([solid(100, H, WHITE)], { masks: [mask(30, 30, 40, 40, [F, 0])] }),
+        group([solid(100, H, WHITE)], { matrix: at(100, 0), masks: [mask(30, 30, 40, 40, [0, F])] }),
+      ]),
+    );
+    // the standard normal cumulative (Abramowitz and Stegun 7.1.26, error under 1.5e-7)
+    const phi = (z: number) => {
+      const x = Math.abs(z) / Math.SQRT2;
+      const t = 1 / (1 + 0.3275911 * x);
+      const erf =
+        1 -
+        ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592) *
+          t *
+          Math.exp(-x * x);
+      return z < 0 ? (1 - erf) / 2 : (1 + erf) / 2;
+    };
+    // inside is positive; a pixel's centre is half a pixel past its index. Tolerance 8 of 255 (3 %): Chromium blurs
+    // large sigmas with three box passes (the SVG filter specification allows it), within about 2 % of the Gaussian.
+    const profile = (inside: number) => Math.round(255 * phi(inside / sigma));
+    for (const d of [-F, -F / 2, -5, 0, 5, F / 2, F]) {
+      // left: across its left edge at x = 30, along the middle row
+      const x = 30 + d;
+      const got = px(Math.floor(x), 50)[0];
+      const want = profile(Math.floor(x) + 0.5 - 30);
+      assert.ok(Math.abs(got - want) <= 8, `horizontal feather ${d} px from the path: ${got}, not ${want}`);
+      // right: across its top edge at y = 30, down the middle column
+      const y = 30 + d;
+      const gotY = px(150, Math.floor(y))[0];
+      const wantY = profile(Math.floor(y) + 0.5 - 30);
+      assert.ok(Math.abs(gotY - wantY) <= 8, `vertical feather ${d} px from the path: ${gotY}, not ${wantY}`);
+    }
+    // documented shape: half at the path, nearly none a whole feather out, nearly all a whole feather in
+    assert.ok(px(9, 50)[0] <= 3 && px(50, 50)[0] >= 252);
+    // the edges not feathered stay sharp: the left mask's top edge, the right mask's left edge
+    near(px(50, 28), [0, 0, 0]);
+    near(px(50, 32), [255, 255, 255]);
+    near(px(128, 50), [0, 0, 0]);
+    near(px(132, 50), [255, 255, 255]);
+
+    // Inverted: one minus the feathered mask, the layer's own edges untouched. Expanded by 10 px: the feather
+    // straddles the expanded edge (the manual: expansion controls "where the mask feathering appears").
+    const inverted = { ...mask(30, 30, 40, 40, [F, F]), inverted: true };
+    const expanded = { ...mask(40, 30, 20, 40, [F, 0]), expansion: 10 };
+    const px2 = await draw(
+      list([
+        group([solid(100, H, WHITE)], { masks: [inverted] }),
+        group([solid(100, H, WHITE)], { matrix: at(100, 0), masks: [expanded] }),
+      ]),
+    );
+    near(px2(0, 0), [255, 255, 255]);
+    near(px2(0, 50), [255, 255, 255]);
+    near(px2(50, 50), [0, 0, 0]);
+    for (const d of [-F / 2, 0, F / 2]) {
+      const x = Math.floor(30 + d);
+      const want = 255 - profile(x + 0.5 - 30);
+      assert.ok(Math.abs(px2(x, 50)[0] - want) <= 8, `inverted ${d} px: ${px2(x, 50)[0]}, not ${want}`);
+      const xe = Math.floor(130 + d);
+      const wantE = profile(xe + 0.5 - 130);
+      assert.ok(Math.abs(px2(xe, 50)[0] - wantE) <= 8, `expanded ${d} px: ${px2(xe, 50)[0]}, not ${wantE}`);
+    }
   });
 
   it('keeps a layer by its track matte: alpha, alpha inverted, luma, luma inverted', async () => {

@@ -86,13 +86,16 @@ describe('scene model: gradients of real projects', { skip }, () => {
     assert.equal(stops?.colors.length, 2);
     const list = JSON.stringify(evaluate(scene, comp.id, 0));
     assert.match(list, /"stops":\[\{"offset":0,"color":\[1,0,0,1\]\},\{"offset":1,"color":\[0\.827/);
-    // the shape operators of the next composition not drawn are named, each once per layer (pucker & bloat and
-    // round corners are drawn)
+    // the next composition's twists are drawn with a falloff of this project's choosing, listed once per layer
+    // (pucker & bloat and round corners are drawn as After Effects draws them)
     const shapes = scene.compositions.find((c) => c.name === '4) Shape Layers')!;
     const ops = evaluate(scene, shapes.id, 0)
       .approximations.filter((a) => a.feature === 'shape-operator')
       .map((a) => `${a.layer_index} ${a.detail.split(' (')[0]}`);
-    assert.deepEqual(ops.sort(), ['2 ADBE Vector Filter - Twist', '4 ADBE Vector Filter - Twist']);
+    assert.deepEqual(ops.sort(), [
+      '2 twist "Twist 1": the angle falls off linearly from the centre to the farthest point',
+      '4 twist "Twist 1": the angle falls off linearly from the centre to the farthest point',
+    ]);
   });
 });
 
@@ -115,6 +118,30 @@ describe('scene model: masks of real projects', { skip }, () => {
     // masks on a full-frame solid, inside the frame
     const solid = bbox('KraftyFX__aex/cep__test__assets__layer_masks.aep', 'Detailed');
     assert.ok(solid[0] > 0 && solid[2] < 1920 && solid[1] > 0 && solid[3] < 1080, String(solid));
+  });
+
+  it('reads feather: the values, variable feather points with a radius, and lists what it does not draw', () => {
+    // KraftyFX/aex's tests read these masks through ExtendScript: "Attributes" feathered 33 x 33 without feather
+    // points, "Feather" with points of radii 74.28, 0, 54.67, "Mask 1" with radii -1e-8, 0 then -70.0, 66.9
+    const scene = decodeScene(fs.readFileSync(path.join(CORPUS, 'KraftyFX__aex/cep__test__assets__layer_masks.aep')));
+    const masks = scene.compositions.flatMap((c) => c.layers).flatMap((l) => l.masks);
+    const byName = (n: string) => masks.find((m) => m.name === n)!;
+    assert.deepEqual(byName('Attributes').feather.value, [33, 33]);
+    assert.equal(byName('Attributes').variableFeather, undefined);
+    assert.equal(byName('Basic').variableFeather, undefined);
+    assert.equal(byName('Feather').variableFeather, true);
+    assert.equal(byName('Mask 1').variableFeather, true);
+    assert.ok(masks.every((m) => m.featherFalloff === undefined));
+    const comp = scene.compositions.find((c) => c.name === 'Comp 1')!;
+    const notes = evaluate(scene, comp.id, 0)
+      .approximations.filter((a) => a.feature === 'mask-feather')
+      .map((a) => a.detail);
+    assert.deepEqual(notes.sort(), [
+      'mask "Attributes": feather drawn as a Gaussian centred on the path, sigma 0.38 x the feather (After Effects ' +
+        "documents the Gaussian and where it lies, not its spread: skottie's factor)",
+      'mask "Feather": variable feather points are not drawn',
+      'mask "Mask 1": variable feather points are not drawn',
+    ]);
   });
 });
 

@@ -352,7 +352,7 @@ describe('scene model: display lists', () => {
                   'ADBE Vector Graphic - Fill',
                   group([['ADBE Vector Fill Color', prop({ value: [0, 0, 1, 1], kind: 'color' })]]),
                 ],
-                ['ADBE Vector Filter - Twist', group([])],
+                ['ADBE Vector Filter - Roughen', group([])],
               ]),
             ],
             ['ADBE Vector Transform Group', group([['ADBE Vector Position', prop({ value: [40, 0] })]])],

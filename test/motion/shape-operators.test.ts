@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { offsetPath, puckerBloat, roundCorners, zigZag } from '../../src/motion/scene/geometry.js';
+import { offsetPath, puckerBloat, roundCorners, twist, twistRadius, zigZag } from '../../src/motion/scene/geometry.js';
 import type { BezierPath } from '../../src/motion/scene/model.js';
 import { midpointCurve, paintStops, withMidpointStops } from '../../src/motion/scene/gradients.js';
 import { MAX_REPEATED, repeaterCopies } from '../../src/motion/scene/repeater.js';
@@ -129,6 +129,117 @@ describe('shape path operators', () => {
     near([Math.min(...ys), Math.max(...ys)], [-10, 10]);
     const xs = band.v.map((q) => q[0]);
     near([Math.min(...xs), Math.max(...xs)], [0, 100]);
+  });
+});
+
+describe('twist', () => {
+  // a point on the path at parameter t of segment k (cubic)
+  const at = (p: BezierPath, k: number, t: number): [number, number] => {
+    const n = p.v.length;
+    const a = p.v[k];
+    const b = p.v[(k + 1) % n];
+    const c1 = [a[0] + p.o[k][0], a[1] + p.o[k][1]];
+    const c2 = [b[0] + p.i[(k + 1) % n][0], b[1] + p.i[(k + 1) % n][1]];
+    const u = 1 - t;
+    const f = (d: number) => u * u * u * a[d] + 3 * u * u * t * c1[d] + 3 * u * t * t * c2[d] + t * t * t * b[d];
+    return [f(0), f(1)];
+  };
+  const angleOf = (q: number[]) => (Math.atan2(q[1], q[0]) * 180) / Math.PI;
+  const turned = (from: number[], to: number[]) => ((angleOf(to) - angleOf(from) + 540) % 360) - 180;
+
+  it('turns clockwise (positive angle, y down) more near the centre than at the edge; the centre stays', () => {
+    // a square of side 100 about 0,0 with a vertex at its centre-right edge midpoint and one at the centre itself
+    const p = poly([
+      [-50, -50],
+      [50, -50],
+      [50, 0],
+      [0, 0],
+      [50, 0.0001],
+      [50, 50],
+      [-50, 50],
+    ]);
+    const r = twistRadius([p], [0, 0]);
+    assert.ok(Math.abs(r - Math.hypot(50, 50)) < 1e-9);
+    const t = twist(p, 90, [0, 0], r);
+    // the centre does not move
+    const centre = t.v.find((q) => Math.hypot(q[0], q[1]) < 1e-9);
+    assert.ok(centre, 'the vertex at the centre is kept there');
+    // the corners, the farthest points, do not turn; the edge midpoint (50, 0) turns by 90 x (1 - 50 / 70.71)
+    near(t.v[0], [-50, -50], 1e-9);
+    const mid = t.v.find((q) => Math.abs(Math.hypot(q[0], q[1]) - 50) < 1e-9 && q[1] > 0)!;
+    assert.ok(Math.abs(turned([50, 0], mid) - 90 * (1 - 50 / r)) < 1e-6, `${turned([50, 0], mid)}`);
+    // clockwise on screen: a point right of the centre moves down (y grows)
+    assert.ok(mid[1] > 0);
+  });
+
+  it('bends a straight side: points along it turn by the angle at their own distance', () => {
+    const p = square();
+    const r = twistRadius([p], [0, 0]);
+    const t = twist(p, 120, [0, 0], r);
+    assert.ok(t.v.length > 4, 'the sides are cut in pieces');
+    // every point along the twisted outline sits where the twist takes some point of the original side, within 0.05 px:
+    // sample the original top side, twist each sample by hand, and find it on the result
+    const expected = (x: number): [number, number] => {
+      const d = Math.hypot(x, -50);
+      const th = ((120 * Math.PI) / 180) * (1 - d / r);
+      return [x * Math.cos(th) + 50 * Math.sin(th), x * Math.sin(th) - 50 * Math.cos(th)];
+    };
+    const samples: [number, number][] = [];
+    for (let k = 0; k < t.v.length; k++) for (let j = 0; j <= 100; j++) samples.push(at(t, k, j / 100));
+    for (let x = -50; x <= 50; x += 5) {
+      const e = expected(x);
+      const best = Math.min(...samples.map((q) => Math.hypot(q[0] - e[0], q[1] - e[1])));
+      assert.ok(best < 0.05, `x ${x}: ${best} px off`);
+    }
+    // every vertex of the result, turned back by the angle at its distance, lies on the square's outline
+    for (const q of t.v) {
+      const th = ((-120 * Math.PI) / 180) * (1 - Math.hypot(q[0], q[1]) / r);
+      const o = [q[0] * Math.cos(th) - q[1] * Math.sin(th), q[0] * Math.sin(th) + q[1] * Math.cos(th)];
+      assert.ok(Math.abs(Math.max(Math.abs(o[0]), Math.abs(o[1])) - 50) < 1e-9, `${q} back to ${o}`);
+    }
+  });
+
+  it('zero angle changes nothing; a negative angle turns the other way', () => {
+    assert.deepEqual(twist(square(), 0, [0, 0], 70), square());
+    const p = poly([
+      [0, 0],
+      [50, 0],
+      [0, 100],
+    ]);
+    const r = twistRadius([p], [0, 0]);
+    const ccw = twist(p, -60, [0, 0], r).v.find((q) => Math.abs(Math.hypot(q[0], q[1]) - 50) < 1e-6)!;
+    assert.ok(ccw[1] < 0, 'counter-clockwise: right of the centre moves up');
+    assert.ok(Math.abs(turned([50, 0], ccw) + 60 * 0.5) < 1e-6);
+  });
+
+  it('in a shape layer: about its centre in the group, every shape above it, listed; written as tw', () => {
+    const s = shapeScene([
+      ['ADBE Vector Shape - Rect', group([['ADBE Vector Rect Size', prop({ value: [100, 100] })]])],
+      [
+        'ADBE Vector Filter - Twist',
+        group([
+          ['ADBE Vector Twist Angle', prop({ value: [90] })],
+          ['ADBE Vector Twist Center', prop({ value: [50, 0] })],
+        ]),
+      ],
+      ['ADBE Vector Graphic - Fill', group([])],
+    ]);
+    const list = evaluate(s, 1, 0);
+    const fill = (list.root.children[0] as DisplayGroup).children[0] as DisplayShape;
+    const path = fill.paths[0];
+    // the centre (50, 0) is the middle of the right side: the outline still passes through it
+    const pass = path.v.some((_, k) =>
+      Array.from({ length: 101 }, (__, j) => at(path, k, j / 100)).some((q) => Math.hypot(q[0] - 50, q[1]) < 0.05),
+    );
+    assert.ok(pass, 'the outline passes through the centre');
+    // the farthest points from it, the left corners at 111.8 px, stay
+    assert.ok(path.v.some((q) => Math.hypot(q[0] + 50, q[1] + 50) < 1e-6));
+    assert.ok(path.v.length > 4);
+    assert.match(JSON.stringify(list.approximations), /twist .*: the angle falls off linearly/);
+    const out = writeLottie(s, 1, { expressions: 'keep', images: new Map() });
+    const tw = (out.lottie.layers as { shapes: Record<string, { k: unknown }>[] }[])[0].shapes[1];
+    assert.equal(tw.ty as unknown, 'tw');
+    assert.deepEqual([tw.a.k, tw.c.k], [90, [50, 0]]);
   });
 });
 

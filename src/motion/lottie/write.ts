@@ -660,7 +660,12 @@ class Writer {
   private mask(m: Mask, l: Layer, comp: Composition): Json {
     const feather = m.feather.value;
     if (m.feather.keyframes?.length || feather.some((x) => x !== 0))
-      this.note(comp, l, 'mask-feather', `mask "${m.name}": feather written, but most players do not draw it`);
+      this.note(
+        comp,
+        l,
+        'mask-feather',
+        `mask "${m.name}": feather written; skottie draws it as the preview does, lottie-web and ThorVG do not`,
+      );
     return {
       inv: m.inverted,
       mode: MASK_MODE[m.mode],
@@ -834,7 +839,10 @@ class Writer {
     }));
   }
 
-  /** A path operator as bodymovin writes it: pucker & bloat `pb`, round corners `rd`, zig zag `zz`, offset `op`. */
+  /**
+   * A path operator as bodymovin writes it: pucker & bloat `pb`, round corners `rd`, zig zag `zz`, offset `op`, twist
+   * `tw` (angle `a`, centre `c`: lottie-docs' schema; bodymovin's exporter writes the same).
+   */
   private modifier(item: ShapeModifier, l: Layer, comp: Composition): Json {
     const num = (p: NumProperty, ix: number) => ({ ...this.num(p, l, comp, { scalar: true }), ix });
     switch (item.op) {
@@ -855,6 +863,12 @@ class Writer {
           a: num(item.amount, 1),
           lj: JOIN[item.join ?? 'miter'],
           ml: item.miterLimit ? num(item.miterLimit, 3) : { a: 0, k: 4, ix: 3 },
+        };
+      case 'twist':
+        return {
+          ty: 'tw',
+          a: num(item.amount, 1),
+          c: item.center ? { ...this.num(item.center, l, comp, { dims: 2 }), ix: 2 } : { a: 0, k: [0, 0], ix: 2 },
         };
     }
   }
@@ -995,6 +1009,9 @@ class Writer {
           break;
         case 'modifier':
           out.push({ ...this.modifier(item, l, comp), ix: k + 1, ...common });
+          // ThorVG logs "Twist(tw) is not supported yet"; lottie-web and skottie skip it
+          if (item.op === 'twist')
+            this.note(comp, l, 'shape-operator', `twist "${item.name}" written; no common Lottie player draws it`);
           break;
         case 'merge':
           // Lottie keeps After Effects' numbering (skottie draws it; lottie-web joins the paths as they are)

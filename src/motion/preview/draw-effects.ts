@@ -1,6 +1,7 @@
 /**
  * The preview page's effects and layer styles: plain browser JavaScript, run before the drawer (draw-script.ts), that
- * sets `window.__bmsEffects = {apply, styles}`. The drawer calls them on a layer's own surface (an offscreen canvas of
+ * sets `window.__bmsEffects = {apply, styles, blurFilter}` (blurFilter(sx, sy): a canvas filter blurring each axis by
+ * its own sigma, which masks' feather uses too). The drawer calls them on a layer's own surface (an offscreen canvas of
  * the output size, device pixels) after its masks: `apply(canvas, group, m, tools)` runs the group's effects in order,
  * `styles(canvas, group, fit, tools)` its layer styles. Effect parameters are in the layer's coordinates (m takes them
  * to the output); styles are in composition coordinates (`fit` takes them to the output), as After Effects draws
@@ -860,6 +861,6 @@ export const EFFECTS_SCRIPT = String.raw`
     }
   };
 
-  window.__bmsEffects = { apply, styles };
+  window.__bmsEffects = { apply, styles, blurFilter };
 })();
 `;

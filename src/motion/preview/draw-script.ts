@@ -9,6 +9,7 @@
  * Every layer that needs its own surface (opacity, a blend mode, masks, a matte) is drawn into an offscreen canvas of
  * the output size (device pixels, so transforms stay exact) and composited; canvases are pooled across frames.
  */
+import { MASK_FEATHER_SIGMA } from '../scene/display.js';
 import { DRAW_3D_SCRIPT } from './draw-3d.js';
 import { DRAW_ADJUST_SCRIPT } from './draw-adjust.js';
 import { DRAW_MOTION_BLUR_SCRIPT } from './draw-motion-blur.js';
@@ -345,28 +346,43 @@ ${DRAW_TEXT_SCRIPT}
     if (first && (first.mode === 'subtract' || first.mode === 'intersect')) { a.fillStyle = '#fff'; a.fillRect(0, 0, W, H); }
     for (const k of n.masks) {
       if (k.mode === 'none') continue;
-      const c = acquire();
+      let c = acquire();
       const g = c.getContext('2d');
-      const blur = Math.max(k.feather[0], k.feather[1]) * scaleOf(m);
-      if (blur > 0) g.filter = 'blur(' + blur / 2 + 'px)';
       const p = pathOf([k.path]);
       setM(g, m);
       g.fillStyle = '#fff';
       g.strokeStyle = '#fff';
       g.lineJoin = 'round';
-      if (k.inverted) {
-        g.setTransform(1, 0, 0, 1, 0, 0);
-        g.fillRect(0, 0, W, H);
-        setM(g, m);
-        g.globalCompositeOperation = 'destination-out';
-      }
       g.fill(p);
       if (k.expansion) {
         g.lineWidth = Math.abs(k.expansion) * 2;
-        if (k.expansion < 0) g.globalCompositeOperation = k.inverted ? 'source-over' : 'destination-out';
+        if (k.expansion < 0) g.globalCompositeOperation = 'destination-out';
         g.stroke(p);
       }
-      g.filter = 'none';
+      // feather: a Gaussian across the (expanded) edge, each axis its own (the layer's axes taken to the output's)
+      const sx = ${MASK_FEATHER_SIGMA} * k.feather[0] * Math.hypot(m[0], m[1]);
+      const sy = ${MASK_FEATHER_SIGMA} * k.feather[1] * Math.hypot(m[2], m[3]);
+      if (sx > 0.05 || sy > 0.05) {
+        const b = acquire();
+        const bg = b.getContext('2d');
+        bg.filter = window.__bmsEffects.blurFilter(sx, sy);
+        bg.drawImage(c, 0, 0);
+        bg.filter = 'none';
+        release(c);
+        c = b;
+      }
+      // inverted: one minus the mask (so a feather does not darken the surface's own edges)
+      if (k.inverted) {
+        const v = acquire();
+        const vg = v.getContext('2d');
+        vg.fillStyle = '#fff';
+        vg.fillRect(0, 0, W, H);
+        vg.globalCompositeOperation = 'destination-out';
+        vg.drawImage(c, 0, 0);
+        vg.globalCompositeOperation = 'source-over';
+        release(c);
+        c = v;
+      }
       a.globalAlpha = k.opacity;
       a.globalCompositeOperation =
         k.mode === 'subtract' ? 'destination-out' : k.mode === 'intersect' || k.mode === 'darken' ? 'destination-in' : k.mode === 'difference' ? 'xor' : 'source-over';

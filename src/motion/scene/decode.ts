@@ -990,6 +990,15 @@ function shapeItems(group: Chunk | undefined, path: string, ctx: Ctx, depth: num
           miterLimit: p('ADBE Vector Offset Miter Limit', [4]),
         });
         break;
+      case 'ADBE Vector Filter - Twist':
+        items.push({
+          ...base,
+          kind: 'modifier',
+          op: 'twist',
+          amount: p('ADBE Vector Twist Angle', [0]),
+          center: p('ADBE Vector Twist Center', [0, 0]),
+        });
+        break;
       case 'ADBE Vector Filter - Merge':
         items.push({
           ...base,
@@ -1126,7 +1135,8 @@ function readMasks(g: Chunk | undefined, ctx: Ctx, size: [number, number]): Mask
     i = j;
     const path = `ADBE Mask Parade>ADBE Mask Atom`;
     const p = (name: string, def: number[]) => numProp(find(atom, name), name, `${path}>${name}`, def, ctx);
-    out.push({
+    const shape = find(atom, 'ADBE Mask Shape');
+    const mask: Mask = {
       name: groupName(atom, `Mask ${out.length + 1}`),
       mode: mkif && mkif.length >= 8 ? (MASK_MODE[view(mkif).getUint16(6)] ?? 'add') : 'add',
       inverted: mkif ? mkif[0] === 1 : false,
@@ -1134,9 +1144,27 @@ function readMasks(g: Chunk | undefined, ctx: Ctx, size: [number, number]): Mask
       opacity: p('ADBE Mask Opacity', [100]),
       feather: p('ADBE Mask Feather', [0, 0]),
       expansion: p('ADBE Mask Offset', [0]),
-    });
+    };
+    // mkif byte 3: feather falloff, 0 smooth (the default), 1 linear (py-aep `mkif`)
+    if (mkif && mkif.length > 3 && mkif[3] === 1) mask.featherFalloff = 'linear';
+    if (variableFeather(shape)) mask.variableFeather = true;
+    out.push(mask);
   }
   return out;
+}
+
+/**
+ * Whether a mask path holds variable-width feather points with a radius: each of its shapes (one per keyframe) keeps
+ * them in an `fth5` chunk after its points, 32 bytes a point with the radius a float64 at byte 16 (checked against
+ * the corpus' layer_masks, whose radii KraftyFX/aex's tests read through ExtendScript: 74.28, 0, 54.67).
+ */
+function variableFeather(shape: Chunk | undefined): boolean {
+  for (const shap of children(child(shape, 'omks'), 'shap')) {
+    const d = child(shap, 'fth5')?.data;
+    if (!d) continue;
+    for (let k = 0; k + 32 <= d.length; k += 32) if (Math.abs(view(d).getFloat64(k + 16)) > 1e-6) return true;
+  }
+  return false;
 }
 
 function readEffects(g: Chunk | undefined, ctx: Ctx, size: [number, number], defs: Map<string, Chunk>): Effect[] {

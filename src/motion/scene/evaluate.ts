@@ -1,16 +1,17 @@
-import type {
-  Approximation,
-  Color,
-  DisplayFill,
-  DisplayGroup,
-  DisplayList,
-  DisplayMask,
-  DisplayNode,
-  DisplayShape,
-  DisplayStroke,
-  DisplayText,
-  GradientPaint,
-  Matrix,
+import {
+  MASK_FEATHER_SIGMA,
+  type Approximation,
+  type Color,
+  type DisplayFill,
+  type DisplayGroup,
+  type DisplayList,
+  type DisplayMask,
+  type DisplayNode,
+  type DisplayShape,
+  type DisplayStroke,
+  type DisplayText,
+  type GradientPaint,
+  type Matrix,
 } from './display.js';
 import {
   applyToPath,
@@ -26,6 +27,8 @@ import {
   starPath,
   transformMatrix,
   trimPaths,
+  twist,
+  twistRadius,
   zigZag,
 } from './geometry.js';
 import type {
@@ -38,6 +41,7 @@ import type {
   SceneProject,
   ShapeGroup,
   ShapeItem,
+  ShapeModifier,
   TextDocument,
 } from './model.js';
 import type {
@@ -651,7 +655,16 @@ class Evaluator {
       if (m.mode === 'none') continue;
       const feather = this.num(l, m.feather, lt);
       const expansion = this.num(l, m.expansion, lt)[0];
-      if (feather[0] || feather[1]) this.note(l, 'mask-feather', `mask "${m.name}": feather is approximated by a blur`);
+      if (feather[0] || feather[1])
+        this.note(
+          l,
+          'mask-feather',
+          `mask "${m.name}": feather drawn as a Gaussian centred on the path, sigma ${MASK_FEATHER_SIGMA} x the ` +
+            "feather (After Effects documents the Gaussian and where it lies, not its spread: skottie's factor)",
+        );
+      if ((feather[0] || feather[1] || m.variableFeather) && m.featherFalloff === 'linear')
+        this.note(l, 'mask-feather', `mask "${m.name}": linear feather falloff drawn as smooth`);
+      if (m.variableFeather) this.note(l, 'mask-feather', `mask "${m.name}": variable feather points are not drawn`);
       out.push({
         mode: m.mode,
         inverted: m.inverted,
@@ -796,6 +809,10 @@ class Evaluator {
         case 'modifier': {
           // applied in this group's coordinates, like trim paths, each path taken back to its shape's own
           const amount = num(item.amount)[0];
+          if (item.op === 'twist') {
+            this.twist(l, item, amount, num(item.center ?? { path: '', value: [0, 0] }), refs);
+            break;
+          }
           const op = (q: BezierPath): BezierPath =>
             item.op === 'pucker-bloat'
               ? puckerBloat(q, amount)
@@ -855,6 +872,27 @@ class Evaluator {
       }
     }
     return { nodes, refs };
+  }
+
+  /**
+   * Twist turns every shape above it about one centre, out to the farthest point of them all (geometry.ts `twist`),
+   * in the group's coordinates. Its falloff is this project's choice (After Effects publishes none): listed.
+   */
+  private twist(l: Layer, item: ShapeModifier, angle: number, center: number[], refs: ShapeRef[]): void {
+    if (!angle) return;
+    const c: [number, number] = [center[0] ?? 0, center[1] ?? 0];
+    const inGroup = refs.map((r) => r.entry.paths.map((q) => applyToPath(r.m, q)));
+    const radius = twistRadius(inGroup.flat(), c);
+    refs.forEach((r, k) => {
+      const back = invert(r.m);
+      r.entry.paths = back ? inGroup[k].map((q) => applyToPath(back, twist(q, angle, c, radius))) : [];
+    });
+    this.note(
+      l,
+      'shape-operator',
+      `twist "${item.name}": the angle falls off linearly from the centre to the farthest point (After Effects does ` +
+        'not publish its falloff)',
+    );
   }
 
   private gradient(

@@ -544,3 +544,73 @@ export function offsetPath(
   }
   return { closed: true, v: out, i: out.map(() => [0, 0]), o: out.map(() => [0, 0]) };
 }
+
+/** The farthest any point of the paths lies from `c` (curves sampled in 16 steps): where a twist stops turning. */
+export function twistRadius(paths: BezierPath[], c: Pt): number {
+  let r = 0;
+  for (const p of paths) {
+    for (const q of p.v) r = Math.max(r, Math.hypot(q[0] - c[0], q[1] - c[1]));
+    for (const s of segments(p))
+      for (let j = 1; j < 16; j++) {
+        const q = pointAt(s, j / 16).p;
+        r = Math.max(r, Math.hypot(q[0] - c[0], q[1] - c[1]));
+      }
+  }
+  return r;
+}
+
+/**
+ * Twist: every point turns about `center` by `angle` degrees (positive clockwise on screen, y down) times
+ * 1 - d / radius, its distance d to the centre over the farthest distance: the full angle at the centre, none at the
+ * edge ("rotates a path more sharply in the center than at the edges", After Effects' manual; the linear falloff is
+ * this project's choice, After Effects does not publish its own). Each segment is cut in pieces short enough that
+ * the angle changes by at most 3 degrees along one, so a straight side bends; a piece's handles are turned by the
+ * map's derivative at its ends.
+ */
+export function twist(p: BezierPath, angle: number, center: Pt, radius: number): BezierPath {
+  const a = (angle * Math.PI) / 180;
+  if (!a || !(radius > 0) || p.v.length < 1) return p;
+  const turn = (q: Pt) => {
+    const d = sub(q, center);
+    const r = Math.hypot(d[0], d[1]);
+    const th = a * Math.max(0, 1 - r / radius);
+    return { d, r, th, cos: Math.cos(th), sin: Math.sin(th) };
+  };
+  const move = (q: Pt): Pt => {
+    const { d, cos, sin } = turn(q);
+    return add(center, [d[0] * cos - d[1] * sin, d[0] * sin + d[1] * cos]);
+  };
+  // the map's derivative applied to a handle h at q: the rotation of h, plus the turn's change along h
+  const handle = (q: Pt, h: Pt): Pt => {
+    const { d, r, cos, sin } = turn(q);
+    const rot: Pt = [h[0] * cos - h[1] * sin, h[0] * sin + h[1] * cos];
+    if (r === 0 || r >= radius) return rot;
+    const dth = ((-a / radius) * (d[0] * h[0] + d[1] * h[1])) / r;
+    const rd: Pt = [d[0] * cos - d[1] * sin, d[0] * sin + d[1] * cos];
+    return add(rot, [-rd[1] * dth, rd[0] * dth]);
+  };
+  const step = (3 * Math.PI) / 180;
+  const pieces: Seg[] = [];
+  for (const s of segments(p)) {
+    const span = Math.hypot(...sub(s[1], s[0])) + Math.hypot(...sub(s[2], s[1])) + Math.hypot(...sub(s[3], s[2]));
+    const n = Math.min(64, Math.max(1, Math.ceil((Math.abs(a) * span) / radius / step)));
+    for (let k = 0; k < n; k++) pieces.push(n === 1 ? s : subSeg(s, k / n, (k + 1) / n));
+  }
+  if (!pieces.length) return { closed: p.closed, v: [move(p.v[0])], i: [p.i[0]], o: [p.o[0]] };
+  const out: BezierPath = { closed: p.closed, v: [], i: [], o: [] };
+  pieces.forEach((s, k) => {
+    // a piece starts where the one before ends: its start vertex takes the previous piece's in handle
+    const prev = k > 0 ? pieces[k - 1] : p.closed ? pieces[pieces.length - 1] : undefined;
+    out.v.push(move(s[0]));
+    out.i.push(prev ? handle(s[0], sub(prev[2], prev[3])) : handle(s[0], p.i[0]));
+    out.o.push(handle(s[0], sub(s[1], s[0])));
+  });
+  if (!p.closed) {
+    const last = pieces[pieces.length - 1];
+    const n = p.v.length - 1;
+    out.v.push(move(last[3]));
+    out.i.push(handle(last[3], sub(last[2], last[3])));
+    out.o.push(handle(last[3], p.o[n]));
+  }
+  return out;
+}

@@ -252,6 +252,10 @@ export interface Mask {
   feather: NumProperty;
   /** Pixels. */
   expansion: NumProperty;
+  /** Mask Feather Falloff "Linear" (absent: "Smooth", the default). */
+  featherFalloff?: 'linear';
+  /** Variable-width feather points with a radius on the path (drawn without them, listed). */
+  variableFeather?: boolean;
 }
 
 export interface Transform {
@@ -439,13 +443,14 @@ export interface ShapeTrim extends ShapeBase {
 
 /**
  * A path operator applied to every shape above it (like trim paths): pucker & bloat (`amount` percent), round corners
- * (`amount` = radius), zig zag (`amount` = size, `ridges` per segment, `smooth` points) and offset paths (`amount`
- * pixels, `join`, `miterLimit`).
+ * (`amount` = radius), zig zag (`amount` = size, `ridges` per segment, `smooth` points), offset paths (`amount`
+ * pixels, `join`, `miterLimit`) and twist (`amount` = angle in degrees, `center` in the group's coordinates).
  */
 export interface ShapeModifier extends ShapeBase {
   kind: 'modifier';
-  op: 'pucker-bloat' | 'round-corners' | 'zig-zag' | 'offset';
+  op: 'pucker-bloat' | 'round-corners' | 'zig-zag' | 'offset' | 'twist';
   amount: NumProperty;
+  center?: NumProperty;
   ridges?: NumProperty;
   smooth?: boolean;
   join?: LineJoin;
@@ -479,7 +484,7 @@ export interface ShapeMerge extends ShapeBase {
   mode: 'merge' | 'add' | 'subtract' | 'intersect' | 'exclude';
 }
 
-/** Wiggle paths, twist...: listed, not drawn. */
+/** Wiggle paths and other operators not read: listed, not drawn. */
 export interface ShapeUnsupported extends ShapeBase {
   kind: 'unsupported';
 }
