@@ -465,7 +465,8 @@ describe('preview effects (display list → pixels)', () => {
     assert.ok(plain(56, 50)[0] < 120, `satin near the edge ${plain(56, 50)}`);
     // near the left edge on the middle row, the two copies moved 11 px along 19 degrees (x +-10.4) and blurred by
     // sigma 7 cover Phi((x + 0.5 - 60.4) / 7) and Phi((x + 0.5 - 39.6) / 7); each goes through Photoshop's Gaussian
-    // contour before their difference: at x = 65 that is 0.92 where a linear contour gives 0.76 (about 10 levels)
+    // contour before their difference: at x = 65 the nearer copy's 0.77 becomes 0.92 (a linear contour would keep
+    // it, about 10 levels of grey apart)
     const gaussian = contourTable(GAUSSIAN_CONTOUR);
     const cover = (edge: number, x: number) => 0.5 * (1 + erf((x + 0.5 - edge) / 7 / Math.SQRT2));
     const shaped = (v: number) => gaussian[Math.round(v * 255)] / 255;
