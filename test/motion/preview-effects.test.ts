@@ -378,8 +378,8 @@ describe('preview effects (display list → pixels)', () => {
 
   it("Roto Brush's Fine-tune step: Feather F blurs the matte's edge over F layer pixels, Contrast steepens it, Shift Edge moves it", async () => {
     // a 200x50 red layer whose matte is opaque left of x = 100 and clear right of it (1 matte pixel per layer pixel,
-    // or 2 layer pixels per matte pixel for the half-resolution matte). Feather 20: a Gaussian of sigma 10, so the
-    // edge is Phi((100 - x) / 10): 84 % at 10 pixels inside (F / 2), 16 % at 10 outside, half way on the edge
+    // or 2 layer pixels per matte pixel for the half-resolution matte). Feather 20: a Gaussian of sigma 0.38 x 20 =
+    // 7.6, so the edge is Phi((100 - x) / 7.6): 91 % at F / 2 = 10 pixels inside, 9 % at 10 outside, half on it
     const matte = (w: number, h: number) =>
       Buffer.from(Uint8Array.from({ length: w * h }, (_, i) => (i % w < w / 2 ? 255 : 0))).toString('base64');
     const roto = (y: number, params: DisplayEffect['params'], half = false) =>
@@ -397,11 +397,11 @@ describe('preview effects (display list → pixels)', () => {
       });
     const level = (z: number) => 0.5 * (1 + erf(z / Math.SQRT2));
     // pixel x's centre is x + 0.5
-    const feathered = (x: number) => level((100 - x - 0.5) / 10);
+    const feathered = (x: number) => level((100 - x - 0.5) / 7.6);
     const red = (a: number) => [Math.round(a * 255), 0, 0];
     const a = await draw([roto(0, {}), roto(50, { Contrast: 50 })]);
     for (const x of [80, 89, 95, 99, 100, 104, 110, 120]) near(a(x, 25), red(feathered(x)), 5);
-    // the feathered edge reaches 2 % and 98 % at F pixels from it (2 sigma), and its rows stay whole to the matte's
+    // the feathered edge is within 1 % of clear and opaque at F pixels from it, and its rows stay whole to the matte's
     // top and bottom (the border repeated, not faded)
     assert.ok(a(79, 25)[0] >= 248 && a(120, 25)[0] <= 7, `${a(79, 25)} ${a(120, 25)}`);
     near(a(60, 0), [255, 0, 0], 2);
@@ -410,7 +410,7 @@ describe('preview effects (display list → pixels)', () => {
     for (const x of [90, 95, 99, 103, 106]) near(a(x, 75), red(steep(x)), 6);
     near(a(85, 75), [255, 0, 0], 2);
     near(a(115, 75), [0, 0, 0], 2);
-    // Shift Edge 50 %: levels above 0 reach full at 50 %, so the edge moves out (16 % at x = 110 becomes 32 %);
+    // Shift Edge 50 %: levels above 0 reach full at 50 %, so the edge moves out (9 % at x = 110 becomes 18 %);
     // -50 % moves it in. Contrast 100 % on the half-resolution matte: a hard edge at the feathered 50 %, x = 100
     const b = await draw([roto(0, { 'Shift Edge': 50 }), roto(50, { 'Shift Edge': -50 })]);
     for (const x of [95, 104, 110, 116]) near(b(x, 25), red(Math.min(1, feathered(x) / 0.5)), 6);

@@ -16,6 +16,8 @@ import { contourTable, GAUSSIAN_CONTOUR } from './contours.js';
 export const EFFECTS_SCRIPT = String.raw`
 (() => {
   const BLUR_SIGMA = 0.3;
+  // After Effects' feather width to a Gaussian's sigma (skottie's mask feather: "close enough to AE")
+  const FEATHER_SIGMA = 0.38;
   const SATIN_CONTOUR = ${JSON.stringify(contourTable(GAUSSIAN_CONTOUR))};
   const clamp = (x, a, b) => Math.max(a, Math.min(b, x));
   const num = (v, d) => (typeof v === 'number' && isFinite(v) ? v : Array.isArray(v) ? v[0] : d);
@@ -645,13 +647,14 @@ export const EFFECTS_SCRIPT = String.raw`
   // Roto Brush's "Fine-tune Roto Brush Matte" step on the stored matte (its own pixels; k matte pixels per layer
   // pixel), in the order of its controls, as Adobe documents them for Photoshop's Refine Edge, which After Effects'
   // shares: Feather "blurs the transition" over a width of Feather layer pixels straddling the edge (a Gaussian of
-  // sigma Feather / 2, as masks are feathered here); Contrast makes soft transitions "more abrupt" (a slope of
+  // sigma 0.38 x Feather, the factor skottie found for After Effects' feather widths); Contrast makes soft
+  // transitions "more abrupt" (a slope of
   // 1 / (1 - Contrast) about 50 %, a hard edge at 100 %); Shift Edge moves the soft edge outward (positive: the
   // levels above 0 reach full at 1 - Shift) or inward (negative: the levels below -Shift become 0). The blur sees the
   // matte's border pixels repeated past its edges, so a subject cut by the frame keeps its edge there.
   const fineTuneMatte = (mc, p, k) => {
     const g = mc.getContext('2d', { willReadFrequently: true });
-    const sigma = (Math.max(0, num(p['Feather'], 0)) * k) / 2;
+    const sigma = Math.max(0, num(p['Feather'], 0)) * k * FEATHER_SIGMA;
     if (sigma > 0.05) {
       const w = mc.width, h = mc.height, r = Math.ceil(3 * sigma);
       const pad = document.createElement('canvas');
