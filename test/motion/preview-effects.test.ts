@@ -9,6 +9,7 @@ import type { PreparedFrames } from '../../src/motion/preview/frames.js';
 import type { PreviewParams } from '../../src/motion/preview/contract.js';
 import type { DisplayEffect, DisplayGroup, DisplayList, DisplayNode } from '../../src/motion/scene/display.js';
 import { DRAWN_EFFECTS, DRAWN_STYLES } from '../../src/motion/scene/effects.js';
+import { contourTable, GAUSSIAN_CONTOUR } from '../../src/motion/preview/contours.js';
 
 /**
  * Effects and layer styles drawn by the preview page (draw-effects.ts), checked against their documented behaviour on
@@ -375,6 +376,53 @@ describe('preview effects (display list → pixels)', () => {
     near(px(190, 75), [255, 0, 0]);
   });
 
+  it("Roto Brush's Fine-tune step: Feather F blurs the matte's edge over F layer pixels, Contrast steepens it, Shift Edge moves it", async () => {
+    // a 200x50 red layer whose matte is opaque left of x = 100 and clear right of it (1 matte pixel per layer pixel,
+    // or 2 layer pixels per matte pixel for the half-resolution matte). Feather 20: a Gaussian of sigma 0.38 x 20 =
+    // 7.6, so the edge is Phi((100 - x) / 7.6): 91 % at F / 2 = 10 pixels inside, 9 % at 10 outside, half on it
+    const matte = (w: number, h: number) =>
+      Buffer.from(Uint8Array.from({ length: w * h }, (_, i) => (i % w < w / 2 ? 255 : 0))).toString('base64');
+    const roto = (y: number, params: DisplayEffect['params'], half = false) =>
+      layer([solid(W, 50, [1, 0, 0, 1])], {
+        matrix: [1, 0, 0, 1, 0, y],
+        effects: [
+          {
+            ...fx('roto-brush', { 'Fine-tune Roto Brush Matte': 1, Feather: 20, ...params }),
+            matte: half
+              ? { width: 100, height: 25, alpha: matte(100, 25) }
+              : { width: W, height: 50, alpha: matte(W, 50) },
+          },
+        ],
+        layerSize: { width: W, height: 50 },
+      });
+    const level = (z: number) => 0.5 * (1 + erf(z / Math.SQRT2));
+    // pixel x's centre is x + 0.5
+    const feathered = (x: number) => level((100 - x - 0.5) / 7.6);
+    const red = (a: number) => [Math.round(a * 255), 0, 0];
+    const a = await draw([roto(0, {}), roto(50, { Contrast: 50 })]);
+    for (const x of [80, 89, 95, 99, 100, 104, 110, 120]) near(a(x, 25), red(feathered(x)), 5);
+    // the feathered edge is within 1 % of clear and opaque at F pixels from it, and its rows stay whole to the matte's
+    // top and bottom (the border repeated, not faded)
+    assert.ok(a(79, 25)[0] >= 248 && a(120, 25)[0] <= 7, `${a(79, 25)} ${a(120, 25)}`);
+    near(a(60, 0), [255, 0, 0], 2);
+    // Contrast 50 %: twice as steep about 50 %
+    const steep = (x: number) => Math.min(1, Math.max(0, 0.5 + (feathered(x) - 0.5) / 0.5));
+    for (const x of [90, 95, 99, 103, 106]) near(a(x, 75), red(steep(x)), 6);
+    near(a(85, 75), [255, 0, 0], 2);
+    near(a(115, 75), [0, 0, 0], 2);
+    // Shift Edge 50 %: levels above 0 reach full at 50 %, so the edge moves out (9 % at x = 110 becomes 18 %);
+    // -50 % moves it in. Contrast 100 % on the half-resolution matte: a hard edge at the feathered 50 %, x = 100
+    const b = await draw([roto(0, { 'Shift Edge': 50 }), roto(50, { 'Shift Edge': -50 })]);
+    for (const x of [95, 104, 110, 116]) near(b(x, 25), red(Math.min(1, feathered(x) / 0.5)), 6);
+    for (const x of [84, 90, 95]) near(b(x, 75), red(Math.max(0, (feathered(x) - 0.5) / 0.5)), 6);
+    const c = await draw([roto(0, { Contrast: 100 }, true), roto(50, { Feather: 0 }, true)]);
+    near(c(97, 25), [255, 0, 0], 2);
+    near(c(102, 25), [0, 0, 0], 2);
+    // Feather 0 on the half-resolution matte: the stored edge, stretched (one layer pixel of partial coverage)
+    near(c(95, 75), [255, 0, 0], 2);
+    near(c(104, 75), [0, 0, 0], 2);
+  });
+
   it('Bevel and Emboss (inner bevel, smooth) lights the edge facing the light and shades the other; flat is as it was', async () => {
     // a grey 100x60 square at (50, 20), defaults: size 5 (sigma 2.5), depth 100 %, angle 120, altitude 30. Inner
     // bevel height h = max(0, 2v - 1), v the blurred alpha = Phi(d / 2.5) at d pixels inside the edge. At x = 51 on
@@ -415,6 +463,18 @@ describe('preview effects (display list → pixels)', () => {
     const plain = await draw([grey([{ kind: 'chromeFX', params: { invert: 0 } }])]);
     near(plain(100, 50), [128, 128, 128]);
     assert.ok(plain(56, 50)[0] < 120, `satin near the edge ${plain(56, 50)}`);
+    // near the left edge on the middle row, the two copies moved 11 px along 19 degrees (x +-10.4) and blurred by
+    // sigma 7 cover Phi((x + 0.5 - 60.4) / 7) and Phi((x + 0.5 - 39.6) / 7); each goes through Photoshop's Gaussian
+    // contour before their difference: at x = 65 the nearer copy's 0.77 becomes 0.92 (a linear contour would keep
+    // it, about 10 levels of grey apart)
+    const gaussian = contourTable(GAUSSIAN_CONTOUR);
+    const cover = (edge: number, x: number) => 0.5 * (1 + erf((x + 0.5 - edge) / 7 / Math.SQRT2));
+    const shaped = (v: number) => gaussian[Math.round(v * 255)] / 255;
+    for (const x of [58, 62, 65, 70]) {
+      const satin = shaped(cover(50 + 10.4, x)) - shaped(cover(50 - 10.4, x));
+      const v = Math.round(128 * (1 - 0.5 * Math.abs(satin)));
+      near(plain(x, 50), [v, v, v], 3);
+    }
   });
 
   it('every effect kind and layer style draws with its defaults and with typical values (no page error)', async () => {

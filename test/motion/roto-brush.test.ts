@@ -8,6 +8,7 @@ import { decodeScene } from '../../src/motion/scene/decode.js';
 import type { DisplayEffect, DisplayGroup, DisplayNode } from '../../src/motion/scene/display.js';
 import { evaluate } from '../../src/motion/scene/evaluate.js';
 import { createExpressionEvaluator, type ExpressionEvaluator } from '../../src/motion/scene/expressions.js';
+import { effectApproximation } from '../../src/motion/scene/effects.js';
 import type { Effect, SceneProject } from '../../src/motion/scene/model.js';
 import { inflateMatte, parseRotoMatte } from '../../src/motion/scene/roto-matte.js';
 
@@ -96,7 +97,7 @@ describe('roto brush matte (decode)', () => {
       );
     });
 
-    it("the display list carries the frame's matte; the refinement not in the stored matte is listed", () => {
+    it("the display list carries the frame's matte and its Fine-tune step's controls; nothing is listed", () => {
       const comp = scene.compositions.find((c) => c.name === 'Rotobrush')!;
       const list = evaluate(scene, comp.id, 1.5, { expressions: ev });
       const find = (n: DisplayNode): DisplayEffect | undefined =>
@@ -109,9 +110,45 @@ describe('roto brush matte (decode)', () => {
       const frame36 = inflateMatte(effect.matte!, 36)!;
       assert.ok(Buffer.from(fx.matte!.alpha, 'base64').equals(frame36));
       assert.deepEqual(bbox(frame36, 960, 540), [376, 275, 625, 524]);
+      // the page applies Feather 5, Contrast 80 (draw-effects.ts); the Refine Edge part's own Feather and Contrast
+      // come after, under their " 2" names, and draw nothing without a Refine Edge radius
+      const p = fx.params;
+      assert.deepEqual(
+        [p['Fine-tune Roto Brush Matte'], p['Feather'], p['Contrast'], p['Shift Edge'], p['Reduce Chatter']],
+        [1, 5, 80, 0, 0],
+      );
+      assert.deepEqual([p['Base Refine Edge Radius'], p['Use Motion Blur'], p['Decontaminate Edge Colors']], [0, 0, 0]);
       const notes = list.approximations.map((a) => a.detail ?? '').join('\n');
-      assert.doesNotMatch(notes, /ADBE Samurai.*not drawn/);
-      assert.match(notes, /Fine-tune Roto Brush Matte step \(Feather, Contrast\)/);
+      assert.doesNotMatch(notes, /ADBE Samurai/);
+    });
+
+    it('lists what the page does not draw: Reduce Chatter (with the step on), Refine Edge, motion blur, decontamination', () => {
+      const withValues = (values: Record<string, number>): Effect => ({
+        ...effect,
+        params: effect.params!.map((p) =>
+          p.matchName in values ? { ...p, value: { ...p.value, value: [values[p.matchName]] } } : p,
+        ),
+      });
+      assert.equal(effectApproximation(effect, 1.5), undefined);
+      assert.equal(
+        effectApproximation(withValues({ '/rmreducechatter': 20 }), 1.5),
+        "Roto Brush's matte is drawn without Reduce Chatter",
+      );
+      // Reduce Chatter belongs to the Fine-tune step: off, it does nothing
+      assert.equal(
+        effectApproximation(withValues({ '/rmreducechatter': 20, '/rmrefinematteenable': 0 }), 1.5),
+        undefined,
+      );
+      assert.equal(
+        effectApproximation(
+          withValues({ '/baserefineedgeradius': 3, '/rmusemotionblur': 1, '/rmcleanedgecolors': 1 }),
+          1.5,
+        ),
+        "Roto Brush's matte is drawn without Refine Edge, Use Motion Blur, Decontaminate Edge Colors",
+      );
+      // the Refine Edge radius draws nothing with Render Refine Edge off
+      assert.equal(effectApproximation(withValues({ '/baserefineedgeradius': 3, '/renderHB': 0 }), 1.5), undefined);
+      assert.match(effectApproximation(effect, 3.5)!, /no stored matte for this frame/);
     });
   });
 });

@@ -1,3 +1,5 @@
+import { contourTable, GAUSSIAN_CONTOUR } from './contours.js';
+
 /**
  * The preview page's effects and layer styles: plain browser JavaScript, run before the drawer (draw-script.ts), that
  * sets `window.__bmsEffects = {apply, styles, blurFilter}` (blurFilter(sx, sy): a canvas filter blurring each axis by
@@ -15,6 +17,9 @@
 export const EFFECTS_SCRIPT = String.raw`
 (() => {
   const BLUR_SIGMA = 0.3;
+  // After Effects' feather width to a Gaussian's sigma (skottie's mask feather: "close enough to AE")
+  const FEATHER_SIGMA = 0.38;
+  const SATIN_CONTOUR = ${JSON.stringify(contourTable(GAUSSIAN_CONTOUR))};
   const clamp = (x, a, b) => Math.max(a, Math.min(b, x));
   const num = (v, d) => (typeof v === 'number' && isFinite(v) ? v : Array.isArray(v) ? v[0] : d);
   const col = (v, d) => (Array.isArray(v) && v.length >= 3 ? v : d);
@@ -640,6 +645,49 @@ export const EFFECTS_SCRIPT = String.raw`
     }, true);
   };
 
+  // Roto Brush's "Fine-tune Roto Brush Matte" step on the stored matte (its own pixels; k matte pixels per layer
+  // pixel), in the order of its controls, as Adobe documents them for Photoshop's Refine Edge, which After Effects'
+  // shares: Feather "blurs the transition" over a width of Feather layer pixels straddling the edge (a Gaussian of
+  // sigma 0.38 x Feather, the factor skottie found for After Effects' feather widths); Contrast makes soft
+  // transitions "more abrupt" (a slope of
+  // 1 / (1 - Contrast) about 50 %, a hard edge at 100 %); Shift Edge moves the soft edge outward (positive: the
+  // levels above 0 reach full at 1 - Shift) or inward (negative: the levels below -Shift become 0). The blur sees the
+  // matte's border pixels repeated past its edges, so a subject cut by the frame keeps its edge there.
+  const fineTuneMatte = (mc, p, k) => {
+    const g = mc.getContext('2d', { willReadFrequently: true });
+    const sigma = Math.max(0, num(p['Feather'], 0)) * k * FEATHER_SIGMA;
+    if (sigma > 0.05) {
+      const w = mc.width, h = mc.height, r = Math.ceil(3 * sigma);
+      const pad = document.createElement('canvas');
+      pad.width = w + 2 * r; pad.height = h + 2 * r;
+      const pg = pad.getContext('2d');
+      pg.imageSmoothingEnabled = false;
+      pg.drawImage(mc, r, r);
+      // [source x, width, destination x, width] across, the same down: edges and corners stretched outward
+      const spans = (n) => [[0, 1, 0, r], [0, n, r, n], [n - 1, 1, r + n, r]];
+      for (const [sx, sw, dx, dw] of spans(w))
+        for (const [sy, sh, dy, dh] of spans(h))
+          if (sw === 1 || sh === 1) pg.drawImage(mc, sx, sy, sw, sh, dx, dy, dw, dh);
+      g.clearRect(0, 0, w, h);
+      g.filter = 'blur(' + sigma + 'px)';
+      g.drawImage(pad, -r, -r);
+      g.filter = 'none';
+    }
+    const contrast = clamp(num(p['Contrast'], 0), 0, 100) / 100, shift = clamp(num(p['Shift Edge'], 0), -100, 100) / 100;
+    if (!contrast && !shift) return;
+    const img = g.getImageData(0, 0, mc.width, mc.height), d = img.data;
+    const lut = new Uint8ClampedArray(256);
+    for (let v = 0; v < 256; v++) {
+      let a = v / 255;
+      a = contrast >= 1 ? (a >= 0.5 ? 1 : 0) : 0.5 + (a - 0.5) / (1 - contrast);
+      a = clamp(a, 0, 1);
+      if (shift > 0) a = shift >= 1 ? (a > 0 ? 1 : 0) : a / (1 - shift);
+      else if (shift < 0) a = shift <= -1 ? (a >= 1 ? 1 : 0) : (a + shift) / (1 + shift);
+      lut[v] = Math.round(clamp(a, 0, 1) * 255);
+    }
+    for (let i = 3; i < d.length; i += 4) d[i] = lut[d[i]];
+    g.putImageData(img, 0, 0);
+  };
   // Roto Brush: After Effects' stored matte of this frame (inverted when asked) becomes the layer's alpha, stretched
   // from its size over the layer's rectangle; without a matte for this frame the layer stays whole.
   E['roto-brush'] = (c, p, n, m, T, fx) => {
@@ -650,7 +698,9 @@ export const EFFECTS_SCRIPT = String.raw`
     for (let i = 0; i < bin.length; i++) img.data[i * 4 + 3] = inv ? 255 - bin.charCodeAt(i) : bin.charCodeAt(i);
     const mc = document.createElement('canvas');
     mc.width = mt.width; mc.height = mt.height;
-    mc.getContext('2d').putImageData(img, 0, 0);
+    const mg = mc.getContext('2d', { willReadFrequently: true });
+    mg.putImageData(img, 0, 0);
+    if (num(p['Fine-tune Roto Brush Matte'], 0) === 1) fineTuneMatte(mc, p, mt.width / b.width);
     const g = c.getContext('2d');
     g.save();
     g.setTransform(m[0], m[1], m[2], m[3], m[4], m[5]);
@@ -835,8 +885,10 @@ export const EFFECTS_SCRIPT = String.raw`
     layer(lo, col(p.shadowColor, [0, 0, 0, 1]), sp(p, 'shadowOpacity', 75) / 100, 'multiply');
     layer(hi, col(p.highlightColor, [1, 1, 1, 1]), sp(p, 'highlightOpacity', 75) / 100, 'screen');
   };
-  // Satin: the layer's alpha moved distance along the angle both ways, each blurred by half the size; their
-  // difference (inverted when asked) is the satin's coverage inside the layer, in its colour multiplied on.
+  // Satin: the layer's alpha moved distance along the angle both ways, each blurred by half the size and mapped
+  // through Photoshop's default satin contour ("Gaussian", contours.ts; After Effects shows no contour), the order
+  // Krita's Photoshop-compatible satin uses; their difference (inverted when asked) is the satin's coverage inside the
+  // layer, in its colour multiplied on.
   S.chromeFX = (c, p, fit, T) => {
     const a = (sp(p, 'localLightingAngle', 19) * Math.PI) / 180, dist = sp(p, 'distance', 11);
     const off = vec(fit, [Math.cos(a) * dist, -Math.sin(a) * dist]), s = sp(p, 'blur', 14) * scaleOf(fit) * 0.5;
@@ -845,6 +897,7 @@ export const EFFECTS_SCRIPT = String.raw`
       g.drawImage(c, sx * off[0], sx * off[1]);
       const v = blurredAlpha(T, m, s);
       T.release(m);
+      for (let i = 0; i < v.length; i++) v[i] = SATIN_CONTOUR[Math.round(v[i] * 255)] / 255;
       return v;
     };
     const p1 = moved(1), p2 = moved(-1), inv = sp(p, 'invert', 1) === 1;

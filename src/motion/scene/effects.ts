@@ -299,29 +299,40 @@ export const adjustsBelow = (l: Layer) =>
 export const effectApproximation = (e: Effect, lt: number) =>
   e.matte ? rotoApproximation(e, lt) : DRAWN_EFFECTS[e.matchName]?.approximate;
 
-/** Roto Brush's matte refinement, on by default, that the stored matte has not been through. */
-const ROTO_REFINE = ['/spatialsmoothing2', '/spatialsoftness2', '/rmshiftedges', '/rmreducechatter'];
+/**
+ * Roto Brush's controls past the stored matte that the page does not draw (docs/motion.md "Roto Brush"): Reduce
+ * Chatter of the Fine-tune Roto Brush Matte step (a weighted average with neighbouring frames whose weights Adobe does
+ * not give), and, whatever that step's switch, the Refine Edge matte around a base radius (Adobe's hair-detail
+ * matting, not documented to the pixel), motion blur of the matte and Decontaminate Edge Colors.
+ */
+const ROTO_NOT_DRAWN: { param: string; when?: string; label?: string }[] = [
+  { param: '/rmreducechatter', when: '/rmrefinematteenable' },
+  { param: '/baserefineedgeradius', when: '/renderHB', label: 'Refine Edge' },
+  { param: '/rmusemotionblur' },
+  { param: '/rmcleanedgecolors' },
+];
 
 /** The stored matte's frame at layer time `lt` (the layer's source frame). */
 const rotoFrame = (e: Effect, lt: number) => Math.floor(lt * e.matte!.frameRate + 1e-6);
 
 /**
- * Roto Brush: the stored matte is the propagated segmentation with a one-pixel edge, before the "Fine-tune Roto Brush
- * Matte" step (Feather, Contrast, Shift Edge, Reduce Chatter), which is not documented to the pixel: listed when on
- * with any of them not 0. A frame with no stored matte draws the layer as it is: listed.
+ * Roto Brush: the stored matte is the propagated segmentation; the page applies the Fine-tune Roto Brush Matte
+ * step's Feather, Contrast and Shift Edge to it as Adobe documents them (draw-effects.ts). What it does not draw is
+ * listed when set (ROTO_NOT_DRAWN). A frame with no stored matte draws the layer as it is: listed.
  */
 function rotoApproximation(e: Effect, lt: number): string | undefined {
   if (!Object.hasOwn(e.matte!.frames, rotoFrame(e, lt)))
     return 'Roto Brush has no stored matte for this frame: the layer is drawn whole';
-  const p = (mn: string) => e.params?.find((x) => x.matchName === mn)?.value;
-  const on = p('/rmrefinematteenable');
-  const refine = ROTO_REFINE.filter((mn) => {
-    const v = p(mn);
-    return v && (v.value[0] !== 0 || v.keyframes?.length);
-  });
-  if (!on || (on.value[0] === 0 && !on.keyframes?.length) || !refine.length) return undefined;
-  const names = refine.map((mn) => e.params!.find((x) => x.matchName === mn)!.name).join(', ');
-  return `Roto Brush's stored matte is drawn without its Fine-tune Roto Brush Matte step (${names})`;
+  const param = (mn: string) => e.params?.find((x) => x.matchName === mn);
+  const set = (mn: string) => {
+    const v = param(mn)?.value;
+    return !!v && (v.value[0] !== 0 || !!v.keyframes?.length);
+  };
+  const names = ROTO_NOT_DRAWN.filter((n) => set(n.param) && (!n.when || set(n.when))).map(
+    (n) => n.label ?? param(n.param)!.name,
+  );
+  if (!names.length) return undefined;
+  return `Roto Brush's matte is drawn without ${names.join(', ')}`;
 }
 
 /** A parameter's value as the page gets it: a number for one dimension, else the array. */
@@ -375,12 +386,15 @@ export const DRAWN_STYLES = new Set([
   'frameFX',
 ]);
 
-/** What differs from After Effects in a drawn layer style, by kind (listed with the style). */
+/**
+ * What differs from After Effects in a drawn layer style, by kind (listed with the style). Satin is not here: its
+ * only hidden control, the contour, is Photoshop's default "Gaussian" and drawn (preview/contours.ts).
+ */
 export const STYLE_APPROXIMATIONS: Record<string, string> = {
   bevelEmboss:
-    "drawn from a height map of the blurred alpha (technique smooth, linear gloss contour); Photoshop's bevel " +
-    'profile is not documented to the pixel, chisel techniques and stroke emboss are drawn as smooth',
-  chromeFX: "drawn with a linear contour (After Effects uses Photoshop's default satin contour, not documented)",
+    "drawn from a height map of the blurred alpha (technique smooth, with Photoshop's default Linear gloss contour); " +
+    "Photoshop documents technique Smooth only as blurring the matte's edges slightly, not its height profile; " +
+    'chisel techniques and stroke emboss are drawn as smooth',
 };
 
 /** A layer style at one instant: its kind and its parameters by the part of the match name after the slash. */
