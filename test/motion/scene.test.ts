@@ -566,6 +566,7 @@ describe('scene model: expressions evaluated when an evaluator is given', () => 
           ['ADBE Rotate Z', prop({ value: [5], expression: '$.evalFile("/etc/passwd")' })],
         ]),
         solidLayer(2, 'leader', [['ADBE Opacity', prop({ value: [0.8] })]]),
+        solidLayer(3, 'wiggler', [['ADBE Position', prop({ value: [50, 50, 0], expression: 'wiggle(2, 10)' })]]),
       );
       const list = evaluate(s, 1, 0.5, { expressions: ev });
       const child = list.root.children.find((c) => (c as DisplayGroup).layer === 'child') as DisplayGroup;
@@ -574,11 +575,22 @@ describe('scene model: expressions evaluated when an evaluator is given', () => 
       nearAll(child.matrix, [Math.cos(r), Math.sin(r), -Math.sin(r), Math.cos(r), 60, 20], 1e-9);
       near(child.opacity, 0.4, 1e-9);
       const notes = list.approximations.filter((a) => a.feature === 'expression');
-      assert.equal(notes.length, 1, JSON.stringify(notes));
-      assert.match(notes[0].detail, /^ADBE Transform Group>ADBE Rotate Z: .+; its own value is drawn: \$\.evalFile/);
+      assert.equal(notes.length, 2, JSON.stringify(notes));
+      const detail = (property: string) => notes.find((n) => n.detail.includes(`>${property}:`))?.detail ?? '';
+      assert.match(
+        detail('ADBE Rotate Z'),
+        /^ADBE Transform Group>ADBE Rotate Z: .+; its own value is drawn: \$\.evalFile/,
+      );
+      // wiggle() is drawn (the layer leaves its own position) but with the preview's own noise, and says so
+      const wiggler = list.root.children.find((c) => (c as DisplayGroup).layer === 'wiggler') as DisplayGroup;
+      assert.notDeepEqual(wiggler.matrix.slice(4), [50, 50]);
+      assert.match(
+        detail('ADBE Position'),
+        /^ADBE Transform Group>ADBE Position: draws the preview's own seeded noise/,
+      );
       // without an evaluator every expression is listed and the own values drawn
       const plain = evaluate(s, 1, 0.5);
-      assert.equal(plain.approximations.filter((a) => a.feature === 'expression').length, 3);
+      assert.equal(plain.approximations.filter((a) => a.feature === 'expression').length, 4);
       // an expression switched off is neither run nor listed: After Effects does not run it either
       const off = oneComp(
         solidLayer(1, 'off', [['ADBE Opacity', prop({ value: [0.5], expression: 'time * 0', expressionOff: true })]]),

@@ -94,6 +94,9 @@ export interface EvaluateOptions {
 }
 
 /** Evaluation fails only for a composition id the project does not have (the caller checks names first). */
+/** Calls whose numbers come from After Effects' random generator (wiggle, random, gaussRandom, noise). */
+const RANDOM_CALL = /\b(?:wiggle|random|gaussRandom|noise)\s*\(/;
+
 export class UnknownCompositionError extends Error {
   override name = 'UnknownCompositionError';
 }
@@ -362,7 +365,16 @@ class Evaluator {
       const outcomes = this.outcomes.get(l);
       for (const e of l.expressions) {
         const outcome = outcomes?.get(e.property);
-        if (outcome === true) continue;
+        if (outcome === true) {
+          // Drawn, but After Effects' random sequence is not published: the same kind of note as a wiggly selector's.
+          if (RANDOM_CALL.test(e.expression))
+            this.note(
+              l,
+              'expression',
+              `${e.property}: draws the preview's own seeded noise, not After Effects' random sequence: ${e.expression}`,
+            );
+          continue;
+        }
         // an expression control's own expression changes nothing drawn unless something reads it (then it has run)
         if (outcome === undefined && silentEffectPath(l, e.property)) continue;
         const why = outcome ?? 'expression not evaluated';
