@@ -22,6 +22,8 @@ import { comp, group, layer, layerData, project, prop, solidItem } from '../test
 const FIXTURES = path.resolve('../shared/fixtures/after-effects');
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const ms = (x: number) => `${x.toFixed(1)} ms`;
+// The 1-minute load average beside each preview figure: on the shared machine it says how much a wall time means.
+const load1 = () => `load ${os.loadavg()[0].toFixed(1)}`;
 
 const files = fs.existsSync(FIXTURES)
   ? fs
@@ -183,6 +185,7 @@ else {
       `${ms(first.ms)}, then ${ms(m)}`.padStart(22),
       `${ms(first.cpu * 1000)}, ${ms(median(runs.map((r) => r.cpu * 1000)))}`.padStart(16),
       first.ms < 1000 && m < 1000 ? ' ok (< 1 s)' : ' OVER 1 s',
+      load1(),
     );
   }
   for (const { file, comp } of comps.slice(0, 2)) {
@@ -197,6 +200,7 @@ else {
       `${ms((cpu * 1000) / frames)}/frame`.padStart(16),
       fps >= 10 ? ' ok (>= 10)' : ' UNDER 10 frames/s',
       `(${body.approximations.length} approximations)`,
+      load1(),
     );
   }
   // 3D (issue 32): a two-node camera orbiting six 3D solids of 900x900, two of them crossing; each is drawn flat
@@ -226,6 +230,7 @@ else {
           ? ' ok (< 1 s)'
           : ' OVER 1 s',
       `(${again.body.approximations.length} approximations)`,
+      load1(),
     );
   }
   fs.rmSync(orbit, { force: true });
