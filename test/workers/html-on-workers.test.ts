@@ -386,7 +386,9 @@ describe(
           width: 64,
           height: 64,
           fps: 10,
-          duration: 20,
+          // 80 busy frames: still running when it is killed (just after its first frame), and all of them drawn
+          // again by the other worker.
+          duration: 8,
           title: 'Handed on',
           board_id: board,
           async: true,
