@@ -379,7 +379,8 @@ describe(
 
     test('a worker killed mid html render: its Chromium goes with it, another worker renders it, one element', async () => {
       await withQueued({ LOCAL_WORKER: '0' }, async (s) => {
-        const pair = [await worker(s), await worker(s)];
+        // Started side by side: each is a process of its own, seconds to start.
+        const pair = await Promise.all([worker(s), worker(s)]);
         const { board, url } = await boardWithRed(s);
         const r = await s.api('POST', '/api/html/render', {
           html: imageCard(url, true),
