@@ -17,6 +17,8 @@ export interface QueueHarness {
   worker(s: TestService, env?: Record<string, string>): Promise<WorkerProcess & { dir: string }>;
   /** Workers of one test must not take the next test's jobs (they share the Redis). */
   stopWorkers(): Promise<void>;
+  /** A service on a queue of its own (the caller stops its workers and closes it). */
+  queued(extra: Record<string, string>): Promise<TestService>;
   /** A service on a queue of its own; its workers are stopped and it is closed whatever `fn` does. */
   withQueued(extra: Record<string, string>, fn: (s: TestService) => Promise<void>): Promise<void>;
 }
@@ -31,6 +33,15 @@ export function queueHarness(redis: () => RedisServer, prefix: string): QueueHar
       await w.exited;
     }
   };
+  const queued = (extra: Record<string, string>) =>
+    startService({
+      JOB_QUEUE: redis().url,
+      JOB_QUEUE_NAME: `${prefix}-${++queues}`,
+      API_TOKEN: WORKER_TOKEN,
+      JOB_CONCURRENCY: '1',
+      ...FAST_QUEUE,
+      ...extra,
+    });
   return {
     workers,
     stopWorkers,
@@ -47,15 +58,9 @@ export function queueHarness(redis: () => RedisServer, prefix: string): QueueHar
       await workerStarted(w);
       return { ...w, dir };
     },
+    queued,
     async withQueued(extra, fn) {
-      const s = await startService({
-        JOB_QUEUE: redis().url,
-        JOB_QUEUE_NAME: `${prefix}-${++queues}`,
-        API_TOKEN: WORKER_TOKEN,
-        JOB_CONCURRENCY: '1',
-        ...FAST_QUEUE,
-        ...extra,
-      });
+      const s = await queued(extra);
       try {
         await fn(s);
       } finally {

@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import sharp from 'sharp';
 import { makeImage, makeVideo, probeFile, tempDir } from '../helpers/fixtures.js';
 import { doneBy, queueHarness, WORKER_TOKEN } from '../helpers/queue-harness.js';
-import { findRedisServer, REDIS_MISSING, startRedis, type RedisServer } from '../helpers/redis.js';
+import { findRedisServer, REDIS_MISSING, startRedis, type RedisServer, type WorkerProcess } from '../helpers/redis.js';
 import { eventually, waitForJob, type TestService } from '../helpers/service.js';
 
 const redisBin = findRedisServer();
@@ -63,7 +63,7 @@ describe(
       if (fixtures) await fsp.rm(fixtures, { recursive: true, force: true });
     });
 
-    const { worker, stopWorkers, withQueued } = queueHarness(() => redis, 'html-workers');
+    const { worker, stopWorkers, queued, withQueued } = queueHarness(() => redis, 'html-workers');
     after(stopWorkers);
 
     const auth = { authorization: `Bearer ${WORKER_TOKEN}` };
@@ -81,9 +81,21 @@ describe(
       return { board, url: up.body.url as string };
     };
 
-    test('an html render runs on a worker: one element, its proxy and thumbnail filed as in the request, a real video', async () => {
-      await withQueued({ LOCAL_WORKER: '0' }, async (s) => {
-        const w = await worker(s);
+    // The renders on a worker share one service and its worker (each on a board of its own): a service and a worker
+    // process each start a Chromium, seconds apiece, and what these tests check is per board and per job.
+    describe('on one service and its worker', () => {
+      let s: TestService;
+      let w: WorkerProcess & { dir: string };
+      before(async () => {
+        s = await queued({ LOCAL_WORKER: '0' });
+        w = await worker(s);
+      });
+      after(async () => {
+        await stopWorkers();
+        await s?.close();
+      });
+
+      test('an html render runs on a worker: one element, its proxy and thumbnail filed as in the request, a real video', async () => {
         const { board, url } = await boardWithRed(s);
         // Taller than the proxy height: a proxy is made; the card's image comes from the service through the worker.
         const body = {
@@ -134,11 +146,8 @@ describe(
           'no temp file left',
         );
       });
-    });
 
-    test('a render-frame runs on a worker: the same PNG as in the request, no element', async () => {
-      await withQueued({ LOCAL_WORKER: '0' }, async (s) => {
-        const w = await worker(s);
+      test('a render-frame runs on a worker: the same PNG as in the request, no element', async () => {
         const { board, url } = await boardWithRed(s);
         const body = {
           html: imageCard(url),
@@ -165,11 +174,8 @@ describe(
         assert.ok(png.equals(await fsp.readFile(await fileOf(s, sync.body.url))), 'the same pixels as the sync frame');
         assert.deepEqual(await elementsOf(s, board), [], 'frames are not added to the board');
       });
-    });
 
-    test('a mockup render runs on a worker: its element is added by the service, the file is the size asked', async () => {
-      await withQueued({ LOCAL_WORKER: '0' }, async (s) => {
-        const w = await worker(s);
+      test('a mockup render runs on a worker: its element is added by the service, the file is the size asked', async () => {
         const { board, url } = await boardWithRed(s);
         const created = await s.api('POST', `/api/moodboards/${board}/mockup-projects`, {
           name: 'On a worker',
@@ -207,6 +213,39 @@ describe(
         assert.equal(video.video?.width, 1080);
         assert.equal(video.video?.height, 1080);
         assert.ok(!(await fsp.readdir(path.join(s.dataDir, 'media'))).includes('mockup-renders'));
+      });
+
+      test('cancel of a running html render on a worker stops it: no element, no stray file, the worker goes on', async () => {
+        const { board, url } = await boardWithRed(s);
+        const before = await boardFiles(s, board);
+        const body = { html: imageCard(url, true), width: 64, height: 64, fps: 10, board_id: board, async: true };
+        const r = await s.api('POST', '/api/html/render', { ...body, duration: 60, title: 'Long' });
+        assert.equal(r.status, 202, r.text);
+        const id = r.body.job_id;
+        await waitForJob(s, id, { timeoutMs: 120_000, until: (j) => j.status === 'running' && j.progress > 0 });
+        const scratch = path.join(w.dir, 'jobs', id);
+        await eventually(
+          async () => ((await fsp.readdir(scratch).catch(() => [])).length > 0 ? true : undefined),
+          30_000,
+          'the render to write in its scratch on the worker',
+        );
+        const c = await s.api('POST', `/api/jobs/${id}/cancel`);
+        assert.equal(c.status, 200, c.text);
+        const done = await waitForJob(s, id, { timeoutMs: 30_000 });
+        assert.equal(done.status, 'cancelled', JSON.stringify(done));
+        assert.equal(done.error_code, 'cancelled');
+        await eventually(
+          async () => ((await fsp.stat(scratch).catch(() => undefined)) ? undefined : true),
+          10_000,
+          'the scratch to go',
+        );
+        assert.deepEqual(await boardFiles(s, board), before, 'no partial file in the board folder');
+        assert.deepEqual(await sideFiles(s, board), []);
+        assert.deepEqual(await elementsOf(s, board), []);
+        // Its pages were given back: the next render, two pages, runs on the same worker.
+        const next = await s.api('POST', '/api/html/render', { ...body, duration: 0.3, title: 'Next' });
+        assert.equal((await waitForJob(s, next.body.job_id, { timeoutMs: 120_000 })).status, 'complete');
+        await doneBy(w, next.body.job_id);
       });
     });
 
@@ -338,51 +377,19 @@ describe(
       });
     });
 
-    test('cancel of a running html render on a worker stops it: no element, no stray file, the worker goes on', async () => {
-      await withQueued({ LOCAL_WORKER: '0' }, async (s) => {
-        const w = await worker(s);
-        const { board, url } = await boardWithRed(s);
-        const before = await boardFiles(s, board);
-        const body = { html: imageCard(url, true), width: 64, height: 64, fps: 10, board_id: board, async: true };
-        const r = await s.api('POST', '/api/html/render', { ...body, duration: 60, title: 'Long' });
-        assert.equal(r.status, 202, r.text);
-        const id = r.body.job_id;
-        await waitForJob(s, id, { timeoutMs: 120_000, until: (j) => j.status === 'running' && j.progress > 0 });
-        const scratch = path.join(w.dir, 'jobs', id);
-        await eventually(
-          async () => ((await fsp.readdir(scratch).catch(() => [])).length > 0 ? true : undefined),
-          30_000,
-          'the render to write in its scratch on the worker',
-        );
-        const c = await s.api('POST', `/api/jobs/${id}/cancel`);
-        assert.equal(c.status, 200, c.text);
-        const done = await waitForJob(s, id, { timeoutMs: 30_000 });
-        assert.equal(done.status, 'cancelled', JSON.stringify(done));
-        assert.equal(done.error_code, 'cancelled');
-        await eventually(
-          async () => ((await fsp.stat(scratch).catch(() => undefined)) ? undefined : true),
-          10_000,
-          'the scratch to go',
-        );
-        assert.deepEqual(await boardFiles(s, board), before, 'no partial file in the board folder');
-        assert.deepEqual(await sideFiles(s, board), []);
-        assert.deepEqual(await elementsOf(s, board), []);
-        // Its pages were given back: the next render, two pages, runs on the same worker.
-        const next = await s.api('POST', '/api/html/render', { ...body, duration: 0.3, title: 'Next' });
-        assert.equal((await waitForJob(s, next.body.job_id, { timeoutMs: 120_000 })).status, 'complete');
-        await doneBy(w, next.body.job_id);
-      });
-    });
     test('a worker killed mid html render: its Chromium goes with it, another worker renders it, one element', async () => {
       await withQueued({ LOCAL_WORKER: '0' }, async (s) => {
-        const pair = [await worker(s), await worker(s)];
+        // Started side by side: each is a process of its own, seconds to start.
+        const pair = await Promise.all([worker(s), worker(s)]);
         const { board, url } = await boardWithRed(s);
         const r = await s.api('POST', '/api/html/render', {
           html: imageCard(url, true),
           width: 64,
           height: 64,
           fps: 10,
-          duration: 20,
+          // 80 busy frames: still running when it is killed (just after its first frame), and all of them drawn
+          // again by the other worker.
+          duration: 8,
           title: 'Handed on',
           board_id: board,
           async: true,

@@ -179,7 +179,8 @@ describe('motion renders on render workers', { skip: redisBin ? false : REDIS_MI
     const { s, board, boardDir, render } = await motionService();
     try {
       const slow = await fakeAerender(work, bundle, 'slow');
-      const pair = [await worker(s, slow), await worker(s, slow)];
+      // Started side by side: each is a process of its own, seconds to start.
+      const pair = await Promise.all([worker(s, slow), worker(s, slow)]);
       const before = (await fsp.readdir(boardDir)).sort();
       const r = await render();
       await waitForJob(s, `/api/motion/render-jobs/${r.body.id}`, {

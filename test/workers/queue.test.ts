@@ -133,8 +133,8 @@ describe(
 
     test('two workers share ten renders; each job makes one element', async () => {
       await withQueued({ LOCAL_WORKER: '0' }, async (s) => {
-        const w1 = await worker(s);
-        const w2 = await worker(s);
+        // Started side by side: each is a process of its own, seconds to start.
+        const [w1, w2] = await Promise.all([worker(s), worker(s)]);
         const board = await s.createBoard();
         const el = await videoOn(s, board, short);
         const ids: string[] = [];
@@ -171,7 +171,7 @@ describe(
 
     test('a worker killed mid-render: another takes the job over, one element, no stray files', async () => {
       await withQueued({ LOCAL_WORKER: '0' }, async (s) => {
-        const pair = [await worker(s), await worker(s)];
+        const pair = await Promise.all([worker(s), worker(s)]);
         const { board, r } = await longRenderRunning(s);
         const holder = pair.findIndex((w) => w.output().includes(`"job":"${r.body.job_id}"`));
         assert.ok(holder >= 0, 'one worker holds the job');
