@@ -1,3 +1,4 @@
+import { MASK_FEATHER_SIGMA } from '../scene/display.js';
 import { contourTable, GAUSSIAN_CONTOUR } from './contours.js';
 
 /**
@@ -17,8 +18,8 @@ import { contourTable, GAUSSIAN_CONTOUR } from './contours.js';
 export const EFFECTS_SCRIPT = String.raw`
 (() => {
   const BLUR_SIGMA = 0.3;
-  // After Effects' feather width to a Gaussian's sigma (skottie's mask feather: "close enough to AE")
-  const FEATHER_SIGMA = 0.38;
+  // After Effects' feather width to a Gaussian's sigma, as masks' feather (skottie's factor: "close enough to AE")
+  const FEATHER_SIGMA = ${MASK_FEATHER_SIGMA};
   const SATIN_CONTOUR = ${JSON.stringify(contourTable(GAUSSIAN_CONTOUR))};
   const clamp = (x, a, b) => Math.max(a, Math.min(b, x));
   const num = (v, d) => (typeof v === 'number' && isFinite(v) ? v : Array.isArray(v) ? v[0] : d);

@@ -93,10 +93,10 @@ export interface EvaluateOptions {
   motionBlur?: boolean;
 }
 
-/** Evaluation fails only for a composition id the project does not have (the caller checks names first). */
 /** Calls whose numbers come from After Effects' random generator (wiggle, random, gaussRandom, noise). */
 const RANDOM_CALL = /\b(?:wiggle|random|gaussRandom|noise)\s*\(/;
 
+/** Evaluation fails only for a composition id the project does not have (the caller checks names first). */
 export class UnknownCompositionError extends Error {
   override name = 'UnknownCompositionError';
 }
