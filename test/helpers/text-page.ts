@@ -26,14 +26,20 @@ export function textPage(width: number, height: number, nodes: [number, number, 
     },
     approximations: [],
   };
+  return framePage(l, { 'Given-Ascent': { family: 'sans-serif', loaded: false, ascent: 0.75 } });
+}
+
+/** The preview page of one display list as its only frame (the page the service builds for a still), with `fonts`. */
+export function framePage(l: DisplayList, fonts: PreparedFrames['fonts'] = {}): string {
+  const { width, height, background } = l.composition;
   const prepared: PreparedFrames = {
     frames: [0],
     times: [0],
     single: l,
     chunks: 0,
-    composition: { width, height, background: [0, 0, 0] },
+    composition: { width, height, background },
     footage: {},
-    fonts: { 'Given-Ascent': { family: 'sans-serif', loaded: false, ascent: 0.75 } },
+    fonts,
     approximations: [],
   };
   return previewHtml({ width, height, fps: 25 } as PreviewParams, prepared);

@@ -4,9 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
 import { startService, type TestService } from '../helpers/service.js';
-import { previewHtml } from '../../src/motion/preview/page.js';
-import type { PreparedFrames } from '../../src/motion/preview/frames.js';
-import type { PreviewParams } from '../../src/motion/preview/contract.js';
+import { framePage } from '../helpers/text-page.js';
 import type { DisplayEffect, DisplayGroup, DisplayList, DisplayNode } from '../../src/motion/scene/display.js';
 import { DRAWN_EFFECTS, DRAWN_STYLES } from '../../src/motion/scene/effects.js';
 import { contourTable, GAUSSIAN_CONTOUR } from '../../src/motion/preview/contours.js';
@@ -50,17 +48,7 @@ function page(children: DisplayNode[], background: [number, number, number] = [0
     root: layer(children),
     approximations: [],
   };
-  const prepared: PreparedFrames = {
-    frames: [0],
-    times: [0],
-    single: l,
-    chunks: 0,
-    composition: { width: W, height: H, background },
-    footage: {},
-    fonts: {},
-    approximations: [],
-  };
-  return previewHtml({ width: W, height: H, fps: 25 } as PreviewParams, prepared);
+  return framePage(l);
 }
 
 describe('preview effects (display list → pixels)', () => {
