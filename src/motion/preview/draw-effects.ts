@@ -656,7 +656,8 @@ export const EFFECTS_SCRIPT = String.raw`
   // matte's border pixels repeated past its edges, so a subject cut by the frame keeps its edge there.
   const fineTuneMatte = (mc, p, k) => {
     const g = mc.getContext('2d', { willReadFrequently: true });
-    const sigma = Math.max(0, num(p['Feather'], 0)) * k * FEATHER_SIGMA;
+    // Feather's slider ends at 100 in After Effects; a file that says more would pad the matte past any canvas size
+    const sigma = clamp(num(p['Feather'], 0), 0, 100) * k * FEATHER_SIGMA;
     if (sigma > 0.05) {
       const w = mc.width, h = mc.height, r = Math.ceil(3 * sigma);
       const pad = document.createElement('canvas');
