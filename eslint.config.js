@@ -26,7 +26,7 @@ export default defineConfig(
   },
   {
     files: ['scripts/**/*.mjs', '*.js'],
-    languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
   },
   {
     // The share worker runs on Cloudflare Workers (workerd), with the web platform's globals.

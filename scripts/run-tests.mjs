@@ -1,4 +1,4 @@
-// Runs every test file under test/ with Node's own test runner (TypeScript through tsx).
+// Runs every test file under test/ with Node's own test runner (TypeScript through scripts/ts-hooks.mjs).
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -52,7 +52,12 @@ const only = process.argv.slice(2);
 const files = (only.length ? only : find('test')).sort().sort((a, b) => rank(a) - rank(b));
 const result = spawnSync(
   process.execPath,
-  ['--import', 'tsx', path.join(import.meta.dirname, 'test-runner.mjs'), ...files],
+  [
+    '--import',
+    new URL('ts-hooks.mjs', import.meta.url).href,
+    path.join(import.meta.dirname, 'test-runner.mjs'),
+    ...files,
+  ],
   { stdio: 'inherit', env: { ...process.env, NODE_ENV: 'test' } },
 );
 process.exit(result.status ?? 1);

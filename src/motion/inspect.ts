@@ -78,12 +78,15 @@ export async function inspectFile(file: { path: string; name: string; size: numb
 const FROM_SOURCE = import.meta.url.endsWith('.ts');
 
 /**
- * Starts a worker module given by its URL (`.ts` under tsx, `.js` when built). The built .js worker runs as is; under
- * tsx (dev, tests) Node 20 workers skip `--import` hooks, so register tsx first.
+ * Starts a worker module given by its URL (`.ts` from source, `.js` when built). The built .js worker runs as is; from
+ * source the worker first registers the TypeScript loader the process runs under (workers skip `--import` preloads):
+ * the tests' (scripts/ts-hooks.mjs, which names itself in BMS_TS_HOOKS), else tsx (dev).
  */
 export function startModuleWorker(url: URL, workerData: unknown): Worker {
   if (!url.pathname.endsWith('.ts')) return new Worker(url, { workerData });
-  const boot = `import('tsx/esm/api').then((m) => { m.register(); return import(${JSON.stringify(url.href)}); })`;
+  const hooks = process.env.BMS_TS_HOOKS;
+  const loader = hooks ? `import(${JSON.stringify(hooks)})` : `import('tsx/esm/api').then((m) => m.register())`;
+  const boot = `${loader}.then(() => import(${JSON.stringify(url.href)}))`;
   return new Worker(boot, { eval: true, workerData });
 }
 

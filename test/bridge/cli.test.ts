@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { startService, eventually, type TestService } from '../helpers/service.js';
+import { startService, eventually, RUN_TS, type TestService } from '../helpers/service.js';
 import { FakeTelegram } from './fake-telegram.js';
 
 const B = '/api/terminal-bridge';
@@ -11,9 +11,9 @@ const TOKEN = '987654:CLI-token';
 /** Every child started, so that a failed assertion never leaves one running (it would keep `npm test` from ending). */
 const children = new Set<ChildProcess>();
 
-/** Runs `tsx src/main.ts <args>` as its own process, the way `npm run bot` / `npm run terminal` do. */
+/** Runs `src/main.ts <args>` as its own process, the way `npm run bot` / `npm run terminal` do. */
 function runCli(args: string[], env: Record<string, string>): ChildProcess & { output: () => string } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
+  const child = spawn(process.execPath, [...RUN_TS, 'src/main.ts', ...args], {
     env: { ...process.env, ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });

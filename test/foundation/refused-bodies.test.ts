@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
-import { startService, type TestService } from '../helpers/service.js';
+import { RUN_TS, startService, type TestService } from '../helpers/service.js';
 import { findRedisServer, REDIS_MISSING, startRedis } from '../helpers/redis.js';
 import type { EagerAnswer, EagerRequest } from '../helpers/eager-client.js';
 
@@ -36,7 +36,7 @@ function eager(requests: EagerRequest[], port = svc.port): Promise<EagerAnswer[]
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', path.join(import.meta.dirname, '../helpers/eager-client.ts'), String(port)],
+      [...RUN_TS, path.join(import.meta.dirname, '../helpers/eager-client.ts'), String(port)],
       { stdio: ['pipe', 'pipe', 'inherit'] },
     );
     let out = '';

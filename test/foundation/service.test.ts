@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { startService } from '../helpers/service.js';
+import { RUN_TS, startService } from '../helpers/service.js';
 import { ToolMissing } from '../../src/errors.js';
 import { statusOf } from '../../src/http/errors.js';
 
@@ -79,7 +79,7 @@ async function freePort(): Promise<number> {
 test('the real process starts, serves, and exits 0 on SIGTERM after closing the database', async () => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bms-proc-'));
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], {
+  const child = spawn(process.execPath, [...RUN_TS, 'src/main.ts', 'serve'], {
     env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -105,7 +105,7 @@ test('the real process starts, serves, and exits 0 on SIGTERM after closing the 
 });
 
 test('a bad configuration stops the process with a readable message', async () => {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], {
+  const child = spawn(process.execPath, [...RUN_TS, 'src/main.ts', 'serve'], {
     env: { ...process.env, HOST: '0.0.0.0', API_TOKEN: '' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -5,7 +5,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
-import { eventually } from './service.js';
+import { eventually, RUN_TS } from './service.js';
 
 /** Where `redis-server` is on PATH, if anywhere. */
 export function findRedisServer(): string | undefined {
@@ -113,8 +113,7 @@ export function spawnWorker(opts: {
   const child = spawn(
     process.execPath,
     [
-      '--import',
-      'tsx',
+      ...RUN_TS,
       'src/main.ts',
       'worker',
       '--service',

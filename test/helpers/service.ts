@@ -25,6 +25,9 @@ export interface TestService {
   close(): Promise<void>;
 }
 
+/** Node's arguments that run a .ts file as the tests run (scripts/ts-hooks.mjs): for the processes tests start. */
+export const RUN_TS = ['--import', new URL('../../scripts/ts-hooks.mjs', import.meta.url).href];
+
 /** The API token of services started on a shared queue by TEST_JOB_QUEUE. */
 export const TEST_QUEUE_TOKEN = 'test-queue-token-0123456789';
 

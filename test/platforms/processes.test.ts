@@ -12,7 +12,7 @@ import { Cancelled } from '../../src/errors.js';
 import { runProcess } from '../../src/tools/ffmpeg.js';
 import { endAllProcesses, liveProcesses, startProcess, windowsTreeKill } from '../../src/tools/process.js';
 import { writeFakeTool } from '../helpers/fake-tool.js';
-import { eventually } from '../helpers/service.js';
+import { eventually, RUN_TS } from '../helpers/service.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -132,7 +132,7 @@ async function startServe(env: Record<string, string>, stdio: 'stdin' | 'ipc') {
   const dataDir = await fsp.mkdtemp(path.join(dir, 'data-'));
   const pidFile = path.join(dir, `player-${path.basename(dataDir)}`);
   const q = (s: string) => `'${s}'`;
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src', 'main.ts'), 'serve'], {
+  const child = spawn(process.execPath, [...RUN_TS, path.join(root, 'src', 'main.ts'), 'serve'], {
     cwd: root,
     env: {
       ...process.env,
