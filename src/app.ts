@@ -18,7 +18,7 @@ import { DEFAULT_BODY_LIMIT, installJsonParser } from './http/json-body.js';
 import { perPartValidation } from './http/validation.js';
 import { JobRunner } from './jobs/runner.js';
 import { OutboundHttp } from './net/outbound.js';
-import { lacksTools, SharedQueue, startQueueWorker, type QueueWorker } from './jobs/queue.js';
+import type { QueueWorker } from './jobs/queue.js';
 import { registerWorkerRoutes } from './jobs/worker-routes.js';
 import { registerJobs } from './jobs/routes.js';
 import { nameSchemasAndOperations } from './http/openapi.js';
@@ -111,10 +111,12 @@ export async function buildContext(
     { resolve, outputs },
     { tools, probes, log, browsers, media: resolve, scratchRoot: path.join(config.dataDir, 'tmp') },
   );
-  // JOB_QUEUE: portable jobs go to the shared queue; the service takes them too unless LOCAL_WORKER=0.
-  const shared = config.jobQueue
-    ? new SharedQueue(
-        config.jobQueue,
+  // JOB_QUEUE: portable jobs go to the shared queue; the service takes them too unless LOCAL_WORKER=0. BullMQ and its
+  // Redis client (about 400 modules) are loaded only then.
+  const queue = config.jobQueue && { settings: config.jobQueue, ...(await import('./jobs/queue.js')) };
+  const shared = queue
+    ? new queue.SharedQueue(
+        queue.settings,
         {
           started: (id) => jobs.remoteStarted(id),
           requeued: (id) => jobs.remoteRequeued(id),
@@ -129,13 +131,13 @@ export async function buildContext(
   /** Once every feature has defined its job kinds: jobs left by the last run, then the service's own queue worker. */
   const start = () => {
     jobs.recover();
-    if (config.jobQueue?.localWorker) {
-      localWorker = startQueueWorker(
-        config.jobQueue,
+    if (queue?.settings.localWorker) {
+      localWorker = queue.startQueueWorker(
+        queue.settings,
         config.jobConcurrency,
         (job, signal) => jobs.runFromQueue(job.id, signal),
         log,
-        lacksTools(tools, jobs.toolsNeeded()),
+        queue.lacksTools(tools, jobs.toolsNeeded()),
       );
     }
   };

@@ -1,7 +1,7 @@
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import puppeteer, { type Browser, type BrowserContext, type CDPSession, type Page } from 'puppeteer-core';
+import type { Browser, BrowserContext, CDPSession, Page } from 'puppeteer-core';
 import type { FastifyBaseLogger } from 'fastify';
 import { Cancelled, DomainError, ShuttingDown, ToolUnavailable } from '../errors.js';
 import { removeRetrying } from '../files/retry.js';
@@ -493,6 +493,8 @@ export class BrowserPool {
     if (process.getuid?.() === 0 && !args.includes('--no-sandbox')) args.push('--no-sandbox');
     let browser: Browser;
     try {
+      // Loaded at the first launch: most runs of the service (and its tests) never start a browser.
+      const { default: puppeteer } = await import('puppeteer-core');
       browser = await puppeteer.launch({
         executablePath: chromium.path,
         // 'shell' is the plain --headless that headless-shell builds expect; full builds take it as the new headless.
