@@ -165,7 +165,7 @@ async function loadCard(lent: BrowserPage, env: CardEnv, spec: CardSpec, signal:
     if (signal.aborted || err instanceof DomainError) throw err;
     throw new Unprocessable('render_failed', `The card did not load: ${(err as Error).message.split('\n')[0]}`);
   }
-  await abortable(evaluate(cdp, `window.__bmsClock.ready(${LOAD_TIMEOUT_MS})`), signal);
+  await abortable(evaluate(cdp, `window.__bmsClock.ready(${LOAD_TIMEOUT_MS}, ${!lent.beginFrameControl})`), signal);
   let frame = -1;
   let captured = false;
   // With screenshots: whether anything that draws changed by the frame last reached (the clock's takeChanged).

@@ -199,7 +199,7 @@ export const VIRTUAL_CLOCK_SCRIPT = String.raw`(() => {
   const mediaState = (el) => {
     let st = media.get(el);
     if (!st) {
-      // An autoplaying element may already have played a little in real time while the card loaded: it starts at 0.
+      // An autoplaying element plays from the clock's first step (its real autoplay is held back: see firstFrames).
       st = el.autoplay ? { origin: now, held: null } : { origin: now, held: el.currentTime };
       media.set(el, st);
     }
@@ -226,6 +226,22 @@ export const VIRTUAL_CLOCK_SCRIPT = String.raw`(() => {
     realMediaPause.call(this);
   };
   Object.defineProperty(M, 'paused', { configurable: true, get() { const st = media.get(this); return st ? st.held !== null : !this.autoplay; } });
+  // Native autoplay would play an element on real time while the card loads: on a busy machine past its first
+  // pictures, whose presentations then reached the screen after the clock's first seeks, and frames were captured with
+  // the picture before theirs (docs/html.md). A real pause as its load starts clears the element's autoplay flag
+  // (HTML's "can autoplay"), so only the clock plays it, from its first step (syncMedia); a real playback that starts
+  // anyway (autoplay set later) is paused at once. The first picture's presentation is awaited by ready().
+  const firstFrames = new WeakMap();
+  window.addEventListener('loadstart', (e) => {
+    const el = e.target;
+    if (!(el instanceof HTMLMediaElement)) return;
+    realMediaPause.call(el);
+    if (typeof el.requestVideoFrameCallback === 'function')
+      firstFrames.set(el, new Promise((resolve) => el.requestVideoFrameCallback(() => resolve())));
+  }, true);
+  window.addEventListener('play', (e) => {
+    if (e.isTrusted && e.target instanceof HTMLMediaElement) realMediaPause.call(e.target);
+  }, true);
   // When the browser draws on its own (screenshots), a seeked video's new frame reaches the compositor a little after
   // 'seeked': wait for it to be presented. Under begin-frame control nothing is presented between frames, so no wait.
   let awaitVideoFrames = false;
@@ -251,7 +267,13 @@ export const VIRTUAL_CLOCK_SCRIPT = String.raw`(() => {
   const syncMedia = () => {
     const seeks = [];
     for (const el of document.querySelectorAll('video, audio')) {
+      const adopted = media.has(el);
       const st = mediaState(el);
+      // An autoplaying element starts playing now, on the clock: the events its real start would have fired.
+      if (!adopted && el.autoplay && st.held === null) {
+        el.dispatchEvent(new Event('play'));
+        el.dispatchEvent(new Event('playing'));
+      }
       realMediaPause.call(el);
       let t = Math.max(0, mediaPosition(el, st));
       const d = el.duration;
@@ -361,14 +383,23 @@ export const VIRTUAL_CLOCK_SCRIPT = String.raw`(() => {
     return errors;
   };
 
-  /** Waits (in real time) until fonts, images and media metadata have loaded, so frame 0 is complete. */
-  const ready = async (timeoutMs) => {
+  /**
+   * Waits (in real time) until fonts, images and media data have loaded, so frame 0 is complete; when the browser draws
+   * on its own, also until each video's first picture was presented (see firstFrames).
+   */
+  const ready = async (timeoutMs, waitForVideoFrames) => {
     const deadline = new Promise((resolve) => realSetTimeout(resolve, timeoutMs));
+    const firstFrame = (el) => {
+      const shown = waitForVideoFrames && !el.error ? firstFrames.get(el) : undefined;
+      if (!shown) return undefined;
+      let timer;
+      return Promise.race([shown, new Promise((resolve) => { timer = realSetTimeout(resolve, MEDIA_SEEK_TIMEOUT_MS); })]).then(() => realClearTimeout(timer));
+    };
     const mediaReady = (el) =>
-      el.readyState >= 2 || el.error ? Promise.resolve() : new Promise((resolve) => {
+      (el.readyState >= 2 || el.error ? Promise.resolve() : new Promise((resolve) => {
         el.addEventListener('loadeddata', resolve, { once: true });
         el.addEventListener('error', resolve, { once: true });
-      });
+      })).then(() => firstFrame(el));
     const all = Promise.all([
       document.fonts.ready,
       ...Array.from(document.images, (img) => img.decode().catch(() => undefined)),

@@ -177,56 +177,6 @@ export function wrongCells(pixel: (x: number, y: number) => Rgb, t: number, tole
 }
 
 /**
- * Whether the service's pages capture with screenshots (a full Chromium, or HTML_CAPTURE=screenshot) rather than
- * under begin-frame control. With screenshots a `<video>`'s picture can be the one before or after the frame's
- * (docs/html.md, "Known limit of screenshot capture"): tests report that cell as a known limit there, strictly under
- * begin-frame control.
- */
-export async function capturesWithScreenshots(s: TestService): Promise<boolean> {
-  return s.service.ctx.browsers.withPage({ width: 16, height: 16 }, async (page) => !page.beginFrameControl);
-}
-
-/** The video cell of the animation card: its index in MECHANISMS and its pixel box. */
-export const VIDEO_CELL = (() => {
-  const i = MECHANISMS.findIndex((m) => m.name === '<video>');
-  const { x, y } = cellCentre(i);
-  return { index: i, left: x - CELL.w / 2, top: y - CELL.h / 2, width: CELL.w, height: CELL.h };
-})();
-
-/** Mean absolute difference of two rgb24 frames (0..255 per channel value), inside the video cell and outside it. */
-export function videoCellDiff(a: Buffer, b: Buffer, width: number): { video: number; rest: number } {
-  const sums = { video: 0, rest: 0 };
-  const counts = { video: 0, rest: 0 };
-  const c = VIDEO_CELL;
-  for (let i = 0; i < a.length; i++) {
-    const p = Math.floor(i / 3);
-    const x = p % width;
-    const y = Math.floor(p / width);
-    const k = x >= c.left && x < c.left + c.width && y >= c.top && y < c.top + c.height ? 'video' : 'rest';
-    sums[k] += Math.abs(a[i] - b[i]);
-    counts[k]++;
-  }
-  return { video: sums.video / (counts.video || 1), rest: sums.rest / (counts.rest || 1) };
-}
-
-/**
- * Whether two renders of the animation card differ in the video's cell alone, with screenshot capture: its known
- * limit (docs/html.md), which tests report as a TODO. Outside the cell only the encoder's own spread after the frame
- * that differs is allowed.
- */
-export async function onlyTheVideoCell(
-  s: TestService,
-  a: string,
-  b: string,
-  size: { width: number; height: number },
-): Promise<boolean> {
-  if (!(await capturesWithScreenshots(s))) return false;
-  const fa = await decodedFrames(a, size.width, size.height);
-  const fb = await decodedFrames(b, size.width, size.height);
-  return fa.length === fb.length && fa.every((f, i) => videoCellDiff(f, fb[i], size.width).rest < 1);
-}
-
-/**
  * The animation card of a board: its fixtures (a video red for its first half second and blue for the second, in VP9,
  * which Chromium builds decode; a tone; GSAP and anime.js from node_modules) made in `fixtures` and uploaded to it.
  */
