@@ -33,6 +33,21 @@ function finiteOnly(validate: Validate): Validate {
 }
 
 /**
+ * A validator compiled at its first use. Ajv turns each schema into code; for every route of the service that took
+ * about 0.4 CPU-s at each start (a profile of a test service's start), most of it for routes a run never calls. Fastify
+ * reads `errors` and `schemaEnv` only when it validates a request, so the compiled validator's are passed through
+ * then. Every route's schema is still compiled by the error-model test, which calls every operation.
+ */
+function compiledOnUse(compile: () => Validate): Validate {
+  let compiled: Validate | undefined;
+  const validator = () => (compiled ??= compile());
+  const validate: Validate = (data, dataCtx) => validator()(data, dataCtx);
+  Object.defineProperty(validate, 'errors', { get: () => validator().errors });
+  Object.defineProperty(validate, 'schemaEnv', { get: () => validator().schemaEnv });
+  return validate;
+}
+
+/**
  * Validators per part of the request. Query strings, path parameters and headers are text, so their values are
  * converted to the schema's types ("5" -> 5, `?a=1&a=2` -> [1, 2]), and must end finite. A JSON body is already
  * typed: it is validated exactly as sent, because a conversion there turns client mistakes into stored data
@@ -51,9 +66,11 @@ export function perPartValidation(): SchemaController {
     const exact = build(false);
     // At run time Fastify passes the route definition ({schema, method, url, httpPart}); the pool's types name only the schema.
     return ((route: { httpPart?: string }) =>
-      route.httpPart === 'body'
-        ? exact(route as never)
-        : finiteOnly(converting(route as never) as unknown as Validate)) as unknown as ReturnType<BuildFromPool>;
+      compiledOnUse(() =>
+        route.httpPart === 'body'
+          ? (exact(route as never) as unknown as Validate)
+          : finiteOnly(converting(route as never) as unknown as Validate),
+      )) as unknown as ReturnType<BuildFromPool>;
   };
   return { compilersFactory: { buildValidator } };
 }
