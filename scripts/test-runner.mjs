@@ -1,6 +1,6 @@
 // Node's test runner over the files given, in the order given (`node --test` sorts them by name, which would leave
-// the slowest files for the end: scripts/run-tests.mjs orders them). Started by run-tests.mjs with `--import ./scripts/ts-hooks.mjs`,
-// which the runner passes on to each file's process.
+// the slowest files for the end: scripts/run-tests.mjs orders them). Started by run-tests.mjs with
+// `--import ./scripts/ts-hooks.mjs`, which the runner passes on to each file's process.
 import { run } from 'node:test';
 import { spec } from 'node:test/reporters';
 

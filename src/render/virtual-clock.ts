@@ -289,15 +289,20 @@ export const VIRTUAL_CLOCK_SCRIPT = String.raw`(() => {
   // Work a page hands the clock (__bmsClock.waitFor(promise), e.g. loading the picture of this frame): the advance
   // waits for it after the frame callbacks, so the frame is drawn complete. Bounded, so a page cannot stall a render.
   const HOLD_TIMEOUT_MS = 30000;
+  /** Settles when p does or after ms of real time, whichever comes first (the timer is cleared either way). */
+  const within = async (p, ms) => {
+    let timer;
+    await Promise.race([p, new Promise((resolve) => { timer = realSetTimeout(resolve, ms); })]);
+    realClearTimeout(timer);
+  };
+
   let holds = [];
   const waitFor = (p) => { holds.push(Promise.resolve(p).catch(report)); };
   const awaitHolds = async () => {
     while (holds.length) {
       const pending = holds;
       holds = [];
-      let timer;
-      await Promise.race([Promise.all(pending), new Promise((resolve) => { timer = realSetTimeout(resolve, HOLD_TIMEOUT_MS); })]);
-      realClearTimeout(timer);
+      await within(Promise.all(pending), HOLD_TIMEOUT_MS);
     }
   };
 
@@ -310,9 +315,7 @@ export const VIRTUAL_CLOCK_SCRIPT = String.raw`(() => {
       if (!img.complete && img.loading !== 'lazy') loading.push(img.decode().catch(() => undefined));
     }
     if (!loading.length) return;
-    let timer;
-    await Promise.race([Promise.all(loading), new Promise((resolve) => { timer = realSetTimeout(resolve, MEDIA_SEEK_TIMEOUT_MS); })]);
-    realClearTimeout(timer);
+    await within(Promise.all(loading), MEDIA_SEEK_TIMEOUT_MS);
     touch();
   };
 
@@ -391,9 +394,7 @@ export const VIRTUAL_CLOCK_SCRIPT = String.raw`(() => {
     const deadline = new Promise((resolve) => realSetTimeout(resolve, timeoutMs));
     const firstFrame = (el) => {
       const shown = waitForVideoFrames && !el.error ? firstFrames.get(el) : undefined;
-      if (!shown) return undefined;
-      let timer;
-      return Promise.race([shown, new Promise((resolve) => { timer = realSetTimeout(resolve, MEDIA_SEEK_TIMEOUT_MS); })]).then(() => realClearTimeout(timer));
+      return shown && within(shown, MEDIA_SEEK_TIMEOUT_MS);
     };
     const mediaReady = (el) =>
       (el.readyState >= 2 || el.error ? Promise.resolve() : new Promise((resolve) => {

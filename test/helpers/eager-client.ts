@@ -1,7 +1,8 @@
 // A client that writes its whole body before it reads the answer, as node's http.request (and fetch, and most upload
-// libraries on top of them) do. Run as its own process (`node --import ./scripts/ts-hooks.mjs test/helpers/eager-client.ts <port>` with
-// the requests as JSON on stdin): in the service's own process the answer is read in the same turn of the event loop
-// that writes it, before the service closes the socket, and a lost answer never shows.
+// libraries on top of them) do. Run as its own process (`node --import ./scripts/ts-hooks.mjs
+// test/helpers/eager-client.ts <port>` with the requests as JSON on stdin): in the service's own process the answer
+// is read in the same turn of the event loop that writes it, before the service closes the socket, and a lost answer
+// never shows.
 import http from 'node:http';
 
 export interface EagerRequest {
