@@ -7,8 +7,19 @@ import { spec } from 'node:test/reporters';
 // Two files at a time (CI has 2 cores); TEST_FILES_AT_ONCE tries another number (most files mostly wait on Chromium,
 // ffmpeg and workers, so a third may shorten a run: measure it for flakiness before making it the default).
 const concurrency = Number(process.env.TEST_FILES_AT_ONCE) || 2;
-const stream = run({ files: process.argv.slice(2), concurrency });
+const files = process.argv.slice(2);
+const stream = run({ files, concurrency });
+// Each file's whole time (its process's start, imports and teardown included), for the slowest-first order.
+const fileSeconds = new Map();
+stream.on('test:complete', (data) => {
+  if (data.nesting === 0 && files.includes(data.name)) fileSeconds.set(data.name, data.details.duration_ms / 1000);
+});
 stream.on('test:fail', (data) => {
   if (!data.todo) process.exitCode = 1;
 });
 stream.compose(spec).pipe(process.stdout);
+stream.on('end', () => {
+  const slowest = [...fileSeconds].sort((a, b) => b[1] - a[1]).slice(0, 20);
+  if (slowest.length > 1)
+    console.log(`# slowest files (s): ${slowest.map(([f, s]) => `${f} ${s.toFixed(0)}`).join(', ')}`);
+});

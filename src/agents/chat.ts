@@ -1,8 +1,10 @@
-import { jsonSchema, stepCountIs, streamText, wrapLanguageModel, type ModelMessage, type Tool, type ToolSet } from 'ai';
-import { Compile, type Validator } from 'typebox/compile';
+import type { ModelMessage, Tool, ToolSet } from 'ai';
+import type { Validator } from 'typebox/compile';
 import { Cancelled, DomainError } from '../errors.js';
+import { compileLater } from '../http/compile-later.js';
 import type { ResolvedChatModel } from '../generation/models.js';
 import type { ChatModel } from '../generation/sdk.js';
+import { aiSdk } from '../generation/ai-sdk.js';
 import { mapProviderError } from '../generation/errors.js';
 import { ACTIONS, type AgentEnv } from './actions.js';
 import { addCard, applyCard, newCardId, viewOf } from './cards.js';
@@ -19,13 +21,16 @@ export const MAX_HISTORY_CHARS = 1_000_000;
 
 const sizeOf = (m: ModelMessage) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content)).length;
 
-const validators = Object.fromEntries(
-  Object.entries(ACTION_PARAMS).map(([type, schema]) => [type, Compile(schema)]),
-) as Record<ActionType, Validator>;
+type Validators = Record<ActionType, Validator>;
+type Ai = Awaited<ReturnType<typeof aiSdk>>;
+const compiled = Object.entries(ACTION_PARAMS).map(([type, schema]) => [type, compileLater(schema)] as const);
+/** Each action's argument check, compiled at the first turn. */
+const loadValidators = async () =>
+  Object.fromEntries(await Promise.all(compiled.map(async ([type, load]) => [type, await load()]))) as Validators;
 
 /** The schema's complaints as one sentence the model can act on: `x must be number; unknown field "foo"`. */
-function complaints(type: ActionType, value: unknown): string {
-  const said = validators[type]
+function complaints(validator: Validator, value: unknown): string {
+  const said = validator
     .Errors(value)
     .filter((e) => e.keyword !== 'boolean')
     .map((e) => {
@@ -48,17 +53,27 @@ function toolAnswer(card: Card): Record<string, unknown> {
   };
 }
 
-function tools(env: AgentEnv, sessions: AgentService, session: Session, turnCards: Card[]): ToolSet {
+function tools(
+  env: AgentEnv,
+  sessions: AgentService,
+  session: Session,
+  turnCards: Card[],
+  validators: Validators,
+  ai: Ai,
+): ToolSet {
   const set: ToolSet = {};
   for (const type of AGENT_ACTIONS[session.agentType]) {
     const def = ACTIONS[type] as (typeof ACTIONS)[ActionType];
     const t: Tool<Record<string, unknown>, Record<string, unknown>> = {
       description: def.description,
-      inputSchema: jsonSchema<Record<string, unknown>>(ACTION_PARAMS[type] as object, {
+      inputSchema: ai.jsonSchema<Record<string, unknown>>(ACTION_PARAMS[type] as object, {
         validate: (value) =>
           validators[type].Check(value)
             ? { success: true, value: value as Record<string, unknown> }
-            : { success: false, error: new Error(`Invalid arguments for ${type}: ${complaints(type, value)}`) },
+            : {
+                success: false,
+                error: new Error(`Invalid arguments for ${type}: ${complaints(validators[type], value)}`),
+              },
       }),
       execute: async (input, { abortSignal }) => {
         const signal = abortSignal ?? new AbortController().signal;
@@ -83,8 +98,8 @@ type StreamPart = Awaited<ReturnType<ChatModel['doStream']>>['stream'] extends R
  * calls, its tee, the full stream) come after, each a hop before a piece reaches `fullStream`: a piece read here
  * leaves for the client sooner (the agents benchmark measures that way).
  */
-function tapText(model: ChatModel, onText: (text: string) => void): ChatModel {
-  return wrapLanguageModel({
+function tapText(ai: Ai, model: ChatModel, onText: (text: string) => void): ChatModel {
+  return ai.wrapLanguageModel({
     model,
     middleware: {
       specificationVersion: 'v3',
@@ -142,6 +157,8 @@ export async function runTurn(
   events: TurnEvents,
 ): Promise<TurnResult> {
   const turnCards: Card[] = [];
+  const validators = await loadValidators();
+  const ai = await aiSdk();
   const timeout = AbortSignal.timeout(chat.callOptions.timeoutMs);
   const abortSignal = AbortSignal.any([signal, timeout]);
   let message = '';
@@ -153,12 +170,12 @@ export async function runTurn(
     events.delta(text);
   };
   try {
-    const result = streamText({
-      model: tapText(chat.model, onText),
+    const result = ai.streamText({
+      model: tapText(ai, chat.model, onText),
       system: systemPrompt(env.ctx, session),
       messages: [...session.history, ...input.send],
-      tools: tools(env, sessions, session, turnCards),
-      stopWhen: stepCountIs(MAX_STEPS),
+      tools: tools(env, sessions, session, turnCards, validators, ai),
+      stopWhen: ai.stepCountIs(MAX_STEPS),
       maxRetries: chat.callOptions.maxRetries,
       abortSignal,
       // Errors arrive as stream parts below; the default handler would print them to the console.

@@ -1,4 +1,5 @@
-import { generateText, type UserContent } from 'ai';
+import type { UserContent } from 'ai';
+import { aiSdk } from './ai-sdk.js';
 import type { GenerationContext } from './context.js';
 import { mapProviderError } from './errors.js';
 import { readInputImage } from './fetch-file.js';
@@ -26,6 +27,7 @@ export async function enhancePrompt(
   const content: UserContent = [{ type: 'text', text: body.prompt }];
   if (image) content.push({ type: 'image', image: new Uint8Array(image.data), mediaType: image.mediaType });
   const timeout = AbortSignal.timeout(chat.callOptions.timeoutMs);
+  const { generateText } = await aiSdk();
   let result;
   try {
     result = await generateText({

@@ -1,5 +1,5 @@
-import { APICallError, RetryError } from 'ai';
 import { DomainError, RateLimited, TimedOut, Unprocessable, UpstreamFailed } from '../errors.js';
+import { loadedAiSdk } from './ai-sdk.js';
 import type { ProviderId } from './providers.js';
 
 /** A provider call failed; thrown by our queue clients, mapped to the service's errors below. */
@@ -115,8 +115,9 @@ export function mapProviderError(err: unknown, provider: ProviderId, timedOut?: 
       reason: err.reason,
     });
   if (err instanceof ProviderHttpError) return fromStatus(provider, err.status, err.message, err.retryAfterSeconds);
-  const last = RetryError.isInstance(err) ? err.lastError : err;
-  if (APICallError.isInstance(last)) {
+  const ai = loadedAiSdk();
+  const last = ai?.RetryError.isInstance(err) ? err.lastError : err;
+  if (ai?.APICallError.isInstance(last)) {
     if (last.statusCode === undefined) return unreachable(provider, last.cause ?? last);
     const message = providerMessage(last.responseBody, last.message);
     return fromStatus(provider, last.statusCode, message, retryAfterSeconds(last.responseHeaders));

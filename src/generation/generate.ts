@@ -1,5 +1,4 @@
 import fsp from 'node:fs/promises';
-import { generateImage, NoImageGeneratedError } from 'ai';
 import { Cancelled, DomainError, Unprocessable, UpstreamFailed } from '../errors.js';
 import { filenameFromTitle } from '../files/names.js';
 import { extensionForMime } from '../files/media-types.js';
@@ -7,6 +6,7 @@ import { badRequest } from '../http/errors.js';
 import { storedJson } from '../http/json-body.js';
 import { produceElement } from '../media/new-element.js';
 import { sniff } from '../media/sniff.js';
+import { aiSdk } from './ai-sdk.js';
 import { OPENAI_IMAGE_SIZES, type CatalogueEntry } from './catalogue.js';
 import type { GenerationContext } from './context.js';
 import { mapProviderError } from './errors.js';
@@ -175,10 +175,12 @@ async function generateNow(
   const { seed, ...options } = body.params ?? {};
   // Neither OpenAI's image API nor Imagen 4 takes a negative prompt: it becomes a sentence of the prompt.
   const text = body.negative_prompt ? `${body.prompt}\n\nAvoid: ${body.negative_prompt}` : body.prompt;
+  const { generateImage, NoImageGeneratedError } = await aiSdk();
+  const model = await imageModel(settings, entry);
   let result;
   try {
     result = await generateImage({
-      model: imageModel(settings, entry),
+      model,
       prompt: inputImage ? { text, images: [new Uint8Array(inputImage.data)] } : text,
       n: 1,
       ...(entry.api === 'openai-image'

@@ -98,7 +98,7 @@ export async function resolveChatModel(
 ): Promise<ResolvedChatModel> {
   const { entry, settings } = await resolveModel(g, id, ['chat'], field);
   return {
-    model: languageModel(settings, entry),
+    model: await languageModel(settings, entry),
     provider: entry.provider,
     entry,
     callOptions: { maxRetries: g.config.ai.maxRetries, timeoutMs: g.config.ai.requestTimeoutMs },

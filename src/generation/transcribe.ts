@@ -1,9 +1,9 @@
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { experimental_transcribe as transcribeAudio } from 'ai';
 import { badRequest } from '../http/errors.js';
 import { runFfmpeg } from '../tools/ffmpeg.js';
 import { probe } from '../tools/ffprobe.js';
+import { aiSdk } from './ai-sdk.js';
 import { CATALOGUE, type CatalogueEntry } from './catalogue.js';
 import type { GenerationContext } from './context.js';
 import { mapProviderError } from './errors.js';
@@ -144,6 +144,7 @@ export async function transcribe(
         starts.push(from);
       }
     }
+    const { experimental_transcribe: transcribeAudio } = await aiSdk();
     const texts: string[] = [];
     const segments: Segment[] = [];
     let detected: string | undefined;
@@ -152,7 +153,7 @@ export async function transcribe(
       let result;
       try {
         result = await transcribeAudio({
-          model: transcriptionModel(settings, entry),
+          model: await transcriptionModel(settings, entry),
           audio: new Uint8Array(await fsp.readFile(file)),
           providerOptions: {
             openai: { timestampGranularities: ['segment'], ...(body.language ? { language: body.language } : {}) },

@@ -4,12 +4,12 @@ import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
-import { Compile } from 'typebox/compile';
 import type { AppContext } from '../context.js';
 import type { Element, NewElement } from '../boards/schemas.js';
 import { DomainError, InvalidInput, TooLarge, UpstreamFailed } from '../errors.js';
 import { BoardOutputs } from '../boards/outputs.js';
 import { sanitizeFilename, withExtension } from '../files/names.js';
+import { compileLater } from '../http/compile-later.js';
 import { badRequest } from '../http/errors.js';
 import { jsonValueCount } from '../http/json-body.js';
 import { parseHttpUrl } from '../media/download.js';
@@ -28,7 +28,7 @@ import type { Progress } from './service.js';
 const MAX_BOARD_JSON_BYTES = 32 * 1024 * 1024;
 /** 10,000 elements and 100,000 generations (the format's own limits) take about 1.5 million. */
 const MAX_BOARD_JSON_VALUES = 2_000_000;
-const checkBoardJson = Compile(BoardJsonSchema);
+const boardJsonCheck = compileLater(BoardJsonSchema);
 
 const invalid = (message: string) => new InvalidInput(message, undefined, 'bad_share');
 
@@ -182,6 +182,7 @@ export class Importer {
     } catch (err) {
       throw invalid(`board.json is not JSON: ${(err as Error).message}`);
     }
+    const checkBoardJson = await boardJsonCheck();
     if (!checkBoardJson.Check(value)) {
       const first = [...checkBoardJson.Errors(value)][0];
       throw invalid(
