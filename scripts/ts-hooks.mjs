@@ -31,7 +31,8 @@ process.env.BMS_TS_HOOKS = import.meta.url;
 setSourceMapsSupport(true, { nodeModules: false });
 
 function compile(file, source) {
-  const key = createHash('sha256').update(SALT).update('\0').update(source).digest('hex');
+  // The path is in the key too: the inline source map names the file, and clones share node_modules' cache.
+  const key = createHash('sha256').update(SALT).update('\0').update(file).update('\0').update(source).digest('hex');
   const cached = path.join(CACHE, `${key}.js`);
   try {
     return fs.readFileSync(cached, 'utf8');

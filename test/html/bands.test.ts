@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
 import { mediaRootFiles } from '../../src/render/page.js';
 import { bandLayout, captureVideo } from '../../src/render/capture.js';
-import { tempDir, videoPackets } from '../helpers/fixtures.js';
+import { tempDir, videoPackets, whereVideosDiffer } from '../helpers/fixtures.js';
 import { startService, type TestService } from '../helpers/service.js';
 import { decodedFrames, pixelsOf, type Rgb } from './cards.js';
 
@@ -172,11 +172,11 @@ describe('bands: a card whose motion is in some rows is captured by one page per
     const res = await render('banded tall');
     const again = await render('banded tall again');
     const file = async (url: string) => (await s.service.ctx.media.resolveUrl(url)).path;
-    for (const key of ['url', 'proxy_url'] as const)
-      assert.ok(
-        (await fsp.readFile(await file(res.body[key]))).equals(await fsp.readFile(await file(again.body[key]))),
-        `the ${key} files differ`,
-      );
+    for (const key of ['url', 'proxy_url'] as const) {
+      const [a, b] = [await file(res.body[key]), await file(again.body[key])];
+      if (!(await fsp.readFile(a)).equals(await fsp.readFile(b)))
+        assert.fail(`the ${key} files differ: ${await whereVideosDiffer(a, b)}`);
+    }
     assert.equal((await videoPackets(await file(res.body.proxy_url))).length, 30);
     const thumbnail = sharp(await fsp.readFile(await file(res.body.thumbnail_url)));
     const { width, height } = await thumbnail.metadata();

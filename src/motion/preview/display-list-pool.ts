@@ -61,8 +61,9 @@ interface Thread {
 /**
  * The motion threads (preview sampling, Lottie exports), shared by every request of the process like libuv's own
  * thread pool: they hold no state of a service or a request (each task brings its files), and starting one costs a
- * module load (seconds under tsx), which a still preview or an export should not pay each time. Unref'd, so they
- * never keep a process alive.
+ * module load (seconds under tsx), which a still preview or an export should not pay each time. A thread keeps the
+ * process alive only while it has a task: an idle one is unref'd, so a process that is done exits at once rather than
+ * at the idle timer (a test process waited those 60 s).
  */
 const threads: Thread[] = [];
 const queue: Task[] = [];
@@ -70,7 +71,6 @@ let nextId = 1;
 
 function spawn(): Thread {
   const thread: Thread = { worker: startModuleWorker(WORKER_URL, undefined) };
-  thread.worker.unref();
   const fail = (err: unknown) => {
     threads.splice(threads.indexOf(thread), 1);
     thread.task?.reject(err);
@@ -100,10 +100,13 @@ function dispatch(): void {
     const task = queue.shift()!;
     clearTimeout(thread.idle);
     thread.task = task;
+    thread.worker.ref();
     thread.worker.postMessage(task.message);
   }
   for (const t of threads)
     if (!t.task) {
+      // After the listeners: adding a 'message' listener refs the worker again.
+      t.worker.unref();
       clearTimeout(t.idle);
       t.idle = setTimeout(() => void t.worker.terminate(), IDLE_MS).unref();
     }
