@@ -21,28 +21,27 @@ if (major < 22 || (major === 22 && minor < 15)) {
   process.exit(1);
 }
 
-// The runner (test-runner.mjs) starts files in the order given, two at a time: the slowest go first, longest first (seconds
-// in CI's last full run on 2 cores in the comments), so that the end of a run is short files on both slots rather than
-// one long file running alone. The rest keep their alphabetical order.
+// The runner (test-runner.mjs) starts files in the order given, two at a time: the slowest go first, longest first (each
+// file's whole seconds in the last full run on 2 cores, as test-runner.mjs prints them, 2026-11-28), so that the end of
+// a run is short files on both slots rather than one long file running alone. The rest keep their alphabetical order.
 const SLOWEST_FIRST = [
-  'test/workers/html-on-workers.test.ts', // 188 (before its renders shared one service and worker)
-  'test/motion/preview-corpus.test.ts', // 126
-  'test/motion/lottie-corpus.test.ts', // 100
-  'test/workers/queue.test.ts', // 94
-  'test/html/ranges.test.ts', // 93
-  'test/motion/preview-render.test.ts', // 76
-  'test/workers/motion-on-queue.test.ts', // 59
-  'test/mockups/render.test.ts', // 58
-  'test/html/render-job.test.ts', // 49
-  'test/client/package.test.ts', // 45
-  'test/html/bands.test.ts', // 40
-  'test/motion/lottie-bodymovin.test.ts',
-  'test/html/render.test.ts',
-  'test/foundation/refused-bodies.test.ts',
-  'test/motion/ae-renders.test.ts',
-  // last by name, and 30-60 s each: not the tail
-  'test/timeline/render.test.ts',
-  'test/workers/renders-on-queue.test.ts',
+  'test/motion/preview-corpus.test.ts', // 160
+  'test/motion/preview-render.test.ts', // 139
+  'test/html/ranges.test.ts', // 133
+  'test/motion/lottie-corpus.test.ts', // 126
+  'test/workers/html-on-workers.test.ts', // 105
+  'test/workers/motion-on-queue.test.ts', // 83
+  'test/mockups/render.test.ts', // 72
+  'test/client/package.test.ts', // 70
+  'test/workers/queue.test.ts', // 65
+  'test/motion/preview-effects.test.ts', // 59
+  'test/html/render.test.ts', // 48
+  'test/foundation/refused-bodies.test.ts', // 48
+  'test/motion/preview-workers.test.ts', // 42
+  'test/html/render-job.test.ts', // 34
+  'test/html/bands.test.ts', // 34
+  'test/motion/ae-renders.test.ts', // 32
+  'test/motion/lottie-bodymovin.test.ts', // 32
 ];
 const rank = (file) => {
   const i = SLOWEST_FIRST.indexOf(file.split(path.sep).join('/'));
