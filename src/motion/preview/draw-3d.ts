@@ -61,17 +61,20 @@ export const DRAW_3D_SCRIPT = String.raw`
     const ow = x1 - x0, oh = y1 - y0;
     const img = new ImageData(ow, oh);
     const dst = img.data;
-    // u, v and q move by constant steps along a row (the inverse is a homography); M's depth row likewise.
-    const [d0, d1, d2] = [M[6], M[7], M[8]];
+    // U, V and Q move by constant steps along a row (the inverse is a homography). Q is 1/depth of the layer's point
+    // under the pixel (inv maps (X, Y, 1) to (u, v, 1)/depth): a point nearer than NEAR, or behind, is not drawn.
+    const [i0, i3, i6] = [inv[0], inv[3], inv[6]];
+    const [bx, by] = b;
+    const farQ = 1 / NEAR;
     const sw1 = sw - 1, sh1 = sh - 1;
     for (let j = 0; j < oh; j++) {
       const py = y0 + j + 0.5, px0 = x0 + 0.5;
       let U = inv[0] * px0 + inv[1] * py + inv[2], V = inv[3] * px0 + inv[4] * py + inv[5], Q = inv[6] * px0 + inv[7] * py + inv[8];
       let o = j * ow * 4;
-      for (let i = 0; i < ow; i++, U += inv[0], V += inv[3], Q += inv[6], o += 4) {
-        const u = U / Q, v = V / Q;
-        if (d0 * u + d1 * v + d2 < NEAR) continue;
-        const sx = (u - b[0]) * s - 0.5, sy = (v - b[1]) * s - 0.5;
+      for (let i = 0; i < ow; i++, U += i0, V += i3, Q += i6, o += 4) {
+        if (!(Q > 0 && Q <= farQ)) continue;
+        const iq = 1 / Q;
+        const sx = (U * iq - bx) * s - 0.5, sy = (V * iq - by) * s - 0.5;
         if (sx <= -1 || sy <= -1 || sx >= sw || sy >= sh) continue;
         const ix = Math.floor(sx), iy = Math.floor(sy);
         const ax = sx - ix, ay = sy - iy;
@@ -140,35 +143,42 @@ export const DRAW_3D_SCRIPT = String.raw`
     const out = new ImageData(ow, oh);
     const dst = out.data;
     const L = layers.length;
-    const z = new Float64Array(L), idx = new Int32Array(L);
+    // Per layer, in flat arrays for the loop: its pixels, rectangle, opacity and its inverse homography's last row.
+    // That row gives q = 1/depth of the layer's point under a pixel (inv maps (X, Y, 1) to (u, v, 1)/depth), so the
+    // depths are compared without mapping the pixel back: the larger q, the nearer.
+    const D = layers.map((l) => l.w.img.data);
+    const X0 = new Int32Array(L), Y0 = new Int32Array(L), WD = new Int32Array(L), HT = new Int32Array(L);
+    const Q6 = new Float64Array(L), Q7 = new Float64Array(L), Q8 = new Float64Array(L), OP = new Float64Array(L);
+    for (let k = 0; k < L; k++) {
+      const w = layers[k].w, inv = inv3(w.M);
+      X0[k] = w.x0; Y0[k] = w.y0; WD[k] = w.img.width; HT[k] = w.img.height; OP[k] = layers[k].opacity;
+      Q6[k] = inv[6]; Q7[k] = inv[7]; Q8[k] = inv[8];
+    }
+    const z = new Float64Array(L), idx = new Int32Array(L), at = new Int32Array(L);
     for (let j = 0; j < oh; j++) {
-      const py = y0 + j + 0.5;
+      const y = y0 + j, py = y + 0.5;
       for (let i = 0; i < ow; i++) {
-        const px = x0 + i + 0.5;
+        const x = x0 + i, px = x + 0.5;
         let m = 0;
         for (let k = 0; k < L; k++) {
-          const w = layers[k].w, lx = x0 + i - w.x0, ly = y0 + j - w.y0;
-          if (lx < 0 || ly < 0 || lx >= w.img.width || ly >= w.img.height) continue;
-          if (!w.img.data[(ly * w.img.width + lx) * 4 + 3]) continue;
-          // the depth of the layer's point under this pixel: w of its homography at the inverse-mapped point
-          const M = w.M, inv = w.inv || (w.inv = inv3(M));
-          const q = inv[6] * px + inv[7] * py + inv[8];
-          const u = (inv[0] * px + inv[1] * py + inv[2]) / q, v = (inv[3] * px + inv[4] * py + inv[5]) / q;
-          const d = M[6] * u + M[7] * v + M[8];
+          const lx = x - X0[k], ly = y - Y0[k];
+          if (lx < 0 || ly < 0 || lx >= WD[k] || ly >= HT[k]) continue;
+          const o = (ly * WD[k] + lx) * 4;
+          if (!D[k][o + 3]) continue;
+          const q = Q6[k] * px + Q7[k] * py + Q8[k];
           // insertion by depth, far first; equal depths keep the list's order (the higher layer later)
           let p = m++;
-          while (p > 0 && z[p - 1] < d) { z[p] = z[p - 1]; idx[p] = idx[p - 1]; p--; }
-          z[p] = d; idx[p] = k;
+          while (p > 0 && z[p - 1] > q) { z[p] = z[p - 1]; idx[p] = idx[p - 1]; at[p] = at[p - 1]; p--; }
+          z[p] = q; idx[p] = k; at[p] = o;
         }
         if (!m) continue;
         let r = 0, gg = 0, bb = 0, a = 0;
         for (let p = 0; p < m; p++) {
-          const l = layers[idx[p]], w = l.w;
-          const o = ((y0 + j - w.y0) * w.img.width + (x0 + i - w.x0)) * 4;
-          const sa = (w.img.data[o + 3] / 255) * l.opacity;
-          r = w.img.data[o] * sa + r * (1 - sa);
-          gg = w.img.data[o + 1] * sa + gg * (1 - sa);
-          bb = w.img.data[o + 2] * sa + bb * (1 - sa);
+          const d = D[idx[p]], o = at[p];
+          const sa = (d[o + 3] / 255) * OP[idx[p]];
+          r = d[o] * sa + r * (1 - sa);
+          gg = d[o + 1] * sa + gg * (1 - sa);
+          bb = d[o + 2] * sa + bb * (1 - sa);
           a = sa + a * (1 - sa);
         }
         if (a <= 0) continue;
