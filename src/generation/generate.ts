@@ -176,11 +176,10 @@ async function generateNow(
   // Neither OpenAI's image API nor Imagen 4 takes a negative prompt: it becomes a sentence of the prompt.
   const text = body.negative_prompt ? `${body.prompt}\n\nAvoid: ${body.negative_prompt}` : body.prompt;
   const { generateImage, NoImageGeneratedError } = await aiSdk();
-  const model = await imageModel(settings, entry);
   let result;
   try {
     result = await generateImage({
-      model,
+      model: await imageModel(settings, entry),
       prompt: inputImage ? { text, images: [new Uint8Array(inputImage.data)] } : text,
       n: 1,
       ...(entry.api === 'openai-image'
