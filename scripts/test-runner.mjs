@@ -4,8 +4,8 @@
 import { run } from 'node:test';
 import { spec } from 'node:test/reporters';
 
-// Two files at a time (CI has 2 cores); TEST_FILES_AT_ONCE tries another number (most files mostly wait on Chromium,
-// ffmpeg and workers, so a third may shorten a run: measure it for flakiness before making it the default).
+// Two files at a time (CI has 2 cores, and a whole run keeps both 97.6 % busy: docs/architecture.md); TEST_FILES_AT_ONCE
+// tries another number.
 const concurrency = Number(process.env.TEST_FILES_AT_ONCE) || 2;
 const files = process.argv.slice(2);
 const stream = run({ files, concurrency });
